@@ -1,0 +1,221 @@
+/**
+ * The one Dexie (IndexedDB) schema of the extension: every table is declared here once, with
+ * its version and migrations. Records are plain objects; times are milliseconds since the epoch.
+ *
+ * Versions (bump with `db.version(n)`; never edit a published version, add a new one):
+ * - v1: conversations, messages, strategyState, entities, memories, memoryHistory, jobs,
+ *       promptTraces, settings, vectorSnapshots, localModels.
+ */
+import Dexie, { type EntityTable, type Table } from 'dexie';
+import type { PromptTrace } from '../prompt/types';
+import type { StrategyConfig, StrategyKind } from '../memory/short-term/types';
+
+/** Name of the IndexedDB database. */
+export const DB_NAME = 'recall';
+
+/** A conversation (one chat thread). */
+export interface ConversationRecord {
+  id: string;
+  title: string;
+  /** Long-term memory namespace (a profile/persona); `'default'` unless the user picks one. */
+  namespace: string;
+  /** Short-term context strategy and its parameters, per conversation. */
+  strategy: StrategyConfig;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Status of a stored message. */
+export type MessageStatus = 'complete' | 'aborted' | 'error';
+
+/** One chat message, kept verbatim (short-term memory). */
+export interface MessageRecord {
+  id: string;
+  conversationId: string;
+  /** 0-based position in the conversation; unique per conversation. */
+  seq: number;
+  role: 'user' | 'assistant';
+  content: string;
+  createdAt: number;
+  status: MessageStatus;
+  /** Error text when `status === 'error'`. */
+  error?: string;
+  /** Model that wrote an assistant message. */
+  modelId?: string;
+  /** Token usage reported by the engine for an assistant message. */
+  usage?: { promptTokens: number; completionTokens: number };
+}
+
+/**
+ * Persisted state of one short-term strategy for one conversation (e.g. the running summary and
+ * the last message seq folded into it). `state` is strategy-specific JSON.
+ */
+export interface StrategyStateRecord {
+  conversationId: string;
+  strategy: StrategyKind;
+  state: unknown;
+  updatedAt: number;
+}
+
+/** One entity tracked by the entity-memory strategy (per conversation). */
+export interface EntityRecord {
+  id: string;
+  conversationId: string;
+  /** Normalized name used for lookup (NFKC, lower-case, trimmed). */
+  key: string;
+  /** Display name as the user wrote it. */
+  name: string;
+  /** Short evolving summary in the conversation's language. */
+  summary: string;
+  updatedAt: number;
+  /** Seq of the last message that mentioned it. */
+  lastSeenSeq: number;
+}
+
+/** Kind of a long-term memory item. `episodic` = a stored exchange; `summary` = a conversation summary. */
+export type MemoryKind = 'profile' | 'preference' | 'event' | 'fact' | 'instruction' | 'episodic' | 'summary';
+
+/**
+ * One long-term memory. Validity follows Zep/Graphiti's bi-temporal idea: `validFrom`/`validUntil`
+ * say when it was true in the world (a contradicted fact is closed, not erased); `createdAt`/
+ * `updatedAt` say when the system learned or changed it.
+ */
+export interface MemoryRecord {
+  id: string;
+  namespace: string;
+  kind: MemoryKind;
+  text: string;
+  /** Short topic label from extraction, if any. */
+  topic?: string;
+  /** L2-normalized embedding, stored as binary; `null` while not yet embedded. */
+  embedding: Float32Array | null;
+  /** Model id of `embedding`; a different current model means it must be re-embedded. */
+  embeddingModel: string | null;
+  /** 0..1. */
+  importance: number;
+  createdAt: number;
+  updatedAt: number;
+  validFrom: number | null;
+  /** `null` while currently valid. */
+  validUntil: number | null;
+  /** 1 while currently valid (`validUntil` null or in the future at the last check), else 0 — indexed. */
+  current: 0 | 1;
+  lastAccessedAt: number | null;
+  accessCount: number;
+  sourceConversationId: string | null;
+  sourceMessageIds: string[];
+  pinned: boolean;
+  /** Hash of the normalized text, to catch exact duplicates without the LLM. */
+  hash: string;
+  /** Id of the memory that replaced this one, when closed by a contradiction. */
+  supersededBy?: string;
+}
+
+/** Event recorded in the memory history. */
+export type MemoryEvent = 'ADD' | 'UPDATE' | 'DELETE' | 'INVALIDATE' | 'MERGE' | 'EXPIRE' | 'FORGET' | 'PIN' | 'UNPIN' | 'IMPORT';
+
+/** One change to a memory (Mem0-style history table). */
+export interface MemoryHistoryRecord {
+  id?: number;
+  memoryId: string;
+  event: MemoryEvent;
+  oldText: string | null;
+  newText: string | null;
+  at: number;
+  /** What caused it: `conversation:<id>`, `user`, `maintenance`, `import`, … */
+  source: string;
+}
+
+/** Status of a background job. */
+export type JobStatus = 'queued' | 'running' | 'done' | 'failed';
+
+/** A persisted background job (see `src/jobs/queue.ts`). */
+export interface JobRecord {
+  id: string;
+  type: string;
+  payload: unknown;
+  status: JobStatus;
+  attempts: number;
+  maxAttempts: number;
+  /** Not run before this time (ms epoch): backoff after failures. */
+  runAfter: number;
+  createdAt: number;
+  updatedAt: number;
+  /** Jobs with the same key are coalesced while one is queued. */
+  dedupeKey?: string;
+  /** 0..1 while running, if the handler reports it. */
+  progress?: number;
+  lastError?: string;
+}
+
+/** The exact prompt sent for one assistant message, for the context view. */
+export interface PromptTraceRecord {
+  /** Id of the assistant message the prompt produced. */
+  messageId: string;
+  conversationId: string;
+  createdAt: number;
+  trace: PromptTrace;
+}
+
+/** A key/value setting (the offscreen document has no `chrome.storage`, so settings live here). */
+export interface SettingRecord {
+  key: string;
+  value: unknown;
+}
+
+/** A serialized vector index, to restore it quickly when a context starts. */
+export interface VectorSnapshotRecord {
+  key: string;
+  embeddingModel: string;
+  dimension: number;
+  /** Number of vectors in the snapshot. */
+  count: number;
+  /** Highest `updatedAt` of the memories included. */
+  watermark: number;
+  serialized: string;
+  updatedAt: number;
+}
+
+/** A GGUF model file the user opened or downloaded; the bytes live in OPFS under `models/`. */
+export interface LocalModelRecord {
+  /** File name in OPFS `models/`. */
+  fileName: string;
+  displayName: string;
+  sizeBytes: number;
+  source: 'file' | 'download';
+  url?: string;
+  addedAt: number;
+}
+
+/** The database: one instance per context (offscreen document, tests). */
+export class RecallDB extends Dexie {
+  conversations!: EntityTable<ConversationRecord, 'id'>;
+  messages!: EntityTable<MessageRecord, 'id'>;
+  strategyState!: Table<StrategyStateRecord, [string, StrategyKind]>;
+  entities!: EntityTable<EntityRecord, 'id'>;
+  memories!: EntityTable<MemoryRecord, 'id'>;
+  memoryHistory!: EntityTable<MemoryHistoryRecord, 'id'>;
+  jobs!: EntityTable<JobRecord, 'id'>;
+  promptTraces!: EntityTable<PromptTraceRecord, 'messageId'>;
+  settings!: EntityTable<SettingRecord, 'key'>;
+  vectorSnapshots!: EntityTable<VectorSnapshotRecord, 'key'>;
+  localModels!: EntityTable<LocalModelRecord, 'fileName'>;
+
+  /** @param name database name; tests pass a unique name per test. */
+  constructor(name: string = DB_NAME) {
+    super(name);
+    this.version(1).stores({
+      conversations: 'id, updatedAt, namespace',
+      messages: 'id, conversationId, [conversationId+seq], createdAt',
+      strategyState: '[conversationId+strategy], conversationId',
+      entities: 'id, conversationId, [conversationId+key]',
+      memories: 'id, namespace, kind, hash, current, updatedAt, sourceConversationId, *sourceMessageIds, [namespace+current]',
+      memoryHistory: '++id, memoryId, at',
+      jobs: 'id, status, type, runAfter, dedupeKey, [status+runAfter]',
+      promptTraces: 'messageId, conversationId, createdAt',
+      settings: 'key',
+      vectorSnapshots: 'key',
+      localModels: 'fileName, addedAt',
+    });
+  }
+}

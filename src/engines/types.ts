@@ -1,0 +1,159 @@
+/**
+ * The two engine interfaces. Everything above this folder talks to a `ChatEngine` and an
+ * `Embedder` and never knows which implementation runs (WebLLM on WebGPU, wllama on CPU,
+ * transformers.js, or a scripted engine in tests).
+ *
+ * Shapes follow the OpenAI chat-completions API (role/content messages, usage in tokens).
+ */
+
+/** Role of one chat message (OpenAI-shaped). */
+export type ChatRole = 'system' | 'user' | 'assistant';
+
+/** One chat message as sent to a model. `content` is plain text. */
+export interface ChatMessage {
+  role: ChatRole;
+  content: string;
+}
+
+/**
+ * Output constraint for a completion. `json_object` asks for a single JSON object; engines that
+ * support grammar-constrained decoding (WebLLM `response_format`, llama.cpp grammars in wllama)
+ * enforce `schema` (a JSON Schema object) when given. Callers must still validate the reply.
+ */
+export type ResponseFormat = { type: 'text' } | { type: 'json_object'; schema?: Record<string, unknown> };
+
+/** A chat-completion request. */
+export interface ChatRequest {
+  messages: ChatMessage[];
+  /** Upper bound on generated tokens (tokens, not characters). */
+  maxTokens?: number;
+  /** Sampling temperature, 0 = greedy. */
+  temperature?: number;
+  responseFormat?: ResponseFormat;
+  /** Aborting stops generation; `complete` then resolves with `finishReason: 'abort'` and the text so far. */
+  signal?: AbortSignal;
+}
+
+/** Token usage of one completion, as reported by the engine (tokens). */
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** Why a completion ended. */
+export type FinishReason = 'stop' | 'length' | 'abort';
+
+/** Result of one completion. `content` is the whole generated text. */
+export interface ChatResult {
+  content: string;
+  finishReason: FinishReason;
+  /** `null` when the engine did not report usage (e.g. aborted before the end). */
+  usage: TokenUsage | null;
+}
+
+/** Stage of a model load, for progress bars. */
+export type LoadStage = 'download' | 'cache' | 'compile' | 'init' | 'ready';
+
+/**
+ * Progress of a model load. `fraction` is 0..1 over the whole load when known, else `null`.
+ * Byte counts are bytes (not MB); `text` is a human-readable line from the engine.
+ */
+export interface LoadProgress {
+  stage: LoadStage;
+  fraction: number | null;
+  loadedBytes?: number;
+  totalBytes?: number;
+  text: string;
+}
+
+/** Options common to `ChatEngine.load` / `Embedder` factories. */
+export interface LoadOptions {
+  onProgress?: (progress: LoadProgress) => void;
+  signal?: AbortSignal;
+}
+
+/** Which implementation backs a `ChatEngine`. */
+export type ChatEngineKind = 'webllm' | 'wllama' | 'scripted';
+
+/**
+ * Counts tokens with a model's own tokenizer (or an estimator when none is loaded).
+ * All counts are tokens.
+ */
+export interface TokenCounter {
+  /** Identifies the tokenizer, e.g. `hf:Qwen/Qwen2.5-1.5B-Instruct` or `estimator:v1`. */
+  readonly id: string;
+  /** `true` when counts come from the model's real tokenizer, `false` for an estimate. */
+  readonly exact: boolean;
+  /** Number of tokens of `text` without special tokens. */
+  count(text: string): number;
+  /**
+   * Tokens a chat template adds around one message (role markers, separators), e.g. 5 for
+   * ChatML's `<|im_start|>role\n … <|im_end|>\n` minus the content.
+   */
+  readonly perMessageOverhead: number;
+  /** Tokens the template adds once to prime the assistant reply (e.g. `<|im_start|>assistant\n` = 3). */
+  readonly replyPrimerTokens: number;
+}
+
+/**
+ * A loaded-or-loadable chat model. Implementations: `src/engines/webllm`, `src/engines/wllama`,
+ * and a scripted engine used in tests (`tests/helpers/scripted-engine.ts`).
+ */
+export interface ChatEngine {
+  readonly kind: ChatEngineKind;
+  /** Model id while loaded, else `null`. */
+  readonly modelId: string | null;
+  /** Context window of the loaded model in tokens (prompt + answer), `null` while unloaded. */
+  contextWindow(): number | null;
+  /** Token counter of the loaded model; `null` when the engine cannot tokenize locally. */
+  tokenCounter(): TokenCounter | null;
+  /** `true` once `load` finished and until `unload`. */
+  isLoaded(): boolean;
+  /**
+   * Streams one chat completion. `onDelta` receives each new piece of text as it is generated.
+   * @throws EngineError('not_loaded') when no model is loaded; EngineError('generation') when the
+   *   runtime fails. An abort is not an error: it resolves with `finishReason: 'abort'`.
+   */
+  complete(request: ChatRequest, onDelta?: (delta: string) => void): Promise<ChatResult>;
+  /** Frees the model (GPU/WASM memory). Safe to call when nothing is loaded. */
+  unload(): Promise<void>;
+}
+
+/**
+ * Text embedder. Vectors are L2-normalized `Float32Array`s of length `dimension`, so cosine
+ * similarity equals the dot product and squared Euclidean distance is `2 - 2·cos`.
+ */
+export interface Embedder {
+  /** Model id, e.g. `Xenova/paraphrase-multilingual-MiniLM-L12-v2`. Stored next to each vector. */
+  readonly modelId: string;
+  /** Vector length (e.g. 384). */
+  readonly dimension: number;
+  /**
+   * Embeds a batch. Returns one vector per input, same order.
+   * @throws EngineError('embedding') when the runtime fails.
+   */
+  embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
+}
+
+/** Error codes of engine failures, stable for the UI to translate. */
+export type EngineErrorCode =
+  | 'not_loaded'
+  | 'no_webgpu'
+  | 'download'
+  | 'load'
+  | 'generation'
+  | 'embedding'
+  | 'unsupported'
+  | 'disconnected';
+
+/** An engine failure with a stable `code` and a readable message. */
+export class EngineError extends Error {
+  constructor(
+    readonly code: EngineErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'EngineError';
+  }
+}

@@ -1,0 +1,303 @@
+/**
+ * A background job queue persisted in Dexie (`jobs` table). Jobs survive a killed context:
+ * on `start()` any job left `running` is put back to `queued` and runs again, so handlers must
+ * be idempotent. Failures are retried with exponential backoff; after `maxAttempts` a job is
+ * `failed` and kept for the UI. One job runs at a time.
+ *
+ * Foreground work (a chat turn) calls `runForeground(fn)`: the queue pauses, the running job is
+ * aborted and re-queued without counting an attempt, `fn` runs, then the queue resumes. This is
+ * how summaries and extraction never block the user's next message on a single-model engine.
+ */
+import type { JobRecord, RecallDB } from '../db/schema';
+
+/** Passed to a handler while its job runs. */
+export interface JobContext {
+  job: JobRecord;
+  /** Aborted when the queue stops or foreground work preempts the job. */
+  signal: AbortSignal;
+  /** Reports progress 0..1 (stored on the job, shown in the UI). */
+  reportProgress(fraction: number): void;
+}
+
+/** Runs one job. Throw to fail (retried with backoff); throw `JobDeferred` to wait without failing. */
+export type JobHandler<P = unknown> = (payload: P, context: JobContext) => Promise<void>;
+
+/**
+ * Thrown by a handler that cannot run yet (e.g. no language model is loaded). The job is
+ * re-queued after `delayMs` and the attempt is not counted.
+ */
+export class JobDeferred extends Error {
+  constructor(
+    reason: string,
+    readonly delayMs = 30_000,
+  ) {
+    super(reason);
+    this.name = 'JobDeferred';
+  }
+}
+
+/** Counts of jobs by status. */
+export interface JobStats {
+  queued: number;
+  running: number;
+  failed: number;
+  done: number;
+}
+
+/** Options of `enqueue`. */
+export interface EnqueueOptions {
+  /** While a queued job has this key, enqueueing again returns the existing job id. */
+  dedupeKey?: string;
+  /** Run no earlier than this many ms from now. */
+  delayMs?: number;
+  /** Attempts before the job is marked failed (default 5). */
+  maxAttempts?: number;
+}
+
+/** The queue's public interface. */
+export interface JobQueue {
+  /** Registers the handler of a job type (one per type). */
+  register<P>(type: string, handler: JobHandler<P>): void;
+  /** Persists a job and wakes the queue. Returns the job id. */
+  enqueue<P>(type: string, payload: P, options?: EnqueueOptions): Promise<string>;
+  /** Resumes persisted work and starts processing. */
+  start(): Promise<void>;
+  /** Stops processing; the running job is aborted and re-queued. */
+  stop(): Promise<void>;
+  /** Runs `fn` with the queue paused (see module doc). */
+  runForeground<T>(fn: () => Promise<T>): Promise<T>;
+  /** Resolves when no job is runnable now (queued jobs waiting for backoff do not count). For tests and maintenance. */
+  drain(): Promise<void>;
+  stats(): Promise<JobStats>;
+  /** Puts failed jobs back in the queue with fresh attempts. Returns how many. */
+  retryFailed(): Promise<number>;
+  /** Called whenever a job changes status or progress. Returns an unsubscribe function. */
+  onChange(listener: () => void): () => void;
+}
+
+/** Backoff before attempt `n + 1` after `n` failed attempts: 2 s · 2^(n−1), capped at 10 min. */
+export function backoffMs(failedAttempts: number): number {
+  return Math.min(2_000 * 2 ** Math.max(0, failedAttempts - 1), 600_000);
+}
+
+/**
+ * Creates the queue over `db.jobs`.
+ * @param options.now clock (ms), injectable for tests.
+ * @param options.keepDoneMs how long finished jobs are kept before cleanup (default 1 h).
+ */
+export function createJobQueue(
+  db: RecallDB,
+  options: { now?: () => number; keepDoneMs?: number; onError?: (error: unknown, job: JobRecord) => void } = {},
+): JobQueue {
+  const now = options.now ?? Date.now;
+  const keepDoneMs = options.keepDoneMs ?? 3_600_000;
+  const handlers = new Map<string, JobHandler<any>>();
+  const listeners = new Set<() => void>();
+  let running = false;
+  let paused = 0;
+  let loop: Promise<void> | null = null;
+  let current: { job: JobRecord; controller: AbortController; preempted: boolean } | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let wake: (() => void) | null = null;
+  const idleWaiters: (() => void)[] = [];
+
+  const emit = () => listeners.forEach((l) => l());
+
+  function kick() {
+    if (timer) {
+      clearTimeout(timer);
+      timer = null;
+    }
+    wake?.();
+    if (running && paused === 0 && !loop) {
+      loop = runLoop().finally(() => {
+        loop = null;
+        idleWaiters.splice(0).forEach((r) => r());
+      });
+    }
+  }
+
+  async function nextRunnable(): Promise<JobRecord | undefined> {
+    const t = now();
+    const ready = await db.jobs
+      .where('[status+runAfter]')
+      .between(['queued', -Infinity], ['queued', t], true, true)
+      .toArray();
+    ready.sort((a, b) => a.runAfter - b.runAfter || a.createdAt - b.createdAt);
+    return ready.find((j) => handlers.has(j.type));
+  }
+
+  async function nextWakeTime(): Promise<number | undefined> {
+    const first = await db.jobs.where('[status+runAfter]').between(['queued', -Infinity], ['queued', Infinity]).first();
+    return first?.runAfter;
+  }
+
+  async function runLoop(): Promise<void> {
+    while (running && paused === 0) {
+      const job = await nextRunnable();
+      if (!job) {
+        idleWaiters.splice(0).forEach((r) => r());
+        const at = await nextWakeTime();
+        if (at !== undefined && running) {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            timer = setTimeout(resolve, Math.max(0, at - now()));
+          });
+          wake = null;
+          continue;
+        }
+        return;
+      }
+      await runOne(job);
+    }
+  }
+
+  async function runOne(job: JobRecord): Promise<void> {
+    const handler = handlers.get(job.type)!;
+    const controller = new AbortController();
+    current = { job, controller, preempted: false };
+    job.status = 'running';
+    job.attempts += 1;
+    job.updatedAt = now();
+    await db.jobs.put(job);
+    emit();
+    try {
+      await handler(job.payload, {
+        job,
+        signal: controller.signal,
+        reportProgress: (fraction) => {
+          job.progress = Math.max(0, Math.min(1, fraction));
+          void db.jobs.update(job.id, { progress: job.progress });
+          emit();
+        },
+      });
+      await db.jobs.update(job.id, { status: 'done', updatedAt: now(), progress: 1 });
+    } catch (error) {
+      const preempted = current?.preempted || controller.signal.aborted;
+      if (preempted || error instanceof JobDeferred) {
+        const delay = error instanceof JobDeferred ? error.delayMs : 0;
+        await db.jobs.update(job.id, { status: 'queued', attempts: job.attempts - 1, runAfter: now() + delay, updatedAt: now() });
+      } else {
+        options.onError?.(error, job);
+        const message = error instanceof Error ? error.message : String(error);
+        const failed = job.attempts >= job.maxAttempts;
+        await db.jobs.update(job.id, {
+          status: failed ? 'failed' : 'queued',
+          runAfter: now() + backoffMs(job.attempts),
+          lastError: message,
+          updatedAt: now(),
+        });
+      }
+    } finally {
+      current = null;
+      emit();
+    }
+  }
+
+  async function cleanup() {
+    const cutoff = now() - keepDoneMs;
+    await db.jobs.where('status').equals('done').and((j) => j.updatedAt < cutoff).delete();
+  }
+
+  return {
+    register(type, handler) {
+      if (handlers.has(type)) throw new Error(`Job handler already registered for "${type}"`);
+      handlers.set(type, handler);
+      if (running) kick();
+    },
+
+    async enqueue(type, payload, opts = {}) {
+      const t = now();
+      if (opts.dedupeKey) {
+        const existing = await db.jobs
+          .where('dedupeKey')
+          .equals(opts.dedupeKey)
+          .and((j) => j.status === 'queued')
+          .first();
+        if (existing) return existing.id;
+      }
+      const job: JobRecord = {
+        id: crypto.randomUUID(),
+        type,
+        payload,
+        status: 'queued',
+        attempts: 0,
+        maxAttempts: opts.maxAttempts ?? 5,
+        runAfter: t + (opts.delayMs ?? 0),
+        createdAt: t,
+        updatedAt: t,
+        ...(opts.dedupeKey ? { dedupeKey: opts.dedupeKey } : {}),
+      };
+      await db.jobs.add(job);
+      emit();
+      kick();
+      return job.id;
+    },
+
+    async start() {
+      if (running) return;
+      // A context killed mid-job leaves it `running`: resume it (handlers are idempotent).
+      await db.jobs.where('status').equals('running').modify({ status: 'queued' });
+      await cleanup();
+      running = true;
+      kick();
+    },
+
+    async stop() {
+      running = false;
+      if (current) {
+        current.preempted = true;
+        current.controller.abort();
+      }
+      kick();
+      await loop;
+    },
+
+    async runForeground(fn) {
+      paused += 1;
+      if (current) {
+        current.preempted = true;
+        current.controller.abort();
+      }
+      kick(); // wakes a loop sleeping on a backoff timer so it can see the pause and exit
+      try {
+        await loop;
+        return await fn();
+      } finally {
+        paused -= 1;
+        kick();
+      }
+    },
+
+    async drain() {
+      if (!running) throw new Error('Job queue is not started');
+      for (;;) {
+        await new Promise<void>((resolve) => {
+          idleWaiters.push(resolve);
+          kick();
+          if (!loop) resolve();
+        });
+        if (!current && !(await nextRunnable())) return;
+      }
+    },
+
+    async stats() {
+      const all = await db.jobs.toArray();
+      const s: JobStats = { queued: 0, running: 0, failed: 0, done: 0 };
+      for (const j of all) s[j.status] += 1;
+      return s;
+    },
+
+    async retryFailed() {
+      const n = await db.jobs.where('status').equals('failed').modify({ status: 'queued', attempts: 0, runAfter: now() });
+      emit();
+      kick();
+      return n;
+    },
+
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}

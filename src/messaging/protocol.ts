@@ -1,0 +1,231 @@
+/**
+ * The whole message protocol between extension contexts, in one typed module.
+ *
+ * Contexts (see ARCHITECTURE.md):
+ * - `background` (service worker): opens the side panel, keeps the offscreen document alive,
+ *   hosts the WebLLM engine (through WebLLM's own port protocol, not these messages).
+ * - `offscreen` (engine host + memory core): answers every `core.*`, `engine.*`, `chat.*`,
+ *   `conversations.*`, `memory.*`, `settings.*`, `jobs.*` request and broadcasts `event.*`.
+ * - `sidepanel` (UI): sends requests, listens to events.
+ *
+ * Transport: `@webext-core/messaging` over `runtime.sendMessage` (JSON-serializable data only;
+ * no typed arrays, no Blobs — model files travel through OPFS, see `src/platform/model-files.ts`).
+ * Every handler checks its sender with `assertSender`.
+ */
+import { defineExtensionMessaging } from '@webext-core/messaging';
+import type { Runtime } from 'webextension-polyfill';
+import type { ConversationRecord, LocalModelRecord, MemoryHistoryRecord, MemoryKind, MessageRecord } from '../db/schema';
+import type { LoadProgress, ChatEngineKind } from '../engines/types';
+import type { JobStats } from '../jobs/queue';
+import type { MemoryView } from '../memory/long-term/types';
+import type { StrategyConfig } from '../memory/short-term/types';
+import type { PromptTrace } from '../prompt/types';
+
+/** State of one engine slot (chat model or embedder). */
+export type EngineState = 'idle' | 'loading' | 'ready' | 'error';
+
+/** What the UI shows about the chat engine. */
+export interface ChatEngineStatus {
+  kind: ChatEngineKind | null;
+  modelId: string | null;
+  state: EngineState;
+  progress: LoadProgress | null;
+  /** Context window of the loaded model (tokens). */
+  contextWindow: number | null;
+  error: string | null;
+}
+
+/** What the UI shows about the embedder. */
+export interface EmbedderStatus {
+  modelId: string | null;
+  dimension: number | null;
+  state: EngineState;
+  progress: LoadProgress | null;
+  error: string | null;
+}
+
+/** WebGPU availability, probed in the engine host. */
+export interface GpuInfo {
+  available: boolean;
+  /** Whether the adapter has `shader-f16` (else q4f32 model variants are used). */
+  shaderF16: boolean;
+  /** Adapter description, when available. */
+  adapter: string | null;
+}
+
+/** Both engines and the GPU. */
+export interface EngineStatus {
+  chat: ChatEngineStatus;
+  embedder: EmbedderStatus;
+  gpu: GpuInfo;
+}
+
+/** A model the user can pick. Sizes in bytes (approximate download size). */
+export interface ModelOption {
+  id: string;
+  label: string;
+  sizeBytes: number;
+  /** Context window in tokens. */
+  contextWindow: number;
+  /** Languages it is good at, e.g. `['zh', 'en']`. */
+  languages: string[];
+  recommended?: boolean;
+}
+
+/** The model pickers' contents. */
+export interface ModelCatalog {
+  webllm: ModelOption[];
+  wllama: ModelOption[];
+  /** GGUF files the user opened or downloaded before (stored in OPFS). */
+  localFiles: LocalModelRecord[];
+  /** WebLLM model id to use by default for this GPU (q4f32 when `shader-f16` is missing). */
+  defaultWebllmModel: string;
+}
+
+/** Where wllama loads a GGUF from. */
+export type WllamaSource = { type: 'catalog'; id: string } | { type: 'opfs'; fileName: string };
+
+/** A conversation in the list. */
+export interface ConversationSummary {
+  id: string;
+  title: string;
+  updatedAt: number;
+  messageCount: number;
+}
+
+/** Result of one chat turn. */
+export interface ChatTurnResult {
+  userMessage: MessageRecord;
+  assistantMessage: MessageRecord;
+  /** Present when the message was an explicit memory command handled without the model. */
+  command?: { kind: 'remember' | 'forget'; affected: { id: string; kind: MemoryKind; text: string }[] };
+}
+
+/** User settings (persisted in Dexie `settings`). */
+export interface Settings {
+  /** Engine to load on start. */
+  preferredEngine: 'webllm' | 'wllama';
+  webllmModelId: string | null;
+  wllamaSource: WllamaSource | null;
+  /** Embedding model id (transformers.js). */
+  embeddingModelId: string;
+  /** Strategy for new conversations. */
+  defaultStrategy: StrategyConfig;
+  /** Tokens reserved for each answer. */
+  maxAnswerTokens: number;
+  /** Memories injected per turn (top-k). */
+  memoryTopK: number;
+  /** Drop episodic memories older than this many days unless pinned (`null` = keep forever). */
+  episodicRetentionDays: number | null;
+  /** UI language. */
+  locale: 'auto' | 'en' | 'zh_CN';
+}
+
+/** Filter for the memory list. */
+export interface MemoryListQuery {
+  namespace?: string;
+  /** Text search over memory text (lexical). */
+  search?: string;
+  includeInvalid?: boolean;
+  kinds?: MemoryKind[];
+  limit?: number;
+}
+
+/** Report of a memory import. */
+export interface ImportReport {
+  added: number;
+  updated: number;
+  skipped: number;
+  /** Messages about rejected records (never silently dropped). */
+  errors: string[];
+}
+
+/** Requests (and their replies) and events, by message type. */
+export interface ProtocolMap {
+  // ── handled by the service worker ───────────────────────────────────────────
+  /** Creates the offscreen engine host if needed and waits until it answers. */
+  'core.ensure'(): { ready: true };
+
+  // ── handled by the offscreen core ───────────────────────────────────────────
+  'core.ping'(): { ready: true; startedAt: number };
+  'engine.status'(): EngineStatus;
+  'engine.catalog'(): ModelCatalog;
+  /** Loads a WebLLM model (WebGPU, in the service worker). Resolves when ready; progress via `event.engine`. */
+  'engine.loadWebLLM'(data: { modelId: string }): EngineStatus;
+  /** Loads a GGUF in wllama (CPU/WASM). */
+  'engine.loadWllama'(data: { source: WllamaSource }): EngineStatus;
+  'engine.unload'(): EngineStatus;
+  /** Records a GGUF the side panel just wrote to OPFS `models/`. */
+  'models.registerLocal'(data: { fileName: string; displayName: string; sizeBytes: number }): LocalModelRecord;
+  'models.deleteLocal'(data: { fileName: string }): void;
+
+  'conversations.list'(): ConversationSummary[];
+  'conversations.create'(data: { title?: string; strategy?: StrategyConfig }): ConversationRecord;
+  'conversations.get'(data: { id: string }): ConversationRecord | null;
+  'conversations.update'(data: { id: string; title?: string; strategy?: StrategyConfig }): ConversationRecord;
+  'conversations.delete'(data: { id: string }): void;
+  'messages.list'(data: { conversationId: string }): MessageRecord[];
+
+  /** Runs one turn; text streams via `event.chatDelta`. Resolves when the reply is stored. */
+  'chat.send'(data: { conversationId: string; text: string; requestId: string }): ChatTurnResult;
+  'chat.stop'(data: { requestId: string }): void;
+  /** The prompt trace of an assistant message (context view). */
+  'trace.get'(data: { messageId: string }): PromptTrace | null;
+
+  'memory.list'(data: MemoryListQuery): MemoryView[];
+  'memory.history'(data: { memoryId?: string; limit?: number }): MemoryHistoryRecord[];
+  'memory.add'(data: { namespace?: string; kind: MemoryKind; text: string; pinned?: boolean }): MemoryView;
+  'memory.update'(data: { id: string; text?: string; kind?: MemoryKind; pinned?: boolean; importance?: number }): MemoryView;
+  'memory.delete'(data: { id: string }): void;
+  /** JSON export of all memories, conversations and history (see `src/memory/export.ts` for the format). */
+  'memory.export'(): { fileName: string; json: string };
+  'memory.import'(data: { json: string }): ImportReport;
+  /** Erases every memory, conversation, message, trace and job. */
+  'memory.eraseAll'(): void;
+
+  'settings.get'(): Settings;
+  'settings.set'(data: Partial<Settings>): Settings;
+  'jobs.stats'(): JobStats;
+  'jobs.retryFailed'(): number;
+
+  // ── events broadcast by the core (fire and forget; nobody may be listening) ──
+  'event.chatDelta'(data: { requestId: string; conversationId: string; messageId: string; delta: string }): void;
+  'event.engine'(data: EngineStatus): void;
+  'event.jobs'(data: JobStats): void;
+  'event.conversations'(data: { conversationId: string | null }): void;
+}
+
+/** Typed `sendMessage` / `onMessage` for the protocol above. */
+export const { sendMessage, onMessage, removeAllListeners } = defineExtensionMessaging<ProtocolMap>();
+
+/** Extension pages that may talk to the core, by path. */
+export type ExtensionContextName = 'background' | 'sidepanel' | 'offscreen';
+
+const CONTEXT_PATHS: Record<ExtensionContextName, string> = {
+  background: '/background.js',
+  sidepanel: '/sidepanel.html',
+  offscreen: '/offscreen.html',
+};
+
+/**
+ * Throws unless `sender` is this extension and one of the `allowed` contexts (checked by URL
+ * path). Content scripts and other extensions are never allowed.
+ * @throws Error('Rejected message from …')
+ */
+export function assertSender(sender: Runtime.MessageSender, allowed: ExtensionContextName[], extensionId: string): void {
+  const url = sender.url ? new URL(sender.url) : null;
+  const fromThisExtension = sender.id === extensionId && url?.protocol === 'chrome-extension:' && url.host === extensionId;
+  const fromAllowedPage = url !== null && allowed.some((name) => url.pathname === CONTEXT_PATHS[name]);
+  if (!fromThisExtension || !fromAllowedPage || sender.tab?.url?.startsWith('http')) {
+    throw new Error(`Rejected message from ${sender.url ?? sender.id ?? 'unknown sender'}`);
+  }
+}
+
+/**
+ * Broadcasts an event to whichever pages listen. Missing listeners (side panel closed) are not
+ * an error; events are lost then, and the UI re-reads state when it opens.
+ */
+export function emitEvent<K extends keyof ProtocolMap & `event.${string}`>(type: K, data: Parameters<ProtocolMap[K]>[0]): void {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  (sendMessage as any)(type, data).catch(() => undefined);
+}

@@ -1,0 +1,65 @@
+/**
+ * Shapes of an assembled prompt and of its trace (what the context view shows).
+ * Token counts are tokens of the active model's tokenizer (or the estimator, see `exact`).
+ */
+import type { ChatMessage, TokenUsage } from '../engines/types';
+import type { StrategyConfig } from '../memory/short-term/types';
+import type { MemoryKind } from '../db/schema';
+
+/** Kinds of prompt sections, in prompt order. */
+export type PromptSectionKind = 'system' | 'memories' | 'summary' | 'entities' | 'retrieved' | 'recent' | 'user';
+
+/** One delimited section of the prompt. */
+export interface PromptSection {
+  kind: PromptSectionKind;
+  /** The exact text of the section as it appears in the prompt (for `recent`: the turns joined). */
+  text: string;
+  /** Tokens of `text` plus the chat-template overhead of the messages it occupies. */
+  tokens: number;
+  /** Number of items (memories, entities, turns) in the section. */
+  items: number;
+  /** Items left out to stay under the token budget. */
+  dropped: number;
+}
+
+/** A long-term memory injected into a prompt, with where it came from. */
+export interface MemoryCitation {
+  memoryId: string;
+  kind: MemoryKind;
+  text: string;
+  /** Final retrieval score after fusion and weighting (higher = more relevant). */
+  score: number;
+  /** 1-based ranks in each retriever, when it returned the memory. */
+  ranks: { lexical?: number; vector?: number };
+  sourceConversationId: string | null;
+  /** Title of the source conversation at the time of the prompt, if it still exists. */
+  sourceConversationTitle: string | null;
+  sourceMessageIds: string[];
+  createdAt: number;
+}
+
+/** The token budget of one prompt (all values in tokens). */
+export interface PromptBudget {
+  /** Model context window. */
+  contextWindow: number;
+  /** Tokens reserved for the answer (`maxTokens` of the request). */
+  reservedForAnswer: number;
+  /** Tokens of the whole prompt (sections + template overhead). */
+  promptTokens: number;
+  /** Tokenizer used for the counts (see `TokenCounter.id`) and whether counts are exact. */
+  tokenizer: string;
+  exact: boolean;
+}
+
+/** Everything the context view shows about one turn's prompt. */
+export interface PromptTrace {
+  /** The exact messages sent to the engine. */
+  messages: ChatMessage[];
+  sections: PromptSection[];
+  memories: MemoryCitation[];
+  budget: PromptBudget;
+  strategy: StrategyConfig;
+  modelId: string | null;
+  /** Usage the engine reported for this completion, when it did. */
+  engineUsage: TokenUsage | null;
+}

@@ -1,0 +1,124 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { RecallDB } from '../../src/db/schema';
+import { backoffMs, createJobQueue, JobDeferred } from '../../src/jobs/queue';
+
+let db: RecallDB;
+const open = () => (db = new RecallDB(`jobs-${crypto.randomUUID()}`));
+afterEach(async () => db?.delete());
+
+describe('job queue', () => {
+  it('runs queued jobs in order and marks them done', async () => {
+    open();
+    const q = createJobQueue(db);
+    const seen: number[] = [];
+    q.register<{ n: number }>('t', async ({ n }) => void seen.push(n));
+    await q.enqueue('t', { n: 1 });
+    await q.enqueue('t', { n: 2 });
+    await q.start();
+    await q.drain();
+    expect(seen).toEqual([1, 2]);
+    expect(await q.stats()).toEqual({ queued: 0, running: 0, failed: 0, done: 2 });
+    await q.stop();
+  });
+
+  it('backs off exponentially and fails after maxAttempts', async () => {
+    open();
+    let t = 1_000_000;
+    const q = createJobQueue(db, { now: () => t });
+    let calls = 0;
+    q.register('boom', async () => {
+      calls += 1;
+      throw new Error('nope');
+    });
+    const id = await q.enqueue('boom', {}, { maxAttempts: 3 });
+    await q.start();
+    await q.drain();
+    expect(calls).toBe(1);
+    let job = await db.jobs.get(id);
+    expect(job).toMatchObject({ status: 'queued', attempts: 1, lastError: 'nope', runAfter: t + 2_000 });
+    t += 2_000;
+    await q.drain();
+    job = await db.jobs.get(id);
+    expect(job).toMatchObject({ status: 'queued', attempts: 2, runAfter: t + 4_000 });
+    t += 4_000;
+    await q.drain();
+    expect((await db.jobs.get(id))?.status).toBe('failed');
+    expect(calls).toBe(3);
+    expect(backoffMs(1)).toBe(2_000);
+    expect(backoffMs(3)).toBe(8_000);
+    expect(backoffMs(50)).toBe(600_000);
+    await q.stop();
+  });
+
+  it('resumes a job left running by a killed context', async () => {
+    open();
+    // Simulate a context that died mid-job: the record is still `running`.
+    await db.jobs.add({
+      id: 'j1', type: 'resume', payload: { x: 7 }, status: 'running', attempts: 1, maxAttempts: 5,
+      runAfter: 0, createdAt: 0, updatedAt: 0,
+    });
+    const q = createJobQueue(db);
+    const got: unknown[] = [];
+    q.register('resume', async (p) => void got.push(p));
+    await q.start();
+    await q.drain();
+    expect(got).toEqual([{ x: 7 }]);
+    expect((await db.jobs.get('j1'))?.status).toBe('done');
+    await q.stop();
+  });
+
+  it('coalesces jobs with the same dedupe key while queued', async () => {
+    open();
+    const q = createJobQueue(db);
+    const a = await q.enqueue('x', { n: 1 }, { dedupeKey: 'k' });
+    const b = await q.enqueue('x', { n: 2 }, { dedupeKey: 'k' });
+    expect(b).toBe(a);
+    expect(await db.jobs.count()).toBe(1);
+  });
+
+  it('defers without counting an attempt', async () => {
+    open();
+    let t = 0;
+    const q = createJobQueue(db, { now: () => t });
+    q.register('wait', async () => {
+      throw new JobDeferred('no model', 5_000);
+    });
+    const id = await q.enqueue('wait', {});
+    await q.start();
+    await q.drain();
+    expect(await db.jobs.get(id)).toMatchObject({ status: 'queued', attempts: 0, runAfter: 5_000 });
+    await q.stop();
+  });
+
+  it('preempts a running job for foreground work and re-runs it afterwards', async () => {
+    open();
+    const q = createJobQueue(db);
+    let started!: () => void;
+    const startedP = new Promise<void>((r) => (started = r));
+    const runs: string[] = [];
+    q.register('slow', async (_p, { signal }) => {
+      runs.push('start');
+      started();
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, 200);
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(new Error('aborted'));
+        });
+      });
+      runs.push('end');
+    });
+    const id = await q.enqueue('slow', {});
+    await q.start();
+    await startedP;
+    const result = await q.runForeground(async () => {
+      runs.push('foreground');
+      return 42;
+    });
+    expect(result).toBe(42);
+    await q.drain();
+    expect(runs).toEqual(['start', 'foreground', 'start', 'end']);
+    expect(await db.jobs.get(id)).toMatchObject({ status: 'done', attempts: 1 });
+    await q.stop();
+  });
+});

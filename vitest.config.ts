@@ -1,0 +1,22 @@
+import { defineConfig } from 'vitest/config';
+import { WxtVitest } from 'wxt/testing/vitest-plugin';
+import { fileURLToPath } from 'node:url';
+
+/** Unit tests: Node, fake-indexeddb, the WXT fake browser behind `webextension-polyfill`. */
+export default defineConfig({
+  plugins: [WxtVitest()],
+  resolve: {
+    alias: [
+      {
+        find: /^webextension-polyfill$/,
+        replacement: fileURLToPath(new URL('./tests/helpers/fake-polyfill.ts', import.meta.url)),
+      },
+    ],
+  },
+  test: {
+    include: ['tests/unit/**/*.test.ts'],
+    setupFiles: ['fake-indexeddb/auto'],
+    environment: 'node',
+    testTimeout: 30_000,
+  },
+});

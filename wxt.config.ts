@@ -1,0 +1,54 @@
+import { defineConfig } from 'wxt';
+import { resolve } from 'node:path';
+
+/**
+ * WASM runtimes that must ship inside the package (no CDN at run time).
+ * Each entry is copied from node_modules into the build output under `relativeDest`;
+ * the code finds them with `browser.runtime.getURL('/' + relativeDest)`
+ * (see `src/platform/assets.ts`, which is the single list of these paths at run time).
+ */
+const RUNTIME_ASSETS: { src: string; dest: string }[] = [
+  { src: 'onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs', dest: 'runtime/ort/ort-wasm-simd-threaded.asyncify.mjs' },
+  { src: 'onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm', dest: 'runtime/ort/ort-wasm-simd-threaded.asyncify.wasm' },
+  { src: '@wllama/wllama/esm/wasm/wllama.wasm', dest: 'runtime/wllama/wllama.wasm' },
+  { src: 'voy-search/voy_search_bg.wasm', dest: 'runtime/voy/voy_search_bg.wasm' },
+];
+
+// See https://wxt.dev/api/config.html
+export default defineConfig({
+  modules: ['@wxt-dev/module-svelte'],
+  // Explicit imports everywhere: easier to read and to test.
+  imports: false,
+  manifest: {
+    name: '__MSG_extName__',
+    description: '__MSG_extDescription__',
+    default_locale: 'en',
+    minimum_chrome_version: '124',
+    action: { default_title: '__MSG_actionTitle__' },
+    permissions: [
+      // the toolbar button opens the side panel
+      'sidePanel',
+      // the engine host document (wllama and onnxruntime need Web Workers and WASM threads)
+      'offscreen',
+      // memory and cached models must not be evicted under storage pressure
+      'unlimitedStorage',
+    ],
+    // Only the hosts that model weights, tokenizers and WebLLM model libraries are downloaded from.
+    host_permissions: [
+      'https://huggingface.co/*',
+      'https://*.huggingface.co/*',
+      'https://*.hf.co/*',
+      'https://raw.githubusercontent.com/*',
+    ],
+    content_security_policy: {
+      extension_pages: "script-src 'self' 'wasm-unsafe-eval'; object-src 'self';",
+    },
+  },
+  hooks: {
+    'build:publicAssets': (wxt, files) => {
+      for (const asset of RUNTIME_ASSETS) {
+        files.push({ absoluteSrc: resolve(wxt.config.root, 'node_modules', asset.src), relativeDest: asset.dest });
+      }
+    },
+  },
+});
