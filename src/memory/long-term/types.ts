@@ -4,7 +4,7 @@
  * conversations. This file is the interface the chat core uses; `src/memory/long-term/*`
  * implements it.
  */
-import type { MemoryKind, MemoryRecord } from '../../db/schema';
+import type { MemoryEvent, MemoryKind, MemoryRecord } from '../../db/schema';
 
 /** A memory as shown outside the store: everything but the embedding vector. */
 export type MemoryView = Omit<MemoryRecord, 'embedding'>;
@@ -55,4 +55,50 @@ export interface LongTermMemory {
    * @param source conversation id or `'user'`, recorded in the memory history.
    */
   runCommand(text: string, context: { namespace: string; conversationId: string; messageId: string }): Promise<MemoryCommandResult | null>;
+}
+
+/** Fields of a new memory; the store fills ids, times, hash, embedding and validity flags. */
+export interface NewMemory {
+  namespace: string;
+  kind: MemoryKind;
+  text: string;
+  topic?: string;
+  importance?: number;
+  validFrom?: number | null;
+  validUntil?: number | null;
+  pinned?: boolean;
+  sourceConversationId?: string | null;
+  sourceMessageIds?: string[];
+  /** Creation time (ms epoch), default now; imports and evaluations pass the original time. */
+  createdAt?: number;
+}
+
+/** Fields that may change on an existing memory. */
+export type MemoryPatch = Partial<
+  Pick<MemoryRecord, 'text' | 'kind' | 'topic' | 'importance' | 'pinned' | 'validFrom' | 'validUntil' | 'supersededBy' | 'sourceMessageIds'>
+>;
+
+/**
+ * The persistent long-term store: CRUD over `db.memories`, every change written to
+ * `db.memoryHistory`, and the lexical + vector indexes kept in sync. Text changes are
+ * (re-)embedded with the current embedder; without one, the memory is stored with
+ * `embedding: null` (lexical-only) and re-embedded later.
+ */
+export interface MemoryStore {
+  get(id: string): Promise<MemoryRecord | undefined>;
+  /** Adds a memory. Exact duplicates (same namespace + normalized-text hash, still valid) return the existing record. */
+  add(input: NewMemory, source: string): Promise<{ memory: MemoryRecord; created: boolean }>;
+  /** Changes a memory and records `event` (default `UPDATE`) in the history. @throws when `id` is unknown. */
+  update(id: string, patch: MemoryPatch, source: string, event?: MemoryEvent): Promise<MemoryRecord>;
+  /** Closes a memory's validity at `at` (ms) instead of erasing it (history event `INVALIDATE`). */
+  invalidate(id: string, at: number, source: string, supersededBy?: string): Promise<void>;
+  /**
+   * Removes memories from the store and indexes. `DELETE` keeps their history; `FORGET` also
+   * erases their history so the text is nowhere searchable any more.
+   */
+  remove(ids: string[], event: 'DELETE' | 'FORGET', source: string): Promise<void>;
+  /** Memories nearest to `vector` by cosine similarity (consolidation candidates), best first. */
+  nearest(vector: Float32Array, options: { namespace: string; k: number; includeInvalid?: boolean }): Promise<{ memory: MemoryView; similarity: number }[]>;
+  /** Embeds a text with the current embedder, or `null` when none is available. */
+  embed(text: string): Promise<Float32Array | null>;
 }
