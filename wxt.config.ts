@@ -16,6 +16,8 @@ const RUNTIME_ASSETS: { src: string; dest: string }[] = [
 
 // See https://wxt.dev/api/config.html
 export default defineConfig({
+  // Parallel builds (e.g. a test build beside a dev build) can use their own output folder.
+  outDir: process.env.RECALL_OUT_DIR ?? '.output',
   modules: ['@wxt-dev/module-svelte'],
   // Explicit imports everywhere: easier to read and to test.
   imports: false,
