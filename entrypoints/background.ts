@@ -1,14 +1,9 @@
 import { defineBackground } from 'wxt/utils/define-background';
-import browser from 'webextension-polyfill';
+import { startBackground } from '../src/background';
+import { registerWebLLMServiceWorker } from '../src/engines/webllm';
 
 export default defineBackground(() => {
-  chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(console.error);
-  browser.runtime.onMessage.addListener((msg: any) => {
-    if (msg?.type === 'ensure') return (async () => {
-      const has = await chrome.offscreen.hasDocument();
-      if (!has) await chrome.offscreen.createDocument({ url: 'offscreen.html', reasons: [chrome.offscreen.Reason.WORKERS], justification: 'engines' });
-      return 'ok';
-    })();
-    return undefined;
-  });
+  // Both register listeners synchronously, so events that wake the worker reach them.
+  registerWebLLMServiceWorker();
+  startBackground();
 });

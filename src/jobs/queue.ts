@@ -36,9 +36,10 @@ export class JobDeferred extends Error {
   }
 }
 
-/** Counts of jobs by status. */
+/** Counts of jobs by status. `queued` counts jobs runnable now; `scheduled` queued jobs waiting for their time (backoff, delay). */
 export interface JobStats {
   queued: number;
+  scheduled: number;
   running: number;
   failed: number;
   done: number;
@@ -283,8 +284,9 @@ export function createJobQueue(
 
     async stats() {
       const all = await db.jobs.toArray();
-      const s: JobStats = { queued: 0, running: 0, failed: 0, done: 0 };
-      for (const j of all) s[j.status] += 1;
+      const t = now();
+      const s: JobStats = { queued: 0, scheduled: 0, running: 0, failed: 0, done: 0 };
+      for (const j of all) s[j.status === 'queued' && j.runAfter > t ? 'scheduled' : j.status] += 1;
       return s;
     },
 

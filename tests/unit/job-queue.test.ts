@@ -17,7 +17,7 @@ describe('job queue', () => {
     await q.start();
     await q.drain();
     expect(seen).toEqual([1, 2]);
-    expect(await q.stats()).toEqual({ queued: 0, running: 0, failed: 0, done: 2 });
+    expect(await q.stats()).toEqual({ queued: 0, scheduled: 0, running: 0, failed: 0, done: 2 });
     await q.stop();
   });
 

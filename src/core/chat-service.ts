@@ -1,0 +1,219 @@
+/**
+ * One chat turn, end to end:
+ *  1. explicit memory commands ("remember that …", "忘记…") are run without the model;
+ *  2. long-term memories are retrieved (hybrid search, across conversations) and the conversation's
+ *     short-term strategy builds its context;
+ *  3. the prompt is assembled under the token budget (`src/prompt/assemble.ts`);
+ *  4. the reply streams from the chat engine (`event.chatDelta`), with the job queue paused so
+ *     background summaries/extraction never compete with the user;
+ *  5. the reply and the prompt trace are stored, and the exchange is handed to the short-term
+ *     strategy and to long-term memory, which enqueue their background jobs.
+ * The user's message is stored first and is never lost, whatever fails later.
+ */
+import type { MessageRecord, RecallDB } from '../db/schema';
+import { EngineError, type ChatEngine } from '../engines/types';
+import type { JobQueue } from '../jobs/queue';
+import type { LongTermMemory, RetrievedMemory } from '../memory/long-term/types';
+import type { ContextStrategy, ShortTermContext, StrategyConfig } from '../memory/short-term/types';
+import type { ChatTurnResult } from '../messaging/protocol';
+import { assemblePrompt, defaultSystemInstruction } from '../prompt/assemble';
+import type { PromptTrace } from '../prompt/types';
+import type { ConversationStore } from './conversations';
+import type { EngineManager } from './engine-manager';
+import type { SettingsStore } from './settings';
+
+/** Dependencies of the chat service. */
+export interface ChatServiceDeps {
+  db: RecallDB;
+  conversations: ConversationStore;
+  engines: Pick<EngineManager, 'chatEngine' | 'tokenCounter'>;
+  settings: SettingsStore;
+  jobs: JobQueue;
+  longTerm: LongTermMemory;
+  strategyFor: (config: StrategyConfig) => ContextStrategy;
+  /** Streams a piece of the reply to the UI. */
+  onDelta: (event: { requestId: string; conversationId: string; messageId: string; delta: string }) => void;
+  now?: () => number;
+}
+
+/** Runs chat turns; see module doc. */
+export interface ChatService {
+  /** Runs one turn. Resolves when the reply is stored (also when it failed: the assistant message then has `status: 'error'`). */
+  send(input: { conversationId: string; text: string; requestId: string }): Promise<ChatTurnResult>;
+  /** Stops a running turn; the partial reply is kept with `status: 'aborted'`. No-op when unknown. */
+  stop(requestId: string): void;
+}
+
+/** Longest user message accepted, in characters. */
+export const MAX_MESSAGE_CHARS = 32_000;
+
+/** Creates the chat service. */
+export function createChatService(deps: ChatServiceDeps): ChatService {
+  const now = deps.now ?? Date.now;
+  const running = new Map<string, AbortController>();
+  // One turn at a time: a local model generates one reply at a time (two open panels queue up).
+  let turnTail: Promise<unknown> = Promise.resolve();
+
+  return {
+    async send({ conversationId, text, requestId }) {
+      const content = text.trim();
+      if (!content) throw new Error('Empty message');
+      if (content.length > MAX_MESSAGE_CHARS) throw new Error(`Message too long (${content.length} characters; at most ${MAX_MESSAGE_CHARS})`);
+      const conversation = await deps.conversations.require(conversationId);
+      const settings = await deps.settings.get();
+      const strategy = deps.strategyFor(conversation.strategy);
+      const controller = new AbortController();
+      running.set(requestId, controller);
+      const turn = turnTail.then(() =>
+        deps.jobs.runForeground(async () => {
+          const engine: ChatEngine | null = deps.engines.chatEngine();
+          const contextWindow = engine?.contextWindow() ?? 4096;
+          const reserve = Math.min(settings.maxAnswerTokens, Math.floor(contextWindow / 2));
+          // Short-term context is built before the new message is stored, so it never contains it.
+          const contextPromise = strategy.load(conversationId, { userText: content, budgetTokens: contextWindow - reserve });
+          contextPromise.catch(() => undefined);
+          const userMessage = await deps.conversations.append({
+            id: crypto.randomUUID(),
+            conversationId,
+            role: 'user',
+            content,
+            createdAt: now(),
+            status: 'complete',
+          });
+
+          const command = await deps.longTerm.runCommand(content, {
+            namespace: conversation.namespace,
+            conversationId,
+            messageId: userMessage.id,
+          });
+          if (command) {
+            const assistantMessage = await deps.conversations.append({
+              id: crypto.randomUUID(),
+              conversationId,
+              role: 'assistant',
+              content: describeCommand(command, content),
+              createdAt: now(),
+              status: 'complete',
+            });
+            return { userMessage, assistantMessage, command: { kind: command.command, affected: command.affected } };
+          }
+
+          const assistantId = crypto.randomUUID();
+          const fail = async (error: unknown): Promise<ChatTurnResult> => {
+            const message = error instanceof Error ? error.message : String(error);
+            const assistantMessage = await deps.conversations.append({
+              id: assistantId,
+              conversationId,
+              role: 'assistant',
+              content: '',
+              createdAt: now(),
+              status: 'error',
+              error: message,
+            });
+            return { userMessage, assistantMessage };
+          };
+
+          if (!engine) return fail(new EngineError('not_loaded', 'No language model is loaded. Choose a model in the settings first.'));
+
+          let shortTerm: ShortTermContext;
+          let memories: RetrievedMemory[];
+          try {
+            [shortTerm, memories] = await Promise.all([
+              contextPromise,
+              settings.memoryTopK > 0
+                ? deps.longTerm.retrieve({ text: content, namespace: conversation.namespace, k: settings.memoryTopK, now: now() })
+                : Promise.resolve([]),
+            ]);
+          } catch (error) {
+            return fail(error);
+          }
+          // A memory whose source turns are already verbatim in the recent buffer adds nothing.
+          const recentIds = new Set(shortTerm.recent.map((m) => m.id));
+          memories = memories.filter((r) => r.memory.sourceMessageIds.length === 0 || !r.memory.sourceMessageIds.every((id) => recentIds.has(id)));
+
+          const counter = deps.engines.tokenCounter();
+          const titles = new Map((await deps.db.conversations.toArray()).map((c) => [c.id, c.title]));
+          let prompt;
+          try {
+            prompt = assemblePrompt({
+              systemInstruction: defaultSystemInstruction(now()),
+              memories,
+              shortTerm,
+              userText: content,
+              counter,
+              contextWindow,
+              reserveForAnswer: reserve,
+              conversationTitles: titles,
+            });
+          } catch (error) {
+            return fail(error);
+          }
+
+          let reply = '';
+          let result;
+          try {
+            result = await engine.complete(
+              { messages: prompt.messages, maxTokens: reserve, temperature: 0.7, signal: controller.signal },
+              (delta) => {
+                reply += delta;
+                deps.onDelta({ requestId, conversationId, messageId: assistantId, delta });
+              },
+            );
+          } catch (error) {
+            if (!reply) return fail(error);
+            result = { content: reply, finishReason: 'abort' as const, usage: null };
+          }
+          const status: MessageRecord['status'] = result.finishReason === 'abort' ? 'aborted' : 'complete';
+          const assistantMessage = await deps.conversations.append({
+            id: assistantId,
+            conversationId,
+            role: 'assistant',
+            content: result.content,
+            createdAt: now(),
+            status,
+            ...(engine.modelId ? { modelId: engine.modelId } : {}),
+            ...(result.usage ? { usage: result.usage } : {}),
+          });
+          const trace: PromptTrace = {
+            messages: prompt.messages,
+            sections: prompt.sections,
+            memories: prompt.memories,
+            budget: prompt.budget,
+            strategy: conversation.strategy,
+            modelId: engine.modelId,
+            engineUsage: result.usage,
+          };
+          await deps.db.promptTraces.put({ messageId: assistantId, conversationId, createdAt: now(), trace });
+
+          if (result.content.trim()) {
+            const exchange = { userMessageId: userMessage.id, assistantMessageId: assistantId };
+            await strategy.onExchange(conversationId, exchange);
+            await deps.longTerm.onExchange({ conversationId, namespace: conversation.namespace, ...exchange });
+          }
+          return { userMessage, assistantMessage };
+        }),
+      );
+      turnTail = turn.catch(() => undefined);
+      try {
+        return await turn;
+      } finally {
+        running.delete(requestId);
+      }
+    },
+
+    stop(requestId) {
+      running.get(requestId)?.abort();
+    },
+  };
+}
+
+/** The reply to an explicit memory command, in the language of the command. */
+export function describeCommand(result: { command: 'remember' | 'forget'; affected: { text: string }[] }, commandText: string): string {
+  const zh = /[\u3400-\u9fff]/.test(commandText);
+  const list = result.affected.map((a) => `- ${a.text}`).join('\n');
+  if (result.command === 'remember') {
+    return zh ? `好的，我记住了：\n${list}` : `Got it. I will remember:\n${list}`;
+  }
+  if (result.affected.length === 0) return zh ? '没有找到与此相关的记忆，没有删除任何内容。' : 'I found no matching memory; nothing was removed.';
+  return zh ? `已忘记以下 ${result.affected.length} 条记忆：\n${list}` : `I forgot ${result.affected.length} ${result.affected.length === 1 ? 'memory' : 'memories'}:\n${list}`;
+}

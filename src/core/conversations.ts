@@ -1,0 +1,105 @@
+/**
+ * Conversations and their messages (short-term memory, kept verbatim in Dexie).
+ */
+import type { ConversationRecord, MessageRecord, RecallDB } from '../db/schema';
+import type { StrategyConfig } from '../memory/short-term/types';
+import type { ConversationSummary } from '../messaging/protocol';
+
+/** Title given to a new conversation until its first message names it. */
+export const UNTITLED = '';
+
+/** Longest automatic title, in characters. */
+const TITLE_CHARS = 40;
+
+/** Conversation CRUD. */
+export interface ConversationStore {
+  list(): Promise<ConversationSummary[]>;
+  get(id: string): Promise<ConversationRecord | undefined>;
+  /** @throws Error when `id` does not exist. */
+  require(id: string): Promise<ConversationRecord>;
+  create(input: { title?: string; strategy: StrategyConfig; namespace?: string }): Promise<ConversationRecord>;
+  /** @throws Error when `id` does not exist. */
+  update(id: string, patch: { title?: string; strategy?: StrategyConfig }): Promise<ConversationRecord>;
+  /** Deletes the conversation, its messages, traces and short-term state (long-term memories stay). */
+  delete(id: string): Promise<void>;
+  messages(conversationId: string): Promise<MessageRecord[]>;
+  /** Appends a message with the next `seq`; sets the title from the first user message. */
+  append(message: Omit<MessageRecord, 'seq'>): Promise<MessageRecord>;
+}
+
+/** Title from the first user message: first line, whitespace collapsed, at most 40 characters. */
+export function titleFrom(text: string): string {
+  const line = text.trim().split('\n')[0]!.replace(/\s+/g, ' ');
+  const chars = Array.from(line);
+  return chars.length > TITLE_CHARS ? `${chars.slice(0, TITLE_CHARS - 1).join('')}…` : line;
+}
+
+/** Creates the store over `db`. `now` is the clock in ms. */
+export function createConversationStore(db: RecallDB, now: () => number = Date.now): ConversationStore {
+  const store: ConversationStore = {
+    async list() {
+      const all = await db.conversations.orderBy('updatedAt').reverse().toArray();
+      return Promise.all(
+        all.map(async (c) => ({
+          id: c.id,
+          title: c.title,
+          updatedAt: c.updatedAt,
+          messageCount: await db.messages.where('conversationId').equals(c.id).count(),
+        })),
+      );
+    },
+    get: (id) => db.conversations.get(id),
+    async require(id) {
+      const c = await db.conversations.get(id);
+      if (!c) throw new Error(`Unknown conversation ${id}`);
+      return c;
+    },
+    async create({ title, strategy, namespace }) {
+      const t = now();
+      const record: ConversationRecord = {
+        id: crypto.randomUUID(),
+        title: title?.trim() ?? UNTITLED,
+        namespace: namespace ?? 'default',
+        strategy,
+        createdAt: t,
+        updatedAt: t,
+      };
+      await db.conversations.add(record);
+      return record;
+    },
+    async update(id, patch) {
+      return db.transaction('rw', db.conversations, async () => {
+        const c = await store.require(id);
+        const next = { ...c, ...(patch.title !== undefined ? { title: patch.title.trim() } : {}), ...(patch.strategy ? { strategy: patch.strategy } : {}), updatedAt: now() };
+        await db.conversations.put(next);
+        return next;
+      });
+    },
+    async delete(id) {
+      await db.transaction('rw', [db.conversations, db.messages, db.promptTraces, db.strategyState, db.entities], async () => {
+        await db.messages.where('conversationId').equals(id).delete();
+        await db.promptTraces.where('conversationId').equals(id).delete();
+        await db.strategyState.where('conversationId').equals(id).delete();
+        await db.entities.where('conversationId').equals(id).delete();
+        await db.conversations.delete(id);
+      });
+    },
+    messages: (conversationId) =>
+      db.messages.where('[conversationId+seq]').between([conversationId, -Infinity], [conversationId, Infinity]).toArray(),
+    async append(message) {
+      return db.transaction('rw', [db.messages, db.conversations], async () => {
+        const conversation = await store.require(message.conversationId);
+        const last = await db.messages
+          .where('[conversationId+seq]')
+          .between([message.conversationId, -Infinity], [message.conversationId, Infinity])
+          .last();
+        const record: MessageRecord = { ...message, seq: (last?.seq ?? -1) + 1 };
+        await db.messages.add(record);
+        const title = conversation.title || (message.role === 'user' ? titleFrom(message.content) : conversation.title);
+        await db.conversations.update(conversation.id, { updatedAt: now(), title });
+        return record;
+      });
+    },
+  };
+  return store;
+}

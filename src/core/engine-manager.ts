@@ -1,0 +1,188 @@
+/**
+ * Owns the engines of the core: at most one chat engine loaded at a time (WebLLM on WebGPU in
+ * the service worker, or wllama on CPU here), and the embedder. Emits status changes for the UI.
+ */
+import type { ChatEngine, Embedder, LoadProgress, TokenCounter } from '../engines/types';
+import { EngineError } from '../engines/types';
+import { createTransformersEmbedder } from '../engines/transformers';
+import { createWebLLMEngine, DEFAULT_WEBLLM_MODEL, WEBLLM_MODELS, webllmVariantFor, type WebLLMChatEngine } from '../engines/webllm';
+import { createWllamaEngine, WLLAMA_MODELS, type WllamaChatEngine } from '../engines/wllama';
+import type { RecallDB } from '../db/schema';
+import type { EngineStatus, GpuInfo, ModelCatalog, WllamaSource } from '../messaging/protocol';
+import { openModelFile } from '../platform/model-files';
+import { createGgufTokenCounter, createTokenEstimator } from '../tokens';
+
+/** Where the engine runtimes find their files (URLs inside the extension package). */
+export interface EngineAssets {
+  wllamaWasmUrl: string;
+  /** Base URL of embedding models shipped in the package (`/models/`), or `null`. */
+  packagedModelsUrl: string | null;
+}
+
+/** See module doc. */
+export interface EngineManager {
+  status(): EngineStatus;
+  /** The loaded chat engine, or `null`. */
+  chatEngine(): ChatEngine | null;
+  /** The loaded embedder, or `null`. */
+  embedder(): Embedder | null;
+  /** The loaded model's token counter, else the estimator. */
+  tokenCounter(): TokenCounter;
+  catalog(): Promise<ModelCatalog>;
+  /** Loads a WebLLM model (q4f32 variant picked automatically without `shader-f16`). @throws EngineError('no_webgpu') without WebGPU. */
+  loadWebLLM(modelId: string): Promise<EngineStatus>;
+  /** Loads a GGUF in wllama from the catalog (downloaded once, cached) or from a file in OPFS. */
+  loadWllama(source: WllamaSource): Promise<EngineStatus>;
+  unloadChat(): Promise<EngineStatus>;
+  /** Loads (or switches) the embedder. Failure leaves `embedder()` null and the state `error`. */
+  loadEmbedder(modelId: string): Promise<EngineStatus>;
+  /** Called on every status change. */
+  onChange(listener: (status: EngineStatus) => void): () => void;
+}
+
+/** Creates the manager. `probe` tells whether WebGPU is usable (see `src/platform/gpu.ts`). */
+export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; probe: () => Promise<GpuInfo> }): EngineManager {
+  const estimator = createTokenEstimator();
+  const listeners = new Set<(s: EngineStatus) => void>();
+  let gpu: GpuInfo = { available: false, shaderF16: false, adapter: null };
+  let gpuProbed: Promise<GpuInfo> | null = null;
+  let webllm: WebLLMChatEngine | null = null;
+  let wllama: WllamaChatEngine | null = null;
+  let active: ChatEngine | null = null;
+  let embedder: Embedder | null = null;
+  let chainTail: Promise<unknown> = Promise.resolve();
+  const status: EngineStatus = {
+    chat: { kind: null, modelId: null, state: 'idle', progress: null, contextWindow: null, error: null },
+    embedder: { modelId: null, dimension: null, state: 'idle', progress: null, error: null },
+    gpu,
+  };
+
+  const snapshot = (): EngineStatus => structuredClone({ ...status, gpu });
+  const emit = () => {
+    const s = snapshot();
+    listeners.forEach((l) => l(s));
+  };
+  const probeOnce = () => (gpuProbed ??= deps.probe().then((g) => ((gpu = g), emit(), g)));
+  /** Loads run one at a time, in call order. */
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = chainTail.then(fn, fn);
+    chainTail = run.catch(() => undefined);
+    return run;
+  };
+  const onChatProgress = (progress: LoadProgress) => {
+    status.chat.progress = progress;
+    emit();
+  };
+
+  async function switchTo(kind: 'webllm' | 'wllama', modelId: string, load: () => Promise<ChatEngine>): Promise<EngineStatus> {
+    if (active && active.kind !== kind) await active.unload();
+    active = null;
+    Object.assign(status.chat, { kind, modelId, state: 'loading', progress: null, contextWindow: null, error: null });
+    emit();
+    try {
+      const engine = await load();
+      active = engine;
+      Object.assign(status.chat, { state: 'ready', modelId: engine.modelId ?? modelId, contextWindow: engine.contextWindow(), progress: null });
+    } catch (error) {
+      Object.assign(status.chat, { state: 'error', error: error instanceof Error ? error.message : String(error), progress: null });
+      emit();
+      throw error;
+    }
+    emit();
+    return snapshot();
+  }
+
+  return {
+    status: snapshot,
+    chatEngine: () => (active?.isLoaded() ? active : null),
+    embedder: () => embedder,
+    tokenCounter: () => (active?.isLoaded() ? (active.tokenCounter() ?? estimator) : estimator),
+
+    async catalog() {
+      const g = await probeOnce();
+      const localFiles = await deps.db.localModels.orderBy('addedAt').reverse().toArray();
+      return {
+        webllm: WEBLLM_MODELS.map((m) => ({ ...m, id: webllmVariantFor(m.id, g) })),
+        wllama: WLLAMA_MODELS.map(({ url: _url, ...m }) => m),
+        localFiles,
+        defaultWebllmModel: webllmVariantFor(DEFAULT_WEBLLM_MODEL, g),
+      };
+    },
+
+    loadWebLLM(modelId) {
+      return serial(async () => {
+        const g = await probeOnce();
+        if (!g.available) {
+          const error = new EngineError('no_webgpu', 'WebGPU is not available on this device. Use the CPU engine (wllama) instead.');
+          Object.assign(status.chat, { kind: 'webllm', modelId, state: 'error', error: error.message });
+          emit();
+          throw error;
+        }
+        const variant = webllmVariantFor(modelId, g);
+        return switchTo('webllm', variant, async () => {
+          webllm ??= createWebLLMEngine();
+          await webllm.load(variant, { onProgress: onChatProgress });
+          return webllm;
+        });
+      });
+    },
+
+    loadWllama(source) {
+      return serial(async () => {
+        const modelId = source.type === 'catalog' ? source.id : source.fileName;
+        return switchTo('wllama', modelId, async () => {
+          wllama ??= createWllamaEngine({ wasmUrl: deps.assets.wllamaWasmUrl, tokenCounterFor: createGgufTokenCounter });
+          if (source.type === 'opfs') {
+            const file = await openModelFile(source.fileName).catch((cause: unknown) => {
+              throw new EngineError('load', `The model file "${source.fileName}" is no longer stored. Open it again.`, { cause });
+            });
+            await wllama.loadFromBlob(source.fileName, file, { onProgress: onChatProgress });
+          } else {
+            const entry = WLLAMA_MODELS.find((m) => m.id === source.id);
+            if (!entry) throw new EngineError('unsupported', `Unknown model ${source.id}`);
+            await wllama.loadFromUrl(entry.id, entry.url, { onProgress: onChatProgress });
+          }
+          return wllama;
+        });
+      });
+    },
+
+    unloadChat() {
+      return serial(async () => {
+        await active?.unload();
+        active = null;
+        Object.assign(status.chat, { kind: null, modelId: null, state: 'idle', progress: null, contextWindow: null, error: null });
+        emit();
+        return snapshot();
+      });
+    },
+
+    async loadEmbedder(modelId) {
+      Object.assign(status.embedder, { modelId, state: 'loading', progress: null, error: null, dimension: null });
+      emit();
+      try {
+        const loaded = await createTransformersEmbedder({
+          modelId,
+          allowRemoteModels: true,
+          packagedModelsUrl: deps.assets.packagedModelsUrl,
+          onProgress: (progress) => {
+            status.embedder.progress = progress;
+            emit();
+          },
+        });
+        embedder = loaded;
+        Object.assign(status.embedder, { state: 'ready', dimension: loaded.dimension, progress: null });
+      } catch (error) {
+        embedder = null;
+        Object.assign(status.embedder, { state: 'error', error: error instanceof Error ? error.message : String(error), progress: null });
+      }
+      emit();
+      return snapshot();
+    },
+
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * Starts the core in the offscreen document: opens the database, creates the engine manager,
+ * registers the protocol handlers, then restores the engines the user had loaded.
+ */
+import { RecallDB } from '../db/schema';
+import { emitEvent } from '../messaging/protocol';
+import { loadVoyWasm, packagedModelsUrl, readPackagedModels, wllamaWasmUrl } from '../platform/assets';
+import { probeGpu } from '../platform/gpu';
+import { deleteModelFile } from '../platform/model-files';
+import { createEngineManager } from './engine-manager';
+import { registerCoreHandlers } from './handlers';
+import { createCore, restoreEngines } from './index';
+
+/** Boots the core once per offscreen document. */
+export function startCoreInOffscreen(): void {
+  const startedAt = Date.now();
+  const db = new RecallDB();
+  const engines = createEngineManager({
+    db,
+    assets: { wllamaWasmUrl: wllamaWasmUrl(), packagedModelsUrl: packagedModelsUrl() },
+    probe: probeGpu,
+  });
+  engines.onChange((status) => emitEvent('event.engine', status));
+  const core = createCore({
+    db,
+    engines,
+    loadVoyWasm,
+    events: {
+      chatDelta: (event) => emitEvent('event.chatDelta', event),
+      jobs: (stats) => emitEvent('event.jobs', stats),
+    },
+    deleteModelFile,
+  });
+  registerCoreHandlers(core, startedAt);
+  core
+    .then(async (c) => restoreEngines(c, await readPackagedModels()))
+    .catch((error: unknown) => console.error('[core] failed to start', error));
+}

@@ -1,0 +1,41 @@
+/**
+ * URLs of files shipped inside the extension package (no CDN at run time). The files are copied
+ * into the build by `wxt.config.ts` (RUNTIME_ASSETS); this module is the single list of their
+ * paths at run time. Browser-only.
+ */
+import browser from 'webextension-polyfill';
+
+type PublicPath = Parameters<typeof browser.runtime.getURL>[0];
+const url = (path: string) => browser.runtime.getURL(path as PublicPath);
+
+/** llama.cpp WASM used by wllama. */
+export const wllamaWasmUrl = (): string => url('/runtime/wllama/wllama.wasm');
+/** voy-search WASM. */
+export const voyWasmUrl = (): string => url('/runtime/voy/voy_search_bg.wasm');
+/** Base URL of models shipped in the package (the offline install option): `/models/<model id>/…`. */
+export const packagedModelsUrl = (): string => url('/models/');
+
+/** Fetches voy-search's WASM bytes from the package. @throws Error when the file is missing. */
+export async function loadVoyWasm(): Promise<ArrayBuffer> {
+  const response = await fetch(voyWasmUrl());
+  if (!response.ok) throw new Error(`voy-search WASM missing from the package (${response.status})`);
+  return response.arrayBuffer();
+}
+
+/**
+ * The package's model manifest (`/models/packaged.json`), present in offline installs that ship
+ * their models: `{ "embeddingModelId": "<id under /models/>" }`. `null` when absent or invalid.
+ */
+export async function readPackagedModels(): Promise<{ embeddingModelId: string } | null> {
+  try {
+    const response = await fetch(url('/models/packaged.json'));
+    if (!response.ok) return null;
+    const json: unknown = await response.json();
+    if (json && typeof json === 'object' && typeof (json as { embeddingModelId?: unknown }).embeddingModelId === 'string') {
+      return { embeddingModelId: (json as { embeddingModelId: string }).embeddingModelId };
+    }
+  } catch {
+    // no manifest: a normal install
+  }
+  return null;
+}

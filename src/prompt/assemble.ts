@@ -1,0 +1,207 @@
+/**
+ * Working memory: assembles one turn's prompt from the system instruction, long-term memories,
+ * the short-term context (summary, entities, retrieved exchanges, recent turns) and the user
+ * message, under a token budget that reserves room for the answer.
+ *
+ * Layout (chat messages):
+ *   system:    instruction + <long_term_memories> + <conversation_summary> + <entities> + <related_past_exchanges>
+ *   user/assistant …: recent turns, verbatim, oldest first
+ *   user:      the new message
+ * The most important context sits at the start (instruction, memories) and the end (recent turns,
+ * user message) of the prompt ("lost in the middle", Liu et al. 2023).
+ *
+ * Budget (tokens): available = contextWindow − reserveForAnswer − replyPrimer. The instruction
+ * and the user message always go in. Memories, summary, entities and retrieved exchanges each get
+ * at most a share of what is left (`SECTION_SHARES`); recent turns get the rest, dropping the
+ * oldest whole messages first (the stored conversation is never changed).
+ */
+import type { ChatMessage, TokenCounter } from '../engines/types';
+import type { RetrievedMemory } from '../memory/long-term/types';
+import { formatMemoriesForPrompt } from '../memory/long-term/retrieval/format';
+import type { ContextMessage, ShortTermContext } from '../memory/short-term/types';
+import type { MemoryCitation, PromptBudget, PromptSection, PromptSectionKind } from './types';
+
+/** Largest share of the free budget each optional section may take (fractions of the tokens left after instruction + user message). */
+export const SECTION_SHARES = { memories: 0.25, summary: 0.25, entities: 0.15, retrieved: 0.2 } as const;
+
+/** Thrown when the instruction and the user message alone do not fit the context window. */
+export class PromptTooLongError extends Error {
+  constructor(
+    readonly neededTokens: number,
+    readonly availableTokens: number,
+  ) {
+    super(`The message needs ${neededTokens} tokens but the model has room for ${availableTokens}. Shorten it or load a model with a larger context window.`);
+    this.name = 'PromptTooLongError';
+  }
+}
+
+/** Input of `assemblePrompt`. Token values are tokens; `now` is ms since the epoch. */
+export interface AssembleInput {
+  systemInstruction: string;
+  /** Retrieved long-term memories, best first. */
+  memories: RetrievedMemory[];
+  shortTerm: ShortTermContext;
+  userText: string;
+  counter: TokenCounter;
+  contextWindow: number;
+  reserveForAnswer: number;
+  /** Titles of conversations, for memory citations. */
+  conversationTitles: ReadonlyMap<string, string>;
+}
+
+/** Output of `assemblePrompt`. */
+export interface AssembledPrompt {
+  messages: ChatMessage[];
+  sections: PromptSection[];
+  memories: MemoryCitation[];
+  budget: PromptBudget;
+}
+
+/** Wraps a section body in XML-style delimiters the model can tell apart. */
+function wrap(tag: string, intro: string, body: string): string {
+  return `<${tag}>\n${intro}\n${body}\n</${tag}>`;
+}
+
+const INTROS = {
+  memories: 'Things you remember about the user from earlier conversations (dates are when they were said):',
+  summary: 'Summary of the earlier part of this conversation:',
+  entities: 'Notes on people, places and things mentioned:',
+  retrieved: 'Related exchanges from past conversations:',
+} as const;
+
+/**
+ * Builds the prompt. Pure: no I/O.
+ * @throws PromptTooLongError when the instruction plus the user message exceed the available budget.
+ */
+export function assemblePrompt(input: AssembleInput): AssembledPrompt {
+  const { counter } = input;
+  const overhead = counter.perMessageOverhead;
+  const available = input.contextWindow - input.reserveForAnswer - counter.replyPrimerTokens;
+  const instructionTokens = counter.count(input.systemInstruction) + overhead;
+  const userTokens = counter.count(input.userText) + overhead;
+  if (instructionTokens + userTokens > available) {
+    throw new PromptTooLongError(instructionTokens + userTokens, Math.max(0, available));
+  }
+  const free = available - instructionTokens - userTokens;
+  // Separator between system-message parts ("\n\n") is counted with each added part.
+  const partTokens = (text: string) => counter.count(`\n\n${text}`);
+
+  const sections: PromptSection[] = [];
+  const systemParts: string[] = [input.systemInstruction];
+  let used = 0;
+
+  // Long-term memories, capped and ordered by the retrieval module (most relevant at the ends).
+  const memoryCap = Math.floor(free * SECTION_SHARES.memories);
+  const wrapperTokens = partTokens(wrap('long_term_memories', INTROS.memories, ''));
+  const formatted =
+    input.memories.length > 0 && memoryCap > wrapperTokens
+      ? formatMemoriesForPrompt(input.memories, counter, memoryCap - wrapperTokens)
+      : { text: '', included: [] as RetrievedMemory[], dropped: input.memories.length };
+  const memoryCitations: MemoryCitation[] = formatted.included.map((r) => ({
+    memoryId: r.memory.id,
+    kind: r.memory.kind,
+    text: r.memory.text,
+    score: r.score,
+    ranks: r.ranks,
+    sourceConversationId: r.memory.sourceConversationId,
+    sourceConversationTitle: r.memory.sourceConversationId ? (input.conversationTitles.get(r.memory.sourceConversationId) ?? null) : null,
+    sourceMessageIds: r.memory.sourceMessageIds,
+    createdAt: r.memory.createdAt,
+  }));
+  if (formatted.included.length > 0) {
+    const text = wrap('long_term_memories', INTROS.memories, formatted.text);
+    const tokens = partTokens(text);
+    systemParts.push(text);
+    used += tokens;
+    sections.push({ kind: 'memories', text, tokens, items: formatted.included.length, dropped: formatted.dropped });
+  } else if (input.memories.length > 0) {
+    sections.push({ kind: 'memories', text: '', tokens: 0, items: 0, dropped: input.memories.length });
+  }
+
+  // Optional short-term sections, each under its share; items are dropped from the end.
+  const optional: { kind: PromptSectionKind; tag: string; intro: string; items: string[]; share: number }[] = [
+    { kind: 'summary', tag: 'conversation_summary', intro: INTROS.summary, items: input.shortTerm.summary?.trim() ? [input.shortTerm.summary.trim()] : [], share: SECTION_SHARES.summary },
+    { kind: 'entities', tag: 'entities', intro: INTROS.entities, items: input.shortTerm.entities.map((e) => `- ${e.name}: ${e.summary}`), share: SECTION_SHARES.entities },
+    { kind: 'retrieved', tag: 'related_past_exchanges', intro: INTROS.retrieved, items: input.shortTerm.retrieved.map((r) => r.text.trim()), share: SECTION_SHARES.retrieved },
+  ];
+  for (const section of optional) {
+    if (section.items.length === 0) continue;
+    const cap = Math.floor(free * section.share);
+    let kept = section.items.length;
+    let text = wrap(section.tag, section.intro, section.items.join('\n'));
+    while (kept > 0 && partTokens(text) > cap) {
+      kept -= 1;
+      text = wrap(section.tag, section.intro, section.items.slice(0, kept).join('\n'));
+    }
+    if (kept === 0) {
+      sections.push({ kind: section.kind, text: '', tokens: 0, items: 0, dropped: section.items.length });
+      continue;
+    }
+    const tokens = partTokens(text);
+    systemParts.push(text);
+    used += tokens;
+    sections.push({ kind: section.kind, text, tokens, items: kept, dropped: section.items.length - kept });
+  }
+
+  // Recent turns: newest first until the budget is spent; never start on an assistant reply.
+  const recentBudget = free - used;
+  const recent: ContextMessage[] = [];
+  let recentTokens = 0;
+  for (let i = input.shortTerm.recent.length - 1; i >= 0; i--) {
+    const m = input.shortTerm.recent[i]!;
+    const t = counter.count(m.content) + overhead;
+    if (recentTokens + t > recentBudget) break;
+    recent.unshift(m);
+    recentTokens += t;
+  }
+  while (recent[0]?.role === 'assistant') recentTokens -= counter.count(recent.shift()!.content) + overhead;
+  const recentDropped = input.shortTerm.recent.length - recent.length;
+
+  const systemText = systemParts.join('\n\n');
+  const messages: ChatMessage[] = [
+    { role: 'system', content: systemText },
+    ...recent.map((m) => ({ role: m.role, content: m.content })),
+    { role: 'user', content: input.userText },
+  ];
+  sections.unshift({ kind: 'system', text: input.systemInstruction, tokens: instructionTokens, items: 1, dropped: 0 });
+  if (recent.length > 0 || recentDropped > 0) {
+    sections.push({
+      kind: 'recent',
+      text: recent.map((m) => `${m.role}: ${m.content}`).join('\n'),
+      tokens: recentTokens,
+      items: recent.length,
+      dropped: recentDropped,
+    });
+  }
+  sections.push({ kind: 'user', text: input.userText, tokens: userTokens, items: 1, dropped: 0 });
+
+  const promptTokens = sections.reduce((sum, s) => sum + s.tokens, 0) + counter.replyPrimerTokens;
+  return {
+    messages,
+    sections,
+    memories: memoryCitations,
+    budget: {
+      contextWindow: input.contextWindow,
+      reservedForAnswer: input.reserveForAnswer,
+      promptTokens,
+      tokenizer: counter.id,
+      exact: counter.exact,
+    },
+  };
+}
+
+/**
+ * The default system instruction. `now` (ms) gives the model today's date, which it needs to
+ * read dated memories ("last week") correctly.
+ */
+export function defaultSystemInstruction(now: number): string {
+  const date = new Date(now);
+  const iso = date.toISOString().slice(0, 10);
+  const weekday = date.toLocaleDateString('en-US', { weekday: 'long', timeZone: 'UTC' });
+  return [
+    'You are Recall, a private assistant that runs entirely on the user\'s device.',
+    'Always answer in the language the user writes in.',
+    'Use what you remember about the user when it helps; if memories conflict, trust the most recent one.',
+    `Today is ${iso} (${weekday}).`,
+  ].join(' ');
+}

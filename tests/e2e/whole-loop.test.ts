@@ -1,0 +1,143 @@
+/**
+ * Issue 2's end-to-end test, on real input: the built extension in headless Chromium, the CPU
+ * engine (wllama) running the real fixture GGUF (stories260K — a real model that writes
+ * children's stories and cannot follow instructions), embeddings through the real
+ * transformers.js code path with a fixture model shipped inside the extension package.
+ *
+ * Remembers across a new conversation, a stopped service worker and a browser restart, and
+ * sends nothing over the network while chatting (every request goes through a counting proxy).
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeBertFixtureModel } from '../helpers/fixture-models';
+import {
+  callCore,
+  copyBuild,
+  launchExtension,
+  removeDir,
+  SHARED_DIR,
+  startCountingProxy,
+  stopServiceWorker,
+  type CountingProxy,
+  type ExtensionBrowser,
+} from './harness';
+
+const GGUF = SHARED_DIR ? join(SHARED_DIR, 'fixtures/models/stories260K/stories260K.gguf') : null;
+const EMBEDDING_MODEL = 'test/bert-fixture';
+const FIRST = '你好，我是梦千寻，我喜欢打篮球，你是？';
+const SECOND = '我喜欢什么运动呢？';
+
+if (!GGUF) console.warn('[e2e] ../shared/fixtures is absent: skipping the whole-loop test (it needs the fixture GGUF).');
+
+/** Resolves when the background job queue has nothing runnable or running (scheduled jobs, e.g. maintenance, may wait). */
+async function jobsIdle(page: Page, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const stats = await callCore<{ queued: number; running: number }>(page, 'jobs.stats');
+    if (stats.running === 0 && stats.queued === 0) return;
+    if (Date.now() > deadline) throw new Error(`jobs still busy: ${JSON.stringify(stats)}`);
+    await page.waitForTimeout(250);
+  }
+}
+
+/** Counts `event.chatDelta` messages the page receives (tokens streamed from the model). */
+async function countDeltas(page: Page): Promise<() => Promise<number>> {
+  await page.evaluate(() => {
+    (globalThis as { __deltas?: number }).__deltas = 0;
+    chrome.runtime.onMessage.addListener((m: { type?: string }) => {
+      if (m?.type === 'event.chatDelta') (globalThis as { __deltas?: number }).__deltas! += 1;
+    });
+  });
+  return () => page.evaluate(() => (globalThis as { __deltas?: number }).__deltas ?? 0);
+}
+
+async function waitEngineReady(page: Page): Promise<void> {
+  await page.locator('[data-testid="engine-status"][data-state="ready"]').waitFor({ timeout: 60_000 });
+}
+
+async function send(page: Page, text: string): Promise<string> {
+  const before = await page.locator('[data-testid="message"][data-role="assistant"]').count();
+  await page.getByTestId('chat-input').fill(text);
+  await page.getByTestId('send').click();
+  const reply = page.locator('[data-testid="message"][data-role="assistant"]').nth(before);
+  await reply.and(page.locator('[data-status="complete"], [data-status="error"], [data-status="aborted"]')).waitFor({ timeout: 120_000 });
+  expect(await reply.getAttribute('data-status')).toBe('complete');
+  return (await reply.textContent()) ?? '';
+}
+
+describe.skipIf(!GGUF)('the whole loop in a real browser', () => {
+  let extensionDir: string;
+  let profile: string;
+  let proxy: CountingProxy;
+  let browser: ExtensionBrowser | null = null;
+
+  beforeAll(async () => {
+    extensionDir = copyBuild();
+    // The offline install option: the embedding model ships inside the package.
+    const modelsDir = join(extensionDir, 'models');
+    mkdirSync(modelsDir, { recursive: true });
+    await writeBertFixtureModel(join(modelsDir, EMBEDDING_MODEL), EMBEDDING_MODEL);
+    writeFileSync(join(modelsDir, 'packaged.json'), JSON.stringify({ embeddingModelId: EMBEDDING_MODEL }));
+    profile = mkdtempSync(join(tmpdir(), 'recall-profile-'));
+    proxy = await startCountingProxy();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await proxy?.close();
+    removeDir(extensionDir);
+    removeDir(profile);
+  });
+
+  it('chats with a local model and remembers across conversations, a stopped worker and a browser restart', async () => {
+    // ── first browser session ──────────────────────────────────────────────
+    browser = await launchExtension({ extensionDir, userDataDir: profile, proxyPort: proxy.port });
+    let page = await browser.openPanel();
+    await page.getByTestId('engine-cpu').click();
+    await page.getByTestId('gguf-file-input').setInputFiles(GGUF!);
+    await waitEngineReady(page);
+    const status = await callCore<{ chat: { kind: string; modelId: string }; embedder: { state: string; modelId: string } }>(page, 'engine.status');
+    expect(status.chat.kind).toBe('wllama');
+    expect(status.chat.modelId).toBe('stories260K.gguf');
+
+    const deltas = await countDeltas(page);
+    const firstReply = await send(page, FIRST);
+    expect(firstReply.trim().length).toBeGreaterThan(0);
+    expect(await deltas()).toBeGreaterThan(1); // streamed, not one final blob
+    const [firstConversation] = await callCore<{ id: string; title: string }[]>(page, 'conversations.list');
+    expect(firstConversation!.title).toBe(FIRST);
+    await jobsIdle(page); // the exchange is embedded and stored as a long-term memory in the background
+
+    await page.getByTestId('new-conversation').click();
+    await stopServiceWorker(browser, page);
+    await browser.close();
+    browser = null;
+
+    // ── browser restart on the same profile ─────────────────────────────────
+    browser = await launchExtension({ extensionDir, userDataDir: profile, proxyPort: proxy.port });
+    page = await browser.openPanel();
+    await waitEngineReady(page); // the GGUF is restored from OPFS, no file picker, no network
+    await page.getByTestId('new-conversation').click();
+
+    const requestsBefore = proxy.requests.length;
+    await send(page, SECOND);
+    const requestsDuringChat = proxy.requests.slice(requestsBefore);
+    expect(requestsDuringChat).toEqual([]);
+
+    await page.getByTestId('open-context').click();
+    const view = page.getByTestId('context-view');
+    await view.waitFor();
+    const memory = view.getByTestId('context-memory').filter({ hasText: '篮球' });
+    await expect.poll(() => memory.count()).toBeGreaterThan(0);
+    const source = memory.first().getByTestId('memory-source');
+    expect(await source.getAttribute('data-conversation-id')).toBe(firstConversation!.id);
+    expect(await source.textContent()).toContain(FIRST.slice(0, 10));
+    const memorySection = view.locator('[data-testid="context-section"][data-kind="memories"]');
+    expect(await memorySection.textContent()).toContain('篮球');
+
+    expect(browser.console.errors).toEqual([]);
+  });
+});
