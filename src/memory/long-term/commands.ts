@@ -1,0 +1,180 @@
+/**
+ * Explicit memory commands, handled without the language model:
+ * - "remember that …", "remember: …", "please remember …", "记住…", "请记住…", "帮我记住…" store a
+ *   pinned memory at once (importance 0.9; relative dates made absolute against the message time;
+ *   the user's wording and language kept as typed).
+ * - "forget …", "forget about …", "忘记…", "忘掉…", "请忘记…" remove the memories that match from the
+ *   store, its indexes and the memory history (store event `FORGET`), and report what matched.
+ *
+ * Forget is deliberately conservative (deleting the wrong memory is worse than keeping one): a
+ * memory matches when it contains nearly all the content words of the argument, or at least half
+ * of them *and* its embedding is close to the argument's (see `FORGET_THRESHOLDS`). Candidates come
+ * from the store's hybrid search (lexical + vector), including memories whose validity ended.
+ */
+import type { MemoryKind } from '../../db/schema';
+import { cosineSimilarity, contentTerms, termCoverage } from './extraction/language';
+import { guessKind, prepareItem } from './extraction/items';
+import type { MemoryCommandResult, MemoryStore, RetrievalQuery, RetrievedMemory } from './types';
+
+/** The store plus its hybrid search, as `createMemoryStore` returns it. */
+export type SearchableStore = MemoryStore & { search(query: RetrievalQuery): Promise<RetrievedMemory[]> };
+
+/** A recognized command. `argument` is the text after the command word, trimmed. */
+export interface ParsedMemoryCommand {
+  command: 'remember' | 'forget';
+  argument: string;
+}
+
+/** Where a command was typed. `now` is the message time (ms epoch), default `Date.now()`. */
+export interface MemoryCommandContext {
+  namespace: string;
+  conversationId: string;
+  messageId: string;
+  now?: number;
+}
+
+/**
+ * Match thresholds of "forget". `coverage` is the share (0..1) of the argument's content words
+ * found in a memory (`termCoverage`); `cosine` is the cosine similarity of the two embeddings.
+ * A memory matches when `coverage >= strongCoverage`, or `coverage >= weakCoverage` and
+ * `cosine >= minCosine`.
+ */
+export const FORGET_THRESHOLDS = { strongCoverage: 0.75, weakCoverage: 0.5, minCosine: 0.75 } as const;
+
+/** Importance given to a memory the user dictated (0..1). */
+export const REMEMBERED_IMPORTANCE = 0.9;
+
+/** Most candidates "forget" examines (top-k of the store's search). */
+export const FORGET_CANDIDATES = 200;
+
+const REMEMBER_EN = /^\s*(?:(?:please|pls|hey|ok|okay)[\s,]+)?(?:can you\s+|could you\s+)?remember(?:\s+this)?(?:\s*[:：,，]\s*|\s+that\s+|\s+(?=\S))([\s\S]+)$/iu;
+const REMEMBER_ZH = /^\s*(?:请你?|麻烦你?|你要|你)?(?:帮我)?(?:记住|记一下|记下来|记下)(?:这件事|这个|这点|一下)?[:：,，\s]*([\s\S]+)$/u;
+const FORGET_EN = /^\s*(?:(?:please|pls)[\s,]+)?forget(?:\s+about|\s+that)?(?:\s*[:：,，]\s*|\s+)([\s\S]+)$/iu;
+const FORGET_ZH = /^\s*(?:请你?|麻烦你?|你)?(?:帮我)?(?:忘记|忘掉|删除关于|删掉关于)(?:关于)?[:：,，\s]*([\s\S]+)$/u;
+
+/**
+ * Questions are chat, not commands: "remember when we met?", "忘记密码怎么办". English questions
+ * are recognized by their question mark; Chinese ones also by question particles and words.
+ */
+const QUESTION = /[?？]\s*$|[吗呢]\s*[。.!！]?\s*$|怎么|如何|为什么|为啥|是什么|什么时候|哪里|哪儿|几点|是否|能不能|可不可以/u;
+/** "remember me", "forget it", "忘了吧": no content to act on. */
+const VAGUE = /^(?:it|this|that|me|him|her|them|everything|all|吧|它|这个|那个|这件事|那件事|一切|所有)$/iu;
+/** "Forget it, let's …" is a turn of phrase, not a command. */
+const IDIOM_EN = /^it\b/iu;
+/** "忘记带钥匙了" narrates ("I forgot the keys"); a command does not end in 了. */
+const NARRATION_ZH = /了\s*[。.!！~～]*\s*$/u;
+/** English "remember to …" is a reminder request in chat, still worth storing; "remember when …" is reminiscing. */
+const REMINISCING_EN = /^\s*(?:do you\s+|you\s+)?remember\s+(?:when|how|the time|what)\b/iu;
+
+/**
+ * Recognizes an explicit memory command at the start of a message, in English or Chinese.
+ * Returns `null` for anything else, including questions ("do you remember …?", "忘记密码怎么办")
+ * and arguments without content ("forget it", "记住了吗").
+ * @example parseMemoryCommand('Remember that my sister is called Ana') // { command: 'remember', argument: 'my sister is called Ana' }
+ * @example parseMemoryCommand('请记住：我对花生过敏') // { command: 'remember', argument: '我对花生过敏' }
+ */
+export function parseMemoryCommand(text: string): ParsedMemoryCommand | null {
+  const trimmed = text.trim();
+  if (!trimmed || REMINISCING_EN.test(trimmed)) return null;
+  for (const [command, re] of [
+    ['remember', REMEMBER_EN],
+    ['remember', REMEMBER_ZH],
+    ['forget', FORGET_EN],
+    ['forget', FORGET_ZH],
+  ] as const) {
+    const m = re.exec(trimmed);
+    if (!m) continue;
+    const argument = m[1]!.trim().replace(/^(?:that|about)\s+/iu, '').replace(/^(?:关于)/u, '').trim();
+    if (!argument || QUESTION.test(argument) || VAGUE.test(argument.replace(/[。.!！]+$/u, ''))) return null;
+    if (command === 'forget' && (IDIOM_EN.test(argument) || (re === FORGET_ZH && NARRATION_ZH.test(argument)))) return null;
+    if (contentTerms(argument).length === 0) return null;
+    return { command, argument };
+  }
+  return null;
+}
+
+/**
+ * Runs an explicit memory command if `text` is one (see `parseMemoryCommand`), else returns `null`.
+ * - remember: stores the argument as a pinned memory (an exact duplicate is pinned instead of
+ *   added twice); source `user`.
+ * - forget: removes every matching memory of `context.namespace` with event `FORGET` (history
+ *   erased too); `affected` lists what was removed (empty when nothing matched; nothing else changes).
+ * @throws whatever the store throws (the store writes each change in one Dexie transaction).
+ */
+export async function runMemoryCommand(
+  store: SearchableStore,
+  text: string,
+  context: MemoryCommandContext,
+): Promise<MemoryCommandResult | null> {
+  const parsed = parseMemoryCommand(text);
+  if (!parsed) return null;
+  return parsed.command === 'remember' ? remember(store, parsed.argument, context) : forget(store, parsed.argument, context);
+}
+
+async function remember(store: SearchableStore, argument: string, context: MemoryCommandContext): Promise<MemoryCommandResult> {
+  const now = context.now ?? Date.now();
+  const text = argument.replace(/[。.!！]+$/u, '').trim();
+  const item = prepareItem({ kind: guessKind(text, now), text }, now);
+  const { memory, created } = await store.add(
+    {
+      namespace: context.namespace,
+      kind: item.kind,
+      text: item.text,
+      importance: REMEMBERED_IMPORTANCE,
+      validFrom: item.validFrom,
+      validUntil: item.validUntil,
+      pinned: true,
+      sourceConversationId: context.conversationId,
+      sourceMessageIds: [context.messageId],
+      createdAt: now,
+    },
+    'user',
+  );
+  let stored = memory;
+  if (!created && !memory.pinned) {
+    stored = await store.update(memory.id, { pinned: true, importance: Math.max(memory.importance, REMEMBERED_IMPORTANCE) }, 'user', 'PIN');
+  }
+  return { command: 'remember', affected: [{ id: stored.id, kind: stored.kind, text: stored.text }] };
+}
+
+/** One memory "forget" would remove, with why it matched. */
+export interface ForgetMatch {
+  id: string;
+  kind: MemoryKind;
+  text: string;
+  /** Share of the argument's content words in the memory (0..1). */
+  coverage: number;
+  /** Cosine similarity of the embeddings, `null` when either has none. */
+  cosine: number | null;
+}
+
+/**
+ * The memories of `namespace` that "forget <argument>" would remove (see module doc), without
+ * removing anything. Exposed so the UI can preview a forget.
+ */
+export async function findForgetMatches(store: SearchableStore, argument: string, namespace: string): Promise<ForgetMatch[]> {
+  const terms = contentTerms(argument);
+  if (terms.length === 0) return [];
+  const hits = await store.search({ text: argument, namespace, k: FORGET_CANDIDATES, includeInvalid: true });
+  const vector = hits.length > 0 ? await store.embed(argument) : null;
+  const matches: ForgetMatch[] = [];
+  for (const hit of hits) {
+    const coverage = termCoverage(terms, hit.memory.text);
+    if (coverage < FORGET_THRESHOLDS.weakCoverage) continue;
+    let cosine: number | null = null;
+    if (vector) {
+      const record = await store.get(hit.memory.id);
+      if (record?.embedding && record.embedding.length === vector.length) cosine = cosineSimilarity(vector, record.embedding);
+    }
+    const strong = coverage >= FORGET_THRESHOLDS.strongCoverage;
+    const weak = cosine !== null && cosine >= FORGET_THRESHOLDS.minCosine;
+    if (strong || weak) matches.push({ id: hit.memory.id, kind: hit.memory.kind, text: hit.memory.text, coverage, cosine });
+  }
+  return matches;
+}
+
+async function forget(store: SearchableStore, argument: string, context: MemoryCommandContext): Promise<MemoryCommandResult> {
+  const matches = await findForgetMatches(store, argument, context.namespace);
+  if (matches.length > 0) await store.remove(matches.map((m) => m.id), 'FORGET', 'user');
+  return { command: 'forget', affected: matches.map(({ id, kind, text }) => ({ id, kind, text })) };
+}
