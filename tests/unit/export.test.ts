@@ -1,0 +1,224 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { RecallDB, type MemoryRecord } from '../../src/db/schema';
+import { base64ToVector, exportAll, importAll, ImportError, parseExportFile, vectorToBase64 } from '../../src/memory/export';
+
+const dbs: RecallDB[] = [];
+const open = () => {
+  const db = new RecallDB(`export-${crypto.randomUUID()}`);
+  dbs.push(db);
+  return db;
+};
+afterEach(async () => {
+  await Promise.all(dbs.splice(0).map((d) => d.delete()));
+});
+
+const T0 = new Date(2024, 4, 10, 14, 30).getTime();
+
+function memory(id: string, text: string, extra: Partial<MemoryRecord> = {}): MemoryRecord {
+  return {
+    id,
+    namespace: 'default',
+    kind: 'fact',
+    text,
+    embedding: new Float32Array([0.6, -0.8, 1e-7, -0]),
+    embeddingModel: 'test/model',
+    importance: 0.5,
+    createdAt: T0,
+    updatedAt: T0,
+    validFrom: T0,
+    validUntil: null,
+    current: 1,
+    lastAccessedAt: null,
+    accessCount: 0,
+    sourceConversationId: 'c1',
+    sourceMessageIds: ['m1', 'm2'],
+    pinned: false,
+    hash: `h-${id}`,
+    ...extra,
+  };
+}
+
+async function seed(db: RecallDB) {
+  await db.conversations.add({ id: 'c1', title: '出差计划', namespace: 'default', strategy: { kind: 'summary-buffer', maxTokens: 2000 }, createdAt: T0, updatedAt: T0 });
+  await db.messages.bulkAdd([
+    { id: 'm1', conversationId: 'c1', seq: 0, role: 'user', content: '我下周三去北京出差', createdAt: T0, status: 'complete' },
+    { id: 'm2', conversationId: 'c1', seq: 1, role: 'assistant', content: '好的，祝你出差顺利！', createdAt: T0 + 1, status: 'complete', modelId: 'qwen', usage: { promptTokens: 12, completionTokens: 8 } },
+  ]);
+  await db.memories.bulkAdd([
+    memory('a', '下周三（2024-05-15）去北京出差', { kind: 'event', validUntil: new Date(2024, 4, 16).getTime(), topic: '出差' }),
+    memory('b', 'Lives in Hangzhou', { kind: 'profile', pinned: true, importance: 0.9 }),
+    memory('c', 'Lives in Shenzhen', { kind: 'profile', current: 0, validUntil: T0, supersededBy: 'b', embedding: null, embeddingModel: null }),
+  ]);
+  await db.memoryHistory.bulkAdd([
+    { memoryId: 'a', event: 'ADD', oldText: null, newText: '下周三（2024-05-15）去北京出差', at: T0, source: 'conversation:c1' },
+    { memoryId: 'c', event: 'ADD', oldText: null, newText: 'Lives in Shenzhen', at: T0 - 10, source: 'conversation:c0' },
+    { memoryId: 'c', event: 'INVALIDATE', oldText: 'Lives in Shenzhen', newText: null, at: T0, source: 'conversation:c1' },
+    { memoryId: 'gone', event: 'DELETE', oldText: 'old thing', newText: null, at: T0 - 5, source: 'user' },
+  ]);
+}
+
+async function snapshot(db: RecallDB) {
+  return {
+    memories: await db.memories.toArray(),
+    history: (await db.memoryHistory.toArray()).map(({ id: _id, ...h }) => h),
+    conversations: await db.conversations.toArray(),
+    messages: await db.messages.toArray(),
+  };
+}
+
+const noIndexes = () => {
+  let rebuilt = 0;
+  return { store: { rebuildIndexes: async () => void (rebuilt += 1) }, rebuilt: () => rebuilt };
+};
+
+describe('vector base64', () => {
+  it('round-trips float32 values bit for bit (little-endian)', () => {
+    const v = new Float32Array([1, -2.5, 3.4028234663852886e38, 1.401298464324817e-45, -0]);
+    const back = base64ToVector(vectorToBase64(v));
+    expect(Array.from(back)).toEqual(Array.from(v));
+    // 1.0f little-endian is 00 00 80 3F.
+    expect(vectorToBase64(new Float32Array([1]))).toBe(btoa(String.fromCharCode(0, 0, 0x80, 0x3f)));
+  });
+
+  it('rejects a byte count that is not a multiple of 4', () => {
+    expect(() => base64ToVector(btoa('abc'))).toThrow(/multiple of 4/);
+  });
+});
+
+describe('exportAll / importAll', () => {
+  it('round-trips memories with history and conversations with messages', async () => {
+    const source = open();
+    await seed(source);
+    const { fileName, json } = await exportAll(source, { now: () => T0 });
+    expect(fileName).toBe('recall-export-2024-05-10.json');
+    const target = open();
+    const idx = noIndexes();
+    const report = await importAll(target, idx.store, json, { now: () => T0 });
+    // 3 memories + 4 history rows + 1 conversation + 2 messages.
+    expect(report).toEqual({ added: 10, updated: 0, skipped: 0, errors: [], needsEmbedding: 1 });
+    expect(idx.rebuilt()).toBe(1);
+
+    const before = await snapshot(source);
+    const after = await snapshot(target);
+    const byId = <T extends { id: string }>(rows: T[]) => [...rows].sort((a, b) => a.id.localeCompare(b.id));
+    expect(byId(after.memories)).toEqual(byId(before.memories));
+    expect(byId(after.conversations)).toEqual(byId(before.conversations));
+    expect(byId(after.messages)).toEqual(byId(before.messages));
+    const imported = after.history.filter((h) => h.event === 'IMPORT');
+    expect(imported.map((h) => h.memoryId).sort()).toEqual(['a', 'b', 'c']);
+    expect(after.history.filter((h) => h.event !== 'IMPORT')).toEqual(expect.arrayContaining(before.history));
+    expect(after.history).toHaveLength(before.history.length + 3);
+    // The vector survived exactly.
+    expect(Array.from((await target.memories.get('a'))!.embedding!)).toEqual(Array.from(new Float32Array([0.6, -0.8, 1e-7, -0])));
+  });
+
+  it('exports without vectors on request; imported memories then need embedding', async () => {
+    const source = open();
+    await seed(source);
+    const { json } = await exportAll(source, { includeEmbeddings: false });
+    expect(parseExportFile(json).memories.every((m) => m.embedding === null && m.embeddingModel === null)).toBe(true);
+    const report = await importAll(open(), noIndexes().store, json, { now: () => T0 });
+    expect(report.needsEmbedding).toBe(3);
+  });
+
+  it('importing the same file twice adds nothing the second time; a newer record wins', async () => {
+    const source = open();
+    await seed(source);
+    const target = open();
+    await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 });
+    const second = await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 });
+    expect(second).toEqual({ added: 0, updated: 0, skipped: 10, errors: [], needsEmbedding: 0 });
+
+    await source.memories.update('b', { text: 'Lives in Hangzhou, Xihu district', updatedAt: T0 + 1000 });
+    const third = await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 + 2000 });
+    expect(third.updated).toBe(1);
+    expect((await target.memories.get('b'))!.text).toBe('Lives in Hangzhou, Xihu district');
+    const last = (await target.memoryHistory.where('memoryId').equals('b').toArray()).at(-1);
+    expect(last).toMatchObject({ event: 'IMPORT', oldText: 'Lives in Hangzhou', newText: 'Lives in Hangzhou, Xihu district', source: 'import' });
+  });
+
+  it('skips a memory that duplicates a current one and reports a taken message position', async () => {
+    const source = open();
+    await seed(source);
+    const target = open();
+    await target.conversations.add({ id: 'c1', title: 'x', namespace: 'default', strategy: { kind: 'full-buffer' }, createdAt: T0, updatedAt: T0 + 99 });
+    await target.messages.add({ id: 'other', conversationId: 'c1', seq: 0, role: 'user', content: 'hi', createdAt: T0, status: 'complete' });
+    await target.memories.add(memory('zz', 'Lives in Hangzhou', { hash: 'h-b' }));
+    const report = await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 });
+    expect(report.errors).toEqual(['Message m1 was not imported: position 0 of conversation c1 already holds message other.']);
+    expect(await target.memories.get('b')).toBeUndefined();
+    // The local conversation is newer: kept.
+    expect((await target.conversations.get('c1'))!.title).toBe('x');
+  });
+
+  describe('a bad file changes nothing', () => {
+    async function expectRefused(json: string, message: RegExp) {
+      const target = open();
+      await seed(target);
+      const before = await snapshot(target);
+      const idx = noIndexes();
+      await expect(importAll(target, idx.store, json)).rejects.toThrow(ImportError);
+      await expect(importAll(target, idx.store, json)).rejects.toThrow(message);
+      expect(await snapshot(target)).toEqual(before);
+      expect(idx.rebuilt()).toBe(0);
+    }
+
+    it('invalid JSON', async () => {
+      await expectRefused('{"format": "recall-export", "version": 1, "memories": [', /not valid JSON/);
+    });
+
+    it('a truncated export', async () => {
+      const source = open();
+      await seed(source);
+      const { json } = await exportAll(source);
+      await expectRefused(json.slice(0, Math.floor(json.length / 2)), /not valid JSON/);
+    });
+
+    it('another format and another version', async () => {
+      await expectRefused(JSON.stringify({ conversations: [] }), /not a Recall export file/);
+      await expectRefused(JSON.stringify({ format: 'recall-export', version: 2, memories: [] }), /version 2; this version of Recall reads version 1/);
+    });
+
+    it('one invalid record among valid ones (nothing of the file is written)', async () => {
+      const source = open();
+      await seed(source);
+      const file = JSON.parse((await exportAll(source)).json);
+      file.memories.push({ ...file.memories[0], id: 'new-one', hash: 'h-new' });
+      file.conversations.push({ ...file.conversations[0], id: 'c-new' });
+      file.memories[1].importance = 2;
+      await expectRefused(JSON.stringify(file), /memories\.1\.importance/);
+    });
+
+    it('a damaged vector', async () => {
+      const source = open();
+      await seed(source);
+      const file = JSON.parse((await exportAll(source)).json);
+      file.memories[0].embedding = btoa('abcde');
+      await expectRefused(JSON.stringify(file), /memories\.0\.embedding.*multiple of 4/);
+    });
+
+    it('a message whose conversation is missing', async () => {
+      const source = open();
+      await seed(source);
+      const file = JSON.parse((await exportAll(source)).json);
+      file.messages[0].conversationId = 'nowhere';
+      await expectRefused(JSON.stringify(file), /conversation nowhere, which is not in the file/);
+    });
+  });
+
+  it('a write that fails mid-import rolls back every table (one transaction)', async () => {
+    const source = open();
+    await seed(source);
+    const { json } = await exportAll(source);
+    const target = open();
+    // The third memory write fails (e.g. quota exceeded): conversations and messages written
+    // before it in the same transaction must disappear too.
+    let writes = 0;
+    target.memories.hook('creating', () => {
+      writes += 1;
+      if (writes === 3) throw new Error('QuotaExceededError (simulated)');
+    });
+    await expect(importAll(target, noIndexes().store, json)).rejects.toThrow(/QuotaExceeded/);
+    expect(await snapshot(target)).toEqual({ memories: [], history: [], conversations: [], messages: [] });
+  });
+});
