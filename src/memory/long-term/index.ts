@@ -1,0 +1,120 @@
+/**
+ * The long-term memory facade the chat core uses (`LongTermMemory`), and the episodic-memory job.
+ *
+ * After each exchange `onExchange` enqueues two persisted background jobs (src/jobs/queue.ts), so
+ * the reply is never blocked and work survives a killed context:
+ * - `ltm.episodic` (here): stores the round — the user message and the assistant reply — as one
+ *   `episodic` memory with its source ids. Rounds are the retrieval unit that works best on
+ *   LongMemEval (Wu et al., 2024: index rounds, not whole sessions), and they are what remains
+ *   when no language model is available to extract facts.
+ * - `ltm.extract` (`./jobs.ts`): LLM extraction of facts and consolidation.
+ */
+import type { MessageRecord, RecallDB } from '../../db/schema';
+import type { JobQueue } from '../../jobs/queue';
+import { runMemoryCommand } from './commands';
+import { recordAccess } from './store';
+import type { ExchangeInput, LongTermMemory, MemoryStore, RetrievalQuery, RetrievedMemory } from './types';
+
+/** The store as the facade needs it: `createMemoryStore`'s result satisfies it. */
+export type SearchableStore = MemoryStore & { search(query: RetrievalQuery): Promise<RetrievedMemory[]> };
+
+/** Job type of the episodic-memory job. */
+export const EPISODIC_JOB = 'ltm.episodic';
+/** Job type of extraction + consolidation (handler registered by `registerExtractionJobs`). */
+export const EXTRACT_JOB = 'ltm.extract';
+/** Importance (0..1) of an episodic memory: below extracted facts (LTM-B uses 0.5–0.9). */
+export const EPISODIC_IMPORTANCE = 0.3;
+
+/** What the facade needs. `store` is `createMemoryStore`'s result. */
+export interface LongTermMemoryDeps {
+  store: SearchableStore;
+  jobs: JobQueue;
+  db: RecallDB;
+  /** Clock (ms epoch), default `Date.now`. */
+  now?: () => number;
+}
+
+/**
+ * Creates the facade.
+ * - `retrieve`: the store's hybrid search, then records an access (`lastAccessedAt`,
+ *   `accessCount`) on what it returns.
+ * - `onExchange`: enqueues `ltm.episodic` and `ltm.extract` for the exchange (deduplicated per
+ *   assistant message while queued). Returns once both are persisted.
+ * - `runCommand`: "remember …" / "forget …" / "记住…" / "忘记…" (see `./commands.ts`).
+ */
+export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory {
+  const now = deps.now ?? Date.now;
+  return {
+    async retrieve(query) {
+      const results = await deps.store.search({ ...query, now: query.now ?? now() });
+      await recordAccess(
+        deps.db,
+        results.map((r) => r.memory.id),
+        now(),
+      );
+      return results;
+    },
+    async onExchange(input) {
+      checkExchange(input);
+      await deps.jobs.enqueue(EPISODIC_JOB, input, { dedupeKey: `${EPISODIC_JOB}:${input.assistantMessageId}` });
+      await deps.jobs.enqueue(EXTRACT_JOB, input, { dedupeKey: `${EXTRACT_JOB}:${input.assistantMessageId}` });
+    },
+    runCommand(text, context) {
+      return runMemoryCommand(deps.store, text, { ...context, now: now() });
+    },
+  };
+}
+
+function checkExchange(input: ExchangeInput): void {
+  for (const key of ['conversationId', 'namespace', 'userMessageId', 'assistantMessageId'] as const) {
+    if (typeof input?.[key] !== 'string' || !input[key]) throw new Error(`Exchange is missing "${key}"`);
+  }
+}
+
+/**
+ * Text of an episodic memory: `User: …\nAssistant: …` (English role labels: they are stop words
+ * for the lexical index and the prompt assembler shows memories to the model, not to the user;
+ * the messages themselves are kept verbatim, never translated). The assistant part is left out
+ * when the reply is missing, failed or empty.
+ */
+export function episodicText(user: MessageRecord, assistant: MessageRecord | undefined): string {
+  const parts = [`User: ${user.content.trim()}`];
+  if (assistant && assistant.status !== 'error' && assistant.content.trim()) parts.push(`Assistant: ${assistant.content.trim()}`);
+  return parts.join('\n');
+}
+
+/**
+ * Registers the `ltm.episodic` handler: stores the exchange's round as an `episodic` memory
+ * (kind `episodic`, importance `EPISODIC_IMPORTANCE`, `createdAt` = `validFrom` = the user
+ * message's time, source conversation and both message ids).
+ * Idempotent (a resumed job finds the memory it already stored, by source message id). An
+ * exchange whose user message no longer exists (conversation deleted meanwhile) stores nothing.
+ * @throws Error for a malformed payload (the queue marks the job failed after its retries).
+ */
+export function registerEpisodicJobs(jobs: JobQueue, deps: { store: MemoryStore; db: RecallDB; now?: () => number }): void {
+  jobs.register<ExchangeInput>(EPISODIC_JOB, async (input, { signal }) => {
+    checkExchange(input);
+    const [user, assistant] = await deps.db.messages.bulkGet([input.userMessageId, input.assistantMessageId]);
+    if (!user || !user.content.trim()) return;
+    const existing = await deps.db.memories
+      .where('sourceMessageIds')
+      .equals(user.id)
+      .filter((m) => m.kind === 'episodic' && m.namespace === input.namespace)
+      .first();
+    if (existing) return;
+    signal.throwIfAborted();
+    await deps.store.add(
+      {
+        namespace: input.namespace,
+        kind: 'episodic',
+        text: episodicText(user, assistant),
+        importance: EPISODIC_IMPORTANCE,
+        validFrom: user.createdAt,
+        createdAt: user.createdAt,
+        sourceConversationId: input.conversationId,
+        sourceMessageIds: assistant ? [user.id, assistant.id] : [user.id],
+      },
+      `conversation:${input.conversationId}`,
+    );
+  });
+}

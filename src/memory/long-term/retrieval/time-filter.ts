@@ -1,0 +1,173 @@
+/**
+ * Time filters stated in a retrieval query ("last week", "in May", "3 days ago", "上个月", "上周",
+ * "5月", "昨天"), turned into a local-time range (time-aware query expansion, LongMemEval:
+ * Wu et al., 2024). Retrieval keeps only memories whose time (`validFrom`, when the event
+ * happened, or `createdAt`, when it was said) falls in the range.
+ *
+ * Conventions (natural language is ambiguous, so they are stated):
+ * - Local time of the runtime (the browser's time zone). Ranges: `start` inclusive, `end` exclusive.
+ * - Weeks run Monday–Sunday (ISO 8601, and the Chinese 周一…周日 convention).
+ * - A month without a year ("in May", "5月") is the most recent such month that has started:
+ *   this year's if it is the current month or earlier, else last year's.
+ * - Only expressions that look back filter ("yesterday", "last week", "3 days ago", "in May",
+ *   "上周", "上个月", "去年", "5月"). Present and future ones ("today", "this week", "next week",
+ *   "今天", "下周") do not: "what should I cook today?" asks about lasting preferences, and plans
+ *   are stored before they happen, so filtering on them would hide exactly the memories wanted
+ *   (LongMemEval found time expansion hurts when the extractor is weak).
+ * - The first expression in the query wins.
+ */
+
+/** A time filter found in a query. */
+export interface TimeFilter {
+  /** Start of the range (ms epoch, inclusive). */
+  start: number;
+  /** End of the range (ms epoch, exclusive). */
+  end: number;
+  /** The expression as written in the query. */
+  expression: string;
+  /** The query with the expression removed (what the retrievers search for). */
+  rest: string;
+}
+
+type Range = { start: number; end: number };
+
+const day = (ref: Date, offset: number): Range => ({
+  start: new Date(ref.getFullYear(), ref.getMonth(), ref.getDate() + offset).getTime(),
+  end: new Date(ref.getFullYear(), ref.getMonth(), ref.getDate() + offset + 1).getTime(),
+});
+const week = (ref: Date, offset: number): Range => {
+  const monday = ref.getDate() - ((ref.getDay() + 6) % 7) + offset * 7;
+  return {
+    start: new Date(ref.getFullYear(), ref.getMonth(), monday).getTime(),
+    end: new Date(ref.getFullYear(), ref.getMonth(), monday + 7).getTime(),
+  };
+};
+const weekend = (ref: Date, offset: number): Range => {
+  const w = week(ref, offset);
+  const monday = new Date(w.start);
+  return {
+    start: new Date(monday.getFullYear(), monday.getMonth(), monday.getDate() + 5).getTime(),
+    end: w.end,
+  };
+};
+const month = (year: number, monthIndex: number): Range => ({
+  start: new Date(year, monthIndex, 1).getTime(),
+  end: new Date(year, monthIndex + 1, 1).getTime(),
+});
+const relMonth = (ref: Date, offset: number): Range => month(ref.getFullYear(), ref.getMonth() + offset);
+const year = (y: number): Range => ({ start: new Date(y, 0, 1).getTime(), end: new Date(y + 1, 0, 1).getTime() });
+/** Most recent month `m` (0-based) that has started at `ref`. */
+const lastMonthNamed = (ref: Date, m: number, explicitYear?: number): Range =>
+  month(explicitYear ?? (m <= ref.getMonth() ? ref.getFullYear() : ref.getFullYear() - 1), m);
+
+const EN_MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+const EN_MONTH = '(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)';
+const EN_NUMBERS: Record<string, number> = { a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10 };
+const ZH_DIGITS: Record<string, number> = { 零: 0, 〇: 0, 一: 1, 二: 2, 两: 2, 三: 3, 四: 4, 五: 5, 六: 6, 七: 7, 八: 8, 九: 9 };
+
+/** Parses 1–99 written with ASCII digits or Chinese numerals (一 … 十二 … 九十九). `NaN` otherwise. */
+export function parseSmallNumber(text: string): number {
+  if (/^\d+$/u.test(text)) return Number(text);
+  if (text in EN_NUMBERS) return EN_NUMBERS[text]!;
+  const m = /^([一二两三四五六七八九])?(十)?([一二三四五六七八九])?$/u.exec(text);
+  if (!m || text === '') return Number.NaN;
+  if (!m[2]) return m[1] && !m[3] ? ZH_DIGITS[m[1]]! : Number.NaN;
+  return (m[1] ? ZH_DIGITS[m[1]]! : 1) * 10 + (m[3] ? ZH_DIGITS[m[3]]! : 0);
+}
+
+const monthIndexOf = (name: string) => EN_MONTHS.indexOf(name.slice(0, 3));
+
+interface Rule {
+  pattern: RegExp;
+  range(match: RegExpExecArray, ref: Date): Range | null;
+}
+
+const ZH_NUM = '(\\d{1,2}|[一二两三四五六七八九十]{1,3})';
+
+/** Rules, tried in order; each pattern is global so every position is considered. */
+const RULES: Rule[] = [
+  // ── Chinese ──
+  { pattern: /昨天|昨日/gu, range: (_, ref) => day(ref, -1) },
+  { pattern: /前天/gu, range: (_, ref) => day(ref, -2) },
+  { pattern: /上个?周末/gu, range: (_, ref) => weekend(ref, -1) },
+  { pattern: /上上(?:个)?(?:周|星期|礼拜)/gu, range: (_, ref) => week(ref, -2) },
+  { pattern: /上(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天])/gu, range: (_, ref) => week(ref, -1) },
+  { pattern: /上上个月/gu, range: (_, ref) => relMonth(ref, -2) },
+  { pattern: /上个?月/gu, range: (_, ref) => relMonth(ref, -1) },
+  { pattern: /前年/gu, range: (_, ref) => year(ref.getFullYear() - 2) },
+  { pattern: /去年/gu, range: (_, ref) => year(ref.getFullYear() - 1) },
+  {
+    pattern: new RegExp(`${ZH_NUM}(天|个?(?:星期|礼拜)|周|个月)(?:以)?前`, 'gu'),
+    range: (m, ref) => {
+      const n = parseSmallNumber(m[1]!);
+      if (!Number.isFinite(n)) return null;
+      if (m[2] === '天') return day(ref, -n);
+      if (m[2] === '个月') return relMonth(ref, -n);
+      return week(ref, -n);
+    },
+  },
+  {
+    pattern: new RegExp(`(?:(\\d{4})年)?${ZH_NUM}月(?:份)?(?:${ZH_NUM}[日号])?`, 'gu'),
+    range: (m, ref) => {
+      const mo = parseSmallNumber(m[2]!);
+      if (!(mo >= 1 && mo <= 12)) return null;
+      const y = m[1] ? Number(m[1]) : undefined;
+      const monthRange = lastMonthNamed(ref, mo - 1, y);
+      if (!m[3]) return monthRange;
+      const d = parseSmallNumber(m[3]);
+      if (!(d >= 1 && d <= 31)) return null;
+      return day(new Date(monthRange.start), d - 1);
+    },
+  },
+  { pattern: /(\d{4})年(?!\d{0,2}月)/gu, range: (m) => year(Number(m[1])) },
+  // ── English ──
+  { pattern: /\byesterday\b/giu, range: (_, ref) => day(ref, -1) },
+  { pattern: /\blast weekend\b/giu, range: (_, ref) => weekend(ref, -1) },
+  { pattern: /\blast week\b/giu, range: (_, ref) => week(ref, -1) },
+  { pattern: /\blast month\b/giu, range: (_, ref) => relMonth(ref, -1) },
+  { pattern: /\blast year\b/giu, range: (_, ref) => year(ref.getFullYear() - 1) },
+  {
+    pattern: /\b(\d{1,2}|a|an|one|two|three|four|five|six|seven|eight|nine|ten) (day|week|month)s? ago\b/giu,
+    range: (m, ref) => {
+      const n = parseSmallNumber(m[1]!.toLowerCase());
+      const unit = m[2]!.toLowerCase();
+      return unit === 'day' ? day(ref, -n) : unit === 'week' ? week(ref, -n) : relMonth(ref, -n);
+    },
+  },
+  {
+    pattern: new RegExp(`\\b(?:in|during|back in)\\s+${EN_MONTH}\\b(?:,?\\s+(\\d{4}))?`, 'giu'),
+    range: (m, ref) => lastMonthNamed(ref, monthIndexOf(m[1]!.toLowerCase()), m[2] ? Number(m[2]) : undefined),
+  },
+  {
+    pattern: new RegExp(`\\b${EN_MONTH}\\s+(\\d{4})\\b`, 'giu'),
+    range: (m) => month(Number(m[2]), monthIndexOf(m[1]!.toLowerCase())),
+  },
+  { pattern: /\bin (\d{4})\b/giu, range: (m) => year(Number(m[1])) },
+];
+
+/**
+ * Finds the first past/present time expression of `query` (see module doc) and resolves it
+ * against `now`.
+ * @param query retrieval query, Chinese or English.
+ * @param now reference time (ms epoch).
+ * @returns the filter, or `null` when the query states no (supported) time.
+ */
+export function parseTimeFilter(query: string, now: number): TimeFilter | null {
+  const ref = new Date(now);
+  let best: { index: number; length: number; range: Range } | null = null;
+  for (const rule of RULES) {
+    rule.pattern.lastIndex = 0;
+    for (let m = rule.pattern.exec(query); m; m = rule.pattern.exec(query)) {
+      if (best && m.index >= best.index) break;
+      const range = rule.range(m, ref);
+      if (range) {
+        best = { index: m.index, length: m[0].length, range };
+        break;
+      }
+    }
+  }
+  if (!best) return null;
+  const expression = query.slice(best.index, best.index + best.length);
+  const rest = `${query.slice(0, best.index)} ${query.slice(best.index + best.length)}`.replace(/\s+/gu, ' ').trim();
+  return { ...best.range, expression, rest };
+}
