@@ -19,7 +19,7 @@ export interface JobContext {
   reportProgress(fraction: number): void;
 }
 
-/** Runs one job. Throw to fail (retried with backoff); throw `JobDeferred` to wait without failing. */
+/** Runs one job. Throw to fail (retried with backoff); throw `JobDeferred` to wait without failing; `JobFailedPermanently` to fail without retries. */
 export type JobHandler<P = unknown> = (payload: P, context: JobContext) => Promise<void>;
 
 /**
@@ -33,6 +33,18 @@ export class JobDeferred extends Error {
   ) {
     super(reason);
     this.name = 'JobDeferred';
+  }
+}
+
+/**
+ * Thrown by a handler whose failure retrying cannot fix (e.g. the model's output stayed unusable
+ * after the handler's own bounded retries): the job is marked `failed` at once with this message
+ * as `lastError` (the user can still retry it with `retryFailed`).
+ */
+export class JobFailedPermanently extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'JobFailedPermanently';
   }
 }
 
@@ -181,7 +193,7 @@ export function createJobQueue(
       } else {
         options.onError?.(error, job);
         const message = error instanceof Error ? error.message : String(error);
-        const failed = job.attempts >= job.maxAttempts;
+        const failed = job.attempts >= job.maxAttempts || error instanceof JobFailedPermanently;
         await db.jobs.update(job.id, {
           status: failed ? 'failed' : 'queued',
           runAfter: now() + backoffMs(job.attempts),
