@@ -1,0 +1,165 @@
+/**
+ * Exact token counting for GGUF models (wllama / llama.cpp) from the tokenizer stored in the
+ * GGUF header (`tokenizer.ggml.*`), read with `@huggingface/gguf` from slices of the model Blob
+ * (the tensor data is never read).
+ *
+ * Supported vocabularies (anything else returns `null`, never a wrong "exact" counter):
+ * - `tokenizer.ggml.model = "llama"` (SentencePiece): `LlamaSpmTokenizer`, a port of llama.cpp's
+ *   SPM tokenizer (e.g. Llama 2, Mistral 7B v0.1, TinyLlama, Karpathy's tinyllamas).
+ * - `tokenizer.ggml.model = "gpt2"` (byte-level BPE) with `tokenizer.ggml.pre = "qwen2"` (Qwen2,
+ *   Qwen2.5): rebuilt as a Hugging Face `tokenizer.json` (BPE vocab + merges, the qwen2 split
+ *   regex of llama.cpp's `LLAMA_VOCAB_PRE_TYPE_QWEN2`, byte-level) and run by
+ *   `@huggingface/tokenizers`. llama.cpp applies no Unicode normalization here, so neither do we.
+ *   Other pre-tokenizers (llama-bpe, deepseek, …) use other split rules we have not verified
+ *   against a reference, so they return `null`.
+ *
+ * The chat template comes from `tokenizer.chat_template`; when absent, llama.cpp (and wllama)
+ * use ChatML, and so do we. `tokenizer.ggml.add_bos_token` (default `true` for SPM, `false` for
+ * BPE) adds one BOS token per prompt unless the template prints it.
+ */
+import { gguf } from '@huggingface/gguf';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { detectChatTemplate } from './chat-template';
+import { makeChatCounter, type ChatTokenCounter } from './counter';
+import { GGUF_TOKEN_TYPE, LlamaSpmTokenizer } from './spm';
+
+/** Split regex of llama.cpp's `qwen2` pre-tokenizer (same as Qwen2's `tokenizer.json`). */
+const QWEN2_SPLIT =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+/** Metadata values as `@huggingface/gguf` returns them (numbers, bigints, strings, arrays). */
+type Metadata = Record<string, unknown>;
+
+/** Thrown for a Blob that is not a readable GGUF file. */
+export class GgufReadError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'GgufReadError';
+  }
+}
+
+/**
+ * Reads the metadata key/values of a GGUF file from `model`, fetching 2 MB slices of the Blob
+ * until the header is parsed (for a multi-GB model only the first few MB are read).
+ * @throws GgufReadError when the Blob is not a GGUF file or its header is corrupt/truncated.
+ */
+export async function readGgufMetadata(model: Blob): Promise<Metadata> {
+  const size = model.size;
+  // `gguf()` reads through HTTP range requests; answer them from the Blob.
+  const fetchSlice = async (_input: unknown, init?: { headers?: Record<string, string> }): Promise<Response> => {
+    const range = /bytes=(\d+)-(\d+)/.exec(init?.headers?.Range ?? '');
+    const start = range ? Number(range[1]) : 0;
+    const end = range ? Math.min(Number(range[2]), size - 1) : size - 1;
+    const body = start <= end ? model.slice(start, end + 1) : new Blob([]);
+    return new Response(body, { status: 206, headers: { 'content-range': `bytes ${start}-${Math.max(start, end)}/${size}` } });
+  };
+  try {
+    const { metadata, tensorDataOffset } = await gguf('https://gguf.invalid/model.gguf', { fetch: fetchSlice as unknown as typeof fetch });
+    // The parser reads past the end of a short file as zeros; a header longer than the file means truncation.
+    if (tensorDataOffset > BigInt(size)) throw new Error(`header ends at byte ${tensorDataOffset} but the file has ${size} bytes (truncated)`);
+    return metadata as unknown as Metadata;
+  } catch (error) {
+    throw new GgufReadError(`Not a readable GGUF file: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
+function num(value: unknown): number | undefined {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint') return Number(value);
+  return undefined;
+}
+
+function bool(value: unknown, fallback: boolean): boolean {
+  return typeof value === 'boolean' ? value : fallback;
+}
+
+function stringArray(value: unknown): string[] | null {
+  return Array.isArray(value) && value.every((v) => typeof v === 'string') ? (value as string[]) : null;
+}
+
+function numberArray(value: unknown): number[] | null {
+  return Array.isArray(value) && value.every((v) => typeof v === 'number' || typeof v === 'bigint') ? value.map(Number) : null;
+}
+
+/**
+ * Builds an exact counter from a GGUF model's own tokenizer metadata (see module doc).
+ * @param model the GGUF file (a `File` from a picker or an OPFS file); only header slices are read.
+ * @returns a `ChatTokenCounter` with id `gguf:<general.name>:<model>[:<pre>]`, or `null` for an
+ *   unsupported tokenizer type or pre-tokenizer, or a GGUF without tokenizer metadata.
+ * @throws GgufReadError when the Blob is not a GGUF file or its header is corrupt/truncated.
+ */
+export async function createGgufTokenCounter(model: Blob): Promise<ChatTokenCounter | null> {
+  const md = await readGgufMetadata(model);
+  const kind = md['tokenizer.ggml.model'];
+  const tokens = stringArray(md['tokenizer.ggml.tokens']);
+  if (typeof kind !== 'string' || !tokens || tokens.length === 0) return null;
+  const types = numberArray(md['tokenizer.ggml.token_type']) ?? [];
+  const name = typeof md['general.name'] === 'string' ? md['general.name'] : 'model';
+  const templateSource = typeof md['tokenizer.chat_template'] === 'string' ? md['tokenizer.chat_template'] : null;
+  const template = detectChatTemplate(templateSource, true);
+  const bosId = num(md['tokenizer.ggml.bos_token_id']);
+  const bosText = bosId !== undefined ? tokens[bosId] : undefined;
+  // llama.cpp prepends BOS when add_bos_token is set, unless the rendered prompt already starts with it.
+  const bosExtra = (addBos: boolean) => {
+    if (!addBos || bosText === undefined) return 0;
+    const printsBos = (template.family === 'llama3' || template.family === 'gemma') && templateSource?.includes('bos_token');
+    return printsBos ? 0 : 1;
+  };
+
+  if (kind === 'llama') {
+    const scores = numberArray(md['tokenizer.ggml.scores']);
+    if (!scores || scores.length !== tokens.length) return null;
+    const unknownId = num(md['tokenizer.ggml.unknown_token_id']);
+    const spm = new LlamaSpmTokenizer(
+      { tokens, scores, types },
+      { addSpacePrefix: bool(md['tokenizer.ggml.add_space_prefix'], true), ...(unknownId !== undefined ? { unknownId } : {}) },
+    );
+    return makeChatCounter({
+      id: `gguf:${name}:llama`,
+      countText: (text) => spm.encode(text).length,
+      template,
+      extraFixedTokens: bosExtra(bool(md['tokenizer.ggml.add_bos_token'], true)),
+      joined: true,
+      ...(bosText !== undefined ? { bos: bosText } : {}),
+    });
+  }
+
+  if (kind === 'gpt2') {
+    const pre = md['tokenizer.ggml.pre'];
+    const merges = stringArray(md['tokenizer.ggml.merges']);
+    if (pre !== 'qwen2' || !merges) return null;
+    const vocab: Record<string, number> = {};
+    const added: Record<string, unknown>[] = [];
+    tokens.forEach((text, id) => {
+      if (!(text in vocab)) vocab[text] = id;
+      const type = types[id] ?? GGUF_TOKEN_TYPE.normal;
+      if (type === GGUF_TOKEN_TYPE.control || type === GGUF_TOKEN_TYPE.userDefined) {
+        added.push({ id, content: text, single_word: false, lstrip: false, rstrip: false, normalized: false, special: type === GGUF_TOKEN_TYPE.control });
+      }
+    });
+    const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
+    const tokenizer = new Tokenizer(
+      {
+        version: '1.0',
+        added_tokens: added,
+        normalizer: null,
+        pre_tokenizer: {
+          type: 'Sequence',
+          pretokenizers: [{ type: 'Split', pattern: { Regex: QWEN2_SPLIT }, behavior: 'Isolated', invert: false }, byteLevel],
+        },
+        post_processor: null,
+        decoder: byteLevel,
+        model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges },
+      },
+      {},
+    );
+    return makeChatCounter({
+      id: `gguf:${name}:gpt2:${pre}`,
+      countText: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids.length,
+      template,
+      extraFixedTokens: bosExtra(bool(md['tokenizer.ggml.add_bos_token'], false)),
+      ...(bosText !== undefined ? { bos: bosText } : {}),
+    });
+  }
+  return null;
+}
