@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecallDB } from '../../src/db/schema';
+import type { RecallDB } from '../../src/db/schema';
 import { findForgetMatches, parseMemoryCommand, runMemoryCommand } from '../../src/memory/long-term/commands';
-import { createHashingTestEmbedder, createMemoryStoreDouble } from '../helpers/ltm-doubles';
+import type { LongTermStore } from '../../src/memory/long-term/store';
+import { openTestStore } from '../helpers/ltm-test-store';
 
 let db: RecallDB;
 afterEach(async () => db?.delete());
@@ -10,11 +11,10 @@ afterEach(async () => db?.delete());
 const NOW = new Date(2024, 4, 10, 14, 30).getTime();
 const ctx = { namespace: 'default', conversationId: 'c1', messageId: 'm1', now: NOW };
 
-function setup() {
-  db = new RecallDB(`cmd-${crypto.randomUUID()}`);
-  const embedder = createHashingTestEmbedder();
-  const store = createMemoryStoreDouble(db, { embedder: () => embedder, now: () => NOW });
-  return { store };
+async function setup() {
+  const opened = await openTestStore({ now: NOW, name: 'cmd' });
+  db = opened.db;
+  return { store: opened.store };
 }
 
 describe('parseMemoryCommand', () => {
@@ -55,7 +55,7 @@ describe('parseMemoryCommand', () => {
 
 describe('runMemoryCommand: remember', () => {
   it('stores a pinned memory at once, in the user language, with source ids and an absolute date', async () => {
-    const { store } = setup();
+    const { store } = await setup();
     const result = await runMemoryCommand(store, '帮我记住，下周三去看牙医', ctx);
     expect(result?.command).toBe('remember');
     expect(result?.affected).toHaveLength(1);
@@ -77,7 +77,7 @@ describe('runMemoryCommand: remember', () => {
   });
 
   it('guesses kinds in English and Chinese', async () => {
-    const { store } = setup();
+    const { store } = await setup();
     const cases: [string, string][] = [
       ['remember that I prefer window seats', 'preference'],
       ['remember that my name is Lina', 'profile'],
@@ -94,7 +94,7 @@ describe('runMemoryCommand: remember', () => {
   });
 
   it('pins an existing identical memory instead of adding a duplicate', async () => {
-    const { store } = setup();
+    const { store } = await setup();
     const { memory } = await store.add({ namespace: 'default', kind: 'preference', text: 'I prefer window seats', importance: 0.5 }, 'conversation:c0');
     const r = await runMemoryCommand(store, 'Remember that I prefer window seats', ctx);
     expect(r?.affected[0]?.id).toBe(memory.id);
@@ -106,7 +106,7 @@ describe('runMemoryCommand: remember', () => {
 });
 
 describe('runMemoryCommand: forget', () => {
-  async function seed(store: ReturnType<typeof setup>['store']) {
+  async function seed(store: LongTermStore) {
     const add = (text: string, kind: 'profile' | 'preference' | 'episodic' | 'fact', namespace = 'default') =>
       store.add({ namespace, kind, text }, 'conversation:c0').then((r) => r.memory);
     return {
@@ -120,7 +120,7 @@ describe('runMemoryCommand: forget', () => {
   }
 
   it('removes matching memories from the store, the index and the history, and says what it removed', async () => {
-    const { store } = setup();
+    const { store } = await setup();
     const m = await seed(store);
     const r = await runMemoryCommand(store, '忘记我住在深圳', ctx);
     expect(r?.command).toBe('forget');
@@ -128,8 +128,13 @@ describe('runMemoryCommand: forget', () => {
     expect(r?.affected.find((a) => a.id === m.shenzhen.id)).toEqual({ id: m.shenzhen.id, kind: 'profile', text: '我住在深圳' });
     for (const id of [m.shenzhen.id, m.episode.id]) {
       expect(await store.get(id)).toBeUndefined();
-      expect(await db.memoryHistory.where('memoryId').equals(id).count()).toBe(0);
+      // Only a content-free FORGET marker stays in the history.
+      const history = await db.memoryHistory.where('memoryId').equals(id).toArray();
+      expect(history.map((h) => [h.event, h.oldText, h.newText, h.source])).toEqual([['FORGET', null, null, 'user']]);
     }
+    // No history row of the default namespace still holds the text (the "work" copy is another profile).
+    const rest = (await db.memoryHistory.toArray()).filter((h) => h.memoryId !== m.other.id);
+    expect(JSON.stringify(rest)).not.toContain('深圳');
     const found = await store.search({ text: '深圳', namespace: 'default', k: 20, includeInvalid: true });
     expect(found.map((f) => f.memory.text).join('\n')).not.toContain('深圳');
     // Unrelated memories, and the same text in another namespace, stay.
@@ -137,7 +142,7 @@ describe('runMemoryCommand: forget', () => {
   });
 
   it('is conservative: half the words in common is not enough without a close embedding', async () => {
-    const { store } = setup();
+    const { store } = await setup();
     const m = await seed(store);
     const matches = await findForgetMatches(store, 'I love pizza', 'default');
     expect(matches.map((x) => x.id)).toEqual([m.pizza.id]);
@@ -146,7 +151,7 @@ describe('runMemoryCommand: forget', () => {
   });
 
   it('reports an empty result and changes nothing when nothing matches', async () => {
-    const { store } = setup();
+    const { store } = await setup();
     await seed(store);
     const before = await db.memoryHistory.count();
     const r = await runMemoryCommand(store, 'forget my passport number', ctx);
@@ -156,7 +161,7 @@ describe('runMemoryCommand: forget', () => {
   });
 
   it('returns null for text that is not a command', async () => {
-    const { store } = setup();
+    const { store } = await setup();
     expect(await runMemoryCommand(store, 'How do I cook rice?', ctx)).toBeNull();
   });
 });

@@ -16,8 +16,14 @@ import { cosineSimilarity, contentTerms, termCoverage } from './extraction/langu
 import { guessKind, prepareItem } from './extraction/items';
 import type { MemoryCommandResult, MemoryStore, RetrievalQuery, RetrievedMemory } from './types';
 
-/** The store plus its hybrid search, as `createMemoryStore` returns it. */
-export type SearchableStore = MemoryStore & { search(query: RetrievalQuery): Promise<RetrievedMemory[]> };
+/**
+ * The store plus its hybrid search, as `createMemoryStore` returns it. `options.timeFilters: false`
+ * turns off time filters parsed from the query text (a memory text such as "下周三（2024-05-15）…" is
+ * not a question about next Wednesday).
+ */
+export type SearchableStore = MemoryStore & {
+  search(query: RetrievalQuery, options?: { timeFilters?: boolean }): Promise<RetrievedMemory[]>;
+};
 
 /** A recognized command. `argument` is the text after the command word, trimmed. */
 export interface ParsedMemoryCommand {
@@ -155,7 +161,7 @@ export interface ForgetMatch {
 export async function findForgetMatches(store: SearchableStore, argument: string, namespace: string): Promise<ForgetMatch[]> {
   const terms = contentTerms(argument);
   if (terms.length === 0) return [];
-  const hits = await store.search({ text: argument, namespace, k: FORGET_CANDIDATES, includeInvalid: true });
+  const hits = await store.search({ text: argument, namespace, k: FORGET_CANDIDATES, includeInvalid: true }, { timeFilters: false });
   const vector = hits.length > 0 ? await store.embed(argument) : null;
   const matches: ForgetMatch[] = [];
   for (const hit of hits) {

@@ -9,7 +9,7 @@
 /** CJK ideographs (Unified + Extension A + Compatibility), kana and Hangul. */
 const CJK_CHAR = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]/u;
 const CJK_CHAR_G = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]/gu;
-const LETTER_G = /\p{L}/gu;
+const WORD_G = /\p{L}+/gu;
 
 /** `true` when `text` contains at least one CJK character. */
 export function containsCjk(text: string): boolean {
@@ -17,22 +17,24 @@ export function containsCjk(text: string): boolean {
 }
 
 /**
- * Share of CJK characters among all letters of `text` (0..1; 0 for text without letters).
- * Latin words count one per letter, so "我喜欢Python" gives 3 / 9 ≈ 0.33.
+ * Share of the text written in CJK (0..1; 0 for text without letters), counted in word
+ * equivalents: a run of Latin letters is one word, and 1.5 CJK characters make one word (a
+ * typical Chinese word length). So "我喜欢Python和Rust" gives (4/1.5) / (4/1.5 + 2) ≈ 0.57 and
+ * "I like 火锅" gives (2/1.5) / (2/1.5 + 2) = 0.4.
  */
 export function cjkRatio(text: string): number {
-  const letters = text.match(LETTER_G)?.length ?? 0;
-  if (letters === 0) return 0;
-  return (text.match(CJK_CHAR_G)?.length ?? 0) / letters;
+  const cjk = (text.match(CJK_CHAR_G)?.length ?? 0) / 1.5;
+  const words = text.replace(CJK_CHAR_G, ' ').match(WORD_G)?.length ?? 0;
+  return cjk + words === 0 ? 0 : cjk / (cjk + words);
 }
 
 /**
- * The language the user mostly writes in, as far as extraction cares: `'zh'` when at least 30%
- * of the letters are CJK (Chinese text with some Latin names or code), else `'other'` (English
- * or another alphabetic language; the model is asked to keep that language too).
+ * The language the user mostly writes in, as far as extraction cares: `'zh'` when at least half
+ * of the text is CJK (`cjkRatio` ≥ 0.5: Chinese with some Latin names or code), else `'other'`
+ * (English or another alphabetic language; the model is asked to keep that language too).
  */
 export function dominantLanguage(text: string): 'zh' | 'other' {
-  return cjkRatio(text) >= 0.3 ? 'zh' : 'other';
+  return cjkRatio(text) >= 0.5 ? 'zh' : 'other';
 }
 
 /**

@@ -1,0 +1,225 @@
+/**
+ * Background jobs of long-term memory (LTM-B), on the persisted queue of `src/jobs/queue.ts`:
+ *
+ * - `ltm.extract` (payload `ExchangeInput`): extraction + consolidation of one exchange. Waits
+ *   (`JobDeferred`) while no language model is loaded. When the model's output stays unusable
+ *   after the bounded retries of `extractMemories`, the failure is recorded (stats entry
+ *   `stats.ltmExtraction` in `db.settings`, shown by the UI) and the job fails at once
+ *   (`JobFailedPermanently`, `lastError` set) — nothing was written; the exchange itself is
+ *   already stored as an episodic memory by LTM-A's `ltm.episodic` job. A preempted job (foreground
+ *   chat turn) is aborted and re-queued by the queue; re-running is harmless (repeats are exact
+ *   duplicates).
+ * - `ltm.reembed` (payload `{ modelId?: string }`): re-embeds memories whose vector comes from
+ *   another model (`store.reembed`, batched and resumable), then rebuilds the store's indexes.
+ *   Waits (`JobDeferred`) while no embedder is loaded or it is not yet the requested model.
+ * - `ltm.maintenance` (payload `MaintenancePayload`, usually `{}`): expiry, retention, merging
+ *   (see `./maintenance.ts`); the retention comes from the `episodicRetentionDays` setting unless
+ *   the payload gives it; then schedules the next run (default every 24 h).
+ */
+import { z } from 'zod';
+import type { RecallDB } from '../../db/schema';
+import type { ChatEngine, Embedder } from '../../engines/types';
+import { JobDeferred, JobFailedPermanently, type EnqueueOptions, type JobQueue } from '../../jobs/queue';
+import type { SearchableStore } from './commands';
+import { consolidate, type ConsolidationOptions } from './consolidation';
+import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions } from './extraction';
+import { runMaintenance, type MaintenanceReport } from './maintenance';
+import type { LongTermStore } from './store';
+
+/** Job types registered here. */
+export const EXTRACT_JOB = 'ltm.extract';
+export const REEMBED_JOB = 'ltm.reembed';
+export const MAINTENANCE_JOB = 'ltm.maintenance';
+
+/**
+ * Suggested enqueue options of `ltm.extract`: extraction retries inside the job already, so two
+ * job attempts (e.g. after a crash or an engine error) are enough.
+ */
+export const EXTRACT_JOB_OPTIONS: EnqueueOptions = { maxAttempts: 2 };
+
+/** `db.settings` key of the extraction stats (`ExtractionStats`). */
+export const EXTRACTION_STATS_KEY = 'stats.ltmExtraction';
+/** `db.settings` key of the last maintenance report (`MaintenanceReport & { at }`). */
+export const MAINTENANCE_STATS_KEY = 'stats.ltmMaintenance';
+
+/** One recorded extraction failure. */
+export interface ExtractionFailureRecord {
+  at: number;
+  conversationId: string;
+  userMessageId: string;
+  error: string;
+  attempts: ExtractionAttemptFailure[];
+}
+
+/** Running totals of extraction, for the UI (memory panel / diagnostics). */
+export interface ExtractionStats {
+  /** Exchanges extracted successfully. */
+  succeeded: number;
+  /** Exchanges whose extraction gave up. */
+  failed: number;
+  /** Items the model extracted (before consolidation). */
+  itemsExtracted: number;
+  /** Replies that needed JSON repair. */
+  repairedReplies: number;
+  /** Consolidation decisions that fell back to ADD because the model's reply was unusable. */
+  decisionFailures: number;
+  lastRunAt: number | null;
+  /** The 20 most recent failures, newest first. */
+  recentFailures: ExtractionFailureRecord[];
+}
+
+const EMPTY_STATS: ExtractionStats = { succeeded: 0, failed: 0, itemsExtracted: 0, repairedReplies: 0, decisionFailures: 0, lastRunAt: null, recentFailures: [] };
+
+/** Reads the extraction stats (zeros when none were recorded). */
+export async function readExtractionStats(db: RecallDB): Promise<ExtractionStats> {
+  const row = await db.settings.get(EXTRACTION_STATS_KEY);
+  return { ...EMPTY_STATS, ...((row?.value as Partial<ExtractionStats> | undefined) ?? {}) };
+}
+
+async function updateStats(db: RecallDB, change: (s: ExtractionStats) => void): Promise<void> {
+  await db.transaction('rw', db.settings, async () => {
+    const stats = await readExtractionStats(db);
+    change(stats);
+    await db.settings.put({ key: EXTRACTION_STATS_KEY, value: stats });
+  });
+}
+
+const exchangeSchema = z.object({
+  conversationId: z.string().min(1),
+  namespace: z.string().min(1),
+  userMessageId: z.string().min(1),
+  assistantMessageId: z.string().min(1),
+});
+
+/** Payload of `ltm.maintenance`; absent fields take the settings / defaults. */
+export interface MaintenancePayload {
+  episodicRetentionDays?: number | null;
+  staleEventDays?: number | null;
+  namespace?: string;
+  /** Schedule the next run after this one (default `true`). */
+  reschedule?: boolean;
+}
+
+const maintenanceSchema = z
+  .object({
+    episodicRetentionDays: z.number().int().min(1).nullable().optional(),
+    staleEventDays: z.number().int().min(1).nullable().optional(),
+    namespace: z.string().min(1).optional(),
+    reschedule: z.boolean().optional(),
+  })
+  .default({});
+
+/** Dependencies of the LTM-B jobs. */
+export interface ExtractionJobDeps {
+  db: RecallDB;
+  /** The store (`createMemoryStore`): search, `rebuildIndexes` and `reembed` are used besides `MemoryStore`. */
+  store: SearchableStore & Partial<Pick<LongTermStore, 'rebuildIndexes' | 'reembed'>>;
+  /** The chat engine, or `null` while none is loaded. */
+  engine: () => ChatEngine | null;
+  /**
+   * The current embedder (`null` while none is loaded). Optional; when given, `ltm.reembed` waits
+   * until it is the model named in the payload.
+   */
+  embedder?: () => Embedder | null;
+  now?: () => number;
+  /** Time between maintenance runs (ms), default 24 h. */
+  maintenanceIntervalMs?: number;
+  extraction?: Omit<ExtractionOptions, 'signal'>;
+  consolidation?: Partial<ConsolidationOptions>;
+}
+
+/**
+ * Registers `ltm.extract`, `ltm.reembed` and `ltm.maintenance` on `jobs` (see module doc).
+ * @throws when a handler for one of these types is already registered.
+ */
+export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps): void {
+  const { db, store } = deps;
+  const now = deps.now ?? Date.now;
+
+  jobs.register<unknown>(EXTRACT_JOB, async (payload, { signal, reportProgress }) => {
+    const parsed = exchangeSchema.safeParse(payload);
+    if (!parsed.success) throw new JobFailedPermanently(`Invalid ${EXTRACT_JOB} payload: ${parsed.error.issues[0]?.message ?? 'bad shape'}`);
+    const input = parsed.data;
+    const engine = deps.engine();
+    if (!engine || !engine.isLoaded()) throw new JobDeferred('No language model is loaded; memory extraction waits for one.', 60_000);
+    const [user, assistant] = await db.messages.bulkGet([input.userMessageId, input.assistantMessageId]);
+    if (!user) return; // The conversation was deleted meanwhile: nothing left to extract.
+    reportProgress(0.05);
+
+    let extraction;
+    try {
+      extraction = await extractMemories(
+        engine,
+        { userText: user.content, assistantText: assistant?.content ?? '', messageTime: user.createdAt },
+        { ...deps.extraction, signal },
+      );
+    } catch (error) {
+      if (!(error instanceof ExtractionError)) throw error;
+      await updateStats(db, (s) => {
+        s.failed += 1;
+        s.lastRunAt = now();
+        s.recentFailures = [
+          { at: now(), conversationId: input.conversationId, userMessageId: input.userMessageId, error: error.message, attempts: error.failures },
+          ...s.recentFailures,
+        ].slice(0, 20);
+      });
+      throw new JobFailedPermanently(error.message, { cause: error });
+    }
+    reportProgress(0.5);
+
+    const result = await consolidate(extraction.items, {
+      store,
+      namespace: input.namespace,
+      engine,
+      conversationId: input.conversationId,
+      sourceMessageIds: [input.userMessageId],
+      messageTime: user.createdAt,
+      signal,
+      ...(deps.consolidation ? { options: deps.consolidation } : {}),
+    });
+    await updateStats(db, (s) => {
+      s.succeeded += 1;
+      s.itemsExtracted += extraction.items.length;
+      s.repairedReplies += extraction.repaired ? 1 : 0;
+      s.decisionFailures += result.llmFailures.length;
+      s.lastRunAt = now();
+    });
+    reportProgress(1);
+  });
+
+  jobs.register<unknown>(REEMBED_JOB, async (payload, { signal, reportProgress }) => {
+    const wanted = z.object({ modelId: z.string().min(1).optional() }).catch({}).parse(payload ?? {}).modelId;
+    if (!store.reembed) throw new JobFailedPermanently('This memory store cannot re-embed.');
+    const embedder = deps.embedder?.() ?? null;
+    if (deps.embedder && !embedder) throw new JobDeferred('No embedding model is loaded; re-embedding waits for one.', 60_000);
+    if (embedder && wanted && embedder.modelId !== wanted) throw new JobDeferred(`Waiting for the embedding model ${wanted} to load.`, 30_000);
+    const { embedded, remaining } = await store.reembed({ signal, onProgress: (done, total) => reportProgress(total > 0 ? (0.95 * done) / total : 0.95) });
+    await store.rebuildIndexes?.();
+    if (remaining > 0) {
+      // The store embeds nothing without an embedder: wait for one rather than fail.
+      if (embedded === 0) throw new JobDeferred('No embedding model is loaded; re-embedding waits for one.', 60_000);
+      throw new Error(`${remaining} memories still lack a vector from the current model; retrying.`);
+    }
+    reportProgress(1);
+  });
+
+  jobs.register<unknown>(MAINTENANCE_JOB, async (payload, { signal, reportProgress }) => {
+    const p = maintenanceSchema.catch({}).parse(payload ?? {});
+    const retention =
+      p.episodicRetentionDays !== undefined
+        ? p.episodicRetentionDays
+        : (z.number().int().min(1).nullable().catch(null).parse((await db.settings.get('episodicRetentionDays'))?.value ?? null) as number | null);
+    const report: MaintenanceReport = await runMaintenance(db, store, {
+      now: now(),
+      episodicRetentionDays: retention,
+      ...(p.staleEventDays !== undefined ? { staleEventDays: p.staleEventDays } : {}),
+      ...(p.namespace ? { namespace: p.namespace } : {}),
+      signal,
+      onProgress: reportProgress,
+    });
+    await db.settings.put({ key: MAINTENANCE_STATS_KEY, value: { at: now(), ...report } });
+    if (p.reschedule !== false) {
+      await jobs.enqueue(MAINTENANCE_JOB, {}, { dedupeKey: MAINTENANCE_JOB, delayMs: deps.maintenanceIntervalMs ?? 86_400_000 });
+    }
+  });
+}

@@ -1,0 +1,152 @@
+/**
+ * Long-term memory upkeep, run as a background job (`ltm.maintenance`, see `./jobs.ts`):
+ * 1. Expire: memories whose validity end (`validUntil`) has passed but are still marked current
+ *    are closed (history event `EXPIRE`); undated, unpinned events not created, updated or
+ *    accessed for `staleEventDays` expire too ("events expire, profile facts do not").
+ * 2. Retention: episodic memories (stored exchanges) older than `episodicRetentionDays` are
+ *    deleted unless pinned (history event `DELETE`, source `maintenance:retention`). The
+ *    conversations themselves are not touched.
+ * 3. Merge near-duplicates: current memories of the same namespace and kind whose embeddings have
+ *    cosine ≥ `nearDuplicateCosine` (or the same normalized text) are merged into one survivor
+ *    (pinned first, then higher importance, more accesses, newer). The survivor keeps the richer
+ *    text, the highest importance, the pin and every source message id (event `MERGE`); the other
+ *    is deleted (event `DELETE`, source `maintenance:merged-into:<survivor id>`).
+ * Every change goes through the store, so history and indexes stay in sync. Re-running is harmless.
+ */
+import type { MemoryKind, MemoryRecord, RecallDB } from '../../db/schema';
+import type { SearchableStore } from './commands';
+import { contentTerms, cosineSimilarity, normalizeForCompare, termCoverage } from './extraction/language';
+
+const DAY_MS = 86_400_000;
+
+/** Kinds merged by maintenance (episodic rounds and summaries are never merged). */
+const MERGEABLE: ReadonlySet<MemoryKind> = new Set(['profile', 'preference', 'event', 'fact', 'instruction']);
+
+/** Options of one maintenance run. Times in ms epoch; durations in days. */
+export interface MaintenanceOptions {
+  now: number;
+  /** Delete unpinned episodic memories older than this many days; `null` keeps them forever. */
+  episodicRetentionDays: number | null;
+  /** Expire undated unpinned events untouched for this many days (default 30); `null` never. */
+  staleEventDays?: number | null;
+  /** Cosine at or above which two memories are merged (default 0.95). */
+  nearDuplicateCosine?: number;
+  /** Only this namespace (default: all). */
+  namespace?: string;
+  signal?: AbortSignal;
+  /** Progress 0..1 over the three steps. */
+  onProgress?: (fraction: number) => void;
+}
+
+/** What a maintenance run changed (counts of memories). */
+export interface MaintenanceReport {
+  expired: number;
+  /** Episodic memories deleted by the retention setting. */
+  dropped: number;
+  /** Memories merged into another one (and deleted). */
+  merged: number;
+}
+
+function checkAbort(signal?: AbortSignal) {
+  if (signal?.aborted) throw signal.reason ?? new DOMException('Maintenance aborted', 'AbortError');
+}
+
+/** Survivor order of a merge: pinned, importance, access count, most recently updated. */
+function better(a: MemoryRecord, b: MemoryRecord): number {
+  return Number(b.pinned) - Number(a.pinned) || b.importance - a.importance || b.accessCount - a.accessCount || b.updatedAt - a.updatedAt;
+}
+
+/** Runs the three steps (see module doc). @throws store errors; an AbortError when `signal` aborts. */
+export async function runMaintenance(db: RecallDB, store: SearchableStore, options: MaintenanceOptions): Promise<MaintenanceReport> {
+  const report: MaintenanceReport = { expired: 0, dropped: 0, merged: 0 };
+  const { now } = options;
+  const inScope = (m: MemoryRecord) => options.namespace === undefined || m.namespace === options.namespace;
+
+  // 1. Expire.
+  const staleDays = options.staleEventDays === undefined ? 30 : options.staleEventDays;
+  const current = (await db.memories.where('current').equals(1).toArray()).filter(inScope);
+  for (const m of current) {
+    checkAbort(options.signal);
+    const ended = m.validUntil !== null && m.validUntil <= now;
+    const lastTouched = Math.max(m.createdAt, m.updatedAt, m.lastAccessedAt ?? 0);
+    const stale = staleDays !== null && m.kind === 'event' && !m.pinned && m.validUntil === null && lastTouched < now - staleDays * DAY_MS;
+    if (!ended && !stale) continue;
+    await store.update(m.id, { validUntil: ended ? m.validUntil : now }, 'maintenance', 'EXPIRE');
+    report.expired += 1;
+  }
+  options.onProgress?.(1 / 3);
+
+  // 2. Retention of episodic memories.
+  if (options.episodicRetentionDays !== null) {
+    const cutoff = now - options.episodicRetentionDays * DAY_MS;
+    const old = (await db.memories.where('kind').equals('episodic').toArray()).filter((m) => inScope(m) && !m.pinned && m.createdAt < cutoff);
+    for (let i = 0; i < old.length; i += 100) {
+      checkAbort(options.signal);
+      const ids = old.slice(i, i + 100).map((m) => m.id);
+      await store.remove(ids, 'DELETE', 'maintenance:retention');
+      report.dropped += ids.length;
+    }
+  }
+  options.onProgress?.(2 / 3);
+
+  // 3. Merge near-duplicates.
+  report.merged = await mergeNearDuplicates(db, store, options);
+  options.onProgress?.(1);
+  return report;
+}
+
+async function mergeNearDuplicates(db: RecallDB, store: SearchableStore, options: MaintenanceOptions): Promise<number> {
+  const threshold = options.nearDuplicateCosine ?? 0.95;
+  const rows = (await db.memories.where('current').equals(1).toArray())
+    .filter((m) => MERGEABLE.has(m.kind) && (options.namespace === undefined || m.namespace === options.namespace))
+    .sort(better);
+  const gone = new Set<string>();
+  let merged = 0;
+  for (const seed of rows) {
+    checkAbort(options.signal);
+    if (gone.has(seed.id)) continue;
+    const survivor = await db.memories.get(seed.id);
+    if (!survivor || survivor.current !== 1) continue;
+    const duplicates = new Map<string, MemoryRecord>();
+    // Same normalized text (works without embeddings).
+    for (const other of await db.memories.where('hash').equals(survivor.hash).toArray()) {
+      if (other.id !== survivor.id && other.namespace === survivor.namespace && other.kind === survivor.kind && other.current === 1 && !gone.has(other.id)) duplicates.set(other.id, other);
+    }
+    if (survivor.embedding) {
+      for (const hit of await store.nearest(survivor.embedding, { namespace: survivor.namespace, k: 6 })) {
+        if (hit.memory.id === survivor.id || gone.has(hit.memory.id) || hit.memory.kind !== survivor.kind || hit.memory.current !== 1) continue;
+        const other = await db.memories.get(hit.memory.id);
+        if (!other) continue;
+        const cos = other.embedding && other.embedding.length === survivor.embedding.length ? cosineSimilarity(survivor.embedding, other.embedding) : hit.similarity;
+        if (cos >= threshold || normalizeForCompare(other.text) === normalizeForCompare(survivor.text)) duplicates.set(other.id, other);
+      }
+    }
+    if (duplicates.size === 0) continue;
+    const group = [...duplicates.values()];
+    const richest = [survivor, ...group].reduce((best, m) => (saysMore(m.text, best.text) ? m : best), survivor);
+    await store.update(
+      survivor.id,
+      {
+        text: richest.text,
+        importance: Math.max(survivor.importance, ...group.map((m) => m.importance)),
+        pinned: survivor.pinned || group.some((m) => m.pinned),
+        sourceMessageIds: [...new Set([survivor, ...group].flatMap((m) => m.sourceMessageIds))],
+      },
+      'maintenance',
+      'MERGE',
+    );
+    for (const other of group) {
+      await store.remove([other.id], 'DELETE', `maintenance:merged-into:${survivor.id}`);
+      gone.add(other.id);
+      merged += 1;
+    }
+  }
+  return merged;
+}
+
+/** `true` when `richer` contains every content word of `base` and more. */
+function saysMore(richer: string, base: string): boolean {
+  const r = contentTerms(richer);
+  const b = contentTerms(base);
+  return r.length > b.length && termCoverage(b, richer) === 1;
+}
