@@ -1,0 +1,139 @@
+/**
+ * The chat transcript as the side panel shows it, with streaming. Pure functions over an
+ * immutable list (each returns a new array, or the same array when nothing changed), so the
+ * Svelte state can simply be reassigned.
+ *
+ * A turn goes: `beginTurn` (the user's message and an empty streaming reply appear at once,
+ * with temporary ids) → `applyDelta` for each `event.chatDelta` of that request id →
+ * `completeTurn` with the stored records from `chat.send` (their content is authoritative and
+ * replaces the streamed text), or `failTurn` when `chat.send` rejects. Deltas of unknown
+ * request ids, or arriving after the turn ended, are ignored.
+ */
+import type { MessageRecord } from '../../db/schema';
+import type { ChatTurnResult } from '../../messaging/protocol';
+
+/** Status of a message on screen: the stored statuses plus `streaming`. */
+export type UiMessageStatus = 'streaming' | 'complete' | 'aborted' | 'error';
+
+/** One message on screen. */
+export interface UiMessage {
+  /** Stored message id, or a temporary `pending-…` id until the turn completes. */
+  id: string;
+  role: 'user' | 'assistant';
+  content: string;
+  status: UiMessageStatus;
+  /** Error text when `status === 'error'`. */
+  error?: string;
+  /** The `chat.send` request that produced it (only while this panel ran the turn). */
+  requestId?: string;
+  /** `true` until the core confirmed the message is stored. */
+  pending?: boolean;
+  createdAt: number;
+  modelId?: string;
+  /** Explicit memory command handled by the core instead of the model. */
+  command?: ChatTurnResult['command'];
+}
+
+/** Converts a stored message into a screen message. */
+export function fromRecord(record: MessageRecord): UiMessage {
+  const message: UiMessage = { id: record.id, role: record.role, content: record.content, status: record.status, createdAt: record.createdAt };
+  if (record.error !== undefined) message.error = record.error;
+  if (record.modelId !== undefined) message.modelId = record.modelId;
+  return message;
+}
+
+/** Temporary ids of a turn's two messages. */
+export const pendingIds = (requestId: string) => ({ user: `pending-user:${requestId}`, assistant: `pending-assistant:${requestId}` });
+
+/** Appends the user's message and an empty streaming assistant reply for request `requestId`. */
+export function beginTurn(list: readonly UiMessage[], turn: { requestId: string; text: string; now: number }): UiMessage[] {
+  const ids = pendingIds(turn.requestId);
+  return [
+    ...list,
+    { id: ids.user, role: 'user', content: turn.text, status: 'complete', pending: true, requestId: turn.requestId, createdAt: turn.now },
+    { id: ids.assistant, role: 'assistant', content: '', status: 'streaming', pending: true, requestId: turn.requestId, createdAt: turn.now },
+  ];
+}
+
+/** Appends `delta` to the streaming reply of `requestId`; ignores deltas of other or finished requests. */
+export function applyDelta(list: readonly UiMessage[], event: { requestId: string; delta: string }): readonly UiMessage[] {
+  const index = list.findIndex((m) => m.requestId === event.requestId && m.role === 'assistant' && m.status === 'streaming');
+  if (index < 0 || event.delta === '') return list;
+  const copy = list.slice();
+  const target = copy[index]!;
+  copy[index] = { ...target, content: target.content + event.delta };
+  return copy;
+}
+
+/**
+ * Replaces the turn's temporary messages with the stored ones. When the turn was a memory
+ * command, the command is attached to the assistant message.
+ */
+export function completeTurn(list: readonly UiMessage[], requestId: string, result: ChatTurnResult): UiMessage[] {
+  const ids = pendingIds(requestId);
+  const user = fromRecord(result.userMessage);
+  const assistant = fromRecord(result.assistantMessage);
+  if (result.command) assistant.command = result.command;
+  const out: UiMessage[] = [];
+  let placed = false;
+  for (const message of list) {
+    if (message.id === ids.user || message.id === ids.assistant) {
+      if (!placed) out.push(user, assistant);
+      placed = true;
+    } else if (message.id !== user.id && message.id !== assistant.id) {
+      out.push(message);
+    }
+  }
+  if (!placed) out.push(user, assistant);
+  return out;
+}
+
+/**
+ * Marks the turn's reply as failed with `error`, keeping whatever text streamed so far. The
+ * user's message keeps `pending: true` (not known to be stored) so the caller can offer it again.
+ */
+export function failTurn(list: readonly UiMessage[], requestId: string, error: string): UiMessage[] {
+  const ids = pendingIds(requestId);
+  return list.map((m) => (m.id === ids.assistant ? { ...m, status: 'error', error } : m));
+}
+
+/** The last assistant message that is stored (not pending, not streaming), for the context view and the budget bar. */
+export function lastStoredAssistant(list: readonly UiMessage[]): UiMessage | undefined {
+  for (let i = list.length - 1; i >= 0; i -= 1) {
+    const m = list[i]!;
+    if (m.role === 'assistant' && !m.pending && m.status !== 'streaming') return m;
+  }
+  return undefined;
+}
+
+/**
+ * After `chat.send` rejected, decides what to show from the messages the core actually stored
+ * (`stored`, from `messages.list`) and the local failed turn.
+ *
+ * - If the core stored the turn's user message (matched by text, at or after the turn began),
+ *   the stored messages are shown; when no stored assistant reply follows it, the local failed
+ *   reply (status `error`) stays under it so the error remains visible.
+ * - Otherwise the local transcript is kept and `userStored` is `false`: the caller puts the
+ *   text back in the input so nothing the user typed is lost.
+ */
+export function reconcileFailedTurn(
+  local: readonly UiMessage[],
+  stored: readonly MessageRecord[],
+  requestId: string,
+): { list: UiMessage[]; userStored: boolean } {
+  const ids = pendingIds(requestId);
+  const localUser = local.find((m) => m.id === ids.user);
+  const localReply = local.find((m) => m.id === ids.assistant);
+  if (!localUser) return { list: local.slice(), userStored: false };
+  const userIndex = findLastIndex(stored, (m) => m.role === 'user' && m.content === localUser.content && m.createdAt >= localUser.createdAt - 60_000);
+  if (userIndex < 0) return { list: local.slice(), userStored: false };
+  const list = stored.map(fromRecord);
+  const replied = stored.slice(userIndex + 1).some((m) => m.role === 'assistant');
+  if (!replied && localReply) list.splice(userIndex + 1, 0, localReply);
+  return { list, userStored: true };
+}
+
+function findLastIndex<T>(items: readonly T[], predicate: (item: T) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i -= 1) if (predicate(items[i]!)) return i;
+  return -1;
+}

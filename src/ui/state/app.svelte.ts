@@ -1,0 +1,502 @@
+/**
+ * The side panel's state and actions (Svelte 5 runes). One instance, `app`, shared by every
+ * component. All data comes from the core through `./api` (requests and `event.*`); this
+ * module holds what is on screen and never owns data the core owns.
+ *
+ * Errors of user actions become notices (`app.notices`) with a translated context line and the
+ * core's message; nothing the user typed is dropped on failure (the chat text goes back into
+ * the input when the core did not store it).
+ */
+import type { ConversationRecord } from '../../db/schema';
+import type { JobStats } from '../../jobs/queue';
+import type { StrategyConfig } from '../../memory/short-term/types';
+import type { ConversationSummary, EngineStatus, ModelCatalog, Settings, WllamaSource } from '../../messaging/protocol';
+import type { PromptTrace } from '../../prompt/types';
+import { saveModelFile } from '../../platform/model-files';
+import browser from 'webextension-polyfill';
+import { setLanguage, t, type TranslationKey } from '../i18n/index.svelte';
+import { errorMessage } from '../lib/connect';
+import { hasGgufExtension, inspectGgufFile } from '../lib/gguf';
+import { resolveUiLanguage } from '../lib/locale';
+import {
+  applyDelta,
+  beginTurn,
+  completeTurn,
+  failTurn,
+  fromRecord,
+  lastStoredAssistant,
+  reconcileFailedTurn,
+  type UiMessage,
+} from '../lib/transcript';
+import { connect, request, subscribe } from './api';
+
+/** The panel's tabs. */
+export type Tab = 'chat' | 'models' | 'memory' | 'settings';
+
+/** A message in the notice area. Errors stay until dismissed; infos go away after 6 s. */
+export interface Notice {
+  id: number;
+  kind: 'error' | 'info';
+  text: string;
+}
+
+/** Progress of opening a local .gguf file (checked, copied into OPFS, registered, loaded). */
+export interface FileImport {
+  name: string;
+  stage: 'checking' | 'copying' | 'registering' | 'loading';
+  /** Bytes copied so far. */
+  writtenBytes: number;
+  /** File size in bytes. */
+  totalBytes: number;
+}
+
+/** The chat turn this panel is running. */
+interface ActiveTurn {
+  requestId: string;
+  conversationId: string;
+}
+
+const browserLanguage = (): string | undefined => {
+  try {
+    return browser.i18n.getUILanguage();
+  } catch {
+    return globalThis.navigator?.language;
+  }
+};
+
+/** See module doc. */
+export class AppState {
+  /** `connecting` until `core.ensure` answered; `ready` after the first data arrived. */
+  connection = $state<{ state: 'connecting' | 'ready'; attempts: number; lastError: string | null }>({ state: 'connecting', attempts: 0, lastError: null });
+  tab = $state<Tab>('chat');
+  engine = $state<EngineStatus | null>(null);
+  catalog = $state<ModelCatalog | null>(null);
+  settings = $state<Settings | null>(null);
+  conversations = $state<ConversationSummary[]>([]);
+  /** The open conversation, or `null` for a new chat not yet created (created on first send). */
+  current = $state<ConversationRecord | null>(null);
+  messages = $state<readonly UiMessage[]>([]);
+  active = $state<ActiveTurn | null>(null);
+  /** Prompt trace of the last stored assistant message of the open conversation. */
+  lastTrace = $state<{ messageId: string; trace: PromptTrace } | null>(null);
+  jobs = $state<JobStats | null>(null);
+  notices = $state<Notice[]>([]);
+  /** Text of the chat input (kept here so a failed send can put it back). */
+  draft = $state('');
+  /** Assistant message whose context view is open. */
+  contextMessageId = $state<string | null>(null);
+  drawerOpen = $state(false);
+  /** Message ids to highlight after jumping to a memory's source. */
+  highlighted = $state<string[]>([]);
+  fileImport = $state<FileImport | null>(null);
+  /** A load request is in flight (buttons disabled). */
+  engineBusy = $state(false);
+  /** Strategy picked for a new chat before it exists. */
+  pendingStrategy = $state<StrategyConfig | null>(null);
+
+  #noticeSeq = 0;
+  #started = false;
+  #importAbort: AbortController | null = null;
+
+  /** Connects to the core, subscribes to its events and loads the first screen. Idempotent. */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    await setLanguage(resolveUiLanguage('auto', browserLanguage()));
+    subscribe('event.engine', (status) => {
+      this.engine = status;
+    });
+    subscribe('event.jobs', (stats) => {
+      this.jobs = stats;
+    });
+    subscribe('event.chatDelta', (event) => {
+      this.messages = applyDelta(this.messages, event);
+    });
+    subscribe('event.conversations', (event) => {
+      void this.refreshConversations();
+      if (event.conversationId && event.conversationId === this.current?.id && !this.active) void this.reloadCurrent();
+    });
+    await connect((progress) => {
+      this.connection = { state: 'connecting', ...progress };
+    });
+    await this.loadAll();
+  }
+
+  /** (Re)reads everything from the core. */
+  async loadAll(): Promise<void> {
+    try {
+      const [engine, catalog, settings, conversations, jobs] = await Promise.all([
+        request('engine.status', undefined, { retry: true }),
+        request('engine.catalog', undefined, { retry: true }),
+        request('settings.get', undefined, { retry: true }),
+        request('conversations.list', undefined, { retry: true }),
+        request('jobs.stats', undefined, { retry: true }),
+      ]);
+      this.engine = engine;
+      this.catalog = catalog;
+      this.settings = settings;
+      this.conversations = conversations;
+      this.jobs = jobs;
+      await setLanguage(resolveUiLanguage(settings.locale, browserLanguage()));
+      this.connection = { state: 'ready', attempts: 0, lastError: null };
+      const latest = conversations[0];
+      if (latest && !this.current) await this.selectConversation(latest.id);
+    } catch (error) {
+      this.connection = { ...this.connection, lastError: errorMessage(error) };
+      this.fail('errors.loadFailed', error);
+    }
+  }
+
+  // ── notices ────────────────────────────────────────────────────────────────
+
+  /** Shows a notice. */
+  notify(kind: Notice['kind'], text: string): void {
+    const notice = { id: (this.#noticeSeq += 1), kind, text };
+    this.notices = [...this.notices, notice];
+    if (kind === 'info') setTimeout(() => this.dismiss(notice.id), 6_000);
+  }
+
+  /** Shows an error notice: the translated context line, then the core's message. */
+  fail(context: TranslationKey, error: unknown): void {
+    const line = t(context);
+    // A Chinese full-width colon already separates; English needs a space.
+    this.notify('error', `${line}${line.endsWith('：') ? '' : ' '}${errorMessage(error)}`);
+  }
+
+  dismiss(id: number): void {
+    this.notices = this.notices.filter((n) => n.id !== id);
+  }
+
+  // ── conversations ──────────────────────────────────────────────────────────
+
+  async refreshConversations(): Promise<void> {
+    try {
+      this.conversations = await request('conversations.list', undefined, { retry: true });
+    } catch (error) {
+      this.fail('errors.loadFailed', error);
+    }
+  }
+
+  /**
+   * Opens a conversation: its record, messages and last prompt trace.
+   * @param highlight message ids to highlight and scroll to (a memory's source).
+   */
+  async selectConversation(id: string, highlight: string[] = []): Promise<void> {
+    try {
+      const [conversation, records] = await Promise.all([
+        request('conversations.get', { id }, { retry: true }),
+        request('messages.list', { conversationId: id }, { retry: true }),
+      ]);
+      if (!conversation) {
+        this.notify('error', t('errors.conversationGone'));
+        await this.refreshConversations();
+        return;
+      }
+      this.current = conversation;
+      this.messages = records.map(fromRecord);
+      this.highlighted = highlight;
+      this.drawerOpen = false;
+      this.pendingStrategy = null;
+      await this.refreshTrace();
+    } catch (error) {
+      this.fail('errors.loadFailed', error);
+    }
+  }
+
+  /** Re-reads the open conversation (title, strategy, messages). */
+  async reloadCurrent(): Promise<void> {
+    if (this.current) await this.selectConversation(this.current.id, this.highlighted);
+  }
+
+  /** Starts a new conversation (created right away, with the default strategy). */
+  async newConversation(): Promise<void> {
+    try {
+      const created = await request('conversations.create', this.pendingStrategy ? { strategy: $state.snapshot(this.pendingStrategy) } : {});
+      this.current = created;
+      this.messages = [];
+      this.lastTrace = null;
+      this.highlighted = [];
+      this.pendingStrategy = null;
+      this.contextMessageId = null;
+      this.drawerOpen = false;
+      this.tab = 'chat';
+      await this.refreshConversations();
+    } catch (error) {
+      this.fail('errors.createFailed', error);
+    }
+  }
+
+  async renameConversation(id: string, title: string): Promise<void> {
+    try {
+      const updated = await request('conversations.update', { id, title });
+      if (this.current?.id === id) this.current = updated;
+      await this.refreshConversations();
+    } catch (error) {
+      this.fail('errors.renameFailed', error);
+    }
+  }
+
+  async deleteConversation(id: string): Promise<void> {
+    try {
+      await request('conversations.delete', { id });
+      if (this.current?.id === id) {
+        this.current = null;
+        this.messages = [];
+        this.lastTrace = null;
+        this.contextMessageId = null;
+      }
+      await this.refreshConversations();
+    } catch (error) {
+      this.fail('errors.deleteFailed', error);
+    }
+  }
+
+  /** Changes the open conversation's context strategy (or the one a new chat will get). */
+  async setStrategy(strategy: StrategyConfig): Promise<void> {
+    if (!this.current) {
+      this.pendingStrategy = strategy;
+      return;
+    }
+    try {
+      this.current = await request('conversations.update', { id: this.current.id, strategy: $state.snapshot(strategy) });
+    } catch (error) {
+      this.fail('errors.strategyFailed', error);
+    }
+  }
+
+  /** Jumps to the conversation a memory came from, highlighting its source messages. */
+  async jumpToSource(conversationId: string, messageIds: string[]): Promise<void> {
+    this.contextMessageId = null;
+    this.tab = 'chat';
+    await this.selectConversation(conversationId, messageIds);
+  }
+
+  // ── chat ───────────────────────────────────────────────────────────────────
+
+  /** `true` while this panel streams a reply in the open conversation. */
+  get streaming(): boolean {
+    return this.active !== null && this.active.conversationId === this.current?.id;
+  }
+
+  /**
+   * Sends the text in the input as one chat turn, streaming the reply. Creates the conversation
+   * first when the chat is new. On failure the reply shows the error, and the text goes back
+   * into the input unless the core stored it.
+   */
+  async send(): Promise<void> {
+    const text = this.draft.trim();
+    if (!text || this.active) return;
+    this.draft = '';
+    let conversation = this.current;
+    if (!conversation) {
+      try {
+        conversation = await request('conversations.create', this.pendingStrategy ? { strategy: $state.snapshot(this.pendingStrategy) } : {});
+        this.current = conversation;
+        this.pendingStrategy = null;
+      } catch (error) {
+        this.draft = text;
+        this.fail('errors.createFailed', error);
+        return;
+      }
+    }
+    const requestId = crypto.randomUUID();
+    const conversationId = conversation.id;
+    this.active = { requestId, conversationId };
+    this.highlighted = [];
+    this.messages = beginTurn(this.messages, { requestId, text, now: Date.now() });
+    try {
+      const result = await request('chat.send', { conversationId, text, requestId });
+      if (this.current?.id === conversationId) {
+        this.messages = completeTurn(this.messages, requestId, result);
+        if (result.command) this.notify('info', t(result.command.kind === 'remember' ? 'chat.remembered' : 'chat.forgotten', { count: result.command.affected.length }));
+        await this.refreshTrace();
+      }
+    } catch (error) {
+      if (this.current?.id === conversationId) {
+        this.messages = failTurn(this.messages, requestId, errorMessage(error));
+        const stored = await request('messages.list', { conversationId }, { retry: true }).catch(() => null);
+        const { list, userStored } = stored ? reconcileFailedTurn(this.messages, stored, requestId) : { list: this.messages.slice(), userStored: false };
+        this.messages = list;
+        if (!userStored && !this.draft) this.draft = text;
+      } else if (!this.draft) {
+        this.draft = text;
+      }
+    } finally {
+      this.active = null;
+      await this.refreshConversations();
+      if (this.current?.id === conversationId) {
+        const fresh = await request('conversations.get', { id: conversationId }, { retry: true }).catch(() => null);
+        if (fresh) this.current = fresh;
+      }
+    }
+  }
+
+  /** Stops the reply being generated (the partial reply is kept, status `aborted`). */
+  async stop(): Promise<void> {
+    const active = this.active;
+    if (!active) return;
+    try {
+      await request('chat.stop', { requestId: active.requestId });
+    } catch (error) {
+      this.fail('errors.stopFailed', error);
+    }
+  }
+
+  /** Loads the prompt trace of the last stored assistant message (for the budget bar). */
+  async refreshTrace(): Promise<void> {
+    const last = lastStoredAssistant(this.messages);
+    if (!last) {
+      this.lastTrace = null;
+      return;
+    }
+    try {
+      const trace = await request('trace.get', { messageId: last.id }, { retry: true });
+      this.lastTrace = trace ? { messageId: last.id, trace } : null;
+    } catch {
+      this.lastTrace = null;
+    }
+  }
+
+  // ── engines ────────────────────────────────────────────────────────────────
+
+  async refreshCatalog(): Promise<void> {
+    try {
+      this.catalog = await request('engine.catalog', undefined, { retry: true });
+    } catch (error) {
+      this.fail('errors.loadFailed', error);
+    }
+  }
+
+  /** Runs one engine request, keeping `engineBusy` and the status in sync. */
+  async #engineCall(run: () => Promise<EngineStatus>): Promise<boolean> {
+    this.engineBusy = true;
+    try {
+      this.engine = await run();
+      return true;
+    } catch (error) {
+      this.fail('errors.engineFailed', error);
+      this.engine = await request('engine.status', undefined, { retry: true }).catch(() => this.engine);
+      return false;
+    } finally {
+      this.engineBusy = false;
+    }
+  }
+
+  /** Loads a WebLLM model (WebGPU). */
+  loadWebLLM(modelId: string): Promise<boolean> {
+    return this.#engineCall(() => request('engine.loadWebLLM', { modelId }));
+  }
+
+  /** Loads a GGUF in wllama (CPU) from the catalog or from OPFS. */
+  loadWllama(source: WllamaSource): Promise<boolean> {
+    return this.#engineCall(() => request('engine.loadWllama', { source }));
+  }
+
+  unloadEngine(): Promise<boolean> {
+    return this.#engineCall(() => request('engine.unload'));
+  }
+
+  /**
+   * Opens a local .gguf: checks its header, copies it into OPFS (progress in `fileImport`),
+   * registers it with the core and loads it in wllama. A file that is not GGUF is rejected
+   * before anything is copied.
+   */
+  async openLocalGguf(file: File): Promise<void> {
+    if (this.fileImport) return;
+    this.fileImport = { name: file.name, stage: 'checking', writtenBytes: 0, totalBytes: file.size };
+    try {
+      const check = await inspectGgufFile(file);
+      if (!check.ok) {
+        this.notify('error', t(`engine.gguf.${check.reason}`, { name: file.name, version: check.version ?? '?' }));
+        return;
+      }
+      if (!hasGgufExtension(file.name)) this.notify('info', t('engine.gguf.extension', { name: file.name }));
+      this.fileImport = { ...this.fileImport, stage: 'copying' };
+      this.#importAbort = new AbortController();
+      let saved: { fileName: string; sizeBytes: number };
+      try {
+        saved = await saveModelFile(
+          file,
+          (writtenBytes) => {
+            if (this.fileImport) this.fileImport = { ...this.fileImport, writtenBytes };
+          },
+          { signal: this.#importAbort.signal },
+        );
+      } catch (error) {
+        if (this.#importAbort.signal.aborted) this.notify('info', t('engine.import.cancelled', { name: file.name }));
+        else this.fail('errors.copyFailed', error);
+        return;
+      } finally {
+        this.#importAbort = null;
+      }
+      this.fileImport = { ...this.fileImport, stage: 'registering', writtenBytes: saved.sizeBytes };
+      try {
+        await request('models.registerLocal', { fileName: saved.fileName, displayName: file.name, sizeBytes: saved.sizeBytes });
+      } catch (error) {
+        this.fail('errors.registerFailed', error);
+        return;
+      }
+      await this.refreshCatalog();
+      this.fileImport = { ...this.fileImport, stage: 'loading' };
+      await this.loadWllama({ type: 'opfs', fileName: saved.fileName });
+    } catch (error) {
+      this.fail('errors.copyFailed', error);
+    } finally {
+      this.fileImport = null;
+    }
+  }
+
+  /** Cancels copying a .gguf into OPFS (the partial copy is removed by `saveModelFile`). */
+  cancelFileImport(): void {
+    this.#importAbort?.abort();
+  }
+
+  /** Removes a stored GGUF (file and record). */
+  async deleteLocalModel(fileName: string): Promise<void> {
+    try {
+      await request('models.deleteLocal', { fileName });
+      await this.refreshCatalog();
+    } catch (error) {
+      this.fail('errors.deleteFailed', error);
+    }
+  }
+
+  // ── settings ───────────────────────────────────────────────────────────────
+
+  /** Saves a settings patch and applies the UI language. @returns `true` when saved. */
+  async saveSettings(patch: Partial<Settings>): Promise<boolean> {
+    try {
+      this.settings = await request('settings.set', patch);
+      await setLanguage(resolveUiLanguage(this.settings.locale, browserLanguage()));
+      return true;
+    } catch (error) {
+      this.fail('errors.settingsFailed', error);
+      return false;
+    }
+  }
+
+  // ── jobs ───────────────────────────────────────────────────────────────────
+
+  async retryFailedJobs(): Promise<void> {
+    try {
+      const count = await request('jobs.retryFailed');
+      this.notify('info', t('jobs.retried', { count }));
+      this.jobs = await request('jobs.stats', undefined, { retry: true });
+    } catch (error) {
+      this.fail('errors.jobsFailed', error);
+    }
+  }
+
+  /** Forgets the open conversation after "erase everything" (the core erased it). */
+  async afterEraseAll(): Promise<void> {
+    this.current = null;
+    this.messages = [];
+    this.lastTrace = null;
+    this.contextMessageId = null;
+    await this.refreshConversations();
+    this.jobs = await request('jobs.stats', undefined, { retry: true }).catch(() => this.jobs);
+  }
+}
+
+/** The panel's state. */
+export const app = new AppState();

@@ -1,0 +1,80 @@
+/** Settings form validation (src/ui/lib/settings-form.ts) and the import-file check (src/ui/lib/import-file.ts). */
+import { describe, expect, it } from 'vitest';
+import type { Settings } from '../../src/messaging/protocol';
+import { formToSettingsPatch, parseIntInRange, settingsToForm } from '../../src/ui/lib/settings-form';
+import { checkImportText, MAX_IMPORT_BYTES } from '../../src/ui/lib/import-file';
+import { resolveUiLanguage } from '../../src/ui/lib/locale';
+
+const settings: Settings = {
+  preferredEngine: 'wllama',
+  webllmModelId: null,
+  wllamaSource: null,
+  embeddingModelId: 'x',
+  defaultStrategy: { kind: 'summary-buffer', maxTokens: 2000 },
+  maxAnswerTokens: 512,
+  memoryTopK: 8,
+  episodicRetentionDays: null,
+  locale: 'auto',
+};
+
+describe('parseIntInRange', () => {
+  it('accepts the bounds and rejects one past them', () => {
+    expect(parseIntInRange('16', 16, 8192)).toEqual({ ok: true, value: 16 });
+    expect(parseIntInRange('8192', 16, 8192)).toEqual({ ok: true, value: 8192 });
+    expect(parseIntInRange('15', 16, 8192)).toEqual({ ok: false, error: 'out_of_range' });
+    expect(parseIntInRange('-1', 0, 50)).toEqual({ ok: false, error: 'out_of_range' });
+    expect(parseIntInRange('1e3', 0, 5000)).toEqual({ ok: false, error: 'not_integer' });
+    expect(parseIntInRange('99999999999999999999', 0, 5)).toEqual({ ok: false, error: 'not_integer' });
+  });
+});
+
+describe('settings form', () => {
+  it('round-trips stored settings', () => {
+    const form = settingsToForm(settings);
+    expect(form).toEqual({ maxAnswerTokens: '512', memoryTopK: '8', keepForever: true, episodicRetentionDays: '30', locale: 'auto' });
+    expect(formToSettingsPatch(form)).toEqual({ ok: true, patch: { maxAnswerTokens: 512, memoryTopK: 8, episodicRetentionDays: null, locale: 'auto' } });
+  });
+  it('sends the retention days when not kept forever', () => {
+    const form = { ...settingsToForm(settings), keepForever: false, episodicRetentionDays: '９０', locale: 'zh_CN' as const };
+    expect(formToSettingsPatch(form)).toEqual({ ok: true, patch: { maxAnswerTokens: 512, memoryTopK: 8, episodicRetentionDays: 90, locale: 'zh_CN' } });
+  });
+  it('reports every invalid field and sends nothing', () => {
+    const form = { ...settingsToForm(settings), maxAnswerTokens: '10', memoryTopK: 'many', keepForever: false, episodicRetentionDays: '0' };
+    expect(formToSettingsPatch(form)).toEqual({
+      ok: false,
+      errors: { maxAnswerTokens: 'out_of_range', memoryTopK: 'not_integer', episodicRetentionDays: 'out_of_range' },
+    });
+  });
+  it('ignores a bad days value while "forever" is on', () => {
+    const form = { ...settingsToForm(settings), keepForever: true, episodicRetentionDays: 'junk' };
+    expect(formToSettingsPatch(form).ok).toBe(true);
+  });
+});
+
+describe('checkImportText', () => {
+  it('accepts a JSON object or array (BOM and spaces removed)', () => {
+    expect(checkImportText('\uFEFF  {"version":1}\n', 20)).toEqual({ ok: true, json: '{"version":1}' });
+    expect(checkImportText('[]', 2)).toEqual({ ok: true, json: '[]' });
+  });
+  it('explains what is wrong with other files', () => {
+    expect(checkImportText('   ', 3)).toEqual({ ok: false, reason: 'empty' });
+    expect(checkImportText('{}', MAX_IMPORT_BYTES + 1)).toEqual({ ok: false, reason: 'too_large' });
+    const truncated = checkImportText('{"memories": [{"text": "我喜欢打篮球"', 40);
+    expect(truncated.ok).toBe(false);
+    expect(truncated).toMatchObject({ reason: 'not_json' });
+    expect(checkImportText('"just a string"', 15)).toEqual({ ok: false, reason: 'not_json', detail: 'top level is not an object' });
+  });
+});
+
+describe('resolveUiLanguage', () => {
+  it('follows the setting, else the browser (any Chinese → Simplified Chinese)', () => {
+    expect(resolveUiLanguage('en', 'zh-CN')).toBe('en');
+    expect(resolveUiLanguage('zh_CN', 'en-US')).toBe('zh-CN');
+    expect(resolveUiLanguage('auto', 'zh-CN')).toBe('zh-CN');
+    expect(resolveUiLanguage('auto', 'zh-TW')).toBe('zh-CN');
+    expect(resolveUiLanguage('auto', 'zh')).toBe('zh-CN');
+    expect(resolveUiLanguage('auto', 'en-GB')).toBe('en');
+    expect(resolveUiLanguage('auto', 'fr')).toBe('en');
+    expect(resolveUiLanguage('auto', undefined)).toBe('en');
+  });
+});

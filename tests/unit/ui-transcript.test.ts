@@ -1,0 +1,138 @@
+/** Chat transcript with streaming (src/ui/lib/transcript.ts). */
+import { describe, expect, it } from 'vitest';
+import type { MessageRecord } from '../../src/db/schema';
+import type { ChatTurnResult } from '../../src/messaging/protocol';
+import {
+  applyDelta,
+  beginTurn,
+  completeTurn,
+  failTurn,
+  fromRecord,
+  lastStoredAssistant,
+  pendingIds,
+  reconcileFailedTurn,
+  type UiMessage,
+} from '../../src/ui/lib/transcript';
+
+const record = (over: Partial<MessageRecord> & Pick<MessageRecord, 'id' | 'seq' | 'role' | 'content'>): MessageRecord => ({
+  conversationId: 'c1',
+  createdAt: 1_000,
+  status: 'complete',
+  ...over,
+});
+
+const history: UiMessage[] = [
+  fromRecord(record({ id: 'u0', seq: 0, role: 'user', content: '你好' })),
+  fromRecord(record({ id: 'a0', seq: 1, role: 'assistant', content: '你好！有什么可以帮你？', modelId: 'm' })),
+];
+
+describe('a streamed turn', () => {
+  it('shows the user message and an empty streaming reply at once', () => {
+    const list = beginTurn(history, { requestId: 'r1', text: '我喜欢什么运动？', now: 5_000 });
+    expect(list).toHaveLength(4);
+    expect(list[2]).toMatchObject({ role: 'user', content: '我喜欢什么运动？', status: 'complete', pending: true });
+    expect(list[3]).toMatchObject({ id: pendingIds('r1').assistant, role: 'assistant', content: '', status: 'streaming' });
+  });
+
+  it('appends deltas of its own request only, in order', () => {
+    let list: readonly UiMessage[] = beginTurn(history, { requestId: 'r1', text: 'hi', now: 5_000 });
+    list = applyDelta(list, { requestId: 'r1', delta: '你喜欢' });
+    list = applyDelta(list, { requestId: 'other', delta: 'XXX' });
+    list = applyDelta(list, { requestId: 'r1', delta: '打篮球。' });
+    expect(list[3]!.content).toBe('你喜欢打篮球。');
+    expect(history[1]!.content).toBe('你好！有什么可以帮你？'); // inputs are not mutated
+  });
+
+  it('returns the same list for a delta it ignores (no needless re-render)', () => {
+    const list = beginTurn(history, { requestId: 'r1', text: 'hi', now: 5_000 });
+    expect(applyDelta(list, { requestId: 'nope', delta: 'x' })).toBe(list);
+    expect(applyDelta(list, { requestId: 'r1', delta: '' })).toBe(list);
+  });
+
+  it('replaces the temporary messages with the stored ones when the turn completes', () => {
+    let list: readonly UiMessage[] = beginTurn(history, { requestId: 'r1', text: 'hi', now: 5_000 });
+    list = applyDelta(list, { requestId: 'r1', delta: 'Hel' });
+    const result: ChatTurnResult = {
+      userMessage: record({ id: 'u1', seq: 2, role: 'user', content: 'hi' }),
+      assistantMessage: record({ id: 'a1', seq: 3, role: 'assistant', content: 'Hello!', status: 'aborted' }),
+    };
+    const done = completeTurn(list, 'r1', result);
+    expect(done.map((m) => [m.id, m.status, m.content])).toEqual([
+      ['u0', 'complete', '你好'],
+      ['a0', 'complete', '你好！有什么可以帮你？'],
+      ['u1', 'complete', 'hi'],
+      ['a1', 'aborted', 'Hello!'],
+    ]);
+    expect(done.some((m) => m.pending)).toBe(false);
+    // a late delta after completion changes nothing
+    expect(applyDelta(done, { requestId: 'r1', delta: 'late' })).toBe(done);
+  });
+
+  it('attaches an explicit memory command to the reply', () => {
+    const list = beginTurn([], { requestId: 'r2', text: '记住我住在杭州', now: 1 });
+    const command = { kind: 'remember' as const, affected: [{ id: 'm1', kind: 'profile' as const, text: '住在杭州' }] };
+    const done = completeTurn(list, 'r2', {
+      userMessage: record({ id: 'u', seq: 0, role: 'user', content: '记住我住在杭州' }),
+      assistantMessage: record({ id: 'a', seq: 1, role: 'assistant', content: '好的，我记住了。' }),
+      command,
+    });
+    expect(done[1]!.command).toEqual(command);
+  });
+});
+
+describe('a failed turn', () => {
+  it('keeps the streamed text and shows the error on the reply', () => {
+    let list: readonly UiMessage[] = beginTurn(history, { requestId: 'r1', text: 'hi', now: 5_000 });
+    list = applyDelta(list, { requestId: 'r1', delta: 'partial' });
+    const failed = failTurn(list, 'r1', 'generation crashed');
+    expect(failed[3]).toMatchObject({ status: 'error', error: 'generation crashed', content: 'partial' });
+    expect(failed[2]!.pending).toBe(true);
+  });
+
+  it('reports the user text as not stored when the core has no trace of it', () => {
+    const local = failTurn(beginTurn(history, { requestId: 'r1', text: '新问题', now: 5_000 }), 'r1', 'worker killed');
+    const stored = [record({ id: 'u0', seq: 0, role: 'user', content: '你好' }), record({ id: 'a0', seq: 1, role: 'assistant', content: '你好！有什么可以帮你？' })];
+    const { list, userStored } = reconcileFailedTurn(local, stored, 'r1');
+    expect(userStored).toBe(false);
+    expect(list).toEqual(local);
+  });
+
+  it('shows the stored messages, keeping the local error under a stored question with no reply', () => {
+    const local = failTurn(beginTurn(history, { requestId: 'r1', text: '新问题', now: 5_000 }), 'r1', 'model unloaded');
+    const stored = [
+      record({ id: 'u0', seq: 0, role: 'user', content: '你好' }),
+      record({ id: 'a0', seq: 1, role: 'assistant', content: '你好！有什么可以帮你？' }),
+      record({ id: 'u1', seq: 2, role: 'user', content: '新问题', createdAt: 5_010 }),
+    ];
+    const { list, userStored } = reconcileFailedTurn(local, stored, 'r1');
+    expect(userStored).toBe(true);
+    expect(list.map((m) => [m.id, m.status])).toEqual([
+      ['u0', 'complete'],
+      ['a0', 'complete'],
+      ['u1', 'complete'],
+      [pendingIds('r1').assistant, 'error'],
+    ]);
+  });
+
+  it('uses the stored error reply when the core stored one', () => {
+    const local = failTurn(beginTurn([], { requestId: 'r1', text: 'q', now: 5_000 }), 'r1', 'boom');
+    const stored = [
+      record({ id: 'u1', seq: 0, role: 'user', content: 'q', createdAt: 5_001 }),
+      record({ id: 'a1', seq: 1, role: 'assistant', content: '', status: 'error', error: 'boom', createdAt: 5_002 }),
+    ];
+    const { list, userStored } = reconcileFailedTurn(local, stored, 'r1');
+    expect(userStored).toBe(true);
+    expect(list.map((m) => [m.id, m.status, m.error])).toEqual([
+      ['u1', 'complete', undefined],
+      ['a1', 'error', 'boom'],
+    ]);
+  });
+});
+
+describe('lastStoredAssistant', () => {
+  it('skips pending and streaming replies', () => {
+    const list = beginTurn(history, { requestId: 'r1', text: 'hi', now: 5_000 });
+    expect(lastStoredAssistant(list)?.id).toBe('a0');
+    expect(lastStoredAssistant([])).toBeUndefined();
+  });
+});
