@@ -9,8 +9,8 @@
  * 3. Merge near-duplicates: current memories of the same namespace and kind whose embeddings have
  *    cosine ≥ `nearDuplicateCosine` (or the same normalized text) are merged into one survivor
  *    (pinned first, then higher importance, more accesses, newer). The survivor keeps the richer
- *    text, the highest importance, the pin and every source message id (event `MERGE`); the other
- *    is deleted (event `DELETE`, source `maintenance:merged-into:<survivor id>`).
+ *    text (unless it is pinned: then its own words), the highest importance, the pin and every
+ *    source message id (event `MERGE`); the other is deleted (event `DELETE`, source `maintenance:merged-into:<survivor id>`).
  * Every change goes through the store, so history and indexes stay in sync. Re-running is harmless.
  */
 import type { MemoryKind, MemoryRecord, RecallDB } from '../../db/schema';
@@ -123,7 +123,13 @@ async function mergeNearDuplicates(db: RecallDB, store: SearchableStore, options
     }
     if (duplicates.size === 0) continue;
     const group = [...duplicates.values()];
-    const richest = [survivor, ...group].reduce((best, m) => (saysMore(m.text, best.text) ? m : best), survivor);
+    // A pinned survivor keeps the user's own words; otherwise the text that says the most wins.
+    // Among the texts that contain everything the survivor says, the one with the most content words.
+    const richest = survivor.pinned
+      ? survivor
+      : group
+          .filter((m) => saysMore(m.text, survivor.text))
+          .reduce((best, m) => (contentTerms(m.text).length > contentTerms(best.text).length ? m : best), survivor);
     await store.update(
       survivor.id,
       {
