@@ -28,7 +28,7 @@ function ggufBlob(kv: Kv): Blob {
     kv_count: { value: BigInt(Object.keys(kv).length), type: GGUFValueType.UINT64 },
     ...kv,
   } as unknown as GGUFTypedMetadata;
-  return new Blob([serializeGgufMetadata(typed)]);
+  return new Blob([serializeGgufMetadata(typed) as Uint8Array<ArrayBuffer>]);
 }
 const str = (value: string) => ({ value, type: GGUFValueType.STRING });
 const strings = (value: string[]) => ({ value, type: GGUFValueType.ARRAY, subType: GGUFValueType.STRING });

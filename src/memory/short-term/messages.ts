@@ -1,0 +1,51 @@
+/**
+ * The verbatim conversation as strategies see it: stored messages in order, grouped into
+ * exchanges, with their token cost.
+ */
+import type { TokenCounter } from '../../engines/types';
+import type { RecallDB } from '../../db/schema';
+import type { ContextMessage } from './types';
+
+/**
+ * Messages of a conversation that belong in a prompt, oldest first: complete and aborted
+ * (partial) messages with text; failed (`status: 'error'`) and empty ones are skipped.
+ * @param newUserText the message being answered: when the chat core has already stored it
+ *   (it may race with `load`), a trailing user message with this exact text is left out, so the
+ *   context never contains the new message twice.
+ */
+export async function loadContextMessages(db: RecallDB, conversationId: string, newUserText?: string): Promise<ContextMessage[]> {
+  const rows = await db.messages.where('[conversationId+seq]').between([conversationId, -Infinity], [conversationId, Infinity]).toArray();
+  const messages: ContextMessage[] = rows
+    .filter((m) => m.status !== 'error' && m.content.trim() !== '')
+    .map((m) => ({ id: m.id, seq: m.seq, role: m.role, content: m.content }));
+  const last = messages[messages.length - 1];
+  if (newUserText !== undefined && last?.role === 'user' && last.content.trim() === newUserText.trim()) messages.pop();
+  return messages;
+}
+
+/**
+ * Groups messages into exchanges: each user message starts an exchange that holds it and the
+ * replies after it (an exchange = one user message and the reply). Messages before the first
+ * user message form an exchange of their own.
+ */
+export function groupExchanges(messages: readonly ContextMessage[]): ContextMessage[][] {
+  const groups: ContextMessage[][] = [];
+  for (const m of messages) {
+    const current = groups[groups.length - 1];
+    if (m.role === 'user' || !current) groups.push([m]);
+    else current.push(m);
+  }
+  return groups;
+}
+
+/** Tokens a message occupies in a prompt: its content plus the chat template's per-message overhead. */
+export function messageTokens(counter: TokenCounter, message: Pick<ContextMessage, 'content'>): number {
+  return counter.count(message.content) + counter.perMessageOverhead;
+}
+
+/** Σ `messageTokens` over `messages`. */
+export function messagesTokens(counter: TokenCounter, messages: readonly Pick<ContextMessage, 'content'>[]): number {
+  let n = 0;
+  for (const m of messages) n += messageTokens(counter, m);
+  return n;
+}

@@ -1,0 +1,136 @@
+/**
+ * The progressive summarizer shared by `summary` and `summary-buffer`: one LLM call folds a run of
+ * messages into the running summary, and the result is committed with compare-and-set on the
+ * covered seq. Every message is folded exactly once (the watermark only moves forward, and a
+ * re-run after a kill sees it already moved); the stored summary changes only when a reply
+ * passes `parseSummaryReply`, otherwise the previous summary stays and the reason is recorded.
+ */
+import type { ChatEngine } from '../../engines/types';
+import { JobDeferred } from '../../jobs/queue';
+import type { StrategyDeps } from './deps';
+import type { DominantLanguage } from './language';
+import { messagesTokens } from './messages';
+import { parseSummaryReply } from './parse';
+import { SUMMARY_FORMAT, summaryPrompt } from './prompts';
+import { writeSummaryState, type SummaryState } from './state';
+import type { ContextMessage } from './types';
+
+/** Largest summary the prompt asks for (tokens); Letta caps its summaries near 300 words. */
+export const SUMMARY_TARGET_MAX = 512;
+
+/**
+ * Length the summarizer is asked to stay under (tokens): 512 for `summary`; for `summary-buffer`
+ * 40% of its limit (so recent messages keep most of the room), between 32 and 512. Replies up to
+ * twice this are accepted; longer ones are rejected.
+ */
+export function summaryTargetTokens(kind: 'summary' | 'summary-buffer', maxTokens?: number): number {
+  if (kind === 'summary' || maxTokens === undefined) return SUMMARY_TARGET_MAX;
+  return Math.max(32, Math.min(SUMMARY_TARGET_MAX, Math.floor(maxTokens * 0.4)));
+}
+
+/** A summarizer reply was rejected; the stored summary is unchanged. The job fails and is retried. */
+export class SummaryRejectedError extends Error {
+  constructor(reason: string) {
+    super(`Summary reply rejected: ${reason}`);
+    this.name = 'SummaryRejectedError';
+  }
+}
+
+/** The job was preempted (foreground chat turn) or stopped; the queue re-runs it. */
+export class PreemptedError extends Error {
+  constructor() {
+    super('Preempted by foreground work');
+    this.name = 'PreemptedError';
+  }
+}
+
+/** The loaded engine, or `JobDeferred` when none is loaded. */
+export function requireEngine(deps: StrategyDeps): ChatEngine {
+  const engine = deps.engine();
+  if (!engine || !engine.isLoaded()) throw new JobDeferred('No language model loaded: summarization waits', 30_000);
+  return engine;
+}
+
+/**
+ * The oldest messages of `pending` that fit `budgetTokens` of prompt input (at least one). A
+ * single message longer than the budget is cut to fit (its head is kept, marked with "…"):
+ * it still counts as folded.
+ */
+export function takeChunk(deps: StrategyDeps, pending: readonly ContextMessage[], budgetTokens: number): ContextMessage[] {
+  const counter = deps.tokens();
+  const chunk: ContextMessage[] = [];
+  let used = 0;
+  for (const m of pending) {
+    const cost = messagesTokens(counter, [m]);
+    if (chunk.length > 0 && used + cost > budgetTokens) break;
+    if (chunk.length === 0 && cost > budgetTokens) {
+      const keep = Math.max(1, Math.floor((m.content.length * budgetTokens) / cost) - 1);
+      chunk.push({ ...m, content: `${m.content.slice(0, keep)}…` });
+      break;
+    }
+    chunk.push(m);
+    used += cost;
+  }
+  return chunk;
+}
+
+/** Prompt input room (tokens) for the lines of one fold, given the engine's context window. */
+export function foldInputBudget(deps: StrategyDeps, engine: ChatEngine, state: SummaryState, targetTokens: number): number {
+  const window = engine.contextWindow() ?? 4096;
+  const counter = deps.tokens();
+  const fixed = counter.count(summaryPrompt(state.summary, [], targetTokens, 'mixed').map((m) => m.content).join('\n')) + 64;
+  return Math.max(256, Math.min(4096, window - (2 * targetTokens + 64) - fixed));
+}
+
+/**
+ * Folds `lines` (the oldest not-yet-summarized messages, in order, directly after
+ * `state.coveredSeq`) into the summary with one LLM call.
+ * @returns `true` when the new summary was stored, `false` when another run moved the watermark first.
+ * @throws JobDeferred (no model), PreemptedError (aborted), SummaryRejectedError (bad reply;
+ *   recorded in the state's `lastError`).
+ */
+export async function foldLines(
+  deps: StrategyDeps,
+  input: {
+    conversationId: string;
+    kind: 'summary' | 'summary-buffer';
+    state: SummaryState;
+    lines: ContextMessage[];
+    targetTokens: number;
+    /** Language of the conversation (`conversationLanguage`); the summary must be written in it. */
+    language: DominantLanguage;
+    signal: AbortSignal;
+  },
+): Promise<boolean> {
+  const { conversationId, kind, state, lines, targetTokens, language, signal } = input;
+  const last = lines[lines.length - 1];
+  if (!last) return false;
+  const engine = requireEngine(deps);
+  const now = deps.now ?? Date.now;
+  const result = await engine.complete({
+    messages: summaryPrompt(state.summary, lines, targetTokens, language),
+    maxTokens: 2 * targetTokens + 64,
+    temperature: 0.2,
+    responseFormat: SUMMARY_FORMAT,
+    signal,
+  });
+  if (signal.aborted || result.finishReason === 'abort') throw new PreemptedError();
+  const parsed = parseSummaryReply(result, { counter: deps.tokens(), maxTokens: 2 * targetTokens, language });
+  if (!parsed.ok) {
+    await writeSummaryState(deps.db, conversationId, kind, state.coveredSeq, {
+      ...state,
+      lastError: parsed.reason,
+      rejectedReplies: state.rejectedReplies + 1,
+      updatedAt: now(),
+    });
+    throw new SummaryRejectedError(parsed.reason);
+  }
+  return writeSummaryState(deps.db, conversationId, kind, state.coveredSeq, {
+    summary: parsed.value,
+    coveredSeq: last.seq,
+    folds: state.folds + 1,
+    lastError: null,
+    rejectedReplies: 0,
+    updatedAt: now(),
+  });
+}

@@ -1,0 +1,95 @@
+/**
+ * Summary + buffer (LangChain `ConversationSummaryBufferMemory`): recent messages verbatim while
+ * they fit `maxTokens`; older ones are folded into a running summary.
+ *
+ * The rule, with the known failures of other ports avoided (MEMORY-DESIGN-NOTES.md):
+ * - summary tokens (S) and buffer tokens (B, Σ `messageTokens` of the messages after the
+ *   watermark) are counted separately; the summary is never a buffer message;
+ * - when S + B > maxTokens, the oldest messages are folded — exactly the shortest prefix whose
+ *   removal brings S + B ≤ maxTokens, never the newest message; if the new summary is longer
+ *   than the old one and the total overflows again, the next fold moves the new overflow;
+ * - each message is folded exactly once (watermark + compare-and-set), and the previous summary
+ *   is given to the model once, as "previous summary" (never summarized into itself twice);
+ * - folding runs in a background job: until it has stored the new summary, the overflowing
+ *   messages stay in the context verbatim (never dropped before their summary is safely stored),
+ *   so S + B can exceed the limit for the turn right after an exchange.
+ */
+import type { TokenCounter } from '../../engines/types';
+import { normalizeStrategyConfig } from './config';
+import type { StrategyDeps } from './deps';
+import { FOLD_JOB } from './jobs-types';
+import { conversationLanguage } from './language';
+import { loadContextMessages, messageTokens } from './messages';
+import { readSummaryState } from './state';
+import { foldInputBudget, foldLines, requireEngine, summaryTargetTokens, takeChunk } from './summarizer';
+import type { ContextMessage, ContextStrategy } from './types';
+
+/** Most LLM calls one job run makes before yielding (the rest runs in the next job). */
+const MAX_FOLDS_PER_RUN = 12;
+
+/**
+ * Number of oldest messages of `buffer` to fold so that `summaryTokens` + the rest ≤ `limit`
+ * (0 when it already fits). Never the newest message: a single message larger than the limit
+ * stays verbatim.
+ */
+export function overflowCount(counter: TokenCounter, summaryTokens: number, buffer: readonly ContextMessage[], limit: number): number {
+  const costs = buffer.map((m) => messageTokens(counter, m));
+  let rest = costs.reduce((a, b) => a + b, 0);
+  let n = 0;
+  while (n < buffer.length - 1 && summaryTokens + rest > limit) {
+    rest -= costs[n]!;
+    n += 1;
+  }
+  return n;
+}
+
+/** Enqueues the fold job of a conversation (coalesced while one is queued). */
+export async function enqueueFold(deps: StrategyDeps, conversationId: string, maxTokens: number): Promise<void> {
+  await deps.jobs.enqueue(FOLD_JOB, { conversationId, maxTokens }, { dedupeKey: `${FOLD_JOB}:${conversationId}`, maxAttempts: 4 });
+}
+
+/** Creates the summary-buffer strategy with limit `maxTokens` (summary + buffer). */
+export function createSummaryBuffer(deps: StrategyDeps, maxTokens: number): ContextStrategy {
+  const needsFold = async (conversationId: string, userText?: string) => {
+    const [state, messages] = await Promise.all([readSummaryState(deps.db, conversationId, 'summary-buffer'), loadContextMessages(deps.db, conversationId, userText)]);
+    const buffer = messages.filter((m) => m.seq > state.coveredSeq);
+    const counter = deps.tokens();
+    return { state, buffer, fold: overflowCount(counter, counter.count(state.summary), buffer, maxTokens) > 0 };
+  };
+  return {
+    kind: 'summary-buffer',
+    async load(conversationId, { userText }) {
+      const { state, buffer, fold } = await needsFold(conversationId, userText);
+      if (fold) await enqueueFold(deps, conversationId, maxTokens);
+      return { summary: state.summary || null, entities: [], retrieved: [], recent: buffer };
+    },
+    async onExchange(conversationId) {
+      if ((await needsFold(conversationId)).fold) await enqueueFold(deps, conversationId, maxTokens);
+    },
+  };
+}
+
+/**
+ * Job handler: while summary + buffer exceed the limit, folds the overflowing oldest messages
+ * (in chunks that fit the summarizer's context window). The limit is the conversation's current
+ * `maxTokens` when it still uses summary-buffer, else `maxTokens` from the payload.
+ */
+export async function runFoldJob(deps: StrategyDeps, payload: { conversationId: string; maxTokens: number }, signal: AbortSignal): Promise<void> {
+  const { conversationId } = payload;
+  const conversation = await deps.db.conversations.get(conversationId);
+  const current = conversation ? normalizeStrategyConfig(conversation.strategy) : null;
+  const limit = current?.kind === 'summary-buffer' && current.maxTokens !== undefined ? current.maxTokens : payload.maxTokens;
+  const target = summaryTargetTokens('summary-buffer', limit);
+  for (let i = 0; i < MAX_FOLDS_PER_RUN; i++) {
+    const state = await readSummaryState(deps.db, conversationId, 'summary-buffer');
+    const messages = await loadContextMessages(deps.db, conversationId);
+    const buffer = messages.filter((m) => m.seq > state.coveredSeq);
+    const counter = deps.tokens();
+    const n = overflowCount(counter, counter.count(state.summary), buffer, limit);
+    if (n === 0) return;
+    const engine = requireEngine(deps);
+    const lines = takeChunk(deps, buffer.slice(0, n), foldInputBudget(deps, engine, state, target));
+    await foldLines(deps, { conversationId, kind: 'summary-buffer', state, lines, targetTokens: target, language: conversationLanguage(messages), signal });
+  }
+  await enqueueFold(deps, conversationId, limit);
+}

@@ -1,0 +1,63 @@
+/**
+ * Summary (LangChain `ConversationSummaryMemory`): a progressive summary of the whole
+ * conversation, updated in the background after each exchange. Messages not yet folded into the
+ * stored summary are returned verbatim, so nothing is missing while the summarizer is busy,
+ * has no model, or keeps failing.
+ */
+import type { StrategyDeps } from './deps';
+import { SUMMARY_JOB } from './jobs-types';
+import { conversationLanguage } from './language';
+import { loadContextMessages } from './messages';
+import { readSummaryState } from './state';
+import { foldInputBudget, requireEngine, summaryTargetTokens, takeChunk, foldLines } from './summarizer';
+import type { ContextMessage, ContextStrategy } from './types';
+
+/** Most LLM calls one job run makes before yielding (the rest runs in the next job). */
+const MAX_FOLDS_PER_RUN = 12;
+
+/** Messages after the watermark, without a trailing user message that has no reply yet. */
+function pendingExchanges(messages: readonly ContextMessage[], coveredSeq: number): ContextMessage[] {
+  const pending = messages.filter((m) => m.seq > coveredSeq);
+  while (pending.length > 0 && pending[pending.length - 1]!.role === 'user') pending.pop();
+  return pending;
+}
+
+/** Enqueues the summary job of a conversation (coalesced while one is queued). */
+export async function enqueueSummary(deps: StrategyDeps, conversationId: string): Promise<void> {
+  await deps.jobs.enqueue(SUMMARY_JOB, { conversationId }, { dedupeKey: `${SUMMARY_JOB}:${conversationId}`, maxAttempts: 4 });
+}
+
+/** Creates the summary strategy. */
+export function createSummary(deps: StrategyDeps): ContextStrategy {
+  return {
+    kind: 'summary',
+    async load(conversationId, { userText }) {
+      const [state, messages] = await Promise.all([readSummaryState(deps.db, conversationId, 'summary'), loadContextMessages(deps.db, conversationId, userText)]);
+      const recent = messages.filter((m) => m.seq > state.coveredSeq);
+      // Self-healing: a conversation switched to this strategy, or a lost job, gets summarized.
+      if (pendingExchanges(recent, state.coveredSeq).length > 0) await enqueueSummary(deps, conversationId);
+      return { summary: state.summary || null, entities: [], retrieved: [], recent };
+    },
+    async onExchange(conversationId) {
+      await enqueueSummary(deps, conversationId);
+    },
+  };
+}
+
+/**
+ * Job handler: folds every message after the watermark (complete exchanges only) into the
+ * summary, in chunks that fit the summarizer's context window, committing after each chunk.
+ */
+export async function runSummaryJob(deps: StrategyDeps, conversationId: string, signal: AbortSignal): Promise<void> {
+  const target = summaryTargetTokens('summary');
+  for (let i = 0; i < MAX_FOLDS_PER_RUN; i++) {
+    const state = await readSummaryState(deps.db, conversationId, 'summary');
+    const messages = await loadContextMessages(deps.db, conversationId);
+    const pending = pendingExchanges(messages, state.coveredSeq);
+    if (pending.length === 0) return;
+    const engine = requireEngine(deps);
+    const lines = takeChunk(deps, pending, foldInputBudget(deps, engine, state, target));
+    await foldLines(deps, { conversationId, kind: 'summary', state, lines, targetTokens: target, language: conversationLanguage(messages), signal });
+  }
+  await enqueueSummary(deps, conversationId);
+}

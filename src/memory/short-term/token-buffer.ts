@@ -1,0 +1,34 @@
+/**
+ * Token buffer (LangChain `ConversationTokenBufferMemory`): the most recent whole messages whose
+ * total stays within `maxTokens` (and within the budget the prompt assembler offers). A message's
+ * cost is its content tokens plus the chat template's per-message overhead (`messageTokens`).
+ */
+import type { TokenCounter } from '../../engines/types';
+import type { StrategyDeps } from './deps';
+import { loadContextMessages, messageTokens } from './messages';
+import type { ContextMessage, ContextStrategy } from './types';
+
+/** The longest suffix of `messages` whose total cost is ≤ `limit` tokens, oldest first. */
+export function newestWithin(counter: TokenCounter, messages: readonly ContextMessage[], limit: number): ContextMessage[] {
+  let used = 0;
+  let start = messages.length;
+  while (start > 0) {
+    const cost = messageTokens(counter, messages[start - 1]!);
+    if (used + cost > limit) break;
+    used += cost;
+    start -= 1;
+  }
+  return messages.slice(start);
+}
+
+/** Creates the token-buffer strategy with limit `maxTokens`. No background work. */
+export function createTokenBuffer(deps: StrategyDeps, maxTokens: number): ContextStrategy {
+  return {
+    kind: 'token-buffer',
+    async load(conversationId, { userText, budgetTokens }) {
+      const messages = await loadContextMessages(deps.db, conversationId, userText);
+      return { summary: null, entities: [], retrieved: [], recent: newestWithin(deps.tokens(), messages, Math.min(maxTokens, budgetTokens)) };
+    },
+    async onExchange() {},
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * Vector memory (LangChain `VectorStoreRetrieverMemory`): the `topK` past exchanges most similar
+ * to the new message by embedding similarity, across conversations (the search is wired by the
+ * core to long-term memory, which embeds every exchange as an episodic memory), plus the last `k`
+ * exchanges verbatim. Retrieved exchanges already in that window are skipped.
+ */
+import { lastExchanges } from './buffer-window';
+import type { StrategyDeps } from './deps';
+import { loadContextMessages } from './messages';
+import type { ContextStrategy, RetrievedExchange } from './types';
+
+/** Creates the vector strategy. No background work of its own. */
+export function createVector(deps: StrategyDeps, k: number, topK: number): ContextStrategy {
+  return {
+    kind: 'vector',
+    async load(conversationId, { userText }) {
+      const messages = await loadContextMessages(deps.db, conversationId, userText);
+      const recent = lastExchanges(messages, k);
+      const inWindow = new Set(recent.map((m) => m.id));
+      let hits: RetrievedExchange[] = [];
+      try {
+        // Ask for more than topK: some hits may be the exchanges already in the window.
+        hits = await deps.searchExchanges(userText, topK + k);
+      } catch {
+        // No embedder yet (or it failed): the turn goes on with the recent window only.
+        hits = [];
+      }
+      const seen = new Set<string>();
+      const retrieved = hits
+        .filter((h) => !h.messageIds.some((id) => inWindow.has(id)))
+        .filter((h) => {
+          const key = h.text.trim();
+          if (seen.has(key)) return false;
+          seen.add(key);
+          return true;
+        })
+        .sort((a, b) => b.similarity - a.similarity)
+        .slice(0, topK);
+      return { summary: null, entities: [], retrieved, recent };
+    },
+    async onExchange() {},
+  };
+}
