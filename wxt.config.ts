@@ -46,6 +46,17 @@ export default defineConfig({
       extension_pages: "script-src 'self' 'wasm-unsafe-eval'; object-src 'self';",
     },
   },
+  vite: () => ({
+    resolve: {
+      alias: [
+        // transformers.js imports ORT's *bundled* WebGPU build, which inlines the WASM loader and
+        // emits the 27 MB .wasm a second time (assets/, via `new URL(..., import.meta.url)`). The
+        // non-bundled build of the same version loads the runtime files shipped once under
+        // /runtime/ort/ (RUNTIME_ASSETS above; see src/engines/transformers for `wasmPaths`).
+        { find: /^onnxruntime-web\/webgpu$/, replacement: resolve(__dirname, 'node_modules/onnxruntime-web/dist/ort.webgpu.min.mjs') },
+      ],
+    },
+  }),
   hooks: {
     'build:publicAssets': (wxt, files) => {
       for (const asset of RUNTIME_ASSETS) {
