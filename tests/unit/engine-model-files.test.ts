@@ -33,7 +33,7 @@ describe('saveModelFile / openModelFile', () => {
     expect(progress).toEqual([65_536, 131_072, 196_608, 262_144, 300_000]);
     expect(opfs.largestWrite).toBe(65_536);
     const back = await openModelFile(saved.fileName, { root: opfs.root });
-    expect(new Uint8Array(await back.arrayBuffer())).toEqual(new Uint8Array(await file.arrayBuffer()));
+    expect(Buffer.from(await back.arrayBuffer()).equals(Buffer.from(await file.arrayBuffer()))).toBe(true);
   });
 
   it('replaces a file of the same name only once the new copy is complete', async () => {

@@ -36,13 +36,14 @@ export interface RegisterWebLLMOptions {
 }
 
 /**
- * `true` when a port comes from one of this extension's own pages (not a content script, not
- * another extension).
+ * `true` when a port comes from one of this extension's own pages (offscreen document, or an
+ * extension page in a tab) — not a content script (whose URL is the web page's), not another
+ * extension.
  */
 function isOwnPage(port: IncomingWebLLMPort, extensionId: string | undefined): boolean {
   const sender = port.sender;
   if (!sender || !extensionId) return false;
-  if (sender.id !== extensionId || sender.tab) return false;
+  if (sender.id !== extensionId) return false;
   try {
     const url = new URL(sender.url ?? '');
     return url.protocol === 'chrome-extension:' && url.host === extensionId;
