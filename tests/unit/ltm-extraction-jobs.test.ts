@@ -22,6 +22,13 @@ const DAY = 86_400_000;
 
 /** stories260K writes children's stories whatever it is asked (TinyStories style). */
 const STORY = 'Once upon a time, there was a little bird. The bird liked to sing. One day it met a cat. They were friends.';
+/**
+ * The real reply of stories260K to the extraction request when the engine enforces the JSON
+ * schema as a grammar: captured verbatim from `@wllama/wllama` 3.13 running
+ * ../shared/fixtures/models/stories260K/stories260K.gguf in the built extension (headless
+ * Chromium on this machine), for the message "我住在深圳，下周三去北京出差。".
+ */
+const STORIES260K_GRAMMAR_REPLY = '{ "topic" : "Yes,","facts" : [ \n                    ], "preferences" : [ \n                    ] }';
 
 let db: RecallDB;
 let queue: JobQueue | null = null;
@@ -148,6 +155,18 @@ describe('ltm.extract', () => {
     expect(h.store.indexStats()).toMatchObject({ memories: 1, lexical: 1 });
   });
 
+  it("stories260K's real grammar-constrained reply (valid JSON, nothing in it) completes and writes nothing", async () => {
+    const h = await setup();
+    h.engine.push(STORIES260K_GRAMMAR_REPLY);
+    await h.exchange('我住在深圳，下周三去北京出差。', 'a big house and could keep after.', T2);
+    await h.jobs.drain();
+    expect(h.engine.requests).toHaveLength(1);
+    expect((await db.jobs.toArray()).find((j) => j.type === EXTRACT_JOB)).toMatchObject({ status: 'done', attempts: 1 });
+    expect((await db.memories.toArray()).map((m) => m.kind)).toEqual(['episodic']);
+    expect((await db.memoryHistory.toArray()).map((x) => x.event)).toEqual(['ADD']);
+    expect(await readExtractionStats(db)).toMatchObject({ succeeded: 1, failed: 0, itemsExtracted: 0 });
+  });
+
   it('waits without counting an attempt while no model is loaded, then runs', async () => {
     const h = await setup();
     h.setEngine(null);
@@ -160,6 +179,14 @@ describe('ltm.extract', () => {
     h.clock.t += 60_000;
     await h.jobs.drain();
     expect(await texts('fact')).toEqual(['Allergic to cats']);
+  });
+
+  it('skips explicit memory commands (extracting "forget …" could re-store what was forgotten)', async () => {
+    const h = await setup();
+    await h.exchange('Forget that I live in Paris', 'I forgot 1 memory.', T2);
+    await h.jobs.drain();
+    expect(h.engine.requests).toHaveLength(0);
+    expect((await db.jobs.toArray()).find((j) => j.type === EXTRACT_JOB)).toMatchObject({ status: 'done' });
   });
 
   it('resumes a job left running by a killed context, and stores its items once', async () => {

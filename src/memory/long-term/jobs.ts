@@ -20,7 +20,7 @@ import { z } from 'zod';
 import type { RecallDB } from '../../db/schema';
 import type { ChatEngine, Embedder } from '../../engines/types';
 import { JobDeferred, JobFailedPermanently, type EnqueueOptions, type JobQueue } from '../../jobs/queue';
-import type { SearchableStore } from './commands';
+import { parseMemoryCommand, type SearchableStore } from './commands';
 import { consolidate, type ConsolidationOptions } from './consolidation';
 import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions } from './extraction';
 import { runMaintenance, type MaintenanceReport } from './maintenance';
@@ -143,7 +143,10 @@ export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps):
     const engine = deps.engine();
     if (!engine || !engine.isLoaded()) throw new JobDeferred('No language model is loaded; memory extraction waits for one.', 60_000);
     const [user, assistant] = await db.messages.bulkGet([input.userMessageId, input.assistantMessageId]);
-    if (!user) return; // The conversation was deleted meanwhile: nothing left to extract.
+    // The conversation was deleted meanwhile, or there is nothing to read: nothing to extract.
+    if (!user || !user.content.trim()) return;
+    // An explicit memory command was handled as such; extracting it could re-store what "forget" just removed.
+    if (parseMemoryCommand(user.content)) return;
     reportProgress(0.05);
 
     let extraction;

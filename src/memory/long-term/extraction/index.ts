@@ -59,6 +59,8 @@ export interface ExtractionResult {
   repaired: boolean;
   /** Items refused on the last attempt (e.g. translated out of the user's language), with the reason. */
   dropped: { text: string; reason: string }[];
+  /** The model's raw reply of each attempt, in order (for diagnostics and spot checks). */
+  replies: string[];
 }
 
 /** Options of `extractMemories`. */
@@ -93,6 +95,7 @@ export async function extractMemories(engine: ChatEngine, exchange: ExtractionEx
   let messages = base;
   const userLanguage = dominantLanguage(exchange.userText);
   const failures: ExtractionAttemptFailure[] = [];
+  const replies: string[] = [];
   let repairedAny = false;
 
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
@@ -107,6 +110,7 @@ export async function extractMemories(engine: ChatEngine, exchange: ExtractionEx
     const result = await engine.complete(request);
     if (result.finishReason === 'abort' || options.signal?.aborted) throw abortError(options.signal);
     const reply = result.content;
+    replies.push(reply);
     const sample = truncateMiddle(reply.trim(), 200);
 
     const json = parseJsonReply(reply);
@@ -135,6 +139,7 @@ export async function extractMemories(engine: ChatEngine, exchange: ExtractionEx
       attempts: attempt,
       repaired: repairedAny,
       dropped,
+      replies,
     };
   }
   throw new ExtractionError(failures);
