@@ -129,6 +129,21 @@ describe('maintenance', () => {
     expect((await runMaintenance(db, store, { now: T0, episodicRetentionDays: null })).merged).toBe(0);
   });
 
+  it('with mergeSince, only memories changed since then seed a merge (older pairs were checked before)', async () => {
+    const { store, setNow } = await setup({ 'Likes green tea': [1, 0, 0, 0], 'Likes green tea a lot': [1, 0.02, 0, 0], 'Enjoys green tea': [1, 0.01, 0, 0] });
+    setNow(T0 - DAY);
+    const oldA = await add(store, 'Likes green tea', 'preference', { importance: 0.9, createdAt: T0 - DAY });
+    const oldB = await add(store, 'Likes green tea a lot', 'preference', { importance: 0.4, createdAt: T0 - DAY });
+    setNow(T0);
+    expect((await runMaintenance(db, store, { now: T0, episodicRetentionDays: null, mergeSince: T0 })).merged).toBe(0);
+    const fresh = await add(store, 'Enjoys green tea', 'preference', { importance: 0.5, createdAt: T0 });
+    // The new memory seeds a merge with its neighbours, whatever their age; the best of the group survives.
+    expect((await runMaintenance(db, store, { now: T0, episodicRetentionDays: null, mergeSince: T0 })).merged).toBe(2);
+    expect(await store.get(oldA.id)).toMatchObject({ current: 1, text: 'Likes green tea a lot', importance: 0.9 });
+    expect(await store.get(fresh.id)).toBeUndefined();
+    expect(await store.get(oldB.id)).toBeUndefined();
+  });
+
   it('a pinned survivor keeps its own words', async () => {
     const { store } = await setup({ '我喜欢绿茶': [1, 0, 0, 0], '我喜欢绿茶，尤其是龙井': [0.99, 0.05, 0, 0] });
     const pinned = await add(store, '我喜欢绿茶', 'preference', { pinned: true, importance: 0.9 });

@@ -212,8 +212,11 @@ export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps):
       p.episodicRetentionDays !== undefined
         ? p.episodicRetentionDays
         : (z.number().int().min(1).nullable().catch(null).parse((await db.settings.get('episodicRetentionDays'))?.value ?? null) as number | null);
+    const previous = z.object({ at: z.number() }).safeParse((await db.settings.get(MAINTENANCE_STATS_KEY))?.value);
     const report: MaintenanceReport = await runMaintenance(db, store, {
       now: now(),
+      // Memories unchanged since the last run were already compared with each other.
+      ...(previous.success ? { mergeSince: previous.data.at } : {}),
       episodicRetentionDays: retention,
       ...(p.staleEventDays !== undefined ? { staleEventDays: p.staleEventDays } : {}),
       ...(p.namespace ? { namespace: p.namespace } : {}),

@@ -33,6 +33,11 @@ export interface MaintenanceOptions {
   nearDuplicateCosine?: number;
   /** Only this namespace (default: all). */
   namespace?: string;
+  /**
+   * Merge step: only memories changed at or after this time (ms) are compared with the others —
+   * pairs of older memories were compared by the previous run. Default: all.
+   */
+  mergeSince?: number;
   signal?: AbortSignal;
   /** Progress 0..1 over the three steps. */
   onProgress?: (fraction: number) => void;
@@ -95,36 +100,39 @@ export async function runMaintenance(db: RecallDB, store: SearchableStore, optio
   return report;
 }
 
+/** Step 3 (see module doc). Seeds are the changed memories; each is compared with its nearest neighbours (any age). */
 async function mergeNearDuplicates(db: RecallDB, store: SearchableStore, options: MaintenanceOptions): Promise<number> {
   const threshold = options.nearDuplicateCosine ?? 0.95;
   const rows = (await db.memories.where('current').equals(1).toArray())
     .filter((m) => MERGEABLE.has(m.kind) && (options.namespace === undefined || m.namespace === options.namespace))
+    .filter((m) => options.mergeSince === undefined || m.updatedAt >= options.mergeSince)
     .sort(better);
   const gone = new Set<string>();
   let merged = 0;
   for (const seed of rows) {
     checkAbort(options.signal);
     if (gone.has(seed.id)) continue;
-    const survivor = await db.memories.get(seed.id);
-    if (!survivor || survivor.current !== 1) continue;
+    const first = await db.memories.get(seed.id);
+    if (!first || first.current !== 1) continue;
     const duplicates = new Map<string, MemoryRecord>();
     // Same normalized text (works without embeddings).
-    for (const other of await db.memories.where('hash').equals(survivor.hash).toArray()) {
-      if (other.id !== survivor.id && other.namespace === survivor.namespace && other.kind === survivor.kind && other.current === 1 && !gone.has(other.id)) duplicates.set(other.id, other);
+    for (const other of await db.memories.where('hash').equals(first.hash).toArray()) {
+      if (other.id !== first.id && other.namespace === first.namespace && other.kind === first.kind && other.current === 1 && !gone.has(other.id)) duplicates.set(other.id, other);
     }
-    if (survivor.embedding) {
-      for (const hit of await store.nearest(survivor.embedding, { namespace: survivor.namespace, k: 6 })) {
-        if (hit.memory.id === survivor.id || gone.has(hit.memory.id) || hit.memory.kind !== survivor.kind || hit.memory.current !== 1) continue;
+    if (first.embedding) {
+      for (const hit of await store.nearest(first.embedding, { namespace: first.namespace, k: 6 })) {
+        if (hit.memory.id === first.id || gone.has(hit.memory.id) || hit.memory.kind !== first.kind || hit.memory.current !== 1) continue;
         const other = await db.memories.get(hit.memory.id);
         if (!other) continue;
-        const cos = other.embedding && other.embedding.length === survivor.embedding.length ? cosineSimilarity(survivor.embedding, other.embedding) : hit.similarity;
-        if (cos >= threshold || normalizeForCompare(other.text) === normalizeForCompare(survivor.text)) duplicates.set(other.id, other);
+        const cos = other.embedding && other.embedding.length === first.embedding.length ? cosineSimilarity(first.embedding, other.embedding) : hit.similarity;
+        if (cos >= threshold || normalizeForCompare(other.text) === normalizeForCompare(first.text)) duplicates.set(other.id, other);
       }
     }
     if (duplicates.size === 0) continue;
-    const group = [...duplicates.values()];
-    // A pinned survivor keeps the user's own words; otherwise the text that says the most wins.
-    // Among the texts that contain everything the survivor says, the one with the most content words.
+    // The best of the group survives (a neighbour may rank above the seed).
+    const [survivor, ...group] = [first, ...duplicates.values()].sort(better) as [MemoryRecord, ...MemoryRecord[]];
+    // A pinned survivor keeps the user's own words; otherwise, among the texts that contain
+    // everything the survivor says, the one with the most content words wins.
     const richest = survivor.pinned
       ? survivor
       : group
