@@ -13,7 +13,6 @@ import { changeUiLanguage, i18n, translate as t } from '../../src/ui/i18n/instan
 import type { MemoryEvent, MemoryKind } from '../../src/db/schema';
 import type { LoadStage } from '../../src/engines/types';
 import type { EngineState } from '../../src/messaging/protocol';
-import type { StrategyKind } from '../../src/memory/short-term/types';
 import type { BudgetSegmentKind } from '../../src/ui/lib/budget';
 
 type Tree = { [key: string]: string | Tree };
@@ -78,7 +77,7 @@ describe('locale files', () => {
     for (const [key, text] of flatZh) {
       expect(text.trim(), key).not.toBe('');
       // every Chinese string has Chinese characters, except names and units kept as is
-      const kept = ['engine.webgpu', 'engine.cpu', 'strategy.param.topK', 'context.tokensUnit', 'languages.other'];
+      const kept = ['engine.webgpu', 'engine.cpu', 'context.tokensUnit', 'languages.other'];
       if (!kept.some((k) => key.startsWith(k))) expect(/\p{Script=Han}/u.test(text), `${key}: ${text}`).toBe(true);
     }
   });
@@ -112,15 +111,12 @@ describe('keys used by the UI', () => {
   });
 
   it('exist for every value of the dynamic key families', () => {
-    const strategies: StrategyKind[] = ['full-buffer', 'buffer-window', 'token-buffer', 'summary', 'summary-buffer', 'entity', 'vector'];
     const segments: BudgetSegmentKind[] = ['system', 'memories', 'summary', 'entities', 'retrieved', 'recent', 'user', 'overhead', 'reserved', 'free'];
     const kinds: MemoryKind[] = ['profile', 'preference', 'event', 'fact', 'instruction', 'episodic', 'summary'];
     const events: MemoryEvent[] = ['ADD', 'UPDATE', 'DELETE', 'INVALIDATE', 'MERGE', 'EXPIRE', 'FORGET', 'PIN', 'UNPIN', 'IMPORT'];
     const stages: LoadStage[] = ['download', 'cache', 'compile', 'init', 'ready'];
     const states: EngineState[] = ['idle', 'loading', 'ready', 'error'];
     const keys = [
-      ...strategies.flatMap((s) => [`strategy.${s}.label`, `strategy.${s}.help`]),
-      ...['k', 'maxTokens', 'topK'].map((p) => `strategy.param.${p}`),
       ...segments.map((s) => `budget.kind.${s}`),
       ...kinds.map((k) => `memoryKind.${k}`),
       ...events.map((e) => `memoryEvent.${e}`),

@@ -1,36 +1,26 @@
-/** The context strategy picker's table and parameter parsing (src/ui/lib/strategies.ts). */
+/**
+ * The context strategy picker's logic (src/ui/lib/strategies.ts) over the short-term module's
+ * `STRATEGIES` table. Defaults and ranges are read from that table, so these tests check the
+ * picker's behaviour, not the table's numbers.
+ */
 import { describe, expect, it } from 'vitest';
+import { STRATEGIES } from '../../src/memory/short-term/config';
 import type { StrategyKind } from '../../src/memory/short-term/types';
-import { DEFAULT_STRATEGY } from '../../src/memory/short-term/types';
-import { setStrategyParam, STRATEGY_TABLE, strategyInfo, strategyParamValue, switchStrategy } from '../../src/ui/lib/strategies';
+import { describeStrategy, localized, setStrategyParam, STRATEGY_LIST, strategyInfo, strategyParamValue, switchStrategy } from '../../src/ui/lib/strategies';
 
-const ALL: Record<StrategyKind, true> = {
-  'full-buffer': true,
-  'buffer-window': true,
-  'token-buffer': true,
-  summary: true,
-  'summary-buffer': true,
-  entity: true,
-  vector: true,
-};
+const spec = (kind: StrategyKind, key: 'k' | 'maxTokens' | 'topK') => strategyInfo(kind).params.find((p) => p.key === key)!;
 
-describe('STRATEGY_TABLE', () => {
+describe('STRATEGY_LIST', () => {
   it('lists each of the seven strategies once', () => {
-    expect(STRATEGY_TABLE.map((s) => s.kind).sort()).toEqual(Object.keys(ALL).sort());
+    expect(STRATEGY_LIST.map((s) => s.kind).sort()).toEqual(['buffer-window', 'entity', 'full-buffer', 'summary', 'summary-buffer', 'token-buffer', 'vector']);
   });
-  it('exposes the parameters named in the issue', () => {
-    expect(Object.fromEntries(STRATEGY_TABLE.map((s) => [s.kind, s.param]))).toEqual({
-      'full-buffer': null,
-      'buffer-window': 'k',
-      'token-buffer': 'maxTokens',
-      summary: null,
-      'summary-buffer': 'maxTokens',
-      entity: null,
-      vector: 'topK',
-    });
-  });
-  it('defaults summary-buffer to the same 2,000 tokens as DEFAULT_STRATEGY', () => {
-    expect(strategyInfo('summary-buffer').defaultValue).toBe(DEFAULT_STRATEGY.maxTokens);
+  it('exposes at least the parameters named in the issue', () => {
+    const keys = (kind: StrategyKind) => strategyInfo(kind).params.map((p) => p.key);
+    expect(keys('buffer-window')).toContain('k');
+    expect(keys('token-buffer')).toContain('maxTokens');
+    expect(keys('summary-buffer')).toContain('maxTokens');
+    expect(keys('vector')).toContain('topK');
+    expect(keys('full-buffer')).toEqual([]);
   });
   it('throws on an unknown kind', () => {
     expect(() => strategyInfo('nope' as StrategyKind)).toThrow('Unknown context strategy: nope');
@@ -38,36 +28,55 @@ describe('STRATEGY_TABLE', () => {
 });
 
 describe('switchStrategy', () => {
-  it('fills the new parameter with its default and keeps the others', () => {
-    expect(switchStrategy({ kind: 'summary-buffer', maxTokens: 3000 }, 'buffer-window')).toEqual({ kind: 'buffer-window', maxTokens: 3000, k: 5 });
-    expect(switchStrategy({ kind: 'buffer-window', k: 8 }, 'vector')).toEqual({ kind: 'vector', k: 8, topK: 4 });
+  it('takes the new kind’s defaults and drops parameters it does not use', () => {
+    expect(switchStrategy({ kind: 'summary-buffer', maxTokens: 3000 }, 'buffer-window')).toEqual({ kind: 'buffer-window', k: spec('buffer-window', 'k').default });
+    expect(switchStrategy({ kind: 'vector', k: 2, topK: 3 }, 'full-buffer')).toEqual({ kind: 'full-buffer' });
   });
-  it('keeps a value the user set before', () => {
-    expect(switchStrategy({ kind: 'summary', maxTokens: 900 }, 'token-buffer')).toEqual({ kind: 'token-buffer', maxTokens: 900 });
+  it('keeps a value the user set for a parameter the new kind also uses', () => {
+    expect(switchStrategy({ kind: 'buffer-window', k: 8 }, 'vector')).toEqual({ kind: 'vector', k: 8, topK: spec('vector', 'topK').default });
+    expect(switchStrategy({ kind: 'summary-buffer', maxTokens: 900 }, 'token-buffer')).toEqual({ kind: 'token-buffer', maxTokens: 900 });
   });
-  it('adds nothing for strategies without a parameter', () => {
-    expect(switchStrategy({ kind: 'vector', topK: 3 }, 'full-buffer')).toEqual({ kind: 'full-buffer', topK: 3 });
+  it('clamps a kept value into the new kind’s range', () => {
+    const max = spec('summary-buffer', 'maxTokens').max;
+    expect(switchStrategy({ kind: 'token-buffer', maxTokens: max + 5000 }, 'summary-buffer')).toEqual({ kind: 'summary-buffer', maxTokens: max });
   });
 });
 
 describe('strategyParamValue', () => {
   it('reads the value or the default', () => {
-    expect(strategyParamValue({ kind: 'buffer-window', k: 3 })).toBe(3);
-    expect(strategyParamValue({ kind: 'buffer-window' })).toBe(5);
-    expect(strategyParamValue({ kind: 'entity', k: 3 })).toBeNull();
+    expect(strategyParamValue({ kind: 'buffer-window', k: 3 }, spec('buffer-window', 'k'))).toBe(3);
+    expect(strategyParamValue({ kind: 'buffer-window' }, spec('buffer-window', 'k'))).toBe(spec('buffer-window', 'k').default);
   });
 });
 
 describe('setStrategyParam', () => {
   it('parses whole numbers, also full-width digits from Chinese input methods', () => {
-    expect(setStrategyParam({ kind: 'buffer-window', k: 5 }, ' 12 ')).toEqual({ ok: true, config: { kind: 'buffer-window', k: 12 } });
-    expect(setStrategyParam({ kind: 'token-buffer' }, '１５００')).toEqual({ ok: true, config: { kind: 'token-buffer', maxTokens: 1500 } });
+    const k = spec('buffer-window', 'k');
+    expect(setStrategyParam({ kind: 'buffer-window', k: 5 }, k, ` ${k.min + 1} `)).toEqual({ ok: true, config: { kind: 'buffer-window', k: k.min + 1 } });
+    const maxTokens = spec('token-buffer', 'maxTokens');
+    const typed = String(maxTokens.min).replace(/\d/g, (d) => String.fromCharCode(0xff10 + Number(d)));
+    expect(setStrategyParam({ kind: 'token-buffer' }, maxTokens, typed)).toEqual({ ok: true, config: { kind: 'token-buffer', maxTokens: maxTokens.min } });
   });
-  it('rejects text, fractions and values out of range with the range', () => {
-    expect(setStrategyParam({ kind: 'vector' }, 'five')).toEqual({ ok: false, error: 'not_integer', min: 1, max: 50 });
-    expect(setStrategyParam({ kind: 'vector' }, '2.5')).toEqual({ ok: false, error: 'not_integer', min: 1, max: 50 });
-    expect(setStrategyParam({ kind: 'vector' }, '51')).toEqual({ ok: false, error: 'out_of_range', min: 1, max: 50 });
-    expect(setStrategyParam({ kind: 'token-buffer' }, '63')).toEqual({ ok: false, error: 'out_of_range', min: 64, max: 131_072 });
-    expect(setStrategyParam({ kind: 'buffer-window' }, '')).toEqual({ ok: false, error: 'not_integer', min: 1, max: 100 });
+  it('rejects text, fractions and values out of range, with the range', () => {
+    const topK = spec('vector', 'topK');
+    const range = { min: topK.min, max: topK.max };
+    expect(setStrategyParam({ kind: 'vector' }, topK, 'five')).toEqual({ ok: false, error: 'not_integer', ...range });
+    expect(setStrategyParam({ kind: 'vector' }, topK, '2.5')).toEqual({ ok: false, error: 'not_integer', ...range });
+    expect(setStrategyParam({ kind: 'vector' }, topK, String(topK.max + 1))).toEqual({ ok: false, error: 'out_of_range', ...range });
+    expect(setStrategyParam({ kind: 'vector' }, topK, String(topK.min - 1))).toEqual({ ok: false, error: 'out_of_range', ...range });
+    expect(setStrategyParam({ kind: 'vector' }, topK, '')).toEqual({ ok: false, error: 'not_integer', ...range });
+  });
+});
+
+describe('labels', () => {
+  it('come in the UI language', () => {
+    expect(localized(STRATEGIES['summary'].label, 'en')).toBe(STRATEGIES['summary'].label.en);
+    expect(localized(STRATEGIES['summary'].label, 'zh-CN')).toBe(STRATEGIES['summary'].label.zh_CN);
+  });
+  it('describe a config with its parameters', () => {
+    const info = STRATEGIES['vector'];
+    const [kSpec, topKSpec] = [spec('vector', 'k'), spec('vector', 'topK')];
+    expect(describeStrategy({ kind: 'vector', k: 2, topK: 6 }, 'zh-CN')).toBe(`${info.label.zh_CN} (${kSpec.label.zh_CN} 2, ${topKSpec.label.zh_CN} 6)`);
+    expect(describeStrategy({ kind: 'full-buffer' }, 'en')).toBe(STRATEGIES['full-buffer'].label.en);
   });
 });

@@ -1,97 +1,69 @@
 /**
- * The seven short-term context strategies as the picker shows them: which parameter each one
- * exposes, its default and its allowed range. Labels and descriptions are i18n keys
- * (`strategy.<kind>.label` / `.help`).
- *
- * This is the UI's single table of strategies until `src/memory/short-term/index.ts` exports
- * `STRATEGIES`; then the defaults should come from there. Defaults follow LangChain's classic
- * memories (ConversationBufferWindowMemory k = 5, ConversationTokenBufferMemory and
- * ConversationSummaryBufferMemory max_token_limit = 2000, VectorStoreRetrieverMemory k = 4);
- * ranges match the settings validation in the core (k 1–100, maxTokens 64–131,072, topK 1–50).
+ * The context strategy picker's logic over the short-term memory module's own table
+ * (`STRATEGIES` in `src/memory/short-term`: labels and descriptions in English and Chinese,
+ * parameter specs with ranges and defaults). The UI adds only what a form needs: switching
+ * kinds while keeping compatible values, and parsing what the user typed.
  */
+import { normalizeStrategyConfig, STRATEGIES, type Localized, type StrategyInfo, type StrategyParamSpec } from '../../memory/short-term/config';
 import type { StrategyConfig, StrategyKind } from '../../memory/short-term/types';
+import type { UiLanguage } from './locale';
 import { parseIntInRange, type NumberFieldError } from './settings-form';
 
-/** The parameter a strategy exposes in the picker. */
-export type StrategyParam = 'k' | 'maxTokens' | 'topK';
+export type { StrategyInfo, StrategyParamSpec };
 
-/** One row of the picker. */
-export interface StrategyInfo {
-  kind: StrategyKind;
-  /** Parameter shown next to the picker, or `null` when the strategy has none. */
-  param: StrategyParam | null;
-  /** Default value of `param`. */
-  defaultValue: number | null;
-  /** Inclusive range of `param`. */
-  min: number;
-  max: number;
-  /** Unit of `param`, for its label: exchanges (k), tokens (maxTokens), retrieved exchanges (topK). */
-  unit: 'exchanges' | 'tokens' | null;
-}
+/** The strategies in the order the picker lists them. */
+export const STRATEGY_LIST: readonly StrategyInfo[] = Object.values(STRATEGIES);
 
-/** Parameter ranges (inclusive). */
-export const PARAM_RANGES: Record<StrategyParam, { min: number; max: number }> = {
-  k: { min: 1, max: 100 },
-  maxTokens: { min: 64, max: 131_072 },
-  topK: { min: 1, max: 50 },
-};
-
-const row = (kind: StrategyKind, param: StrategyParam | null, defaultValue: number | null): StrategyInfo => ({
-  kind,
-  param,
-  defaultValue,
-  min: param ? PARAM_RANGES[param].min : 0,
-  max: param ? PARAM_RANGES[param].max : 0,
-  unit: param === 'maxTokens' ? 'tokens' : param ? 'exchanges' : null,
-});
-
-/** The seven strategies in picker order. */
-export const STRATEGY_TABLE: readonly StrategyInfo[] = [
-  row('full-buffer', null, null),
-  row('buffer-window', 'k', 5),
-  row('token-buffer', 'maxTokens', 2000),
-  row('summary', null, null),
-  row('summary-buffer', 'maxTokens', 2000),
-  row('entity', null, null),
-  row('vector', 'topK', 4),
-];
-
-/** The table row of `kind`. @throws Error for an unknown kind. */
+/** The table entry of `kind`. @throws Error for an unknown kind. */
 export function strategyInfo(kind: StrategyKind): StrategyInfo {
-  const info = STRATEGY_TABLE.find((s) => s.kind === kind);
+  const info = (STRATEGIES as Partial<Record<string, StrategyInfo>>)[kind];
   if (!info) throw new Error(`Unknown context strategy: ${kind}`);
   return info;
 }
 
+/** Picks the string of a `Localized` pair for a UI language. */
+export function localized(text: Localized, lang: UiLanguage): string {
+  return lang === 'zh-CN' ? text.zh_CN : text.en;
+}
+
 /**
- * The config after the user picks another strategy: other parameters already set are kept
- * (they are per-kind and harmless), and the new kind's parameter gets its default if unset.
+ * The config after the user picks another strategy: the new kind's defaults, except that a
+ * parameter the new kind also uses keeps the value the user had (clamped to the new range).
+ * Parameters the new kind does not use are dropped (see `normalizeStrategyConfig`).
  */
 export function switchStrategy(current: StrategyConfig, kind: StrategyKind): StrategyConfig {
-  const next: StrategyConfig = { ...current, kind };
-  const info = strategyInfo(kind);
-  if (info.param && next[info.param] === undefined && info.defaultValue !== null) next[info.param] = info.defaultValue;
-  return next;
+  const next: StrategyConfig = { ...strategyInfo(kind).defaults, kind };
+  for (const spec of strategyInfo(kind).params) {
+    const value = current[spec.key];
+    if (typeof value === 'number') next[spec.key] = value;
+  }
+  return normalizeStrategyConfig(next);
 }
 
-/** The value of the strategy's own parameter (its default when unset), or `null` when it has none. */
-export function strategyParamValue(config: StrategyConfig): number | null {
-  const info = strategyInfo(config.kind);
-  if (!info.param) return null;
-  return config[info.param] ?? info.defaultValue;
+/** The value of one parameter of `config` (its default when unset). */
+export function strategyParamValue(config: StrategyConfig, spec: StrategyParamSpec): number {
+  return config[spec.key] ?? spec.default;
 }
 
 /**
- * Parses what the user typed for the strategy's parameter.
- * @returns the new config, or an error key: `'not_integer'` or `'out_of_range'` (with the range).
+ * Parses what the user typed for one parameter (whole number within the spec's range; full-width
+ * digits accepted).
+ * @returns the new config, or the error with the allowed range.
  */
 export function setStrategyParam(
   config: StrategyConfig,
+  spec: StrategyParamSpec,
   input: string,
 ): { ok: true; config: StrategyConfig } | { ok: false; error: NumberFieldError; min: number; max: number } {
+  const parsed = parseIntInRange(input, spec.min, spec.max);
+  if (!parsed.ok) return { ok: false, error: parsed.error, min: spec.min, max: spec.max };
+  return { ok: true, config: { ...config, [spec.key]: parsed.value } };
+}
+
+/** One line describing a config, e.g. `Summary + recent messages (Token limit 2000)`. */
+export function describeStrategy(config: StrategyConfig, lang: UiLanguage): string {
   const info = strategyInfo(config.kind);
-  if (!info.param) return { ok: true, config };
-  const parsed = parseIntInRange(input, info.min, info.max);
-  if (!parsed.ok) return { ok: false, error: parsed.error, min: info.min, max: info.max };
-  return { ok: true, config: { ...config, [info.param]: parsed.value } };
+  const params = info.params.map((spec) => `${localized(spec.label, lang)} ${strategyParamValue(config, spec)}`);
+  const label = localized(info.label, lang);
+  return params.length ? `${label} (${params.join(', ')})` : label;
 }
