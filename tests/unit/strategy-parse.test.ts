@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatResult } from '../../src/engines/types';
 import { conversationLanguage, cjkShare, dominantLanguage, languageMatches } from '../../src/memory/short-term/language';
-import { entityKey, mentions, parseEntityReply, parseJsonObject, parseSummaryReply } from '../../src/memory/short-term/parse';
+import { entityKey, groundedShare, mentions, parseEntityReply, parseJsonObject, parseSummaryReply, summaryGroundingProblem } from '../../src/memory/short-term/parse';
 import { entityPrompt, summaryPrompt } from '../../src/memory/short-term/prompts';
 import { wordCounter } from '../../bench/data/strategy-harness';
 
@@ -47,25 +47,57 @@ describe('parseSummaryReply', () => {
   });
 });
 
+describe('summary grounding', () => {
+  const conv = 'My name is Ana and I live in Porto. Nice to meet you, Ana! I adopted a dog named Bolt on 3 May. Congratulations on Bolt!';
+  const story = 'Once upon a time, there was a little girl named Lily. She loved to play outside in the sunshine. One day, she saw a big red ball in the park.';
+
+  it('measures the share of key words that occur in the source', () => {
+    // Key words (≥ 3 letters, no stopwords such as "the", "user", "who", "she", "may"): ana, lives,
+    // porto, adopted, dog, bolt, 3 → all but "lives" occur in the source ("live" does) → 6/7.
+    expect(groundedShare('The user is Ana, who lives in Porto. She adopted a dog, Bolt, on 3 May.', conv)).toBeCloseTo(6 / 7, 10);
+    expect(groundedShare(story, conv)!).toBeLessThan(0.1);
+    expect(groundedShare('Yes,', conv)).toBeNull();
+    // Chinese: character bigrams. 用户叫李雷… (17 bigrams) shares 叫李, 李雷, 住在, 在杭, 杭州, 十一, 一岁, 的猫, 麻薯 with the source.
+    expect(groundedShare('用户叫李雷，住在杭州，养了一只十一岁的猫麻薯。', '我叫李雷，住在杭州。我的猫叫麻薯，今年十一岁。')).toBeCloseTo(9 / 17, 10);
+    expect(groundedShare('从前有一个小女孩叫莉莉，她喜欢在公园里玩红色的球。', '我叫李雷，住在杭州。我的猫叫麻薯，今年十一岁。')).toBe(0);
+  });
+
+  it('rejects stories, empty gists and summaries that wipe the previous one; accepts real ones', () => {
+    const previous = 'Ana lives in Porto with her dog Bolt, adopted on 3 May. She works as a nurse and loves hiking in the Gerês mountains.';
+    expect(summaryGroundingProblem(story, '', conv)).toMatch(/does not reflect/);
+    expect(summaryGroundingProblem('Yes,', '', conv)).toBe('summary has no content words');
+    expect(summaryGroundingProblem('Hello.', '', 'Hi! Hello!')).toBeNull(); // nothing to summarize: a short gist is fine
+    expect(summaryGroundingProblem('Ana plans a trip to Kyoto in April.', previous, 'I am planning a trip to Kyoto in April.')).toMatch(/drops the previous summary/);
+    expect(summaryGroundingProblem('Ana, a nurse, lives in Porto with her dog Bolt (adopted 3 May), loves hiking, and plans a trip to Kyoto in April.', previous, 'I am planning a trip to Kyoto in April.')).toBeNull();
+  });
+
+  it('parseSummaryReply applies the grounding check when given the source', () => {
+    const grounding = { previous: '', lines: conv };
+    expect(parseSummaryReply(ok(JSON.stringify({ summary: story })), { counter, maxTokens: 100, language: 'en', grounding })).toMatchObject({ ok: false, reason: /does not reflect/ });
+    expect(parseSummaryReply(ok('{"summary": "Ana lives in Porto and adopted Bolt on 3 May."}'), { counter, maxTokens: 100, language: 'en', grounding })).toEqual({ ok: true, value: 'Ana lives in Porto and adopted Bolt on 3 May.' });
+  });
+});
+
 describe('parseEntityReply', () => {
   const opts = { counter, exchangeText: 'User: Max and 小雨 went to Lisbon.\nAssistant: Nice!', maxSummaryTokens: 5, maxEntities: 2, language: 'mixed' as const };
   it('keeps valid entries only, deduplicated and capped', () => {
     const reply = ok(
       JSON.stringify({
         entities: [
-          { name: 'Max', summary: 'A friend.' },
+          { name: 'Max', summary: 'Went to Lisbon with 小雨.' },
+          { name: '小雨', summary: 'Loves the sunshine and the big red ball.' }, // not grounded in the exchange
           { name: 'max', summary: 'Duplicate of Max.' },
           { name: 'Maximilian', summary: 'Not in the exchange.' },
           { name: 'Assistant', summary: 'The speaker.' },
           { name: '小雨', summary: 'a b c d e f' }, // 6 words > 5
-          { name: 'Lisbon', summary: 'A city.' },
+          { name: 'Lisbon', summary: 'City Max went to.' },
           { name: 42 },
           { name: '小雨', summary: '用户的妹妹。' }, // valid, but the cap of 2 is reached
         ],
       }),
     );
     const parsed = parseEntityReply(reply, opts);
-    expect(parsed).toEqual({ ok: true, value: { notes: [{ name: 'Max', summary: 'A friend.' }, { name: 'Lisbon', summary: 'A city.' }], dropped: 6 } });
+    expect(parsed).toEqual({ ok: true, value: { notes: [{ name: 'Max', summary: 'Went to Lisbon with 小雨.' }, { name: 'Lisbon', summary: 'City Max went to.' }], dropped: 7 } });
   });
 
   it('accepts an empty list and rejects non-objects', () => {

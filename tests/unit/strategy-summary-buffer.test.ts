@@ -81,12 +81,12 @@ describe('summary + buffer boundary', () => {
     expect(await h.db.jobs.count()).toBe(0);
     // One giant reply (30 words = 3000 tokens): everything before it is folded, it stays verbatim.
     await h.addExchange('c1', 'short question here', Array.from({ length: 30 }, (_, i) => `w${i}`).join(' '));
-    engine.push(summaryJson('gist'));
+    engine.push(summaryJson('alpha beta gamma; short question'));
     await s.onExchange('c1', { userMessageId: 'x', assistantMessageId: 'y' });
     await h.jobs.start();
     await h.jobs.drain();
     const ctx = await s.load('c1', { userText: 'next', budgetTokens: 100_000 });
-    expect(ctx.summary).toBe('gist');
+    expect(ctx.summary).toBe('alpha beta gamma; short question');
     expect(ctx.recent).toHaveLength(1);
     expect(ctx.recent[0]!.content.startsWith('w0 w1')).toBe(true);
   });
@@ -105,7 +105,8 @@ describe('summary + buffer boundary', () => {
     let expectedFold = 0;
     for (let rest = total; rest > limit; rest -= costs[expectedFold]!, expectedFold++);
     await h.addConversation('c1', { kind: 'summary-buffer', maxTokens: limit });
-    engine.push(summaryJson('用户叫李雷。'), ...Array.from({ length: 11 }, () => summaryJson('用户叫李雷，住在杭州。')));
+    const gist = "The user's sister Emma marries in Lisbon on June 14; the user prefers morning flights. 艾玛在里斯本结婚。";
+    engine.push(...Array.from({ length: 12 }, () => summaryJson(gist)));
     await createStrategy({ kind: 'summary-buffer', maxTokens: limit }, h.deps).onExchange('c1', { userMessageId: 'x', assistantMessageId: 'y' });
     await h.jobs.start();
     await h.jobs.drain();
@@ -208,6 +209,8 @@ describe('garbage summarizer replies never corrupt the stored summary', () => {
     ['an empty summary', summaryJson('   ')],
     ['JSON of the wrong shape', '{"result": "ok", "text": 3}'],
     ['JSON inside a story', `${story} {"summary": 7}`],
+    ['a story inside valid JSON (grammar-constrained decoding)', summaryJson(story)],
+    ['a grammar-constrained reply with no content', '{ "summary" : "Yes," }'],
   ];
 
   for (const [what, reply] of garbage) {

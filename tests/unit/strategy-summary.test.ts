@@ -52,19 +52,19 @@ describe('summary strategy', () => {
   it('returns not-yet-summarized messages verbatim and leaves an unanswered message for later', async () => {
     setup();
     const s = createStrategy({ kind: 'summary' }, h.deps);
-    await h.addExchange('c1', 'one', 'two');
+    await h.addExchange('c1', 'I adopted a dog named Bolt.', 'Congratulations on Bolt!');
     await h.addMessage('c1', 'user', 'three');
     await h.addMessage('c1', 'assistant', '', 'error');
     // load() sees pending exchanges and enqueues the job (self-healing after a strategy switch).
     const ctx = await s.load('c1', { userText: 'four', budgetTokens: 1000 });
-    expect(ctx.recent.map((m) => m.content)).toEqual(['one', 'two', 'three']);
+    expect(ctx.recent.map((m) => m.content)).toEqual(['I adopted a dog named Bolt.', 'Congratulations on Bolt!', 'three']);
     expect(await h.db.jobs.where('type').equals(SUMMARY_JOB).count()).toBe(1);
-    engine.push(summaryJson('gist of one and two'));
+    engine.push(summaryJson('The user adopted a dog named Bolt.'));
     await h.jobs.start();
     await h.jobs.drain();
-    expect(linesOf(engine.requests[0]!)).toBe('User: one\nAssistant: two');
+    expect(linesOf(engine.requests[0]!)).toBe('User: I adopted a dog named Bolt.\nAssistant: Congratulations on Bolt!');
     const after = await s.load('c1', { userText: 'four', budgetTokens: 1000 });
-    expect(after.summary).toBe('gist of one and two');
+    expect(after.summary).toBe('The user adopted a dog named Bolt.');
     expect(after.recent.map((m) => m.content)).toEqual(['three']);
   });
 
@@ -72,7 +72,8 @@ describe('summary strategy', () => {
     // Window 2,300 tokens: reply room 2·512+64 = 1088, the prompt's fixed text ~160 words
     // → room for the lines is a few hundred words, so 30 exchanges of 40 words need several calls.
     setup(2300);
-    engine = createScriptedEngine({ contextWindow: 2300, fallback: summaryJson('rolling gist') });
+    // The scripted summary reuses the first words of the lines it is given (so it is grounded in them).
+    engine = createScriptedEngine({ contextWindow: 2300, fallback: (r) => summaryJson(linesOf(r).split(' ').slice(1, 6).join(' ')) });
     h.setEngine(engine);
     const words = (p: string) => Array.from({ length: 20 }, (_, i) => `${p}${i}`).join(' ');
     for (let i = 0; i < 30; i++) await h.addExchange('c1', words(`u${i}x`), words(`a${i}x`));

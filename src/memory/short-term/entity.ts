@@ -118,7 +118,14 @@ export async function runEntityJob(deps: StrategyDeps, conversationId: string, s
       signal,
     });
     if (signal.aborted || result.finishReason === 'abort') throw new PreemptedError();
-    const parsed = parseEntityReply(result, { counter, exchangeText: text, maxSummaryTokens: 2 * ENTITY_NOTE_TOKENS, maxEntities: MAX_ENTITIES_PER_EXCHANGE, language });
+    const parsed = parseEntityReply(result, {
+      counter,
+      exchangeText: text,
+      knownNotes: known.map((n) => `${n.name}: ${n.summary}`).join('\n'),
+      maxSummaryTokens: 2 * ENTITY_NOTE_TOKENS,
+      maxEntities: MAX_ENTITIES_PER_EXCHANGE,
+      language,
+    });
     const lastSeq = exchange[exchange.length - 1]!.seq;
     if (!parsed.ok) {
       await commitEntities(deps, conversationId, state.processedSeq, { ...state, lastError: parsed.reason, updatedAt: now() }, [], 0);

@@ -59,6 +59,71 @@ function finished(result: ChatResult): ParseOutcome<true> {
   return { ok: true, value: true };
 }
 
+/** Words too common to show that a summary talks about the conversation. */
+const STOPWORDS = new Set(
+  (
+    'the and that this with from have has had was were are for not but you your user users assistant they them their there then than what when where ' +
+    'which while will would about into also been being after before over under just very more most some such only other told said says asked wants want ' +
+    'like likes she her his him its our out all any can did does get got how may one two too use way who why yes now new its let see day'
+  ).split(' '),
+);
+
+/** Content tokens of a text: Latin words of ≥ 3 letters (no stopwords), numbers, CJK bigrams (single characters for one-character runs). */
+export function contentTokens(text: string): Set<string> {
+  const out = new Set<string>();
+  const lower = text.normalize('NFKC').toLowerCase();
+  for (const w of lower.match(/\p{Script=Latin}{3,}/gu) ?? []) if (!STOPWORDS.has(w)) out.add(w);
+  for (const n of lower.match(/\p{N}+/gu) ?? []) out.add(n);
+  for (const run of lower.match(/[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+/gu) ?? []) {
+    if (run.length === 1) out.add(run);
+    for (let i = 0; i + 1 < run.length; i++) out.add(run.slice(i, i + 2));
+  }
+  return out;
+}
+
+/** Below this share of grounded content tokens a reply is not a summary of its source. */
+export const MIN_GROUNDED_SHARE = 0.2;
+/** Below this share of the previous summary's content tokens kept, a new summary wiped the old one. */
+export const MIN_RETAINED_SHARE = 0.25;
+
+/**
+ * Share (0..1) of the content tokens of `output` (see `contentTokens`) that also occur in
+ * `source`: a summary reuses the names, places, numbers and key words of what it summarizes,
+ * while a hallucinated reply (a children's story from a model that cannot follow instructions)
+ * does not. `null` when `output` has no content tokens.
+ */
+export function groundedShare(output: string, source: string): number | null {
+  const out = contentTokens(output);
+  if (out.size === 0) return null;
+  const src = contentTokens(source);
+  let hit = 0;
+  for (const t of out) if (src.has(t)) hit += 1;
+  return hit / out.size;
+}
+
+/**
+ * Checks that `summary` is a summary of `previous` + `lines` (see `groundedShare`): it has content
+ * (unless its source has almost none), at least `MIN_GROUNDED_SHARE` of its key words occur in
+ * the source, and, when the previous summary had at least 8 key words, it keeps at least
+ * `MIN_RETAINED_SHARE` of them (a progressive summary adds onto the previous one; a reply that
+ * drops it would wipe the memory of everything already folded).
+ * @returns a rejection reason, or `null` when the summary passes.
+ */
+export function summaryGroundingProblem(summary: string, previous: string, lines: string): string | null {
+  const source = `${previous}\n${lines}`;
+  const share = groundedShare(summary, source);
+  if (share === null) return contentTokens(source).size >= 4 ? 'summary has no content words' : null;
+  if (share < MIN_GROUNDED_SHARE) return `summary does not reflect the conversation (${Math.round(share * 100)}% of its key words occur in it)`;
+  const before = contentTokens(previous);
+  if (before.size >= 8) {
+    const after = contentTokens(summary);
+    let kept = 0;
+    for (const t of before) if (after.has(t)) kept += 1;
+    if (kept / before.size < MIN_RETAINED_SHARE) return `summary drops the previous summary (${Math.round((kept / before.size) * 100)}% of its key words kept)`;
+  }
+  return null;
+}
+
 const SummaryReply = z.object({ summary: z.string() });
 
 /**
@@ -66,11 +131,13 @@ const SummaryReply = z.object({ summary: z.string() });
  * @param options.maxTokens longest accepted summary (tokens of `counter`); the prompt asks for
  *   half of it, so a longer reply ignored the instruction (or is runaway text).
  * @param options.language language of the summarized lines; the summary must match.
+ * @param options.grounding the previous summary and the folded lines: when given, the summary
+ *   must pass `summaryGroundingProblem`.
  * @returns the trimmed summary, or a rejection reason.
  */
 export function parseSummaryReply(
   result: ChatResult,
-  options: { counter: TokenCounter; maxTokens: number; language: DominantLanguage },
+  options: { counter: TokenCounter; maxTokens: number; language: DominantLanguage; grounding?: { previous: string; lines: string } },
 ): ParseOutcome<string> {
   const done = finished(result);
   if (!done.ok) return done;
@@ -83,6 +150,10 @@ export function parseSummaryReply(
   const tokens = options.counter.count(summary);
   if (tokens > options.maxTokens) return { ok: false, reason: `summary too long (${tokens} tokens, at most ${options.maxTokens})` };
   if (!languageMatches(summary, options.language)) return { ok: false, reason: `summary not written in the conversation's language (${options.language})` };
+  if (options.grounding) {
+    const problem = summaryGroundingProblem(summary, options.grounding.previous, options.grounding.lines);
+    if (problem) return { ok: false, reason: problem };
+  }
   return { ok: true, value: summary };
 }
 
@@ -121,14 +192,15 @@ const SPEAKERS = new Set(['user', 'the user', 'assistant', 'the assistant', 'ai'
  * Parses an entity-extractor reply `{"entities": [{"name", "summary"}]}`. Entries are checked one
  * by one: an entry whose name does not occur in `exchangeText` (a hallucinated or story
  * character), whose name is longer than 60 characters, whose summary is empty, longer than
- * `maxSummaryTokens`, or in the wrong language is dropped, and so are the speakers themselves
+ * `maxSummaryTokens`, in the wrong language, or not grounded in the exchange and the known notes
+ * (`groundedShare` < `MIN_GROUNDED_SHARE`) is dropped, and so are the speakers themselves
  * ("user", "assistant", "我", …); duplicates keep the first. A reply that
  * is not such an object is rejected as a whole.
  * @returns valid notes (possibly none), at most `maxEntities`.
  */
 export function parseEntityReply(
   result: ChatResult,
-  options: { counter: TokenCounter; exchangeText: string; maxSummaryTokens: number; maxEntities: number; language: DominantLanguage },
+  options: { counter: TokenCounter; exchangeText: string; knownNotes?: string; maxSummaryTokens: number; maxEntities: number; language: DominantLanguage },
 ): ParseOutcome<{ notes: EntityNote[]; dropped: number }> {
   const done = finished(result);
   if (!done.ok) return done;
@@ -154,6 +226,7 @@ export function parseEntityReply(
       mentions(options.exchangeText, name) &&
       options.counter.count(summary) <= options.maxSummaryTokens &&
       languageMatches(summary, options.language) &&
+      (groundedShare(summary, `${options.exchangeText}\n${options.knownNotes ?? ''}`) ?? 0) >= MIN_GROUNDED_SHARE &&
       notes.length < options.maxEntities;
     if (!valid) {
       dropped += 1;

@@ -115,7 +115,8 @@ export async function foldLines(
     signal,
   });
   if (signal.aborted || result.finishReason === 'abort') throw new PreemptedError();
-  const parsed = parseSummaryReply(result, { counter: deps.tokens(), maxTokens: 2 * targetTokens, language });
+  const grounding = { previous: state.summary, lines: lines.map((m) => m.content).join('\n') };
+  const parsed = parseSummaryReply(result, { counter: deps.tokens(), maxTokens: 2 * targetTokens, language, grounding });
   if (!parsed.ok) {
     await writeSummaryState(deps.db, conversationId, kind, state.coveredSeq, {
       ...state,
