@@ -66,8 +66,11 @@ const browserLanguage = (): string | undefined => {
 
 /** See module doc. */
 export class AppState {
-  /** `connecting` until `core.ensure` answered; `ready` after the first data arrived. */
-  connection = $state<{ state: 'connecting' | 'ready'; attempts: number; lastError: string | null }>({ state: 'connecting', attempts: 0, lastError: null });
+  /**
+   * `connecting` until `core.ensure` answered and the first data arrived, then `ready`;
+   * `failed` when the core answered but the first data could not be read (retry with `loadAll`).
+   */
+  connection = $state<{ state: 'connecting' | 'ready' | 'failed'; attempts: number; lastError: string | null }>({ state: 'connecting', attempts: 0, lastError: null });
   tab = $state<Tab>('chat');
   engine = $state<EngineStatus | null>(null);
   catalog = $state<ModelCatalog | null>(null);
@@ -117,7 +120,8 @@ export class AppState {
       if (event.conversationId && event.conversationId === this.current?.id && !this.active) void this.reloadCurrent();
     });
     await connect((progress) => {
-      this.connection = { state: 'connecting', ...progress };
+      // Later reconnects (a request retrying after the core restarted) keep the UI as it is.
+      if (this.connection.state === 'connecting') this.connection = { state: 'connecting', ...progress };
     });
     await this.loadAll();
   }
@@ -142,7 +146,7 @@ export class AppState {
       const latest = conversations[0];
       if (latest && !this.current) await this.selectConversation(latest.id);
     } catch (error) {
-      this.connection = { ...this.connection, lastError: errorMessage(error) };
+      this.connection = { ...this.connection, state: this.connection.state === 'ready' ? 'ready' : 'failed', lastError: errorMessage(error) };
       this.fail('errors.loadFailed', error);
     }
   }
@@ -163,12 +167,14 @@ export class AppState {
     this.notify('error', `${line}${line.endsWith('：') ? '' : ' '}${errorMessage(error)}`);
   }
 
+  /** Removes a notice. */
   dismiss(id: number): void {
     this.notices = this.notices.filter((n) => n.id !== id);
   }
 
   // ── conversations ──────────────────────────────────────────────────────────
 
+  /** Re-reads the conversation list (newest first). Failures become a notice. */
   async refreshConversations(): Promise<void> {
     try {
       this.conversations = await request('conversations.list', undefined, { retry: true });
@@ -226,6 +232,7 @@ export class AppState {
     }
   }
 
+  /** Renames a conversation (`title` is trimmed by the core). Failures become a notice. */
   async renameConversation(id: string, title: string): Promise<void> {
     try {
       const updated = await request('conversations.update', { id, title });
@@ -236,6 +243,7 @@ export class AppState {
     }
   }
 
+  /** Deletes a conversation and its messages; closes it when open. Failures become a notice. */
   async deleteConversation(id: string): Promise<void> {
     try {
       await request('conversations.delete', { id });
@@ -359,6 +367,7 @@ export class AppState {
 
   // ── engines ────────────────────────────────────────────────────────────────
 
+  /** Re-reads the model catalog (e.g. after a local file was added or removed). */
   async refreshCatalog(): Promise<void> {
     try {
       this.catalog = await request('engine.catalog', undefined, { retry: true });
@@ -382,7 +391,7 @@ export class AppState {
     }
   }
 
-  /** Loads a WebLLM model (WebGPU). */
+  /** Loads a WebLLM model (WebGPU). @returns `true` when it loaded; failures become a notice and the status shows the error. */
   loadWebLLM(modelId: string): Promise<boolean> {
     return this.#engineCall(() => request('engine.loadWebLLM', { modelId }));
   }
@@ -392,6 +401,7 @@ export class AppState {
     return this.#engineCall(() => request('engine.loadWllama', { source }));
   }
 
+  /** Unloads the chat model (frees GPU/WASM memory). */
   unloadEngine(): Promise<boolean> {
     return this.#engineCall(() => request('engine.unload'));
   }
@@ -477,6 +487,7 @@ export class AppState {
 
   // ── jobs ───────────────────────────────────────────────────────────────────
 
+  /** Re-queues failed background jobs and tells how many. */
   async retryFailedJobs(): Promise<void> {
     try {
       const count = await request('jobs.retryFailed');
