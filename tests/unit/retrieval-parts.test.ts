@@ -186,6 +186,18 @@ describe('formatMemoriesForPrompt', () => {
     expect(formatMemoriesForPrompt(memories, chars, 0)).toEqual({ text: '', included: [], dropped: 3 });
   });
 
+  it('shortens a memory longer than half the section instead of dropping it', () => {
+    // Budget 60 → no line over 30 characters. "- [2025-05-03] " is 15, so 14 text characters + "…" fit.
+    const long = mem('long', 'User: 我喜欢打篮球 / Assistant: ' + 'story '.repeat(30));
+    const out = formatMemoriesForPrompt([long, mem('s', 'short')], chars, 60);
+    expect(out.included.map((m) => m.memory.id)).toEqual(['long', 's']);
+    expect(out.text.split('\n')[0]).toBe('- [2025-05-03] User: 我喜欢打篮球 /…');
+    expect(out.text.split('\n')[0]!.length).toBe(30);
+    // Below MIN_SHORTENED_LINE_TOKENS of room a memory is skipped, never cut to a stub.
+    expect(formatMemoriesForPrompt([long], chars, 23).included).toEqual([]);
+    expect(formatMemoriesForPrompt([long], chars, 24).text).toBe('- [2025-05-03] User: 我喜…');
+  });
+
   it('holds the cap with the real Qwen2.5 tokenizer on Chinese and English', () => {
     const tokenizer = fromPreTrained();
     const qwen: TokenCounter = { id: 'hf:Qwen2.5', exact: true, count: (t) => tokenizer.encode(t, { add_special_tokens: false }).length, perMessageOverhead: 5, replyPrimerTokens: 3 };

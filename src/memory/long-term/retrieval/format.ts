@@ -28,10 +28,34 @@ const localDate = (ms: number) => {
  * One memory as a prompt line: `- [2024-05-03] I moved to Hangzhou`. Line breaks inside the text
  * become " / "; a memory whose validity ended gets ` (no longer true since YYYY-MM-DD)`.
  */
-export function formatMemoryLine(memory: RetrievedMemory['memory']): string {
-  const text = memory.text.trim().replace(/\s*\n+\s*/gu, ' / ');
+export function formatMemoryLine(memory: RetrievedMemory['memory'], maxChars = Infinity): string {
+  const flat = memory.text.trim().replace(/\s*\n+\s*/gu, ' / ');
+  const chars = Array.from(flat);
+  const text = chars.length > maxChars ? `${chars.slice(0, maxChars).join('').trimEnd()}…` : flat;
   const ended = memory.validUntil !== null && memory.current === 0 ? ` (no longer true since ${localDate(memory.validUntil)})` : '';
   return `- [${localDate(memory.createdAt)}] ${text}${ended}`;
+}
+
+/** A memory line is never shortened below this many tokens (a stub that short says nothing). */
+export const MIN_SHORTENED_LINE_TOKENS = 24;
+
+/**
+ * The line of `memory` in at most `maxTokens`: whole when it fits, else its text cut (at a
+ * character boundary, with "…") to the longest prefix that fits, found by binary search.
+ * `null` when even a short line does not fit (`maxTokens < MIN_SHORTENED_LINE_TOKENS`).
+ */
+export function fitMemoryLine(memory: RetrievedMemory['memory'], counter: TokenCounter, maxTokens: number): string | null {
+  const whole = formatMemoryLine(memory);
+  if (counter.count(whole) <= maxTokens) return whole;
+  if (maxTokens < MIN_SHORTENED_LINE_TOKENS) return null;
+  let lo = 0;
+  let hi = Array.from(memory.text.trim()).length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (counter.count(formatMemoryLine(memory, mid)) <= maxTokens) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo > 0 ? formatMemoryLine(memory, lo) : null;
 }
 
 /**
@@ -47,9 +71,12 @@ export function lostInTheMiddleOrder<T>(bestFirst: readonly T[]): T[] {
 
 /**
  * Builds the memory section body under `maxTokens`.
- * Memories are taken in relevance order (`memories` is best first, as retrieval returns them);
- * one that does not fit is skipped (a shorter, less relevant one may still fit), then the kept
- * ones are ordered with `lostInTheMiddleOrder` and joined with "\n".
+ * Memories are taken in relevance order (`memories` is best first, as retrieval returns them).
+ * No line takes more than half of `maxTokens` (one long episodic round must not crowd out the
+ * rest): a longer memory is shortened with `fitMemoryLine`. One that does not fit what is left
+ * is shortened to fit when at least `MIN_SHORTENED_LINE_TOKENS` remain, else skipped (a shorter,
+ * less relevant one may still fit). The kept lines are ordered with `lostInTheMiddleOrder` and
+ * joined with "\n".
  * @param counter the active model's token counter; the final text is counted as a whole, so the
  *   cap holds even when a tokenizer merges across line breaks.
  * @param maxTokens budget in tokens for the returned `text` (0 or less → nothing included).
@@ -59,15 +86,16 @@ export function formatMemoriesForPrompt(memories: RetrievedMemory[], counter: To
   const lines = new Map<RetrievedMemory, string>();
   const render = (items: RetrievedMemory[]) => lostInTheMiddleOrder(items).map((m) => lines.get(m)!).join('\n');
   let used = 0;
+  const perLineCap = Math.max(MIN_SHORTENED_LINE_TOKENS, Math.floor(maxTokens / 2));
   for (const memory of memories) {
     if (maxTokens <= 0) break;
-    const line = formatMemoryLine(memory.memory);
-    // Per-line estimate first (line + its "\n"), then the exact count of the whole candidate text.
-    const lineTokens = counter.count(line) + (included.length > 0 ? 1 : 0);
-    if (used + lineTokens > maxTokens + 2) continue;
+    const separator = included.length > 0 ? 1 : 0;
+    const room = Math.min(perLineCap, maxTokens - used - separator);
+    const line = fitMemoryLine(memory.memory, counter, room);
+    if (line === null) continue;
     lines.set(memory, line);
-    const candidate = [...included, memory];
-    const total = counter.count(render(candidate));
+    // The whole candidate text is counted again: the cap holds even when a tokenizer merges across "\n".
+    const total = counter.count(render([...included, memory]));
     if (total > maxTokens) {
       lines.delete(memory);
       continue;
