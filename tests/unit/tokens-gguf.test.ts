@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { GGUFValueType, serializeGgufMetadata, type GGUFTypedMetadata } from '@huggingface/gguf';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { countPromptTokens, createGgufTokenCounter, GgufReadError, readGgufMetadata } from '../../src/tokens';
 import { GGUF_TOKEN_TYPE, LlamaSpmTokenizer } from '../../src/tokens/spm';
 import { loadQwenTokenizerFiles, qwenCounter } from '../../bench/data/qwen-tokenizer';
