@@ -26,6 +26,19 @@ export interface OutboundRequest {
   at: number;
 }
 
+/**
+ * Requests Chromium itself makes, whatever the extension does, that no flag turns off:
+ * IdentityManager lists the Google accounts of every profile (`ListAccounts`) once the profile's
+ * network is up (see chromiumembedded/cef#4276). Anything else that reaches the proxy failed the
+ * "nothing leaves the machine" check.
+ */
+export const BROWSER_OWN_REQUESTS: readonly { method: string; target: string }[] = [{ method: 'CONNECT', target: 'accounts.google.com:443' }];
+
+/** Requests in `requests` that are not the browser's own (see `BROWSER_OWN_REQUESTS`). */
+export function extensionRequests(requests: OutboundRequest[]): OutboundRequest[] {
+  return requests.filter((r) => !BROWSER_OWN_REQUESTS.some((own) => own.method === r.method && own.target === r.target));
+}
+
 /** A local HTTP proxy that refuses everything and records what was attempted. */
 export interface CountingProxy {
   port: number;
@@ -149,16 +162,32 @@ export async function callCore<T = unknown>(page: Page, type: string, data?: unk
 }
 
 /**
- * Stops the extension's service worker (as Chrome does after 30 s idle) through the DevTools
- * protocol of an extension page, and waits until it is gone.
+ * Stops the extension's service worker, as Chrome does after 30 s idle: clicks "Stop" for the
+ * extension's registration in chrome://serviceworker-internals, then waits until the browser
+ * lists no running service-worker target for the extension (checked over the browser's DevTools
+ * protocol). A DevTools session opened from a page cannot see extension workers, hence this route.
+ * @throws Error when the worker is still running after 10 s.
  */
-export async function stopServiceWorker(browser: ExtensionBrowser, page: Page): Promise<void> {
-  const cdp = await browser.context.newCDPSession(page);
-  const closed = new Promise<void>((r) => browser.serviceWorker.once('close', () => r()));
-  await cdp.send('ServiceWorker.enable');
-  await cdp.send('ServiceWorker.stopAllWorkers');
-  await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error('service worker did not stop')), 10_000))]);
-  await cdp.detach();
+export async function stopServiceWorker(browser: ExtensionBrowser): Promise<void> {
+  const scope = `chrome-extension://${browser.extensionId}/`;
+  const internals = await browser.context.newPage();
+  try {
+    await internals.goto('chrome://serviceworker-internals/');
+    const registration = internals.locator('.serviceworker-registration').filter({ hasText: scope });
+    await registration.getByRole('button', { name: 'Stop', exact: true }).click();
+    const cdp = await browser.context.browser()!.newBrowserCDPSession();
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const { targetInfos } = await cdp.send('Target.getTargets');
+      const running = targetInfos.some((t) => t.type === 'service_worker' && t.url.startsWith(scope));
+      if (!running) break;
+      if (Date.now() > deadline) throw new Error('The service worker did not stop');
+      await internals.waitForTimeout(100);
+    }
+    await cdp.detach();
+  } finally {
+    await internals.close();
+  }
 }
 
 /** Removes a temporary folder, ignoring errors. */
