@@ -32,6 +32,9 @@ import { z } from 'zod';
 import type { ConversationRecord, MemoryHistoryRecord, MemoryRecord, MessageRecord, RecallDB } from '../db/schema';
 import type { ImportReport } from '../messaging/protocol';
 
+/** Same key as `MAINTENANCE_STATE_KEY` of `./long-term/jobs` (not imported, to keep this module free of the job code). */
+const MAINTENANCE_STATE_KEY = 'state.ltmMaintenance';
+
 /** `format` marker of an export file. */
 export const EXPORT_FORMAT = 'recall-export';
 /** Current (and only readable) version of the export format. */
@@ -277,7 +280,9 @@ export async function importAll(
   }
 
   const report: ImportResult = { added: 0, updated: 0, skipped: 0, errors: [], needsEmbedding: 0 };
-  await db.transaction('rw', [db.memories, db.memoryHistory, db.conversations, db.messages], async () => {
+  await db.transaction('rw', [db.memories, db.memoryHistory, db.conversations, db.messages, db.settings], async () => {
+    // Imported memories keep their old `updatedAt`: the next maintenance run must compare them all.
+    await db.settings.delete(MAINTENANCE_STATE_KEY);
     for (const c of file.conversations as ConversationRecord[]) {
       const existing = await db.conversations.get(c.id);
       if (!existing) {

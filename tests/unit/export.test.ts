@@ -92,8 +92,11 @@ describe('exportAll / importAll', () => {
     const { fileName, json } = await exportAll(source, { now: () => T0 });
     expect(fileName).toBe('recall-export-2024-05-10.json');
     const target = open();
+    await target.settings.put({ key: 'state.ltmMaintenance', value: { mergedThrough: T0 } });
     const idx = noIndexes();
     const report = await importAll(target, idx.store, json, { now: () => T0 });
+    // Imported memories keep old times: the next maintenance must compare everything again.
+    expect(await target.settings.get('state.ltmMaintenance')).toBeUndefined();
     // 3 memories + 4 history rows + 1 conversation + 2 messages.
     expect(report).toEqual({ added: 10, updated: 0, skipped: 0, errors: [], needsEmbedding: 1 });
     expect(idx.rebuilt()).toBe(1);

@@ -266,6 +266,8 @@ describe('ltm.maintenance and ltm.reembed jobs', () => {
     await h.jobs.drain();
     expect(await texts()).toEqual(['User: recent chat']);
     expect((await db.settings.get('stats.ltmMaintenance'))?.value).toEqual({ at: T2, expired: 0, dropped: 1, merged: 0 });
+    // The next run only compares memories changed from now on.
+    expect((await db.settings.get('state.ltmMaintenance'))?.value).toEqual({ mergedThrough: T2 });
     const next = (await db.jobs.toArray()).filter((j) => j.type === MAINTENANCE_JOB && j.status === 'queued');
     expect(next).toHaveLength(1);
     expect(next[0]!.runAfter).toBe(T2 + DAY);

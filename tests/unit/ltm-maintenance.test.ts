@@ -153,6 +153,35 @@ describe('maintenance', () => {
     expect(await store.get(richer.id)).toBeUndefined();
   });
 
+  it('reports merge progress every 100 seeds (oldest change first) so a preempted run can resume', async () => {
+    const opened = await openTestStore({ now: T0, embedder: null, name: 'maintenance' });
+    db = opened.db;
+    const times: number[] = [];
+    for (let i = 0; i < 150; i++) {
+      const at = T0 - (150 - i) * 60_000;
+      times.push(at);
+      await opened.store.add({ namespace: 'default', kind: 'fact', text: `Fact number ${i}`, createdAt: at }, 'test');
+    }
+    const controller = new AbortController();
+    const progress: number[] = [];
+    const run = runMaintenance(db, opened.store, {
+      now: T0,
+      episodicRetentionDays: null,
+      signal: controller.signal,
+      onMergeProgress: (through) => {
+        progress.push(through);
+        controller.abort();
+      },
+    });
+    await expect(run).rejects.toMatchObject({ name: 'AbortError' });
+    // Seeds 0…99 were compared: the resume point is the 100th oldest change.
+    expect(progress).toEqual([times[99]]);
+    const resumed: number[] = [];
+    await runMaintenance(db, opened.store, { now: T0, episodicRetentionDays: null, mergeSince: progress[0]!, onMergeProgress: (t) => void resumed.push(t) });
+    // 51 seeds left (99…149): fewer than 100, no checkpoint needed.
+    expect(resumed).toEqual([]);
+  });
+
   it('stops when aborted', async () => {
     const { store } = await setup();
     await add(store, 'Looking for a new flat', 'event', { createdAt: T0 - 60 * DAY });

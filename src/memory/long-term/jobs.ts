@@ -41,6 +41,8 @@ export const EXTRACT_JOB_OPTIONS: EnqueueOptions = { maxAttempts: 2 };
 export const EXTRACTION_STATS_KEY = 'stats.ltmExtraction';
 /** `db.settings` key of the last maintenance report (`MaintenanceReport & { at }`). */
 export const MAINTENANCE_STATS_KEY = 'stats.ltmMaintenance';
+/** `db.settings` key of the merge resume point (`{ mergedThrough: ms }`, see `MaintenanceOptions.mergeSince`). */
+export const MAINTENANCE_STATE_KEY = 'state.ltmMaintenance';
 
 /** One recorded extraction failure. */
 export interface ExtractionFailureRecord {
@@ -212,17 +214,23 @@ export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps):
       p.episodicRetentionDays !== undefined
         ? p.episodicRetentionDays
         : (z.number().int().min(1).nullable().catch(null).parse((await db.settings.get('episodicRetentionDays'))?.value ?? null) as number | null);
-    const previous = z.object({ at: z.number() }).safeParse((await db.settings.get(MAINTENANCE_STATS_KEY))?.value);
+    // Memories unchanged since the last completed (or checkpointed) merge were already compared.
+    const startedAt = now();
+    const state = z.object({ mergedThrough: z.number() }).safeParse((await db.settings.get(MAINTENANCE_STATE_KEY))?.value);
     const report: MaintenanceReport = await runMaintenance(db, store, {
-      now: now(),
-      // Memories unchanged since the last run were already compared with each other.
-      ...(previous.success ? { mergeSince: previous.data.at } : {}),
+      now: startedAt,
+      // The resume point is for whole-store runs; a run scoped to one namespace compares everything in it.
+      ...(state.success && !p.namespace ? { mergeSince: state.data.mergedThrough } : {}),
+      ...(!p.namespace
+        ? { onMergeProgress: (through: number) => db.settings.put({ key: MAINTENANCE_STATE_KEY, value: { mergedThrough: through } }).then(() => undefined) }
+        : {}),
       episodicRetentionDays: retention,
       ...(p.staleEventDays !== undefined ? { staleEventDays: p.staleEventDays } : {}),
       ...(p.namespace ? { namespace: p.namespace } : {}),
       signal,
       onProgress: reportProgress,
     });
+    if (!p.namespace) await db.settings.put({ key: MAINTENANCE_STATE_KEY, value: { mergedThrough: startedAt } });
     await db.settings.put({ key: MAINTENANCE_STATS_KEY, value: { at: now(), ...report } });
     if (p.reschedule !== false) {
       await jobs.enqueue(MAINTENANCE_JOB, {}, { dedupeKey: MAINTENANCE_JOB, delayMs: deps.maintenanceIntervalMs ?? 86_400_000 });

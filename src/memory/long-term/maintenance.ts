@@ -38,6 +38,8 @@ export interface MaintenanceOptions {
    * pairs of older memories were compared by the previous run. Default: all.
    */
   mergeSince?: number;
+  /** Called every 100 merge seeds with the `updatedAt` all earlier seeds had (resume point for `mergeSince`). */
+  onMergeProgress?: (processedThrough: number) => Promise<void> | void;
   signal?: AbortSignal;
   /** Progress 0..1 over the three steps. */
   onProgress?: (fraction: number) => void;
@@ -100,30 +102,35 @@ export async function runMaintenance(db: RecallDB, store: SearchableStore, optio
   return report;
 }
 
-/** Step 3 (see module doc). Seeds are the changed memories; each is compared with its nearest neighbours (any age). */
+/**
+ * Step 3 (see module doc). Seeds are the changed memories, oldest change first; each is compared
+ * with its nearest neighbours (any age) through the store's vector index and with memories of the
+ * same text hash. Records are read once up front (one Dexie query per seed: the neighbour lookup),
+ * and `onMergeProgress` is told how far the seeds got, so a preempted run can resume.
+ */
 async function mergeNearDuplicates(db: RecallDB, store: SearchableStore, options: MaintenanceOptions): Promise<number> {
   const threshold = options.nearDuplicateCosine ?? 0.95;
-  const rows = (await db.memories.where('current').equals(1).toArray())
-    .filter((m) => MERGEABLE.has(m.kind) && (options.namespace === undefined || m.namespace === options.namespace))
-    .filter((m) => options.mergeSince === undefined || m.updatedAt >= options.mergeSince)
-    .sort(better);
-  const gone = new Set<string>();
+  const all = (await db.memories.where('current').equals(1).toArray()).filter(
+    (m) => MERGEABLE.has(m.kind) && (options.namespace === undefined || m.namespace === options.namespace),
+  );
+  const byId = new Map(all.map((m) => [m.id, m]));
+  const byHash = new Map<string, MemoryRecord[]>();
+  for (const m of all) byHash.set(m.hash, [...(byHash.get(m.hash) ?? []), m]);
+  const seeds = all.filter((m) => options.mergeSince === undefined || m.updatedAt >= options.mergeSince).sort((a, b) => a.updatedAt - b.updatedAt);
   let merged = 0;
-  for (const seed of rows) {
+  for (const [i, seed] of seeds.entries()) {
     checkAbort(options.signal);
-    if (gone.has(seed.id)) continue;
-    const first = await db.memories.get(seed.id);
-    if (!first || first.current !== 1) continue;
+    if (i > 0 && i % 100 === 0) await options.onMergeProgress?.(seeds[i - 1]!.updatedAt);
+    const first = byId.get(seed.id);
+    if (!first) continue; // merged away earlier in this run
     const duplicates = new Map<string, MemoryRecord>();
-    // Same normalized text (works without embeddings).
-    for (const other of await db.memories.where('hash').equals(first.hash).toArray()) {
-      if (other.id !== first.id && other.namespace === first.namespace && other.kind === first.kind && other.current === 1 && !gone.has(other.id)) duplicates.set(other.id, other);
-    }
+    const sameKind = (other: MemoryRecord) => other.id !== first.id && other.namespace === first.namespace && other.kind === first.kind;
+    // Same text hash (works without embeddings).
+    for (const other of byHash.get(first.hash) ?? []) if (byId.has(other.id) && sameKind(other)) duplicates.set(other.id, other);
     if (first.embedding) {
       for (const hit of await store.nearest(first.embedding, { namespace: first.namespace, k: 6 })) {
-        if (hit.memory.id === first.id || gone.has(hit.memory.id) || hit.memory.kind !== first.kind || hit.memory.current !== 1) continue;
-        const other = await db.memories.get(hit.memory.id);
-        if (!other) continue;
+        const other = byId.get(hit.memory.id);
+        if (!other || !sameKind(other)) continue;
         const cos = other.embedding && other.embedding.length === first.embedding.length ? cosineSimilarity(first.embedding, other.embedding) : hit.similarity;
         if (cos >= threshold || normalizeForCompare(other.text) === normalizeForCompare(first.text)) duplicates.set(other.id, other);
       }
@@ -138,7 +145,7 @@ async function mergeNearDuplicates(db: RecallDB, store: SearchableStore, options
       : group
           .filter((m) => saysMore(m.text, survivor.text))
           .reduce((best, m) => (contentTerms(m.text).length > contentTerms(best.text).length ? m : best), survivor);
-    await store.update(
+    const updated = await store.update(
       survivor.id,
       {
         text: richest.text,
@@ -149,9 +156,10 @@ async function mergeNearDuplicates(db: RecallDB, store: SearchableStore, options
       'maintenance',
       'MERGE',
     );
+    byId.set(updated.id, updated);
     for (const other of group) {
       await store.remove([other.id], 'DELETE', `maintenance:merged-into:${survivor.id}`);
-      gone.add(other.id);
+      byId.delete(other.id);
       merged += 1;
     }
   }
