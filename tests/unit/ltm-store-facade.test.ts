@@ -3,7 +3,7 @@
  * onExchange → `ltm.episodic` → an episodic memory with source ids; resumption after a killed
  * context; access recording; explicit commands. Embeddings: the hashed n-gram TEST embedder.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RecallDB, type MessageRecord } from '../../src/db/schema';
 import { createJobQueue, type JobQueue } from '../../src/jobs/queue';
 import { createLongTermMemory, EPISODIC_JOB, EXTRACT_JOB, episodicText, registerEpisodicJobs } from '../../src/memory/long-term';
@@ -117,6 +117,7 @@ describe('long-term memory facade', () => {
     const other = await store.add({ namespace: 'default', kind: 'fact', text: '我的车是白色的' }, 'user');
     const results = await ltm.retrieve({ text: 'aisle seat flight', namespace: 'default', k: 1 });
     expect(results.map((r) => r.memory.id)).toEqual([memory.id]);
+    await ltm.flush();
     expect(await store.get(memory.id)).toMatchObject({ accessCount: 1, lastAccessedAt: T + 120_000 });
     expect(await store.get(other.memory.id)).toMatchObject({ accessCount: 0, lastAccessedAt: null });
   });
@@ -134,6 +135,37 @@ describe('long-term memory facade', () => {
     expect(await store.get(id)).toBeUndefined();
     expect(await store.search({ text: '花生过敏', namespace: 'default', includeInvalid: true })).toEqual([]);
     expect(JSON.stringify(await db.memoryHistory.toArray())).not.toContain('花生');
+  });
+
+  it('a failed access write is logged and does not fail the retrieval', async () => {
+    const { ltm, store } = await boot();
+    await store.add({ namespace: 'default', kind: 'fact', text: 'I collect vinyl records' }, 'user');
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const spy = vi.spyOn(db.memories, 'where').mockImplementationOnce(() => {
+      throw new Error('quota exceeded');
+    });
+    expect((await ltm.retrieve({ text: 'vinyl', namespace: 'default' })).map((r) => r.memory.text)).toEqual(['I collect vinyl records']);
+    await ltm.flush();
+    expect(warn).toHaveBeenCalledWith('[ltm] could not record memory accesses:', expect.any(Error));
+    spy.mockRestore();
+    warn.mockRestore();
+  });
+
+  it('an exchange repeated word for word is one memory citing both occurrences', async () => {
+    const { ltm, jobs } = await boot();
+    const first = await addExchange('c1', 'Good morning', 'Good morning! How can I help?', T, 0);
+    const again = await addExchange('c2', 'Good morning', 'Good morning! How can I help?', T + 86_400_000, 0);
+    await ltm.onExchange(first);
+    await ltm.onExchange(again);
+    await jobs.start();
+    await jobs.drain();
+    const memories = await db.memories.toArray();
+    expect(memories).toHaveLength(1);
+    // Both jobs were queued at the same instant, so either may run first.
+    expect([...memories[0]!.sourceMessageIds].sort()).toEqual(['c1-a0', 'c1-u0', 'c2-a0', 'c2-u0']);
+    const history = await db.memoryHistory.toArray();
+    expect(history.map((h) => h.event)).toEqual(['ADD', 'MERGE']);
+    expect(new Set(history.map((h) => h.source))).toEqual(new Set(['conversation:c1', 'conversation:c2']));
   });
 
   it('episodicText keeps both messages verbatim', () => {

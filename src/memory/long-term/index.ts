@@ -12,6 +12,7 @@
 import type { MessageRecord, RecallDB } from '../../db/schema';
 import type { JobQueue } from '../../jobs/queue';
 import { runMemoryCommand } from './commands';
+import { EXTRACT_JOB, EXTRACT_JOB_OPTIONS } from './jobs';
 import { recordAccess } from './store';
 import type { ExchangeInput, LongTermMemory, MemoryStore, RetrievalQuery, RetrievedMemory } from './types';
 
@@ -20,8 +21,8 @@ export type SearchableStore = MemoryStore & { search(query: RetrievalQuery): Pro
 
 /** Job type of the episodic-memory job. */
 export const EPISODIC_JOB = 'ltm.episodic';
-/** Job type of extraction + consolidation (handler registered by `registerExtractionJobs`). */
-export const EXTRACT_JOB = 'ltm.extract';
+/** Job type of extraction + consolidation (handler registered by `registerExtractionJobs` of `./jobs`). */
+export { EXTRACT_JOB };
 /** Importance (0..1) of an episodic memory: below extracted facts (LTM-B uses 0.5–0.9). */
 export const EPISODIC_IMPORTANCE = 0.3;
 
@@ -36,28 +37,32 @@ export interface LongTermMemoryDeps {
 
 /**
  * Creates the facade.
- * - `retrieve`: the store's hybrid search, then records an access (`lastAccessedAt`,
- *   `accessCount`) on what it returns.
- * - `onExchange`: enqueues `ltm.episodic` and `ltm.extract` for the exchange (deduplicated per
- *   assistant message while queued). Returns once both are persisted.
+ * - `retrieve`: the store's hybrid search; records an access (`lastAccessedAt`, `accessCount`)
+ *   on what it returns, in the background (`flush()` resolves when those writes are done; a
+ *   failed write is logged and never fails the retrieval).
+ * - `onExchange`: enqueues `ltm.episodic` and `ltm.extract` (with `EXTRACT_JOB_OPTIONS`) for the
+ *   exchange, deduplicated per assistant message while queued. Returns once both are persisted.
  * - `runCommand`: "remember …" / "forget …" / "记住…" / "忘记…" (see `./commands.ts`).
  */
-export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory {
+export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory & { flush(): Promise<void> } {
   const now = deps.now ?? Date.now;
+  let accessWrites: Promise<void> = Promise.resolve();
   return {
     async retrieve(query) {
       const results = await deps.store.search({ ...query, now: query.now ?? now() });
-      await recordAccess(
-        deps.db,
-        results.map((r) => r.memory.id),
-        now(),
-      );
+      // Written in the background: the prompt does not wait for the bookkeeping.
+      const ids = results.map((r) => r.memory.id);
+      const at = now();
+      accessWrites = accessWrites
+        .then(() => recordAccess(deps.db, ids, at))
+        .catch((error: unknown) => console.warn('[ltm] could not record memory accesses:', error));
       return results;
     },
+    flush: () => accessWrites,
     async onExchange(input) {
       checkExchange(input);
       await deps.jobs.enqueue(EPISODIC_JOB, input, { dedupeKey: `${EPISODIC_JOB}:${input.assistantMessageId}` });
-      await deps.jobs.enqueue(EXTRACT_JOB, input, { dedupeKey: `${EXTRACT_JOB}:${input.assistantMessageId}` });
+      await deps.jobs.enqueue(EXTRACT_JOB, input, { ...EXTRACT_JOB_OPTIONS, dedupeKey: `${EXTRACT_JOB}:${input.assistantMessageId}` });
     },
     runCommand(text, context) {
       return runMemoryCommand(deps.store, text, { ...context, now: now() });
@@ -86,7 +91,9 @@ export function episodicText(user: MessageRecord, assistant: MessageRecord | und
 /**
  * Registers the `ltm.episodic` handler: stores the exchange's round as an `episodic` memory
  * (kind `episodic`, importance `EPISODIC_IMPORTANCE`, `createdAt` = `validFrom` = the user
- * message's time, source conversation and both message ids).
+ * message's time, source conversation and both message ids). When the same text is already
+ * stored (an exact duplicate, e.g. "Good morning" / "Good morning!"), the existing memory gains
+ * the new message ids (history event `MERGE`) instead of a second copy.
  * Idempotent (a resumed job finds the memory it already stored, by source message id). An
  * exchange whose user message no longer exists (conversation deleted meanwhile) stores nothing.
  * @throws Error for a malformed payload (the queue marks the job failed after its retries).
@@ -103,7 +110,9 @@ export function registerEpisodicJobs(jobs: JobQueue, deps: { store: MemoryStore;
       .first();
     if (existing) return;
     signal.throwIfAborted();
-    await deps.store.add(
+    const source = `conversation:${input.conversationId}`;
+    const sourceMessageIds = assistant ? [user.id, assistant.id] : [user.id];
+    const { memory, created } = await deps.store.add(
       {
         namespace: input.namespace,
         kind: 'episodic',
@@ -112,9 +121,13 @@ export function registerEpisodicJobs(jobs: JobQueue, deps: { store: MemoryStore;
         validFrom: user.createdAt,
         createdAt: user.createdAt,
         sourceConversationId: input.conversationId,
-        sourceMessageIds: assistant ? [user.id, assistant.id] : [user.id],
+        sourceMessageIds,
       },
-      `conversation:${input.conversationId}`,
+      source,
     );
+    // The same exchange text again (an exact duplicate): keep one memory that cites every occurrence.
+    if (!created && sourceMessageIds.some((id) => !memory.sourceMessageIds.includes(id))) {
+      await deps.store.update(memory.id, { sourceMessageIds: [...new Set([...memory.sourceMessageIds, ...sourceMessageIds])] }, source, 'MERGE');
+    }
   });
 }

@@ -21,8 +21,8 @@ import { memoryHash } from './text';
 import { LexicalIndex } from './retrieval/lexical';
 import { VectorIndex, l2normalize, type VectorIndexStats } from './retrieval/vector';
 import { loadVoy, type VoyClass } from './retrieval/voy';
-import { DEFAULT_WEIGHTING, reciprocalRankFusion, weightedScore, type WeightingOptions } from './retrieval/fusion';
-import { parseTimeFilter, type TimeFilter } from './retrieval/time-filter';
+import { CURRENT_STATE_WEIGHTING, DEFAULT_WEIGHTING, reciprocalRankFusion, weightedScore, type WeightingOptions } from './retrieval/fusion';
+import { asksForCurrentState, parseTimeFilter, type TimeFilter } from './retrieval/time-filter';
 
 /** Which retrievers a search uses (benchmarks compare them; the app always uses `hybrid`). */
 export type RetrievalMode = 'hybrid' | 'lexical' | 'vector';
@@ -262,8 +262,8 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     const k = Math.max(1, Math.floor(query.k ?? 8));
     const mode = options.mode ?? 'hybrid';
     const depth = options.depth ?? Math.max(50, 5 * k);
-    const weighting = options.weighting ?? DEFAULT_WEIGHTING;
     const filter = options.timeFilters === false ? null : parseTimeFilter(query.text, t);
+    const weighting = options.weighting ?? (options.timeFilters !== false && asksForCurrentState(query.text) ? CURRENT_STATE_WEIGHTING : DEFAULT_WEIGHTING);
     const text = filter ? filter.rest : query.text;
 
     const eligibleIds: string[] = [];

@@ -44,6 +44,12 @@ export interface WeightingOptions {
  */
 export const DEFAULT_WEIGHTING: WeightingOptions = { halfLifeDays: 30, recencyWeight: 0.2, importanceWeight: 0.1 };
 
+/**
+ * Weighting for queries that ask for the current state ("… now?", "现在…"): a 90-day half-life at
+ * full weight, so among memories of similar relevance the newest clearly wins.
+ */
+export const CURRENT_STATE_WEIGHTING: WeightingOptions = { halfLifeDays: 90, recencyWeight: 1, importanceWeight: 0.1 };
+
 const DAY_MS = 86_400_000;
 
 /** `0.5^(ageMs / halfLife)`, 1 for a future or zero age. @param ageMs milliseconds. */

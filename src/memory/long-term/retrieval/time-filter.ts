@@ -171,3 +171,15 @@ export function parseTimeFilter(query: string, now: number): TimeFilter | null {
   const rest = `${query.slice(0, best.index)} ${query.slice(best.index + best.length)}`.replace(/\s+/gu, ' ').trim();
   return { ...best.range, expression, rest };
 }
+
+/** Words that ask for the current state ("where do I live now?", "我现在住哪里？"). */
+const CURRENT_STATE = /\b(?:now|currently|current|these days|nowadays|at the moment|anymore|still)\b|现在|目前|如今|最近|当前|还在|这阵子/iu;
+
+/**
+ * Whether the query asks for the current state of something. Retrieval then weights recency
+ * more (`CURRENT_STATE_WEIGHTING` in `fusion.ts`), so an update outranks the value it replaced
+ * even when the old statement matches the words of the question better.
+ */
+export function asksForCurrentState(query: string): boolean {
+  return CURRENT_STATE.test(query);
+}

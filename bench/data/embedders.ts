@@ -1,0 +1,81 @@
+/**
+ * Embedders available in Node for the evaluation command and the retrieval benchmark. No real
+ * multilingual sentence model can be downloaded here, so every choice is stated in the output:
+ *
+ * - `fixture-bert` (default): the real transformers.js path (`createTransformersEmbedder`,
+ *   ONNX Runtime, mean pooling, L2 norm) on the generated BERT-shaped fixture model of
+ *   tests/helpers/fixture-models.ts — a seeded random projection of the bag of WordPiece tokens
+ *   (English words of a ~300-word vocabulary, single characters otherwise; every CJK character).
+ *   Lexical similarity only; no semantics, no cross-language ability.
+ * - `model2vec`: the real model2vec static embedding distilled from BAAI/bge-base-en-v1.5
+ *   (../shared/fixtures, 64-d, vocabulary quantized to 128 clusters), converted to ONNX and run
+ *   through transformers.js. Coarse but semantic, English only.
+ * - `hashed`: the hashed character n-gram TEST embedder (bench/data/hashed-embedder.ts).
+ * - `none`: no embedder (lexical retrieval only).
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Embedder } from '../../src/engines/types';
+import { createHashedEmbedder } from './hashed-embedder';
+
+/** Names accepted by `--embedder`. */
+export const EMBEDDER_NAMES = ['fixture-bert', 'model2vec', 'hashed', 'none'] as const;
+export type EmbedderName = (typeof EMBEDDER_NAMES)[number];
+
+/** An embedder with a description for reports and a cleanup. */
+export interface NamedEmbedder {
+  embedder: Embedder | null;
+  /** One line stating what produced the vectors. */
+  description: string;
+  dispose(): Promise<void>;
+}
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+/** The shared model2vec fixture (../shared relative to the repository). */
+export const MODEL2VEC_DIR = resolve(here, '../../../shared/fixtures/models/model2vec-bge-base-test');
+
+/**
+ * Creates the named embedder.
+ * @param dimension hidden size of the `fixture-bert` model (default 384, MiniLM's size).
+ * @throws Error when `model2vec` is asked for and ../shared/fixtures is absent, or the fixture
+ *   model helpers are missing.
+ */
+export async function createNodeEmbedder(name: EmbedderName, options: { dimension?: number } = {}): Promise<NamedEmbedder> {
+  if (name === 'none') return { embedder: null, description: 'none (lexical retrieval only)', dispose: async () => undefined };
+  if (name === 'hashed') {
+    const embedder = createHashedEmbedder(256);
+    return { embedder, description: `${embedder.modelId}: hashed character n-grams, TEST embedder (surface overlap only, no semantics)`, dispose: async () => undefined };
+  }
+  const { createTransformersEmbedder } = await import('../../src/engines/transformers');
+  const { env } = await import('@huggingface/transformers');
+  const helpers = await import('../../tests/helpers/fixture-models');
+  const root = await mkdtemp(join(tmpdir(), 'recall-eval-embedder-'));
+  env.cacheDir = join(root, 'cache');
+  const dispose = async (e?: { dispose(): Promise<void> }) => {
+    await e?.dispose();
+    await rm(root, { recursive: true, force: true });
+  };
+  if (name === 'fixture-bert') {
+    const modelId = 'test/bert-fixture';
+    const dimension = options.dimension ?? 384;
+    await helpers.writeBertFixtureModel(join(root, 'models', modelId), modelId, { dimension });
+    const embedder = await createTransformersEmbedder({ modelId, allowRemoteModels: false, localModelPath: join(root, 'models'), dtype: 'fp32', batchSize: 32 });
+    return {
+      embedder,
+      description: `${modelId} (${dimension}-d) through transformers.js: generated BERT-shaped fixture, random projection of the bag of WordPiece tokens (lexical similarity only, no semantics, no cross-language ability)`,
+      dispose: () => dispose(embedder),
+    };
+  }
+  if (!existsSync(join(MODEL2VEC_DIR, 'model.safetensors'))) throw new Error(`model2vec fixture not found at ${MODEL2VEC_DIR} (../shared is absent)`);
+  const modelId = 'test/model2vec-bge-base';
+  await helpers.writeModel2VecOnnxModel(MODEL2VEC_DIR, join(root, 'models', modelId));
+  const embedder = await createTransformersEmbedder({ modelId, allowRemoteModels: false, localModelPath: join(root, 'models'), dtype: 'fp32', batchSize: 32 });
+  return {
+    embedder,
+    description: `${modelId} (64-d) through transformers.js: real model2vec distillation of BAAI/bge-base-en-v1.5, vocabulary quantized to 128 clusters (coarse, English only)`,
+    dispose: () => dispose(embedder),
+  };
+}

@@ -1,0 +1,157 @@
+/**
+ * The retrieval evaluation (format validation, metrics, ingestion through the pipeline, report)
+ * and the benchmark data generator. Embeddings: the hashed n-gram TEST embedder.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  EvalDatasetSchema,
+  parseEvalDataset,
+  percentile,
+  recallAtK,
+  type EvalDataset,
+} from '../../src/memory/long-term/retrieval/evaluate';
+import { parseTimeFilter } from '../../src/memory/long-term/retrieval/time-filter';
+import { formatReport, parseArgs, runEvaluation } from '../../scripts/eval-retrieval';
+import { generateBenchmark, QUESTION_TIME, TIMELINE_END, TIMELINE_START } from '../../bench/data/generate';
+
+const SMALL: EvalDataset = {
+  version: 1,
+  conversations: [
+    {
+      id: 'c1',
+      sessions: [
+        {
+          id: 's1',
+          date: '2025-01-06T09:00:00Z',
+          turns: [
+            { id: 't1', speaker: 'Lin', text: '我家的猫叫小白，刚满三岁。' },
+            { id: 't2', speaker: 'Bot', text: '好可爱的名字！' },
+            { id: 't3', speaker: 'Lin', text: 'I live in Shenzhen with my parents.' },
+            { id: 't4', speaker: 'Bot', text: 'Nice city.' },
+            { id: 't5', speaker: 'Lin', text: 'The printer at work is broken again.' },
+          ],
+        },
+        {
+          id: 's2',
+          date: '2025-05-20T18:00:00Z',
+          turns: [
+            { id: 't6', speaker: 'user', role: 'user', text: 'I moved to Hangzhou, I live in Hangzhou now.' },
+            { id: 't7', speaker: 'assistant', role: 'assistant', text: 'Congratulations on the move!' },
+            { id: 't8', speaker: 'user', role: 'user', text: 'We watched a documentary about whales.' },
+            { id: 't9', speaker: 'assistant', role: 'assistant', text: 'Whales are amazing.' },
+          ],
+        },
+      ],
+    },
+  ],
+  questions: [
+    { id: 'q1', conversationId: 'c1', question: '我家的猫叫什么名字？', evidence: ['t1'], category: 'fact' },
+    { id: 'q2', conversationId: 'c1', question: 'Which city do I live in now?', evidence: ['t6'], stale: ['t3'], category: 'update' },
+    { id: 'q3', conversationId: 'c1', question: 'Is the printer broken?', evidence: ['t5'], category: 'fact' },
+  ],
+};
+
+describe('evaluation format', () => {
+  it('accepts a valid file and rejects malformed ones with a clear message', () => {
+    expect(parseEvalDataset(JSON.stringify(SMALL)).questions).toHaveLength(3);
+    expect(() => parseEvalDataset('{"version": 1,')).toThrow('Evaluation file is not valid JSON');
+    expect(() => parseEvalDataset(JSON.stringify({ ...SMALL, version: 2 }))).toThrow(/version/);
+    const badEvidence = { ...SMALL, questions: [{ ...SMALL.questions[0]!, evidence: ['nope'] }] };
+    expect(() => parseEvalDataset(JSON.stringify(badEvidence))).toThrow('question "q1": unknown turn id "nope"');
+    const badDate = structuredClone(SMALL);
+    badDate.conversations[0]!.sessions[0]!.date = 'yesterday';
+    expect(() => parseEvalDataset(JSON.stringify(badDate))).toThrow('conversations.0.sessions.0.date: not an ISO 8601 date');
+    const dupTurn = structuredClone(SMALL);
+    dupTurn.conversations[0]!.sessions[1]!.turns[0]!.id = 't1';
+    expect(EvalDatasetSchema.safeParse(dupTurn).success).toBe(false);
+  });
+
+  it('computes recall@k and nearest-rank percentiles', () => {
+    const ranked = [['a', 'b'], ['c'], ['d', 'e']];
+    expect(recallAtK(['c', 'e'], ranked, 1)).toBe(0);
+    expect(recallAtK(['c', 'e'], ranked, 2)).toBe(0.5);
+    expect(recallAtK(['c', 'e'], ranked, 3)).toBe(1);
+    expect(recallAtK(['z'], ranked, 10)).toBe(0);
+    // 10 values 1..10: p50 = 5th smallest, p95 = ceil(9.5) = 10th.
+    const values = [7, 1, 9, 3, 5, 2, 8, 10, 4, 6];
+    expect(percentile(values, 50)).toBe(5);
+    expect(percentile(values, 95)).toBe(10);
+    expect(percentile([], 50)).toBe(0);
+  });
+
+  it('parses command-line arguments', () => {
+    expect(parseArgs(['--input', 'x.json'])).toEqual({ input: 'x.json', k: 10, embedder: 'fixture-bert', mode: 'facade', out: null });
+    expect(parseArgs(['--input', 'x.json', '--k', '20', '--embedder', 'hashed', '--mode', 'all', '--out', 'o.json'])).toEqual({ input: 'x.json', k: 20, embedder: 'hashed', mode: 'all', out: 'o.json' });
+    expect(() => parseArgs([])).toThrow('--input is required');
+    expect(() => parseArgs(['--input', 'x', '--k', '0'])).toThrow('--k must be a positive integer');
+    expect(() => parseArgs(['--input', 'x', '--embedder', 'gpt'])).toThrow('--embedder must be one of');
+    expect(() => parseArgs(['--input', '--k'])).toThrow('--input needs a value');
+  });
+});
+
+describe('evaluation run', () => {
+  it('ingests rounds through the pipeline and scores every question', async () => {
+    const run = await runEvaluation(SMALL, { k: 10, embedder: 'hashed', mode: 'all' });
+    // Rounds: (t1,t2) (t3,t4) (t5 alone) (t6,t7) (t8,t9).
+    expect(run.ingest).toMatchObject({ conversations: 1, messages: 9, rounds: 5, memories: 5, failedJobs: 0 });
+    expect(run.runs.map((r) => r.mode)).toEqual(['hybrid (LongTermMemory.retrieve)', 'lexical (store.search)', 'vector (store.search)', 'hybrid (store.search)']);
+    const facade = run.runs[0]!;
+    const byId = new Map(facade.results.map((r) => [r.id, r]));
+    expect(byId.get('q1')).toMatchObject({ evidenceRank: 1, recall: { 1: 1, 5: 1, 10: 1 } });
+    expect(byId.get('q1')!.ranking[0]!.sourceMessageIds).toEqual(['t1', 't2']);
+    expect(byId.get('q3')!.ranking[0]!.sourceMessageIds).toEqual(['t5']);
+    const q2 = byId.get('q2')!;
+    expect(q2.evidenceRank).toBe(1);
+    expect(q2.staleRank).toBe(2);
+    expect(q2.updatedAboveStale).toBe(true);
+    expect(facade.summary).toMatchObject({ questions: 3, ks: [1, 5, 10], recall: { 1: 1, 5: 1, 10: 1 }, updatedAboveStale: 1, updateQuestions: 1 });
+    expect(facade.summary.byCategory).toEqual({ fact: { questions: 2, recall: { 1: 1, 5: 1, 10: 1 } }, update: { questions: 1, recall: { 1: 1, 5: 1, 10: 1 } } });
+    const report = formatReport(run);
+    expect(report).toContain('memories: 5 (from 5 rounds, 0 failed jobs)');
+    expect(report).toContain('updated value ranked above the stale one: 100.0 % of 1 questions');
+    expect(report).toMatch(/latency: p50 [\d.]+ ms, p95 [\d.]+ ms/u);
+  });
+});
+
+describe('benchmark generator', () => {
+  const data = generateBenchmark({ rounds: 600, seed: 3 });
+
+  it('is deterministic and valid', () => {
+    expect(JSON.stringify(generateBenchmark({ rounds: 600, seed: 3 }))).toBe(JSON.stringify(data));
+    expect(JSON.stringify(generateBenchmark({ rounds: 600, seed: 4 }))).not.toBe(JSON.stringify(data));
+    expect(EvalDatasetSchema.safeParse(data).success).toBe(true);
+    expect(() => generateBenchmark({ rounds: 100 })).toThrow('at least 200 rounds');
+  });
+
+  it('has the planted content and the requested number of rounds, in both languages', () => {
+    const turns = data.conversations[0]!.sessions.flatMap((s) => s.turns);
+    expect(turns.filter((t) => t.role === 'user')).toHaveLength(600);
+    expect(turns).toHaveLength(1200);
+    const count = (c: string) => data.questions.filter((q) => q.category === c).length;
+    expect([count('fact'), count('cross-lingual'), count('update'), count('temporal'), count('event')]).toEqual([48, 8, 24, 10, 12]);
+    expect(new Set(data.questions.map((q) => q.language))).toEqual(new Set(['en', 'zh']));
+    expect(turns.some((t) => /[\u4e00-\u9fff]/u.test(t.text)) && turns.some((t) => /^[\x20-\x7e]+$/u.test(t.text))).toBe(true);
+    for (const t of turns) {
+      const at = Date.parse(t.date!);
+      expect(at).toBeGreaterThanOrEqual(TIMELINE_START);
+      expect(at).toBeLessThan(TIMELINE_END + 2 * 86_400_000);
+    }
+  });
+
+  it('places every temporal evidence turn inside the range its question names', () => {
+    const turns = new Map(data.conversations[0]!.sessions.flatMap((s) => s.turns).map((t) => [t.id, t]));
+    for (const q of data.questions.filter((x) => x.category === 'temporal')) {
+      const filter = parseTimeFilter(q.question, QUESTION_TIME);
+      expect(filter, q.question).not.toBeNull();
+      const at = Date.parse(turns.get(q.evidence[0]!)!.date!);
+      expect(at >= filter!.start && at < filter!.end, `${q.question}: ${turns.get(q.evidence[0]!)!.date}`).toBe(true);
+    }
+  });
+
+  it('puts stale evidence before the update it is replaced by', () => {
+    const turns = new Map(data.conversations[0]!.sessions.flatMap((s) => s.turns).map((t) => [t.id, t]));
+    for (const q of data.questions.filter((x) => x.stale)) {
+      expect(Date.parse(turns.get(q.stale![0]!)!.date!)).toBeLessThan(Date.parse(turns.get(q.evidence[0]!)!.date!));
+    }
+  });
+});
