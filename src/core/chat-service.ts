@@ -69,9 +69,12 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
           const engine: ChatEngine | null = deps.engines.chatEngine();
           const contextWindow = engine?.contextWindow() ?? 4096;
           const reserve = Math.min(settings.maxAnswerTokens, Math.floor(contextWindow / 2));
-          // Short-term context is built before the new message is stored, so it never contains it.
-          const contextPromise = strategy.load(conversationId, { userText: content, budgetTokens: contextWindow - reserve });
-          contextPromise.catch(() => undefined);
+          // Short-term context is built (awaited) before the new message is stored, so it never
+          // contains it; a failure is reported after the message is safely stored.
+          const loaded = await strategy.load(conversationId, { userText: content, budgetTokens: contextWindow - reserve }).then(
+            (context) => ({ context, error: null }),
+            (error: unknown) => ({ context: null, error }),
+          );
           const userMessage = await deps.conversations.append({
             id: crypto.randomUUID(),
             conversationId,
@@ -115,15 +118,13 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 
           if (!engine) return fail(new EngineError('not_loaded', 'No language model is loaded. Choose a model in the settings first.'));
 
-          let shortTerm: ShortTermContext;
+          if (!loaded.context) return fail(loaded.error);
+          const shortTerm: ShortTermContext = loaded.context;
           let memories: RetrievedMemory[];
           try {
-            [shortTerm, memories] = await Promise.all([
-              contextPromise,
-              settings.memoryTopK > 0
-                ? deps.longTerm.retrieve({ text: content, namespace: conversation.namespace, k: settings.memoryTopK, now: now() })
-                : Promise.resolve([]),
-            ]);
+            memories = await (settings.memoryTopK > 0
+              ? deps.longTerm.retrieve({ text: content, namespace: conversation.namespace, k: settings.memoryTopK, now: now() })
+              : Promise.resolve([]));
           } catch (error) {
             return fail(error);
           }

@@ -10,7 +10,7 @@ import type { RecallDB } from '../db/schema';
 import { createJobQueue, type JobQueue } from '../jobs/queue';
 import { exportAll, importAll } from '../memory/export';
 import { createLongTermMemory, registerEpisodicJobs } from '../memory/long-term';
-import { registerExtractionJobs } from '../memory/long-term/jobs';
+import { MAINTENANCE_JOB, REEMBED_JOB, registerExtractionJobs } from '../memory/long-term/jobs';
 import { createMemoryStore } from '../memory/long-term/store';
 import type { LongTermMemory, RetrievedMemory, RetrievalQuery } from '../memory/long-term/types';
 import { createStrategy, registerShortTermJobs, type StrategyDeps } from '../memory/short-term';
@@ -21,11 +21,6 @@ import { createConversationStore, type ConversationStore } from './conversations
 import type { EngineManager } from './engine-manager';
 import { createMemoryAdmin, type MemoryAdmin, type SearchableMemoryStore } from './memory-admin';
 import { createSettingsStore, type SettingsStore } from './settings';
-
-/** Job type of the periodic memory maintenance (registered by `registerExtractionJobs`). */
-export const MAINTENANCE_JOB = 'ltm.maintenance';
-/** Job type that re-embeds memories after an embedding-model change. */
-export const REEMBED_JOB = 'ltm.reembed';
 
 /** Platform pieces the core needs. */
 export interface CoreDeps {
@@ -83,7 +78,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   const store = (await createMemoryStore({ db, embedder: () => engines.embedder(), now, loadVoyWasm: deps.loadVoyWasm })) as SearchableMemoryStore;
   const longTerm = createLongTermMemory({ store, jobs, db, now });
   registerEpisodicJobs(jobs, { store, db, now });
-  registerExtractionJobs(jobs, { db, store, engine: () => engines.chatEngine(), now });
+  registerExtractionJobs(jobs, { db, store, engine: () => engines.chatEngine(), embedder: () => engines.embedder(), now });
 
   const searchExchanges = async (text: string, k: number): Promise<RetrievedExchange[]> => {
     const vector = await store.embed(text);
@@ -134,13 +129,20 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       const before = await settings.get();
       const after = await settings.set(patch);
       if (after.embeddingModelId !== before.embeddingModelId) {
-        await engines.loadEmbedder(after.embeddingModelId);
+        void engines.loadEmbedder(after.embeddingModelId); // the job waits until this model is loaded
         await jobs.enqueue(REEMBED_JOB, { modelId: after.embeddingModelId }, { dedupeKey: REEMBED_JOB });
       }
       return after;
     },
     exportAll: () => exportAll(db),
-    importAll: (json) => importAll(db, store, json),
+    async importAll(json) {
+      const report = await importAll(db, store, json);
+      // Imported memories without a vector (or from another embedding model) are embedded in the background.
+      if (report.needsEmbedding > 0) {
+        await jobs.enqueue(REEMBED_JOB, { modelId: engines.status().embedder.modelId }, { dedupeKey: REEMBED_JOB });
+      }
+      return report;
+    },
     async eraseAll() {
       await jobs.stop();
       const tables = [db.memories, db.memoryHistory, db.conversations, db.messages, db.promptTraces, db.strategyState, db.entities, db.jobs, db.vectorSnapshots];

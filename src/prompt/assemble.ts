@@ -21,8 +21,29 @@ import { formatMemoriesForPrompt } from '../memory/long-term/retrieval/format';
 import type { ContextMessage, ShortTermContext } from '../memory/short-term/types';
 import type { MemoryCitation, PromptBudget, PromptSection, PromptSectionKind } from './types';
 
-/** Largest share of the free budget each optional section may take (fractions of the tokens left after instruction + user message). */
-export const SECTION_SHARES = { memories: 0.25, summary: 0.25, entities: 0.15, retrieved: 0.2 } as const;
+/**
+ * Largest share of the free budget each optional section may take (fractions of the tokens left
+ * after instruction + user message). The summary gets the most: it stands for every turn that is
+ * no longer verbatim.
+ */
+export const SECTION_SHARES = { memories: 0.25, summary: 0.4, entities: 0.15, retrieved: 0.2 } as const;
+
+/**
+ * `text` in at most `maxTokens` tokens: whole when it fits, else its longest prefix that fits
+ * with "…" appended (binary search over code points). Empty string when nothing fits.
+ */
+export function fitText(text: string, counter: TokenCounter, maxTokens: number): string {
+  if (counter.count(text) <= maxTokens) return text;
+  const chars = Array.from(text);
+  let lo = 0;
+  let hi = chars.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (counter.count(`${chars.slice(0, mid).join('')}…`) <= maxTokens) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo > 0 ? `${chars.slice(0, lo).join('')}…` : '';
+}
 
 /** Thrown when the instruction and the user message alone do not fit the context window. */
 export class PromptTooLongError extends Error {
@@ -118,7 +139,8 @@ export function assemblePrompt(input: AssembleInput): AssembledPrompt {
     sections.push({ kind: 'memories', text: '', tokens: 0, items: 0, dropped: input.memories.length });
   }
 
-  // Optional short-term sections, each under its share; items are dropped from the end.
+  // Optional short-term sections, each under its share. Entity notes and retrieved exchanges are
+  // dropped from the end; a summary too long for its share is shortened, never dropped.
   const optional: { kind: PromptSectionKind; tag: string; intro: string; items: string[]; share: number }[] = [
     { kind: 'summary', tag: 'conversation_summary', intro: INTROS.summary, items: input.shortTerm.summary?.trim() ? [input.shortTerm.summary.trim()] : [], share: SECTION_SHARES.summary },
     { kind: 'entities', tag: 'entities', intro: INTROS.entities, items: input.shortTerm.entities.map((e) => `- ${e.name}: ${e.summary}`), share: SECTION_SHARES.entities },
@@ -129,6 +151,11 @@ export function assemblePrompt(input: AssembleInput): AssembledPrompt {
     const cap = Math.floor(free * section.share);
     let kept = section.items.length;
     let text = wrap(section.tag, section.intro, section.items.join('\n'));
+    if (section.kind === 'summary' && partTokens(text) > cap) {
+      const wrapper = partTokens(wrap(section.tag, section.intro, ''));
+      const shortened = fitText(section.items[0]!, counter, cap - wrapper - 2); // 2: a token merge at the seams
+      if (shortened) text = wrap(section.tag, section.intro, shortened);
+    }
     while (kept > 0 && partTokens(text) > cap) {
       kept -= 1;
       text = wrap(section.tag, section.intro, section.items.slice(0, kept).join('\n'));

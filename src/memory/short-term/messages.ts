@@ -9,9 +9,9 @@ import type { ContextMessage } from './types';
 /**
  * Messages of a conversation that belong in a prompt, oldest first: complete and aborted
  * (partial) messages with text; failed (`status: 'error'`) and empty ones are skipped.
- * @param newUserText the message being answered: when the chat core has already stored it
- *   (it may race with `load`), a trailing user message with this exact text is left out, so the
- *   context never contains the new message twice.
+ * @param newUserText the message being answered. The chat core calls `load` before it stores
+ *   the new message; a trailing user message with this exact text is therefore an earlier try
+ *   of the same message whose reply failed, and is left out so the context never holds it twice.
  */
 export async function loadContextMessages(db: RecallDB, conversationId: string, newUserText?: string): Promise<ContextMessage[]> {
   const rows = await db.messages.where('[conversationId+seq]').between([conversationId, -Infinity], [conversationId, Infinity]).toArray();
