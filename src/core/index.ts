@@ -67,7 +67,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   const conversations = createConversationStore(db, now);
   const jobs = createJobQueue(db, { now, onError: (error, job) => console.warn(`[jobs] ${job.type} failed:`, error) });
   let statsTimer: ReturnType<typeof setTimeout> | null = null;
-  jobs.onChange(() => {
+  const stopJobEvents = jobs.onChange(() => {
     // Coalesce bursts of changes into one event per 250 ms.
     statsTimer ??= setTimeout(() => {
       statsTimer = null;
@@ -157,6 +157,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       await db.localModels.delete(fileName);
     },
     async stop() {
+      stopJobEvents();
+      if (statsTimer) clearTimeout(statsTimer);
       await jobs.stop();
     },
   };

@@ -1,0 +1,191 @@
+/**
+ * The whole core (`createCore`) in Node: real Dexie (fake-indexeddb), real job queue, real
+ * long-term store (MiniSearch + Voy), real strategies, and real embeddings through
+ * transformers.js on a generated fixture model. Only the chat model is scripted
+ * (tests/helpers/scripted-engine.ts): an instruction-following LLM cannot run here. The
+ * browser-only engine manager is replaced by a small stand-in that hands out these two engines.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { nodeVoyWasm } from '../../bench/data/node-voy';
+import type { EngineManager } from '../../src/core/engine-manager';
+import { createCore, type Core } from '../../src/core/index';
+import { RecallDB } from '../../src/db/schema';
+import { createTransformersEmbedder } from '../../src/engines/transformers';
+import type { ChatEngine, Embedder } from '../../src/engines/types';
+import type { EngineStatus } from '../../src/messaging/protocol';
+import { createTokenEstimator } from '../../src/tokens';
+import { writeBertFixtureModel } from '../helpers/fixture-models';
+import { createScriptedEngine, type ScriptedEngine } from '../helpers/scripted-engine';
+
+const MODEL_ID = 'test/bert-fixture';
+/** What stories260K writes whatever it is asked (a real sample of its output). */
+const STORY = 'Once upon a time, there was a little girl named Lily. She loved to play in the park with her big red ball.';
+
+let modelRoot: string;
+let embedder: Embedder;
+
+beforeAll(async () => {
+  modelRoot = await mkdtemp(join(tmpdir(), 'recall-core-'));
+  await writeBertFixtureModel(join(modelRoot, MODEL_ID), MODEL_ID);
+  embedder = await createTransformersEmbedder({ modelId: MODEL_ID, allowRemoteModels: false, localModelPath: modelRoot, dtype: 'fp32' });
+});
+afterAll(async () => rm(modelRoot, { recursive: true, force: true }));
+
+/** Stand-in for the browser engine manager: serves a given chat engine and the fixture embedder. */
+function engineManager(chat: ChatEngine | null): EngineManager {
+  const estimator = createTokenEstimator();
+  const status = (): EngineStatus => ({
+    chat: { kind: chat ? 'scripted' : null, modelId: chat?.modelId ?? null, state: chat ? 'ready' : 'idle', progress: null, contextWindow: chat?.contextWindow() ?? null, error: null },
+    embedder: { modelId: MODEL_ID, dimension: embedder.dimension, state: 'ready', progress: null, error: null },
+    gpu: { available: false, shaderF16: false, adapter: null },
+  });
+  const unsupported = () => Promise.reject(new Error('not in this test'));
+  return {
+    status,
+    chatEngine: () => chat,
+    embedder: () => embedder,
+    tokenCounter: () => chat?.tokenCounter() ?? estimator,
+    catalog: unsupported,
+    loadWebLLM: unsupported,
+    loadWllama: unsupported,
+    unloadChat: unsupported,
+    loadEmbedder: async () => status(),
+    onChange: () => () => undefined,
+  };
+}
+
+let core: Core | null = null;
+let db: RecallDB;
+const deltas: string[] = [];
+
+async function start(chat: ChatEngine | null): Promise<Core> {
+  db = new RecallDB(`core-${crypto.randomUUID()}`);
+  deltas.length = 0;
+  core = await createCore({
+    db,
+    engines: engineManager(chat),
+    loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
+    events: { chatDelta: (e) => void deltas.push(e.delta), jobs: () => undefined },
+  });
+  return core;
+}
+
+afterEach(async () => {
+  await core?.stop();
+  core = null;
+  await db?.delete();
+});
+
+/** A scripted model that answers chat turns with `reply` and every background job with story text. */
+function model(reply: (userText: string) => string): ScriptedEngine {
+  return createScriptedEngine({
+    fallback: (request) => {
+      const last = request.messages[request.messages.length - 1]!;
+      return request.responseFormat?.type === 'json_object' ? STORY : reply(last.content);
+    },
+  });
+}
+
+describe('the core, end to end in Node', () => {
+  it('runs a turn: stores both messages and the prompt trace, streams the reply, then ingests the exchange', async () => {
+    const engine = model(() => 'Nice to meet you, Mengqianxun!');
+    const c = await start(engine);
+    const conversation = await c.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 } });
+    const result = await c.chat.send({ conversationId: conversation.id, text: '你好，我是梦千寻，我喜欢打篮球，你是？', requestId: 'r1' });
+
+    expect(result.assistantMessage).toMatchObject({ role: 'assistant', status: 'complete', content: 'Nice to meet you, Mengqianxun!', seq: 1 });
+    expect(result.userMessage).toMatchObject({ role: 'user', seq: 0 });
+    expect(deltas.join('')).toBe('Nice to meet you, Mengqianxun!');
+    expect(deltas.length).toBeGreaterThan(1);
+    const trace = (await db.promptTraces.get(result.assistantMessage.id))!.trace;
+    expect(trace.messages[trace.messages.length - 1]).toEqual({ role: 'user', content: '你好，我是梦千寻，我喜欢打篮球，你是？' });
+    expect(trace.sections.map((s) => s.kind)).toEqual(['system', 'user']);
+    expect((await c.conversations.get(conversation.id))!.title).toBe('你好，我是梦千寻，我喜欢打篮球，你是？');
+
+    await c.jobs.drain();
+    const memories = await db.memories.toArray();
+    const episodic = memories.filter((m) => m.kind === 'episodic');
+    expect(episodic).toHaveLength(1);
+    expect(episodic[0]).toMatchObject({ sourceConversationId: conversation.id, sourceMessageIds: [result.userMessage.id, result.assistantMessage.id], embeddingModel: MODEL_ID });
+    expect(episodic[0]!.text).toContain('我喜欢打篮球');
+    // The scripted model answered the extraction job with a story: nothing but the episodic round was stored.
+    expect(memories).toHaveLength(1);
+  });
+
+  it('remembers across conversations: the memory of conversation A is cited in conversation B', async () => {
+    const c = await start(model(() => 'OK.'));
+    const a = await c.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 } });
+    await c.chat.send({ conversationId: a.id, text: 'I love playing basketball on weekends', requestId: 'a1' });
+    await c.jobs.drain();
+    const b = await c.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 } });
+    const turn = await c.chat.send({ conversationId: b.id, text: 'which sport do I love playing?', requestId: 'b1' });
+    const trace = (await db.promptTraces.get(turn.assistantMessage.id))!.trace;
+    const cited = trace.memories.find((m) => m.text.includes('basketball'));
+    expect(cited).toMatchObject({ sourceConversationId: a.id, sourceConversationTitle: 'I love playing basketball on weekends', kind: 'episodic' });
+    expect(trace.messages[0]!.content).toContain('<long_term_memories>');
+    expect(trace.messages[0]!.content).toContain('basketball');
+  });
+
+  it('keeps the message and stores a clear error when no model is loaded', async () => {
+    const c = await start(null);
+    const conversation = await c.conversations.create({ strategy: { kind: 'buffer-window', k: 3 } });
+    const result = await c.chat.send({ conversationId: conversation.id, text: 'hello?', requestId: 'r' });
+    expect(result.assistantMessage).toMatchObject({ status: 'error', content: '' });
+    expect(result.assistantMessage.error).toMatch(/No language model is loaded/);
+    expect((await c.conversations.messages(conversation.id)).map((m) => [m.role, m.content, m.status])).toEqual([
+      ['user', 'hello?', 'complete'],
+      ['assistant', '', 'error'],
+    ]);
+  });
+
+  it('stops a reply mid-stream and keeps the partial text as aborted', async () => {
+    const engine = model(() => 'one two three four five six seven eight nine ten');
+    const c = await start(engine);
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    const stopAfterFirst = c.chat.send({ conversationId: conversation.id, text: 'count', requestId: 'stop-me' });
+    // Each delta is delivered synchronously; stop as soon as the first piece arrived.
+    const original = deltas.push.bind(deltas);
+    deltas.push = (...items: string[]) => {
+      c.chat.stop('stop-me');
+      return original(...items);
+    };
+    const result = await stopAfterFirst;
+    expect(result.assistantMessage.status).toBe('aborted');
+    expect(result.assistantMessage.content).toBe('one two ');
+  });
+
+  it('runs explicit memory commands without the model: remember, then forget', async () => {
+    const engine = model(() => 'unused');
+    const c = await start(engine);
+    const conversation = await c.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 } });
+    const remembered = await c.chat.send({ conversationId: conversation.id, text: '记住：我的猫叫咪咪', requestId: 'r1' });
+    expect(remembered.command?.kind).toBe('remember');
+    expect(remembered.assistantMessage.content).toMatch(/^好的，我记住了：\n- /);
+    const pinned = (await db.memories.toArray()).filter((m) => m.pinned);
+    expect(pinned).toHaveLength(1);
+    expect(pinned[0]!.text).toContain('咪咪');
+    expect(engine.requests).toHaveLength(0);
+
+    const forgot = await c.chat.send({ conversationId: conversation.id, text: '忘记我的猫叫咪咪', requestId: 'r2' });
+    expect(forgot.command?.kind).toBe('forget');
+    expect(forgot.command!.affected.map((a) => a.id)).toEqual([pinned[0]!.id]);
+    expect(await db.memories.get(pinned[0]!.id)).toBeUndefined();
+    expect(forgot.assistantMessage.content).toMatch(/^已忘记以下 1 条记忆/);
+  });
+
+  it('erases everything on request and keeps working', async () => {
+    const c = await start(model(() => 'fine'));
+    const conversation = await c.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 } });
+    await c.chat.send({ conversationId: conversation.id, text: 'I live in Hangzhou', requestId: 'r' });
+    await c.jobs.drain();
+    expect(await db.memories.count()).toBeGreaterThan(0);
+    await c.eraseAll();
+    for (const table of [db.memories, db.memoryHistory, db.conversations, db.messages, db.promptTraces, db.jobs]) expect(await table.count()).toBe(0);
+    expect(await c.store.search({ text: 'Hangzhou', namespace: 'default' })).toEqual([]);
+    const again = await c.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 } });
+    expect((await c.chat.send({ conversationId: again.id, text: 'hi', requestId: 'x' })).assistantMessage.status).toBe('complete');
+  });
+});
