@@ -19,6 +19,7 @@ import type { ChatMessage, TokenCounter } from '../engines/types';
 import type { RetrievedMemory } from '../memory/long-term/types';
 import { formatMemoriesForPrompt } from '../memory/long-term/retrieval/format';
 import type { ContextMessage, ShortTermContext } from '../memory/short-term/types';
+import { countPromptTokens } from '../tokens';
 import type { MemoryCitation, PromptBudget, PromptSection, PromptSectionKind } from './types';
 
 /**
@@ -202,7 +203,9 @@ export function assemblePrompt(input: AssembleInput): AssembledPrompt {
   }
   sections.push({ kind: 'user', text: input.userText, tokens: userTokens, items: 1, dropped: 0 });
 
-  const promptTokens = sections.reduce((sum, s) => sum + s.tokens, 0) + counter.replyPrimerTokens;
+  // The whole prompt is counted once more as the engine will see it (exact with the model's own
+  // tokenizer and chat template); sections are counted piecewise and may differ by a few tokens.
+  const promptTokens = countPromptTokens(counter, messages);
   return {
     messages,
     sections,

@@ -130,6 +130,13 @@ describe.skipIf(!GGUF)('the whole loop in a real browser', () => {
     // Everything that tried to leave the machine during the chat, minus Chromium's own account probe.
     expect(extensionRequests(proxy.requests.slice(requestsBefore))).toEqual([]);
 
+    // The prompt's token count (our GGUF tokenizer + chat template) equals what llama.cpp counted.
+    const [current] = await callCore<{ id: string }[]>(page, 'conversations.list');
+    const messages = await callCore<{ id: string }[]>(page, 'messages.list', { conversationId: current!.id });
+    const trace = await callCore<{ budget: { promptTokens: number; exact: boolean }; engineUsage: { promptTokens: number } }>(page, 'trace.get', { messageId: messages[messages.length - 1]!.id });
+    expect(trace.budget.exact).toBe(true);
+    expect(trace.budget.promptTokens).toBe(trace.engineUsage.promptTokens);
+
     await page.getByTestId('open-context').click();
     const view = page.getByTestId('context-view');
     await view.waitFor();
