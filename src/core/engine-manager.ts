@@ -15,8 +15,10 @@ import { createGgufTokenCounter, createTokenEstimator } from '../tokens';
 /** Where the engine runtimes find their files (URLs inside the extension package). */
 export interface EngineAssets {
   wllamaWasmUrl: string;
-  /** Base URL of embedding models shipped in the package (`/models/`), or `null`. */
-  packagedModelsUrl: string | null;
+  /** Base URL of embedding models shipped in the package (`/models/`). */
+  packagedModelsUrl: string;
+  /** Ids of the embedding models the package ships (from `/models/packaged.json`); others are cached or downloaded. */
+  packagedEmbeddingModels: readonly string[];
 }
 
 /** See module doc. */
@@ -164,7 +166,7 @@ export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; 
         const loaded = await createTransformersEmbedder({
           modelId,
           allowRemoteModels: true,
-          packagedModelsUrl: deps.assets.packagedModelsUrl,
+          packagedModelsUrl: deps.assets.packagedEmbeddingModels.includes(modelId) ? deps.assets.packagedModelsUrl : null,
           onProgress: (progress) => {
             status.embedder.progress = progress;
             emit();

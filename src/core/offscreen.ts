@@ -15,24 +15,31 @@ import { createCore, restoreEngines } from './index';
 export function startCoreInOffscreen(): void {
   const startedAt = Date.now();
   const db = new RecallDB();
-  const engines = createEngineManager({
-    db,
-    assets: { wllamaWasmUrl: wllamaWasmUrl(), packagedModelsUrl: packagedModelsUrl() },
-    probe: probeGpu,
-  });
-  engines.onChange((status) => emitEvent('event.engine', status));
-  const core = createCore({
-    db,
-    engines,
-    loadVoyWasm,
-    events: {
-      chatDelta: (event) => emitEvent('event.chatDelta', event),
-      jobs: (stats) => emitEvent('event.jobs', stats),
-    },
-    deleteModelFile,
+  const packaged = readPackagedModels();
+  const core = packaged.then((manifest) => {
+    const engines = createEngineManager({
+      db,
+      assets: {
+        wllamaWasmUrl: wllamaWasmUrl(),
+        packagedModelsUrl: packagedModelsUrl(),
+        packagedEmbeddingModels: manifest ? [manifest.embeddingModelId] : [],
+      },
+      probe: probeGpu,
+    });
+    engines.onChange((status) => emitEvent('event.engine', status));
+    return createCore({
+      db,
+      engines,
+      loadVoyWasm,
+      events: {
+        chatDelta: (event) => emitEvent('event.chatDelta', event),
+        jobs: (stats) => emitEvent('event.jobs', stats),
+      },
+      deleteModelFile,
+    });
   });
   registerCoreHandlers(core, startedAt);
-  core
-    .then(async (c) => restoreEngines(c, await readPackagedModels()))
+  Promise.all([core, packaged])
+    .then(([c, manifest]) => restoreEngines(c, manifest))
     .catch((error: unknown) => console.error('[core] failed to start', error));
 }

@@ -23,8 +23,9 @@ export async function loadVoyWasm(): Promise<ArrayBuffer> {
 }
 
 /**
- * The package's model manifest (`/models/packaged.json`), present in offline installs that ship
- * their models: `{ "embeddingModelId": "<id under /models/>" }`. `null` when absent or invalid.
+ * The package's model manifest (`/models/packaged.json`). A normal build ships `{}`; an offline
+ * install that ships its embedding model under `/models/<id>/` writes
+ * `{ "embeddingModelId": "<id>" }`. `null` when it names no model or is invalid.
  */
 export async function readPackagedModels(): Promise<{ embeddingModelId: string } | null> {
   try {

@@ -27,16 +27,21 @@ export interface OutboundRequest {
 }
 
 /**
- * Requests Chromium itself makes, whatever the extension does, that no flag turns off:
- * IdentityManager lists the Google accounts of every profile (`ListAccounts`) once the profile's
- * network is up (see chromiumembedded/cef#4276). Anything else that reaches the proxy failed the
- * "nothing leaves the machine" check.
+ * Requests Chromium itself makes, whatever the extension does, that the launch flags do not turn
+ * off: IdentityManager lists the Google accounts of every profile (`ListAccounts` on
+ * accounts.google.com) once the profile's network is up (see chromiumembedded/cef#4276), and the
+ * browser's update client asks update.googleapis.com about its components. Anything else that
+ * reaches the proxy fails the "nothing leaves the machine" check.
  */
-export const BROWSER_OWN_REQUESTS: readonly { method: string; target: string }[] = [{ method: 'CONNECT', target: 'accounts.google.com:443' }];
+export const BROWSER_OWN_REQUESTS: readonly { method: string; target: RegExp }[] = [
+  { method: 'CONNECT', target: /^accounts\.google\.com:443$/ },
+  { method: 'CONNECT', target: /^update\.googleapis\.com:443$/ },
+  { method: 'POST', target: /^http:\/\/update\.googleapis\.com\/service\/update2\/json\?/ },
+];
 
 /** Requests in `requests` that are not the browser's own (see `BROWSER_OWN_REQUESTS`). */
 export function extensionRequests(requests: OutboundRequest[]): OutboundRequest[] {
-  return requests.filter((r) => !BROWSER_OWN_REQUESTS.some((own) => own.method === r.method && own.target === r.target));
+  return requests.filter((r) => !BROWSER_OWN_REQUESTS.some((own) => own.method === r.method && own.target.test(r.target)));
 }
 
 /** A local HTTP proxy that refuses everything and records what was attempted. */
@@ -74,7 +79,7 @@ export async function startCountingProxy(): Promise<CountingProxy> {
   };
 }
 
-/** Console errors seen in the extension's pages and service worker. */
+/** Console errors seen in the extension's pages, offscreen document and service worker. */
 export interface ConsoleLog {
   errors: string[];
 }
@@ -88,6 +93,40 @@ export interface ExtensionBrowser {
   /** Opens the side panel page in a tab (a test cannot open the real side panel; it is the same page). */
   openPanel(): Promise<Page>;
   close(): Promise<void>;
+}
+
+/**
+ * Playwright does not see offscreen documents; this attaches to the extension's offscreen
+ * document over the browser's DevTools protocol (when it appears) and records its console
+ * errors, uncaught exceptions and failed loads in `log`.
+ */
+async function watchOffscreenConsole(context: BrowserContext, extensionId: string, log: ConsoleLog): Promise<void> {
+  const cdp = await context.browser()!.newBrowserCDPSession();
+  const offscreenUrl = `chrome-extension://${extensionId}/offscreen.html`;
+  const attached = new Set<string>();
+  let nextId = 1;
+  cdp.on('Target.receivedMessageFromTarget', (event) => {
+    const message = JSON.parse(event.message) as { method?: string; params?: Record<string, any> };
+    if (message.method === 'Runtime.consoleAPICalled' && message.params?.type === 'error') {
+      log.errors.push(`offscreen: ${(message.params.args as { value?: unknown; description?: string }[]).map((a) => a.value ?? a.description).join(' ')}`);
+    } else if (message.method === 'Runtime.exceptionThrown') {
+      log.errors.push(`offscreen exception: ${message.params?.exceptionDetails?.exception?.description ?? message.params?.exceptionDetails?.text}`);
+    } else if (message.method === 'Log.entryAdded' && message.params?.entry?.level === 'error') {
+      log.errors.push(`offscreen: ${message.params.entry.text} ${message.params.entry.url ?? ''}`);
+    }
+  });
+  const attach = async (info: { targetId: string; type: string; url: string }) => {
+    if (info.type !== 'background_page' || info.url !== offscreenUrl || attached.has(info.targetId)) return;
+    attached.add(info.targetId);
+    const { sessionId } = await cdp.send('Target.attachToTarget', { targetId: info.targetId, flatten: false });
+    for (const method of ['Runtime.enable', 'Log.enable']) {
+      await cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id: nextId++, method }) });
+    }
+  };
+  const safeAttach = (info: { targetId: string; type: string; url: string }) => void attach(info).catch(() => undefined);
+  cdp.on('Target.targetCreated', ({ targetInfo }) => safeAttach(targetInfo));
+  cdp.on('Target.targetInfoChanged', ({ targetInfo }) => safeAttach(targetInfo));
+  await cdp.send('Target.setDiscoverTargets', { discover: true });
 }
 
 /**
@@ -132,6 +171,7 @@ export async function launchExtension(options: { extensionDir: string; userDataD
   const serviceWorker = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
   serviceWorker.on('console', record('service worker'));
   const extensionId = new URL(serviceWorker.url()).host;
+  await watchOffscreenConsole(context, extensionId, log);
   return {
     context,
     extensionId,
