@@ -19,6 +19,9 @@ export default defineConfig({
   // Parallel builds (e.g. a test build beside a dev build) can use their own output folder.
   outDir: process.env.RECALL_OUT_DIR ?? '.output',
   modules: ['@wxt-dev/module-svelte'],
+  // `npm run dev` opens a browser with the extension loaded, except on a machine without a
+  // display (CI, SSH): then it only builds and watches, and you load .output/chrome-mv3-dev.
+  webExt: { disabled: process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY },
   // Explicit imports everywhere: easier to read and to test.
   imports: false,
   manifest: {
