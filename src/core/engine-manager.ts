@@ -6,6 +6,7 @@ import type { ChatEngine, Embedder, LoadProgress, TokenCounter } from '../engine
 import { EngineError } from '../engines/types';
 import { createTransformersEmbedder } from '../engines/transformers';
 import { createWebLLMEngine, DEFAULT_WEBLLM_MODEL, WEBLLM_MODELS, webllmVariantFor, type WebLLMChatEngine } from '../engines/webllm';
+import { loadWebLLMTokenCounter } from '../engines/webllm/tokenizer';
 import { createWllamaEngine, WLLAMA_MODELS, type WllamaChatEngine } from '../engines/wllama';
 import type { RecallDB } from '../db/schema';
 import type { EngineStatus, GpuInfo, ModelCatalog, WllamaSource } from '../messaging/protocol';
@@ -122,7 +123,7 @@ export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; 
         }
         const variant = webllmVariantFor(modelId, g);
         return switchTo('webllm', variant, async () => {
-          webllm ??= createWebLLMEngine();
+          webllm ??= createWebLLMEngine({ tokenCounterFor: (id) => loadWebLLMTokenCounter(id) });
           await webllm.load(variant, { onProgress: onChatProgress });
           return webllm;
         });
