@@ -24,7 +24,7 @@
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { EvalDataset } from '../../src/memory/long-term/retrieval/evaluate';
-import { DISTRACTORS_EN, DISTRACTORS_ZH, EVENTS, FACTS, REPLIES_EN, REPLIES_ZH, SLOTS_EN, SLOTS_ZH, TEMPORAL, UPDATES, WHO_EN, WHO_ZH } from './templates';
+import { DISTRACTORS_EN, DISTRACTORS_ZH, EVENTS, FACTS, REPLIES_EN, REPLIES_ZH, REPLY_PARTS_EN, REPLY_PARTS_ZH, SLOTS_EN, SLOTS_ZH, TEMPORAL, UPDATES, WHO_EN, WHO_ZH } from './templates';
 
 /** Seeded PRNG (mulberry32, Tommy Ettinger, public domain): floats in [0, 1). */
 export function mulberry32(seed: number): () => number {
@@ -185,7 +185,9 @@ export function generateBenchmark(options: GenerateOptions): EvalDataset {
     const values: Record<string, string> = {};
     for (const [k, xs] of Object.entries(slots)) values[k] = pick(fillRng, xs);
     values.topic2 = pick(fillRng, slots.topic!.filter((t) => t !== values.topic));
-    rounds.push({ at: timeOn(fillRng, dayIn(fillRng, TIMELINE_START, TIMELINE_END + DAY)), user: fill(pick(fillRng, lang === 'en' ? DISTRACTORS_EN : DISTRACTORS_ZH), values), reply: reply(fillRng, lang) });
+    const parts = lang === 'en' ? REPLY_PARTS_EN : REPLY_PARTS_ZH;
+    const chatReply = `${pick(fillRng, parts.openings)}${lang === 'en' ? ' ' : ''}${pick(fillRng, parts.followUps)}`;
+    rounds.push({ at: timeOn(fillRng, dayIn(fillRng, TIMELINE_START, TIMELINE_END + DAY)), user: fill(pick(fillRng, lang === 'en' ? DISTRACTORS_EN : DISTRACTORS_ZH), values), reply: chatReply });
   }
 
   // ── sessions: the rounds of one UTC day, at most 12 per session ──

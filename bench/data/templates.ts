@@ -379,3 +379,13 @@ export const REPLIES_EN = [
 ];
 
 export const REPLIES_ZH = ['好的，谢谢分享！', '听起来不错。', '我的建议是先从简单的开始。', '好问题，这要看具体情况。', '我记住了。', '今天真忙啊！', '不错！想聊的话可以多说说。', '没问题，很乐意帮忙。', '那一定很有意思。', '哎呀，真遗憾。'];
+
+/** Replies to everyday chat: an opening and a follow-up (10 × 10 per language, so exact repeats of a whole round stay rare at 10k rounds). */
+export const REPLY_PARTS_EN = {
+  openings: ['Got it.', 'Sure.', 'Interesting!', 'Thanks for telling me.', 'Oh nice.', 'Hmm, let me think.', 'Good point.', 'I see.', 'Okay.', 'Ah, that makes sense.'],
+  followUps: ['Want me to look into it?', 'How did that go?', 'Let me know if you need help.', 'Tell me more.', 'That happens a lot.', 'I can make a short list if you like.', 'Do you want some tips?', 'What would you like to do next?', 'Keep me posted.', 'That sounds like a plan.'],
+};
+export const REPLY_PARTS_ZH = {
+  openings: ['明白了。', '好的。', '挺有意思！', '谢谢告诉我。', '不错哦。', '嗯，我想想。', '说得对。', '原来如此。', '好。', '啊，这样说得通。'],
+  followUps: ['要我帮你查一下吗？', '后来怎么样了？', '需要帮忙随时说。', '多说说吧。', '这种事挺常见的。', '需要的话我可以列个清单。', '要不要给你几个建议？', '接下来想做什么？', '有进展告诉我。', '听起来是个好计划。'],
+};

