@@ -3,6 +3,7 @@
  * one of this extension's own pages before doing anything.
  */
 import browser from 'webextension-polyfill';
+import { normalizeStrategyConfig } from '../memory/short-term/config';
 import { assertSender, onMessage, type ProtocolMap } from '../messaging/protocol';
 import type { Core } from './index';
 
@@ -45,11 +46,17 @@ export function registerCoreHandlers(core: Promise<Core>, startedAt: number): ()
   handle('models.deleteLocal', (c, { fileName }) => c.deleteLocalModel(fileName));
 
   handle('conversations.list', (c) => c.conversations.list());
+  // Strategy parameters from the UI are clamped to their ranges (see STRATEGIES).
   handle('conversations.create', async (c, data) =>
-    c.conversations.create({ ...(data?.title ? { title: data.title } : {}), strategy: data?.strategy ?? (await c.settings.get()).defaultStrategy }),
+    c.conversations.create({
+      ...(data?.title ? { title: data.title } : {}),
+      strategy: normalizeStrategyConfig(data?.strategy ?? (await c.settings.get()).defaultStrategy),
+    }),
   );
   handle('conversations.get', async (c, { id }) => (await c.conversations.get(id)) ?? null);
-  handle('conversations.update', (c, { id, ...patch }) => c.conversations.update(id, patch));
+  handle('conversations.update', (c, { id, title, strategy }) =>
+    c.conversations.update(id, { ...(title !== undefined ? { title } : {}), ...(strategy ? { strategy: normalizeStrategyConfig(strategy) } : {}) }),
+  );
   handle('conversations.delete', (c, { id }) => c.conversations.delete(id));
   handle('messages.list', (c, { conversationId }) => c.conversations.messages(conversationId));
 

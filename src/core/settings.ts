@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { RecallDB } from '../db/schema';
+import { normalizeStrategyConfig } from '../memory/short-term/config';
 import { DEFAULT_STRATEGY } from '../memory/short-term/types';
 import type { Settings } from '../messaging/protocol';
 
@@ -23,12 +24,15 @@ export const DEFAULT_SETTINGS: Settings = {
   locale: 'auto',
 };
 
-const strategySchema = z.object({
-  kind: z.enum(['full-buffer', 'buffer-window', 'token-buffer', 'summary', 'summary-buffer', 'entity', 'vector']),
-  k: z.number().int().min(1).max(100).optional(),
-  maxTokens: z.number().int().min(64).max(131_072).optional(),
-  topK: z.number().int().min(1).max(50).optional(),
-});
+/** A strategy of a known kind; its parameters are clamped to their ranges by `normalizeStrategyConfig`. */
+const strategySchema = z
+  .object({
+    kind: z.enum(['full-buffer', 'buffer-window', 'token-buffer', 'summary', 'summary-buffer', 'entity', 'vector']),
+    k: z.number().optional(),
+    maxTokens: z.number().optional(),
+    topK: z.number().optional(),
+  })
+  .transform(normalizeStrategyConfig);
 
 /** Validates a partial settings update; unknown keys are rejected. */
 export const settingsPatchSchema = z
