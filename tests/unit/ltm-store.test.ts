@@ -256,11 +256,17 @@ describe('memory store', () => {
     expect(ids(await lexicalOnly.store.search({ text: '我对什么过敏？', namespace: 'default' }))).toEqual([m.memory.id]);
     expect(await lexicalOnly.store.embed('x')).toBeNull();
     await db.delete();
-    // A broken WASM loader: Voy is instantiated once per context, so this store may reuse an
-    // already loaded module; either way vector search must work.
-    const broken = await open({ loadVoyWasm: async () => new Uint8Array([0, 1, 2]) });
-    const n = await broken.store.add({ namespace: 'default', kind: 'fact', text: 'I am allergic to peanuts' }, 'user');
-    expect(ids(await broken.store.search({ text: 'peanut allergy', namespace: 'default' }, { mode: 'vector' }))).toEqual([n.memory.id]);
+    // A broken WASM file. Voy is instantiated once per JS context, so the store module is loaded
+    // afresh (new module registry) for the failed load to happen here.
+    vi.resetModules();
+    const fresh = (await import('../../src/memory/long-term/store')).createMemoryStore;
+    db = new RecallDB(`ltm-store-${crypto.randomUUID()}`);
+    const embedder = createHashedEmbedder();
+    const broken = await fresh({ db, embedder: () => embedder, now: () => T0, loadVoyWasm: async () => new Uint8Array([0, 1, 2]) });
+    expect(warn).toHaveBeenCalledWith('[ltm] voy-search unavailable, vector search uses an exact scan:', expect.any(Error));
+    const n = await broken.add({ namespace: 'default', kind: 'fact', text: 'I am allergic to peanuts' }, 'user');
+    expect(ids(await broken.search({ text: 'peanut allergy', namespace: 'default' }, { mode: 'vector' }))).toEqual([n.memory.id]);
+    expect(broken.indexStats().vector).toMatchObject({ size: 1, voyReady: false });
     warn.mockRestore();
   });
 

@@ -145,6 +145,15 @@ describe('vector index over Voy', () => {
     expect(index.stats()).toMatchObject({ size: 0, modelId: null });
   });
 
+  it('a failed WASM load is reported and not cached', async () => {
+    vi.resetModules(); // a fresh module registry = a context where Voy was never loaded
+    const { loadVoy: freshLoad } = await import('../../src/memory/long-term/retrieval/voy');
+    await expect(freshLoad(async () => new Uint8Array([0, 1, 2]))).rejects.toThrow('Could not load the voy-search WASM module');
+    const Voy = await freshLoad(nodeVoyWasm);
+    expect(new Voy().size()).toBe(0);
+    expect(await freshLoad(async () => new Uint8Array([9]))).toBe(Voy); // loaded once per context
+  });
+
   it('serves exact-scan searches while Voy is still building', async () => {
     const Voy = await loadVoy(nodeVoyWasm);
     const index = new VectorIndex(Voy);
