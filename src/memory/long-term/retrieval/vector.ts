@@ -136,6 +136,7 @@ export class VectorIndex {
     return this.vectors.get(id);
   }
 
+  /** Size, model, dimension and Voy state (see `VectorIndexStats`). */
   stats(): VectorIndexStats {
     const first = this.vectors.values().next();
     return {
