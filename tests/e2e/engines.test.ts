@@ -11,16 +11,22 @@
  * Build first: `RECALL_OUT_DIR=.output-engines npx wxt build`, then
  * `RECALL_OUT_DIR=.output-engines npx vitest run --config vitest.e2e.config.ts tests/e2e/engines.test.ts`.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeBertFixtureModel } from '../helpers/fixture-models';
-import { callCore, copyBuild, launchExtension, removeDir, SHARED_DIR, startCountingProxy, type CountingProxy, type ExtensionBrowser } from './harness';
-
-const GGUF = SHARED_DIR ? join(SHARED_DIR, 'fixtures/models/stories260K/stories260K.gguf') : null;
-const EMBEDDING_MODEL = 'test/bert-fixture';
+import {
+  callCore,
+  copyBuildWithPackagedEmbedder,
+  FIXTURE_GGUF as GGUF,
+  launchExtension,
+  PACKAGED_EMBEDDING_MODEL as EMBEDDING_MODEL,
+  removeDir,
+  startCountingProxy,
+  type CountingProxy,
+  type ExtensionBrowser,
+} from './harness';
 
 if (!GGUF) console.warn('[e2e engines] ../shared/fixtures is absent: skipping (needs the fixture GGUF).');
 
@@ -62,11 +68,7 @@ describe.skipIf(!GGUF)('engines in a real browser', () => {
   let page: Page;
 
   beforeAll(async () => {
-    extensionDir = copyBuild();
-    const modelsDir = join(extensionDir, 'models');
-    mkdirSync(modelsDir, { recursive: true });
-    await writeBertFixtureModel(join(modelsDir, EMBEDDING_MODEL), EMBEDDING_MODEL);
-    writeFileSync(join(modelsDir, 'packaged.json'), JSON.stringify({ embeddingModelId: EMBEDDING_MODEL }));
+    extensionDir = await copyBuildWithPackagedEmbedder();
     profile = mkdtempSync(join(tmpdir(), 'recall-engines-'));
     proxy = await startCountingProxy();
     browser = await launchExtension({ extensionDir, userDataDir: profile, proxyPort: proxy.port });

@@ -4,11 +4,12 @@
  * local counting proxy (so a test can assert that nothing left the machine).
  */
 import { chromium, type BrowserContext, type ConsoleMessage, type Page, type Worker } from 'playwright-core';
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { writeBertFixtureModel } from '../helpers/fixture-models';
 
 /** Root of the repository. */
 export const ROOT = resolve(__dirname, '../..');
@@ -227,6 +228,48 @@ export async function stopServiceWorker(browser: ExtensionBrowser): Promise<void
     await cdp.detach();
   } finally {
     await internals.close();
+  }
+}
+
+/** The real fixture GGUF (stories260K), or null when `../shared` is absent. */
+export const FIXTURE_GGUF = SHARED_DIR ? join(SHARED_DIR, 'fixtures/models/stories260K/stories260K.gguf') : null;
+/** Id of the fixture embedding model the e2e builds ship in their package. */
+export const PACKAGED_EMBEDDING_MODEL = 'test/bert-fixture';
+
+/**
+ * A copy of the build with the fixture embedding model shipped inside the package (the offline
+ * install option: `/models/<id>/` + `/models/packaged.json`), so the real transformers.js path
+ * runs with no download. Returns the copy's path.
+ */
+export async function copyBuildWithPackagedEmbedder(): Promise<string> {
+  const dir = copyBuild();
+  const modelsDir = join(dir, 'models');
+  mkdirSync(modelsDir, { recursive: true });
+  await writeBertFixtureModel(join(modelsDir, PACKAGED_EMBEDDING_MODEL), PACKAGED_EMBEDDING_MODEL);
+  writeFileSync(join(modelsDir, 'packaged.json'), JSON.stringify({ embeddingModelId: PACKAGED_EMBEDDING_MODEL }));
+  return dir;
+}
+
+/** Job counts as `jobs.stats` returns them. */
+export interface JobCounts {
+  queued: number;
+  scheduled: number;
+  running: number;
+  failed: number;
+  done: number;
+}
+
+/**
+ * Resolves when the core's job queue has nothing runnable or running (jobs scheduled for later —
+ * maintenance, retries after backoff — may wait). @throws Error after `timeoutMs`.
+ */
+export async function waitForJobsIdle(page: Page, timeoutMs = 120_000): Promise<JobCounts> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const stats = await callCore<JobCounts>(page, 'jobs.stats');
+    if (stats.running === 0 && stats.queued === 0) return stats;
+    if (Date.now() > deadline) throw new Error(`jobs still busy: ${JSON.stringify(stats)}`);
+    await page.waitForTimeout(250);
   }
 }
 

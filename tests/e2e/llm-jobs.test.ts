@@ -6,29 +6,23 @@
  * no message is lost or dropped from the prompt before it is summarized, the memory store stays
  * consistent, and failures are recorded rather than thrown at the user.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeBertFixtureModel } from '../helpers/fixture-models';
-import { callCore, copyBuild, launchExtension, removeDir, SHARED_DIR, startCountingProxy, type CountingProxy, type ExtensionBrowser } from './harness';
-
-const GGUF = SHARED_DIR ? join(SHARED_DIR, 'fixtures/models/stories260K/stories260K.gguf') : null;
-const EMBEDDING_MODEL = 'test/bert-fixture';
+import {
+  callCore,
+  copyBuildWithPackagedEmbedder,
+  FIXTURE_GGUF as GGUF,
+  launchExtension,
+  removeDir,
+  startCountingProxy,
+  waitForJobsIdle as jobsIdle,
+  type CountingProxy,
+  type ExtensionBrowser,
+} from './harness';
 if (!GGUF) console.warn('[e2e] ../shared/fixtures is absent: skipping the LLM-jobs test (it needs the fixture GGUF).');
-
-interface Stats { queued: number; running: number; failed: number; scheduled: number }
-
-async function jobsIdle(page: Page, timeoutMs = 120_000): Promise<Stats> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const stats = await callCore<Stats>(page, 'jobs.stats');
-    if (stats.running === 0 && stats.queued === 0) return stats;
-    if (Date.now() > deadline) throw new Error(`jobs still busy: ${JSON.stringify(stats)}`);
-    await page.waitForTimeout(250);
-  }
-}
 
 /** Reads a whole object store of the extension's IndexedDB database from an extension page. */
 function readTable<T>(page: Page, table: string): Promise<T[]> {
@@ -57,10 +51,7 @@ describe.skipIf(!GGUF)('LLM-driven strategies and extraction on a real model tha
   let browser: ExtensionBrowser;
 
   beforeAll(async () => {
-    extensionDir = copyBuild();
-    mkdirSync(join(extensionDir, 'models'), { recursive: true });
-    await writeBertFixtureModel(join(extensionDir, 'models', EMBEDDING_MODEL), EMBEDDING_MODEL);
-    writeFileSync(join(extensionDir, 'models', 'packaged.json'), JSON.stringify({ embeddingModelId: EMBEDDING_MODEL }));
+    extensionDir = await copyBuildWithPackagedEmbedder();
     profile = mkdtempSync(join(tmpdir(), 'recall-profile-'));
     proxy = await startCountingProxy();
     browser = await launchExtension({ extensionDir, userDataDir: profile, proxyPort: proxy.port });

@@ -7,42 +7,29 @@
  * Remembers across a new conversation, a stopped service worker and a browser restart, and
  * sends nothing over the network while chatting (every request goes through a counting proxy).
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeBertFixtureModel } from '../helpers/fixture-models';
 import {
   callCore,
-  copyBuild,
+  copyBuildWithPackagedEmbedder,
   extensionRequests,
+  FIXTURE_GGUF as GGUF,
   launchExtension,
   removeDir,
-  SHARED_DIR,
   startCountingProxy,
   stopServiceWorker,
   type CountingProxy,
   type ExtensionBrowser,
+  waitForJobsIdle,
 } from './harness';
 
-const GGUF = SHARED_DIR ? join(SHARED_DIR, 'fixtures/models/stories260K/stories260K.gguf') : null;
-const EMBEDDING_MODEL = 'test/bert-fixture';
 const FIRST = '你好，我是梦千寻，我喜欢打篮球，你是？';
 const SECOND = '我喜欢什么运动呢？';
 
 if (!GGUF) console.warn('[e2e] ../shared/fixtures is absent: skipping the whole-loop test (it needs the fixture GGUF).');
-
-/** Resolves when the background job queue has nothing runnable or running (scheduled jobs, e.g. maintenance, may wait). */
-async function jobsIdle(page: Page, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const stats = await callCore<{ queued: number; running: number }>(page, 'jobs.stats');
-    if (stats.running === 0 && stats.queued === 0) return;
-    if (Date.now() > deadline) throw new Error(`jobs still busy: ${JSON.stringify(stats)}`);
-    await page.waitForTimeout(250);
-  }
-}
 
 /** Counts `event.chatDelta` messages the page receives (tokens streamed from the model). */
 async function countDeltas(page: Page): Promise<() => Promise<number>> {
@@ -76,12 +63,8 @@ describe.skipIf(!GGUF)('the whole loop in a real browser', () => {
   let browser: ExtensionBrowser | null = null;
 
   beforeAll(async () => {
-    extensionDir = copyBuild();
     // The offline install option: the embedding model ships inside the package.
-    const modelsDir = join(extensionDir, 'models');
-    mkdirSync(modelsDir, { recursive: true });
-    await writeBertFixtureModel(join(modelsDir, EMBEDDING_MODEL), EMBEDDING_MODEL);
-    writeFileSync(join(modelsDir, 'packaged.json'), JSON.stringify({ embeddingModelId: EMBEDDING_MODEL }));
+    extensionDir = await copyBuildWithPackagedEmbedder();
     profile = mkdtempSync(join(tmpdir(), 'recall-profile-'));
     proxy = await startCountingProxy();
   });
@@ -110,7 +93,7 @@ describe.skipIf(!GGUF)('the whole loop in a real browser', () => {
     expect(await deltas()).toBeGreaterThan(1); // streamed, not one final blob
     const [firstConversation] = await callCore<{ id: string; title: string }[]>(page, 'conversations.list');
     expect(firstConversation!.title).toBe(FIRST);
-    await jobsIdle(page); // the exchange is embedded and stored as a long-term memory in the background
+    await waitForJobsIdle(page); // the exchange is embedded and stored as a long-term memory in the background
 
     await page.getByTestId('new-conversation').click();
     await stopServiceWorker(browser);

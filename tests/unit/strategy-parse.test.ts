@@ -71,6 +71,19 @@ describe('summary grounding', () => {
     expect(summaryGroundingProblem('Ana, a nurse, lives in Porto with her dog Bolt (adopted 3 May), loves hiking, and plans a trip to Kyoto in April.', previous, 'I am planning a trip to Kyoto in April.')).toBeNull();
   });
 
+  it("rejects a summary that keeps none of the user's own words, even when it echoes the replies", () => {
+    const user = 'My dog Bruno loves the beach in Xiamen.'; // content tokens: dog, bruno, loves, beach, xiamen → 1 required
+    const reply = 'Once upon a time there was a shark. The shark swam well in the sea.';
+    // Grounded in the reply (shark, swam, well, sea all occur), but nothing of the user's.
+    expect(summaryGroundingProblem('Well, the shark swam in the sea.', '', `${user}\n${reply}`)).toBeNull();
+    expect(summaryGroundingProblem('Well, the shark swam in the sea.', '', `${user}\n${reply}`, user)).toBe("summary keeps too few of the user's own words (0 of 5, needs 1)");
+    expect(summaryGroundingProblem('The user has a dog, Bruno, who loves the beach in Xiamen.', '', `${user}\n${reply}`, user)).toBeNull();
+    // Chinese bigrams: 我妹 妹妹 妹小 小雨 雨下 下个 个月 月去 去杭 杭州 州读 读书 → 12, ceil(1.8) = 2 required.
+    const zh = '我妹妹小雨下个月去杭州读书。';
+    expect(summaryGroundingProblem('小雨要去杭州。', '', zh, zh)).toBeNull(); // 小雨, 杭州
+    expect(summaryGroundingProblem('从前有一只小熊到杭州。', '', `${zh}\n从前有一只小熊。`, zh)).toBe("summary keeps too few of the user's own words (1 of 12, needs 2)");
+  });
+
   it('parseSummaryReply applies the grounding check when given the source', () => {
     const grounding = { previous: '', lines: conv };
     expect(parseSummaryReply(ok(JSON.stringify({ summary: story })), { counter, maxTokens: 100, language: 'en', grounding })).toMatchObject({ ok: false, reason: /does not reflect/ });

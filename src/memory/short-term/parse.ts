@@ -85,6 +85,8 @@ export function contentTokens(text: string): Set<string> {
 export const MIN_GROUNDED_SHARE = 0.2;
 /** Below this share of the previous summary's content tokens kept, a new summary wiped the old one. */
 export const MIN_RETAINED_SHARE = 0.25;
+/** Share of the user's own content tokens (from the folded user messages) a summary must keep; at least 1, at most 8 tokens are required. */
+export const MIN_USER_COVERAGE = 0.15;
 
 /**
  * Share (0..1) of the content tokens of `output` (see `contentTokens`) that also occur in
@@ -107,9 +109,13 @@ export function groundedShare(output: string, source: string): number | null {
  * the source, and, when the previous summary had at least 8 key words, it keeps at least
  * `MIN_RETAINED_SHARE` of them (a progressive summary adds onto the previous one; a reply that
  * drops it would wipe the memory of everything already folded).
+ * When `userLines` (the folded user messages) is given, the summary must also keep some of the
+ * user's own words — names, places, preferences come from the user: `ceil(MIN_USER_COVERAGE · n)`
+ * of the n user content tokens, at least 1 and at most 8. This stops a model that only echoes its
+ * own replies (a story-writing model summarizing its stories) from folding the user's facts away.
  * @returns a rejection reason, or `null` when the summary passes.
  */
-export function summaryGroundingProblem(summary: string, previous: string, lines: string): string | null {
+export function summaryGroundingProblem(summary: string, previous: string, lines: string, userLines?: string): string | null {
   const source = `${previous}\n${lines}`;
   const share = groundedShare(summary, source);
   if (share === null) return contentTokens(source).size >= 4 ? 'summary has no content words' : null;
@@ -121,6 +127,16 @@ export function summaryGroundingProblem(summary: string, previous: string, lines
     for (const t of before) if (after.has(t)) kept += 1;
     if (kept / before.size < MIN_RETAINED_SHARE) return `summary drops the previous summary (${Math.round((kept / before.size) * 100)}% of its key words kept)`;
   }
+  if (userLines !== undefined) {
+    const user = contentTokens(userLines);
+    if (user.size > 0) {
+      const after = contentTokens(summary);
+      let kept = 0;
+      for (const t of user) if (after.has(t)) kept += 1;
+      const required = Math.min(8, Math.max(1, Math.ceil(MIN_USER_COVERAGE * user.size)));
+      if (kept < required) return `summary keeps too few of the user's own words (${kept} of ${user.size}, needs ${required})`;
+    }
+  }
   return null;
 }
 
@@ -131,13 +147,13 @@ const SummaryReply = z.object({ summary: z.string() });
  * @param options.maxTokens longest accepted summary (tokens of `counter`); the prompt asks for
  *   half of it, so a longer reply ignored the instruction (or is runaway text).
  * @param options.language language of the summarized lines; the summary must match.
- * @param options.grounding the previous summary and the folded lines: when given, the summary
- *   must pass `summaryGroundingProblem`.
+ * @param options.grounding the previous summary, the folded lines and (optionally) the folded
+ *   user messages: when given, the summary must pass `summaryGroundingProblem`.
  * @returns the trimmed summary, or a rejection reason.
  */
 export function parseSummaryReply(
   result: ChatResult,
-  options: { counter: TokenCounter; maxTokens: number; language: DominantLanguage; grounding?: { previous: string; lines: string } },
+  options: { counter: TokenCounter; maxTokens: number; language: DominantLanguage; grounding?: { previous: string; lines: string; userLines?: string } },
 ): ParseOutcome<string> {
   const done = finished(result);
   if (!done.ok) return done;
@@ -151,7 +167,7 @@ export function parseSummaryReply(
   if (tokens > options.maxTokens) return { ok: false, reason: `summary too long (${tokens} tokens, at most ${options.maxTokens})` };
   if (!languageMatches(summary, options.language)) return { ok: false, reason: `summary not written in the conversation's language (${options.language})` };
   if (options.grounding) {
-    const problem = summaryGroundingProblem(summary, options.grounding.previous, options.grounding.lines);
+    const problem = summaryGroundingProblem(summary, options.grounding.previous, options.grounding.lines, options.grounding.userLines);
     if (problem) return { ok: false, reason: problem };
   }
   return { ok: true, value: summary };

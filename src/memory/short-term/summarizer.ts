@@ -115,7 +115,11 @@ export async function foldLines(
     signal,
   });
   if (signal.aborted || result.finishReason === 'abort') throw new PreemptedError();
-  const grounding = { previous: state.summary, lines: lines.map((m) => m.content).join('\n') };
+  const grounding = {
+    previous: state.summary,
+    lines: lines.map((m) => m.content).join('\n'),
+    userLines: lines.filter((m) => m.role === 'user').map((m) => m.content).join('\n'),
+  };
   const parsed = parseSummaryReply(result, { counter: deps.tokens(), maxTokens: 2 * targetTokens, language, grounding });
   if (!parsed.ok) {
     await writeSummaryState(deps.db, conversationId, kind, state.coveredSeq, {
