@@ -48,13 +48,18 @@ export class JobFailedPermanently extends Error {
   }
 }
 
-/** Counts of jobs by status. `queued` counts jobs runnable now; `scheduled` queued jobs waiting for their time (backoff, delay). */
+/**
+ * Counts of jobs by status. `queued` counts jobs runnable now; `scheduled` queued jobs waiting for
+ * their time (backoff, delay). `current` is the running job's type and progress (0..1, `null`
+ * when it reports none), or `null` when nothing runs.
+ */
 export interface JobStats {
   queued: number;
   scheduled: number;
   running: number;
   failed: number;
   done: number;
+  current: { type: string; progress: number | null } | null;
 }
 
 /** Options of `enqueue`. */
@@ -297,8 +302,9 @@ export function createJobQueue(
     async stats() {
       const all = await db.jobs.toArray();
       const t = now();
-      const s: JobStats = { queued: 0, scheduled: 0, running: 0, failed: 0, done: 0 };
+      const s: JobStats = { queued: 0, scheduled: 0, running: 0, failed: 0, done: 0, current: null };
       for (const j of all) s[j.status === 'queued' && j.runAfter > t ? 'scheduled' : j.status] += 1;
+      if (current) s.current = { type: current.job.type, progress: current.job.progress ?? null };
       return s;
     },
 

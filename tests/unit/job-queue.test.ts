@@ -17,7 +17,7 @@ describe('job queue', () => {
     await q.start();
     await q.drain();
     expect(seen).toEqual([1, 2]);
-    expect(await q.stats()).toEqual({ queued: 0, scheduled: 0, running: 0, failed: 0, done: 2 });
+    expect(await q.stats()).toEqual({ queued: 0, scheduled: 0, running: 0, failed: 0, done: 2, current: null });
     await q.stop();
   });
 
@@ -111,6 +111,7 @@ describe('job queue', () => {
     const id = await q.enqueue('slow', {});
     await q.start();
     await startedP;
+    expect((await q.stats()).current).toEqual({ type: 'slow', progress: null });
     const result = await q.runForeground(async () => {
       runs.push('foreground');
       return 42;
