@@ -10,6 +10,7 @@
  *     strategy and to long-term memory, which enqueue their background jobs.
  * The user's message is stored first and is never lost, whatever fails later.
  */
+import { Mutex } from 'async-mutex';
 import type { MessageRecord, RecallDB } from '../db/schema';
 import { EngineError, type ChatEngine } from '../engines/types';
 import type { JobQueue } from '../jobs/queue';
@@ -52,7 +53,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   const now = deps.now ?? Date.now;
   const running = new Map<string, AbortController>();
   // One turn at a time: a local model generates one reply at a time (two open panels queue up).
-  let turnTail: Promise<unknown> = Promise.resolve();
+  const turns = new Mutex();
 
   return {
     async send({ conversationId, text, requestId }) {
@@ -64,7 +65,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       const strategy = deps.strategyFor(conversation.strategy);
       const controller = new AbortController();
       running.set(requestId, controller);
-      const turn = turnTail.then(() =>
+      const turn = turns.runExclusive(() =>
         deps.jobs.runForeground(async () => {
           const engine: ChatEngine | null = deps.engines.chatEngine();
           const contextWindow = engine?.contextWindow() ?? 4096;
@@ -194,7 +195,6 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
           return { userMessage, assistantMessage };
         }),
       );
-      turnTail = turn.catch(() => undefined);
       try {
         return await turn;
       } finally {

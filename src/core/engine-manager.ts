@@ -2,6 +2,7 @@
  * Owns the engines of the core: at most one chat engine loaded at a time (WebLLM on WebGPU in
  * the service worker, or wllama on CPU here), and the embedder. Emits status changes for the UI.
  */
+import { Mutex } from 'async-mutex';
 import type { ChatEngine, Embedder, LoadProgress, TokenCounter } from '../engines/types';
 import { EngineError } from '../engines/types';
 import { createTransformersEmbedder } from '../engines/transformers';
@@ -53,7 +54,8 @@ export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; 
   let wllama: WllamaChatEngine | null = null;
   let active: ChatEngine | null = null;
   let embedder: Embedder | null = null;
-  let chainTail: Promise<unknown> = Promise.resolve();
+  /** Loads and unloads run one at a time, in call order. */
+  const loads = new Mutex();
   const status: EngineStatus = {
     chat: { kind: null, modelId: null, state: 'idle', progress: null, contextWindow: null, error: null },
     embedder: { modelId: null, dimension: null, state: 'idle', progress: null, error: null },
@@ -66,12 +68,6 @@ export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; 
     listeners.forEach((l) => l(s));
   };
   const probeOnce = () => (gpuProbed ??= deps.probe().then((g) => ((gpu = g), emit(), g)));
-  /** Loads run one at a time, in call order. */
-  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = chainTail.then(fn, fn);
-    chainTail = run.catch(() => undefined);
-    return run;
-  };
   const onChatProgress = (progress: LoadProgress) => {
     status.chat.progress = progress;
     emit();
@@ -113,7 +109,7 @@ export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; 
     },
 
     loadWebLLM(modelId) {
-      return serial(async () => {
+      return loads.runExclusive(async () => {
         const g = await probeOnce();
         if (!g.available) {
           const error = new EngineError('no_webgpu', 'WebGPU is not available on this device. Use the CPU engine (wllama) instead.');
@@ -131,7 +127,7 @@ export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; 
     },
 
     loadWllama(source) {
-      return serial(async () => {
+      return loads.runExclusive(async () => {
         const modelId = source.type === 'catalog' ? source.id : source.fileName;
         return switchTo('wllama', modelId, async () => {
           wllama ??= createWllamaEngine({ wasmUrl: deps.assets.wllamaWasmUrl, tokenCounterFor: createGgufTokenCounter });
@@ -151,7 +147,7 @@ export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; 
     },
 
     unloadChat() {
-      return serial(async () => {
+      return loads.runExclusive(async () => {
         await active?.unload();
         active = null;
         Object.assign(status.chat, { kind: null, modelId: null, state: 'idle', progress: null, contextWindow: null, error: null });

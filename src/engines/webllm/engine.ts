@@ -16,6 +16,7 @@
  *   cache, no second download);
  * - errors become `EngineError`s with stable codes; aborts call `interruptGenerate`.
  */
+import { Mutex } from 'async-mutex';
 import { WebWorkerMLCEngine, prebuiltAppConfig, type AppConfig, type ChatCompletionChunk, type ChatCompletionRequestStreaming } from '@mlc-ai/web-llm';
 import type { GpuInfo } from '../../messaging/protocol';
 import { probeGpu } from '../../platform/gpu';
@@ -154,17 +155,8 @@ export function createWebLLMEngine(options: WebLLMEngineOptions = {}): WebLLMCha
   let contextWindow: number | null = null;
   let counter: TokenCounter | null = null;
   /** Loads and unloads run one at a time; so do generations (one model, one sequence). */
-  let lifecycleTail: Promise<unknown> = Promise.resolve();
-  let generationTail: Promise<unknown> = Promise.resolve();
-
-  const serial = <T>(tail: 'lifecycle' | 'generation', fn: () => Promise<T>): Promise<T> => {
-    const prev = tail === 'lifecycle' ? lifecycleTail : generationTail;
-    const run = prev.then(fn, fn);
-    const settled = run.catch(() => undefined);
-    if (tail === 'lifecycle') lifecycleTail = settled;
-    else generationTail = settled;
-    return run;
-  };
+  const mutexes = { lifecycle: new Mutex(), generation: new Mutex() };
+  const serial = <T>(which: 'lifecycle' | 'generation', fn: () => Promise<T>): Promise<T> => mutexes[which].runExclusive(fn);
 
   function openConnection(): Connection {
     const port = connect();

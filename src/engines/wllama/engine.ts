@@ -14,6 +14,7 @@
  * - One thread unless the page is `crossOriginIsolated` (threads need SharedArrayBuffer); CPU
  *   only (`n_gpu_layers: 0`), so it never competes with WebLLM for the GPU.
  */
+import { Mutex } from 'async-mutex';
 import { LoggerWithoutDebug, Wllama, WllamaAbortError, WllamaError, type WllamaLogger } from '@wllama/wllama';
 import { EngineError, type ChatEngine, type ChatRequest, type ChatResult, type LoadOptions, type LoadProgress, type TokenCounter, type TokenUsage } from '../types';
 import { inspectGguf, type GgufInfo } from './gguf';
@@ -144,17 +145,8 @@ export function createWllamaEngine(options: WllamaEngineOptions): WllamaChatEngi
   let counter: TokenCounter | null = null;
   /** Aborts the running generation when the model is unloaded or replaced. */
   let generationAbort: AbortController | null = null;
-  let lifecycleTail: Promise<unknown> = Promise.resolve();
-  let generationTail: Promise<unknown> = Promise.resolve();
-
-  const serial = <T>(which: 'lifecycle' | 'generation', fn: () => Promise<T>): Promise<T> => {
-    const prev = which === 'lifecycle' ? lifecycleTail : generationTail;
-    const run = prev.then(fn, fn);
-    const settled = run.catch(() => undefined);
-    if (which === 'lifecycle') lifecycleTail = settled;
-    else generationTail = settled;
-    return run;
-  };
+  const mutexes = { lifecycle: new Mutex(), generation: new Mutex() };
+  const serial = <T>(which: 'lifecycle' | 'generation', fn: () => Promise<T>): Promise<T> => mutexes[which].runExclusive(fn);
 
   /** Drops the loaded model; `exit()` frees the WASM memory and stops the worker (best effort). */
   async function release(): Promise<void> {
