@@ -12,7 +12,7 @@ import { exportAll, importAll } from '../memory/export';
 import { createLongTermMemory, registerEpisodicJobs } from '../memory/long-term';
 import { MAINTENANCE_JOB, REEMBED_JOB, registerExtractionJobs } from '../memory/long-term/jobs';
 import { createMemoryStore } from '../memory/long-term/store';
-import type { LongTermMemory, RetrievedMemory, RetrievalQuery } from '../memory/long-term/types';
+import type { LongTermMemory } from '../memory/long-term/types';
 import { createStrategy, registerShortTermJobs, type StrategyDeps } from '../memory/short-term';
 import type { RetrievedExchange, StrategyConfig } from '../memory/short-term/types';
 import type { ImportReport, Settings } from '../messaging/protocol';
@@ -184,4 +184,3 @@ export async function restoreEngines(core: Core, packaged: { embeddingModelId: s
   await Promise.allSettled([embedder, chat]);
 }
 
-export type { RetrievedMemory, RetrievalQuery };

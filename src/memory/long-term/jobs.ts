@@ -28,7 +28,9 @@ import type { LongTermStore } from './store';
 
 /** Job types registered here. */
 export const EXTRACT_JOB = 'ltm.extract';
+/** Job type that re-embeds memories after an embedding-model change or an import. */
 export const REEMBED_JOB = 'ltm.reembed';
+/** Job type of the periodic maintenance (merge near-duplicates, expire events, retention). */
 export const MAINTENANCE_JOB = 'ltm.maintenance';
 
 /**
