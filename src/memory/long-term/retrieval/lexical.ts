@@ -2,20 +2,35 @@
  * Lexical (full-text) index of long-term memories over MiniSearch (BM25+ ranking, MiniSearch's
  * defaults k1 = 1.2, b = 0.7, δ = 0.5), with the CJK-aware tokenizer of `./tokenize`.
  * It holds only ids and terms: texts and metadata stay in Dexie.
+ *
+ * Fields: `text` (the memory text), `topic` (boosted ×0.5) and `phrases`, the first-person terms
+ * of the text (`firstPersonTerms`: "my cat" → `1p:cat`; boost 1). Queries are tokenized the same
+ * way (words, Han bigrams and unigrams, first-person terms). MiniSearch multiplies a document's
+ * summed BM25+ score by the number of query terms it matched, so a memory that matches
+ * `1p:cat` as well as `cat` ranks well above one about someone else's cat.
  */
 import MiniSearch from 'minisearch';
-import { tokenize } from './tokenize';
+import { firstPersonTerms, tokenize } from './tokenize';
 
-/** One lexical hit: memory id and its BM25+ score (higher = better, unbounded). */
+/** One lexical hit: memory id, its BM25+ score (higher = better, unbounded) and the query terms it matched. */
 export interface LexicalHit {
   id: string;
   score: number;
+  /** Distinct query terms (as `tokenize` / `firstPersonTerms` produce them) found in this memory. */
+  terms: string[];
 }
 
 interface LexicalDoc {
   id: string;
   text: string;
   topic: string;
+  /** The text again, tokenized into its first-person terms. */
+  phrases: string;
+}
+
+/** Query terms: index terms plus first-person terms (the same analysis as the indexed fields). */
+function queryTerms(text: string): string[] {
+  return [...tokenize(text), ...firstPersonTerms(text)];
 }
 
 /** A MiniSearch index of memory texts (and topics, boosted ×0.5) keyed by memory id. */
@@ -25,12 +40,12 @@ export class LexicalIndex {
   private static create(): MiniSearch<LexicalDoc> {
     return new MiniSearch<LexicalDoc>({
       idField: 'id',
-      fields: ['text', 'topic'],
+      fields: ['text', 'topic', 'phrases'],
       storeFields: [],
-      tokenize,
+      tokenize: (text, field) => (field === 'phrases' ? firstPersonTerms(text) : tokenize(text)),
       // Terms are already normalized by `tokenize`.
       processTerm: (term) => term,
-      searchOptions: { boost: { text: 1, topic: 0.5 }, combineWith: 'OR' },
+      searchOptions: { boost: { text: 1, topic: 0.5, phrases: 1 }, combineWith: 'OR', tokenize: queryTerms },
     });
   }
 
@@ -47,7 +62,7 @@ export class LexicalIndex {
   /** Indexes (or re-indexes) one memory. */
   set(id: string, text: string, topic?: string): void {
     if (this.index.has(id)) this.index.discard(id);
-    this.index.add({ id, text, topic: topic ?? '' });
+    this.index.add({ id, text, topic: topic ?? '', phrases: text });
   }
 
   /** Removes one memory; unknown ids are ignored. */
@@ -62,8 +77,8 @@ export class LexicalIndex {
 
   /**
    * BM25+ search. A document matches when it shares at least one term with the query (OR
-   * semantics); query terms of 4+ Latin letters also match as prefixes ("move" → "moved"), at
-   * MiniSearch's default prefix weight (0.375).
+   * semantics). No prefix or fuzzy matching: word forms are conflated by the stemmer ("moved",
+   * "moving" → "move"), so "live" no longer matches "Liverpool".
    * @param text query in any language.
    * @param limit maximum hits returned (after `filter`).
    * @param filter keeps a hit when it returns true (applied to every match before `limit`, so
@@ -72,10 +87,7 @@ export class LexicalIndex {
    */
   search(text: string, limit: number, filter?: (id: string) => boolean): LexicalHit[] {
     if (!text.trim() || this.index.documentCount === 0) return [];
-    const results = this.index.search(text, {
-      prefix: (term) => term.length >= 4 && /^[a-z]+$/u.test(term),
-      ...(filter ? { filter: (r) => filter(r.id as string) } : {}),
-    });
-    return results.slice(0, limit).map((r) => ({ id: r.id as string, score: r.score }));
+    const results = this.index.search(text, filter ? { filter: (r) => filter(r.id as string) } : {});
+    return results.slice(0, limit).map((r) => ({ id: r.id as string, score: r.score, terms: [...new Set(r.queryTerms)] }));
   }
 }

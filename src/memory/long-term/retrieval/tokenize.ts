@@ -7,9 +7,13 @@
  *   小白" → 我的|猫叫|小白, "我的猫叫什么" → 我的|猫|叫|什么), so every run of Han characters also
  *   yields its overlapping character bigrams, the classic CJK indexing unit (Lucene's
  *   CJKBigramFilter), and every non-stop Han character as a unigram.
- * - Latin words are lower-cased, possessive `'s` removed, and plural-stemmed with Harman's
- *   "S" stemmer (D. Harman, "How effective is suffixing?", JASIS 1991).
+ * - Latin words are lower-cased, possessive `'s` removed, and lightly stemmed (`lightStem`):
+ *   plurals with Harman's "S" stemmer (D. Harman, "How effective is suffixing?", JASIS 1991),
+ *   then `-ed`/`-ing` with step 1b of Porter's stemmer ("living" → "live", "moved" → "move").
+ *   This replaces prefix matching at query time, which matched "live" to "Liverpool".
  * - Stop words (function words, question words) in both languages are dropped.
+ * - `firstPersonTerms` adds terms that tie a first-person word to what follows ("my cat" →
+ *   `1p:cat`), indexed in their own field.
  * The text is never translated.
  */
 
@@ -28,7 +32,7 @@ const EN_STOP = new Set(
 
 /** Chinese stop words (multi-character function and question words). */
 const ZH_STOP_WORDS = new Set(
-  '我们 你们 他们 她们 它们 什么 怎么 怎样 哪里 哪儿 哪个 哪些 为什么 多少 这个 那个 这些 那些 一个 一下 一些 现在 还是 就是 可以 因为 所以 如果 但是 而且 然后 时候 知道 告诉 记得 请问 是不是 有没有'.split(
+  '我们 你们 他们 她们 它们 什么 怎么 怎样 什么时候 哪里 哪儿 哪个 哪些 为什么 多少 这个 那个 这些 那些 一个 一下 一些 现在 还是 就是 可以 因为 所以 如果 但是 而且 然后 时候 知道 告诉 记得 请问 是不是 有没有'.split(
     ' ',
   ),
 );
@@ -51,6 +55,69 @@ export function sStem(word: string): string {
   if (word.endsWith('es') && !word.endsWith('aes') && !word.endsWith('ees') && !word.endsWith('oes')) return word.slice(0, -1);
   if (word.endsWith('s') && !word.endsWith('us') && !word.endsWith('ss')) return word.slice(0, -1);
   return word;
+}
+
+/** Whether `word[i]` is a consonant in Porter's sense (`y` after a consonant is a vowel). */
+function isConsonant(word: string, i: number): boolean {
+  const c = word[i]!;
+  if ('aeiou'.includes(c)) return false;
+  if (c === 'y') return i === 0 || !isConsonant(word, i - 1);
+  return true;
+}
+
+/** Porter's measure m of `stem`: the number of vowel-sequence + consonant-sequence pairs. */
+function measure(stem: string): number {
+  let m = 0;
+  let i = 0;
+  const n = stem.length;
+  while (i < n && isConsonant(stem, i)) i += 1;
+  while (i < n) {
+    while (i < n && !isConsonant(stem, i)) i += 1;
+    if (i >= n) break;
+    while (i < n && isConsonant(stem, i)) i += 1;
+    m += 1;
+  }
+  return m;
+}
+
+/** Porter's `*o`: the stem ends consonant-vowel-consonant, the last consonant not w, x or y. */
+function endsCvc(s: string): boolean {
+  const n = s.length;
+  return n >= 3 && isConsonant(s, n - 3) && !isConsonant(s, n - 2) && isConsonant(s, n - 1) && !'wxy'.includes(s[n - 1]!);
+}
+
+/**
+ * Step 1b of the Porter stemmer (M. F. Porter, "An algorithm for suffix stripping", Program
+ * 14(3), 1980): `-eed` → `-ee` when m > 0; `-ed`/`-ing` removed when the rest has a vowel, then
+ * repaired: `at`/`bl`/`iz` + `e` (`conflated` → `conflate`), a double consonant other than l, s, z
+ * undoubled (`hopping` → `hop`), `e` added after a short m = 1 stem (`filing` → `file`).
+ */
+export function porterStep1b(word: string): string {
+  if (word.endsWith('eed')) return measure(word.slice(0, -3)) > 0 ? word.slice(0, -1) : word;
+  for (const suffix of ['ed', 'ing']) {
+    if (!word.endsWith(suffix)) continue;
+    const stem = word.slice(0, -suffix.length);
+    if (!Array.from(stem).some((_, i) => !isConsonant(stem, i))) return word;
+    if (stem.endsWith('at') || stem.endsWith('bl') || stem.endsWith('iz')) return `${stem}e`;
+    const n = stem.length;
+    if (n >= 2 && stem[n - 1] === stem[n - 2] && isConsonant(stem, n - 1) && !'lsz'.includes(stem[n - 1]!)) return stem.slice(0, -1);
+    if (measure(stem) === 1 && endsCvc(stem)) return `${stem}e`;
+    return stem;
+  }
+  return word;
+}
+
+/**
+ * Light English stemming of one lower-cased word: Harman's S stemmer (plurals), then Porter's
+ * step 1b (`-ed`, `-ing`): `lives`/`living`/`lived` → `live`, `moved` → `move`, `learning` →
+ * `learn`, `called` → `call`, `schedules` → `schedule`. No derivational suffixes (`-ation`,
+ * `-ness`, …): they conflate words whose meanings differ. Words of 3 characters or fewer and
+ * words with characters outside `a–z` are kept as they are.
+ */
+export function lightStem(word: string): string {
+  if (word.length <= 3 || !/^[a-z]+$/u.test(word)) return word;
+  const singular = sStem(word);
+  return singular.length <= 3 ? singular : porterStep1b(singular);
 }
 
 /** Lower-cased, NFKC-normalized form used by both the index and the queries. */
@@ -86,7 +153,7 @@ export function tokenize(text: string): string[] {
     flush();
     let word = segment.replace(/['’]s$/u, '');
     if (EN_STOP.has(word) || EN_STOP.has(segment)) continue;
-    word = sStem(word);
+    word = lightStem(word);
     if (word) terms.push(word);
   }
   flush();
@@ -99,4 +166,68 @@ export function tokenize(text: string): string[] {
     if (chars.length > 1) for (const c of chars) if (!ZH_STOP_CHARS.has(c)) terms.push(c);
   }
   return terms;
+}
+
+/** Whether a Han segment is a stop word: listed, or made only of stop characters (我的, 你的, 了吗). */
+function isZhStop(segment: string): boolean {
+  return ZH_STOP_WORDS.has(segment) || Array.from(segment).every((c) => ZH_STOP_CHARS.has(c));
+}
+
+/** English first-person words (subject, object, possessive; singular and plural; contractions). */
+const EN_FIRST_PERSON = new Set(
+  "i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll".split(' '),
+);
+/** Chinese first-person words (ICU segments): 我, 我的, 我们, 咱们 …. */
+const ZH_FIRST_PERSON = /^(?:我们的|我们|咱们的|咱们|我的|我)$/u;
+
+/** Prefix of first-person terms (cannot collide with a word: the tokenizer never emits `:`). */
+export const FIRST_PERSON_PREFIX = '1p:';
+
+/**
+ * First-person terms: for each first-person word ("I", "my", "our", "我", "我的", …), a term
+ * `1p:<w>` joining it to the next content word `w` (stop words and commas or colons in between
+ * are skipped; a sentence end — `.`, `!`, `?`, `;`, `。`, `！`, `？`, `；` — ends the search). In Chinese, `w` is the first character of the next
+ * non-stop segment, and an ICU word that starts with 我 ("我家", "我姐") counts as 我 + rest.
+ * Personal memory is mostly about the user: "What's my cat's name?" gives `1p:cat`, which
+ * "My cat is called Mochi" has and "My colleague's cat is called Luna" (`1p:colleague`) does not;
+ * "我家的猫" gives `1p:家`, "同事家的猫" nothing. This is an ordered-window bigram of the
+ * sequential dependence model (D. Metzler, W. B. Croft, "A Markov random field model for term
+ * dependencies", SIGIR 2005) restricted to the possessor, indexed as its own BM25 field.
+ * Both sides of the index use it (statements and questions). Returns each term once.
+ */
+export function firstPersonTerms(text: string): string[] {
+  const terms = new Set<string>();
+  let pending = false;
+  for (const { segment, isWordLike } of segmenter.segment(prepare(text))) {
+    if (!isWordLike) {
+      if (/[.!?;。！？；…]/u.test(segment)) pending = false;
+      continue;
+    }
+    if (HAN.test(segment)) {
+      if (ZH_FIRST_PERSON.test(segment)) {
+        pending = true;
+        continue;
+      }
+      if (segment.length > 1 && segment.startsWith('我') && HAN_ONLY.test(segment)) {
+        const rest = Array.from(segment.slice(1)).find((c) => !ZH_STOP_CHARS.has(c));
+        if (rest) terms.add(`${FIRST_PERSON_PREFIX}${rest}`);
+        pending = false;
+        continue;
+      }
+      if (!pending || isZhStop(segment)) continue;
+      const first = Array.from(segment).find((c) => !ZH_STOP_CHARS.has(c));
+      if (first) terms.add(`${FIRST_PERSON_PREFIX}${first}`);
+      pending = false;
+      continue;
+    }
+    if (EN_FIRST_PERSON.has(segment)) {
+      pending = true;
+      continue;
+    }
+    const word = segment.replace(/['’]s$/u, '');
+    if (EN_STOP.has(word) || EN_STOP.has(segment)) continue;
+    if (pending) terms.add(`${FIRST_PERSON_PREFIX}${lightStem(word)}`);
+    pending = false;
+  }
+  return [...terms];
 }
