@@ -2,40 +2,61 @@
  * Long-term retrieval benchmark (`npm run bench -- retrieval`).
  *
  * For 1k and 10k memories: generates the bilingual benchmark (bench/data/generate.ts, seed 2),
- * ingests it through the real pipeline (createLongTermMemory + persisted job queue + episodic
- * job, drained; no LLM in Node, so every round is an episodic memory), then asks the questions
- * with lexical-only, vector-only and hybrid retrieval (`store.search` modes) and through the
- * facade. Reports recall@1/5/10, the updated-above-stale rate, latency, and at each size how the
- * vector index can be restored when a context starts: rebuilding from the stored embeddings vs
- * deserializing a Voy snapshot (size, serialize/deserialize time, snapshot write/read in Dexie).
+ * ingests it ONCE per size through the real pipeline (createLongTermMemory + persisted job queue
+ * + episodic job, drained; no LLM in Node, so every round is an episodic memory; the store's
+ * clock follows the replayed conversation), then, for each embedder in turn, asks the questions
+ * with lexical-only, vector-only and hybrid retrieval (`store.search` modes, hybrid with the
+ * app's plain RRF and with the proxy-embedder weighted RRF) and through the facade. The second
+ * embedder's vectors come from the pipeline's own re-embedding after a model change (the
+ * `ltm.reembed` job of LTM-B, which runs `store.reembed` and rebuilds the indexes), so the 10k
+ * set is ingested once, not once per embedder. Reports recall@1/5/10, the updated-above-stale
+ * rate, latency, and at each size how the vector index can be restored when a context starts:
+ * rebuilding from the stored embeddings vs deserializing a Voy snapshot (first embedder).
  *
- * Environment: RETRIEVAL_BENCH_EMBEDDER = fixture-bert (default) | model2vec | hashed;
- * RETRIEVAL_BENCH_SIZES = comma-separated sizes (default 1000,10000); RETRIEVAL_BENCH_SEED (2).
+ * Environment: RETRIEVAL_BENCH_EMBEDDERS = comma-separated list of `fixture-bert`, `model2vec`,
+ * `hashed` (default `fixture-bert,model2vec`; `model2vec` is skipped, with the reason printed,
+ * when ../shared/fixtures is absent); RETRIEVAL_BENCH_SIZES = comma-separated sizes (default
+ * 1000,10000); RETRIEVAL_BENCH_SEED (2; seed 1 is the tuning seed).
  * Dexie runs on fake-indexeddb (Node): absolute times are Node's, not Chrome's.
  */
 import 'fake-indexeddb/auto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Embedder } from '../src/engines/types';
 import { RecallDB } from '../src/db/schema';
 import { createJobQueue } from '../src/jobs/queue';
 import { createLongTermMemory, registerEpisodicJobs } from '../src/memory/long-term';
-import { registerExtractionJobs } from '../src/memory/long-term/jobs';
-import { createMemoryStore } from '../src/memory/long-term/store';
-import { evaluateDataset, ingestDataset, type EvalSummary } from '../src/memory/long-term/retrieval/evaluate';
+import { REEMBED_JOB, registerExtractionJobs } from '../src/memory/long-term/jobs';
+import { createMemoryStore, type SearchOptions } from '../src/memory/long-term/store';
+import { evaluateDataset, ingestDataset, type EvalSummary, type Retriever } from '../src/memory/long-term/retrieval/evaluate';
+import { PROXY_EMBEDDER_WEIGHTS } from '../src/memory/long-term/retrieval/fusion';
 import { tokenize } from '../src/memory/long-term/retrieval/tokenize';
 import { l2normalize } from '../src/memory/long-term/retrieval/vector';
 import { loadVoy } from '../src/memory/long-term/retrieval/voy';
-import { createNodeEmbedder, type EmbedderName } from './data/embedders';
+import { MODEL2VEC_DIR, createNodeEmbedder, type EmbedderName, type NamedEmbedder } from './data/embedders';
 import { generateBenchmark } from './data/generate';
 import { nodeVoyWasm } from './data/node-voy';
+
+type ModeResult = Omit<EvalSummary, 'ks'> & { overlapRecall5: number; noOverlapRecall5: number };
+
+interface EmbedderResult {
+  name: EmbedderName;
+  description: string;
+  /** How its vectors were made: at ingestion, or by the `ltm.reembed` job afterwards (seconds). */
+  vectors: { via: 'ingestion' } | { via: 'ltm.reembed'; seconds: number };
+  modes: Record<string, ModeResult>;
+}
 
 interface SizeResult {
   rounds: number;
   memories: number;
   ingestSeconds: number;
-  modes: Record<string, Omit<EvalSummary, 'ks'> & { overlapRecall5: number; noOverlapRecall5: number }>;
+  embedders: EmbedderResult[];
   /** Questions sharing at least one index term (`tokenize`) with their evidence turn, and those sharing none. */
   overlapQuestions: number;
   noOverlapQuestions: number;
   restore: {
+    embedder: EmbedderName;
     /** createMemoryStore over the filled database: read + lexical index + vector map, searchable (exact scan). */
     openMs: number;
     /** Until Voy holds every vector (background build after open). */
@@ -50,22 +71,43 @@ interface SizeResult {
 
 const ms = (start: number) => performance.now() - start;
 
-async function runSize(rounds: number, seed: number, embedderName: EmbedderName): Promise<SizeResult> {
+/** The embedders of this run; `model2vec` is dropped with a printed reason when ../shared is absent. */
+function embedderNames(): EmbedderName[] {
+  const names = (process.env.RETRIEVAL_BENCH_EMBEDDERS ?? 'fixture-bert,model2vec').split(',').map((s) => s.trim()).filter(Boolean) as EmbedderName[];
+  return names.filter((name) => {
+    if (name === 'model2vec' && !existsSync(join(MODEL2VEC_DIR, 'model.safetensors'))) {
+      console.log(`model2vec skipped: ${MODEL2VEC_DIR} not found (../shared is absent)`);
+      return false;
+    }
+    if (name === 'none') {
+      console.log('embedder "none" skipped: the benchmark compares vector and hybrid retrieval');
+      return false;
+    }
+    return true;
+  });
+}
+
+async function runSize(rounds: number, seed: number, names: EmbedderName[]): Promise<SizeResult> {
   const data = generateBenchmark({ rounds, seed });
-  const named = await createNodeEmbedder(embedderName);
+  const loaded: NamedEmbedder[] = [];
   const db = new RecallDB(`bench-retrieval-${rounds}-${crypto.randomUUID()}`);
   try {
-    const store = await createMemoryStore({ db, embedder: () => named.embedder, loadVoyWasm: nodeVoyWasm });
+    for (const name of names) loaded.push(await createNodeEmbedder(name));
+    let current: Embedder | null = loaded[0]!.embedder;
+    // The store's clock follows the replayed conversation during ingestion (see `ingestDataset`).
+    let replayNow = Date.now();
+    const store = await createMemoryStore({ db, embedder: () => current, loadVoyWasm: nodeVoyWasm, now: () => replayNow });
     const frozen = Date.now();
     const jobs = createJobQueue(db, { now: () => frozen });
     registerEpisodicJobs(jobs, { store, db });
-    registerExtractionJobs(jobs, { db, store, engine: () => null });
+    registerExtractionJobs(jobs, { db, store, engine: () => null, embedder: () => current });
     const longTerm = createLongTermMemory({ store, jobs, db });
     await jobs.start();
     const ingest = await ingestDataset(data, {
       db,
       jobs,
       longTerm,
+      setTime: (t) => (replayNow = t),
       onProgress: (done, total) => process.stderr.write(`\r  ${rounds}: ingested ${done}/${total} turns`),
     });
     process.stderr.write('\n');
@@ -75,32 +117,57 @@ async function runSize(rounds: number, seed: number, embedderName: EmbedderName)
     // Which questions a purely lexical method could answer at all: they share an index term with the evidence.
     const turnText = new Map(data.conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns.map((t) => [t.id, t.text] as const))));
     const overlap = new Set(
-      data.questions.filter((q) => {
-        const terms = new Set(tokenize(q.question));
-        return q.evidence.some((id) => tokenize(turnText.get(id) ?? '').some((t) => terms.has(t)));
-      }).map((q) => q.id),
+      data.questions
+        .filter((q) => {
+          const terms = new Set(tokenize(q.question));
+          return q.evidence.some((id) => tokenize(turnText.get(id) ?? '').some((t) => terms.has(t)));
+        })
+        .map((q) => q.id),
     );
     const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
-    const modes: SizeResult['modes'] = {};
-    const retrievers = [
-      ['lexical', { kind: 'store', store, mode: 'lexical' }],
-      ['vector', { kind: 'store', store, mode: 'vector' }],
-      ['hybrid', { kind: 'store', store, mode: 'hybrid' }],
-      ['hybrid via LongTermMemory.retrieve', { kind: 'facade', longTerm }],
-    ] as const;
-    for (const [name, retriever] of retrievers) {
-      const { summary, results } = await evaluateDataset(data, retriever, [1, 5, 10]);
-      const { ks: _ks, ...rest } = summary;
-      modes[name] = {
-        ...rest,
-        overlapRecall5: mean(results.filter((r) => overlap.has(r.id)).map((r) => r.recall[5]!)),
-        noOverlapRecall5: mean(results.filter((r) => !overlap.has(r.id)).map((r) => r.recall[5]!)),
-      };
+
+    const embedders: EmbedderResult[] = [];
+    for (const [index, named] of loaded.entries()) {
+      let vectors: EmbedderResult['vectors'] = { via: 'ingestion' };
+      if (index > 0) {
+        // An embedding-model change, as the app handles it: the persisted re-embedding job.
+        const started = performance.now();
+        current = named.embedder;
+        await jobs.start();
+        await jobs.enqueue(REEMBED_JOB, { modelId: named.embedder!.modelId });
+        await jobs.drain();
+        await jobs.stop();
+        await store.whenIndexed();
+        const stats = store.indexStats();
+        if (stats.vector.modelId !== named.embedder!.modelId || stats.vector.size !== stats.memories) {
+          throw new Error(`Re-embedding with ${named.embedder!.modelId} left ${stats.vector.size}/${stats.memories} vectors of ${stats.vector.modelId}`);
+        }
+        vectors = { via: 'ltm.reembed', seconds: ms(started) / 1000 };
+      }
+      const store_ = (mode: SearchOptions['mode'], options?: SearchOptions): Retriever => ({ kind: 'store', store, mode: mode!, ...(options ? { options } : {}) });
+      const retrievers: [string, Retriever][] = [
+        ['lexical', store_('lexical')],
+        ['vector', store_('vector')],
+        ['hybrid (RRF)', store_('hybrid')],
+        [`hybrid (weighted RRF, vector ${PROXY_EMBEDDER_WEIGHTS.vector})`, store_('hybrid', { fusion: PROXY_EMBEDDER_WEIGHTS })],
+        ['hybrid via LongTermMemory.retrieve', { kind: 'facade', longTerm }],
+      ];
+      const modes: Record<string, ModeResult> = {};
+      for (const [name, retriever] of retrievers) {
+        const { summary, results } = await evaluateDataset(data, retriever, [1, 5, 10]);
+        const { ks: _ks, ...rest } = summary;
+        modes[name] = {
+          ...rest,
+          overlapRecall5: mean(results.filter((r) => overlap.has(r.id)).map((r) => r.recall[5]!)),
+          noOverlapRecall5: mean(results.filter((r) => !overlap.has(r.id)).map((r) => r.recall[5]!)),
+        };
+      }
+      embedders.push({ name: names[index]!, description: named.description, vectors, modes });
     }
 
-    // ── index restore: rebuild from stored embeddings vs a Voy snapshot ──
+    // ── index restore (vectors of the current embedder): rebuild from stored embeddings vs a Voy snapshot ──
     let started = performance.now();
-    const reopened = await createMemoryStore({ db, embedder: () => named.embedder, loadVoyWasm: nodeVoyWasm });
+    const reopened = await createMemoryStore({ db, embedder: () => current, loadVoyWasm: nodeVoyWasm });
     const openMs = ms(started);
     started = performance.now();
     await reopened.whenIndexed();
@@ -113,7 +180,7 @@ async function runSize(rounds: number, seed: number, embedderName: EmbedderName)
     const serializeMs = ms(started);
     voy.free();
     started = performance.now();
-    await db.vectorSnapshots.put({ key: 'bench', embeddingModel: named.embedder?.modelId ?? 'none', dimension: named.embedder?.dimension ?? 0, count: records.length, watermark: 0, serialized, updatedAt: Date.now() });
+    await db.vectorSnapshots.put({ key: 'bench', embeddingModel: current?.modelId ?? 'none', dimension: current?.dimension ?? 0, count: records.length, watermark: 0, serialized, updatedAt: Date.now() });
     const snapshotWriteMs = ms(started);
     started = performance.now();
     const back = (await db.vectorSnapshots.get('bench'))!.serialized;
@@ -130,12 +197,12 @@ async function runSize(rounds: number, seed: number, embedderName: EmbedderName)
       noOverlapQuestions: data.questions.length - overlap.size,
       memories: ingest.memories,
       ingestSeconds: ingest.ms / 1000,
-      modes,
-      restore: { openMs, voyBuildMs, snapshotBytes: serialized.length, serializeMs, deserializeMs, snapshotWriteMs, snapshotReadMs },
+      embedders,
+      restore: { embedder: names[names.length - 1]!, openMs, voyBuildMs, snapshotBytes: serialized.length, serializeMs, deserializeMs, snapshotWriteMs, snapshotReadMs },
     };
   } finally {
     await db.delete();
-    await named.dispose();
+    for (const named of loaded) await named.dispose();
   }
 }
 
@@ -144,30 +211,29 @@ const pct = (x: number | null) => (x === null ? '  n/a' : (x * 100).toFixed(1).p
 export default {
   name: 'long-term retrieval (recall@k, update ranking, latency, index restore)',
   async run() {
-    const embedderName = (process.env.RETRIEVAL_BENCH_EMBEDDER ?? 'fixture-bert') as EmbedderName;
+    const names = embedderNames();
+    if (names.length === 0) throw new Error('No embedder to benchmark (RETRIEVAL_BENCH_EMBEDDERS)');
     const sizes = (process.env.RETRIEVAL_BENCH_SIZES ?? '1000,10000').split(',').map(Number);
     const seed = Number(process.env.RETRIEVAL_BENCH_SEED ?? 2);
-    const description = (await (async () => {
-      const named = await createNodeEmbedder(embedderName);
-      await named.dispose();
-      return named.description;
-    })());
-    console.log(`embedder: ${description}\nseed: ${seed}`);
+    console.log(`embedders: ${names.join(', ')} (the first one's vectors are made at ingestion, the others' by the ltm.reembed job)\nseed: ${seed}`);
     const results: SizeResult[] = [];
     for (const rounds of sizes) {
-      const r = await runSize(rounds, seed, embedderName);
+      const r = await runSize(rounds, seed, names);
       results.push(r);
-      console.log(`\n${r.memories} memories (${r.rounds} rounds), ingested in ${r.ingestSeconds.toFixed(0)} s`);
-      console.log(`  ${'mode'.padEnd(34)} R@1   R@5  R@10  upd>stale  p50 ms  p95 ms  | R@5 by category; R@5 with/without a shared term (${r.overlapQuestions}/${r.noOverlapQuestions} questions)`);
-      for (const [mode, s] of Object.entries(r.modes)) {
-        const cats = Object.entries(s.byCategory).map(([c, v]) => `${c} ${pct(v.recall[5]!).trim()}`).join(', ');
-        console.log(`  ${mode.padEnd(34)}${pct(s.recall[1]!)} ${pct(s.recall[5]!)} ${pct(s.recall[10]!)}  ${pct(s.updatedAboveStale)}     ${s.latency.p50.toFixed(1).padStart(6)}  ${s.latency.p95.toFixed(1).padStart(6)}  | ${cats}; ${pct(s.overlapRecall5).trim()} / ${pct(s.noOverlapRecall5).trim()}`);
+      console.log(`\n${r.memories} memories (${r.rounds} rounds), ingested once in ${r.ingestSeconds.toFixed(0)} s`);
+      for (const e of r.embedders) {
+        console.log(`  embedder: ${e.description}${e.vectors.via === 'ltm.reembed' ? ` (re-embedded by ltm.reembed in ${e.vectors.seconds.toFixed(1)} s)` : ''}`);
+        console.log(`  ${'mode'.padEnd(38)} R@1   R@5  R@10  upd>stale  p50 ms  p95 ms  | R@5 by category; R@5 with/without a shared term (${r.overlapQuestions}/${r.noOverlapQuestions} questions)`);
+        for (const [mode, s] of Object.entries(e.modes)) {
+          const cats = Object.entries(s.byCategory).map(([c, v]) => `${c} ${pct(v.recall[5]!).trim()}`).join(', ');
+          console.log(`  ${mode.padEnd(38)}${pct(s.recall[1]!)} ${pct(s.recall[5]!)} ${pct(s.recall[10]!)}  ${pct(s.updatedAboveStale)}     ${s.latency.p50.toFixed(1).padStart(6)}  ${s.latency.p95.toFixed(1).padStart(6)}  | ${cats}; ${pct(s.overlapRecall5).trim()} / ${pct(s.noOverlapRecall5).trim()}`);
+        }
       }
       const x = r.restore;
       console.log(
-        `  restore: open ${x.openMs.toFixed(0)} ms + Voy build ${x.voyBuildMs.toFixed(0)} ms (background) | snapshot ${(x.snapshotBytes / 1e6).toFixed(1)} MB: serialize ${x.serializeMs.toFixed(0)} ms, write ${x.snapshotWriteMs.toFixed(0)} ms, read ${x.snapshotReadMs.toFixed(0)} ms, deserialize ${x.deserializeMs.toFixed(0)} ms`,
+        `  restore (${x.embedder} vectors): open ${x.openMs.toFixed(0)} ms + Voy build ${x.voyBuildMs.toFixed(0)} ms (background) | snapshot ${(x.snapshotBytes / 1e6).toFixed(1)} MB: serialize ${x.serializeMs.toFixed(0)} ms, write ${x.snapshotWriteMs.toFixed(0)} ms, read ${x.snapshotReadMs.toFixed(0)} ms, deserialize ${x.deserializeMs.toFixed(0)} ms`,
       );
     }
-    return { embedder: description, seed, results };
+    return { embedders: names, seed, results };
   },
 };

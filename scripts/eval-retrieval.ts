@@ -73,7 +73,9 @@ export async function runEvaluation(data: EvalDataset, options: { k: number; emb
   const named = await createNodeEmbedder(options.embedder);
   const db = new RecallDB(`eval-${crypto.randomUUID()}`);
   try {
-    const store = await createMemoryStore({ db, embedder: () => named.embedder, loadVoyWasm: nodeVoyWasm });
+    // The store's clock follows the replayed conversation during ingestion (see `ingestDataset`).
+    let replayNow = Date.now();
+    const store = await createMemoryStore({ db, embedder: () => named.embedder, loadVoyWasm: nodeVoyWasm, now: () => replayNow });
     // The queue's clock is frozen at the start: jobs that wait (extraction without a language
     // model defers itself) do not come back during the run.
     const frozen = Date.now();
@@ -82,7 +84,7 @@ export async function runEvaluation(data: EvalDataset, options: { k: number; emb
     registerExtractionJobs(jobs, { db, store, engine: () => null });
     const longTerm = createLongTermMemory({ store, jobs, db });
     await jobs.start();
-    const ingest = await ingestDataset(data, { db, jobs, longTerm, onProgress: (done, total) => log(`ingested ${done}/${total} turns`) });
+    const ingest = await ingestDataset(data, { db, jobs, longTerm, onProgress: (done, total) => log(`ingested ${done}/${total} turns`), setTime: (ms) => (replayNow = ms) });
     await jobs.stop();
     await store.whenIndexed();
     log(`ingested ${ingest.rounds} rounds → ${ingest.memories} memories in ${(ingest.ms / 1000).toFixed(1)} s`);

@@ -3,8 +3,16 @@
  * and the benchmark data generator. Embeddings: the hashed n-gram TEST embedder.
  */
 import { describe, expect, it } from 'vitest';
+import 'fake-indexeddb/auto';
+import { RecallDB } from '../../src/db/schema';
+import { createJobQueue } from '../../src/jobs/queue';
+import { createLongTermMemory, registerEpisodicJobs } from '../../src/memory/long-term';
+import { createMemoryStore } from '../../src/memory/long-term/store';
+import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
+import { nodeVoyWasm } from '../../bench/data/node-voy';
 import {
   EvalDatasetSchema,
+  ingestDataset,
   parseEvalDataset,
   percentile,
   recallAtK,
@@ -110,6 +118,52 @@ describe('evaluation run', () => {
     expect(report).toContain('memories: 5 (from 5 rounds, 0 failed jobs)');
     expect(report).toContain('updated value ranked above the stale one: 100.0 % of 1 questions');
     expect(report).toMatch(/latency: p50 [\d.]+ ms, p95 [\d.]+ ms/u);
+  });
+});
+
+describe('ingestion replay clock', () => {
+  it('stamps a merged duplicate with the replayed time, not the wall clock', async () => {
+    const data: EvalDataset = {
+      version: 1,
+      conversations: [
+        {
+          id: 'c',
+          sessions: [
+            { id: 's1', date: '2024-03-01T09:00:00Z', turns: [{ id: 'a1', speaker: 'u', text: 'Good morning' }, { id: 'a2', speaker: 'b', text: 'Morning!' }] },
+            { id: 's2', date: '2024-09-10T09:00:00Z', turns: [{ id: 'b1', speaker: 'u', text: 'Good morning' }, { id: 'b2', speaker: 'b', text: 'Morning!' }] },
+          ],
+        },
+      ],
+      questions: [],
+    };
+    const db = new RecallDB(`replay-${crypto.randomUUID()}`);
+    try {
+      let replayNow = Date.now();
+      const times: number[] = [];
+      const embedder = createHashedEmbedder();
+      const store = await createMemoryStore({ db, embedder: () => embedder, loadVoyWasm: nodeVoyWasm, now: () => replayNow });
+      const jobs = createJobQueue(db);
+      registerEpisodicJobs(jobs, { store, db });
+      const longTerm = createLongTermMemory({ store, jobs, db });
+      await jobs.start();
+      await ingestDataset(data, { db, jobs, longTerm, setTime: (t) => times.push((replayNow = t)) });
+      await jobs.stop();
+      // The clock is set before each round to its reply's time (turns without dates are
+      // TURN_SPACING_MS = 60 s apart). Jobs run in the background as rounds are handed over, so a
+      // job is stamped with the time of its round or, at most one drain later, a later round.
+      const first = Date.parse('2024-03-01T09:01:00Z');
+      const last = Date.parse('2024-09-10T09:01:00Z');
+      expect(times).toEqual([first, last]);
+      const [memory] = await db.memories.toArray();
+      expect(memory).toMatchObject({ sourceMessageIds: ['a1', 'a2', 'b1', 'b2'], createdAt: Date.parse('2024-03-01T09:00:00Z'), updatedAt: last });
+      const history = (await db.memoryHistory.where('memoryId').equals(memory!.id).toArray()).map((h) => [h.event, h.at]);
+      expect(history).toHaveLength(2);
+      expect(history[0]![0]).toBe('ADD');
+      expect([first, last]).toContain(history[0]![1]);
+      expect(history[1]).toEqual(['MERGE', last]);
+    } finally {
+      await db.delete();
+    }
   });
 });
 

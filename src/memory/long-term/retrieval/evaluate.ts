@@ -129,16 +129,22 @@ export interface IngestReport {
  *    turn's `date`, else the session date + `TURN_SPACING_MS` per turn);
  * 2. each round (a user turn and the assistant turn that follows it, if any) is handed to
  *    `longTerm.onExchange`, which enqueues the persisted jobs;
- * 3. the job queue (started by the caller, with handlers registered) is drained after each
- *    conversation. With no language model, `ltm.extract` jobs have no runnable handler and the
- *    rounds are stored as episodic memories by `ltm.episodic`.
+ * 3. the job queue (started by the caller, with handlers registered) is drained every 25 rounds
+ *    and after each conversation. With no language model, `ltm.extract` jobs have no runnable
+ *    handler and the rounds are stored as episodic memories by `ltm.episodic`.
+ * Replay clock: before each round is handed over, `deps.setTime` (when given) receives the time
+ * of its latest message, so a store whose `now` follows it stamps what the jobs change (an exact
+ * duplicate merged into an earlier memory: `updatedAt`, history times, validity checks) with the
+ * replayed time — that of the round being handed over while the job runs, at most 25 rounds
+ * (one drain) late — instead of the wall clock of the run, which would make every merged memory
+ * look newer than the questions and win every recency weighting.
  * A user turn without a reply is handed over with `assistantMessageId = '<user turn id>:no-reply'`
  * (no such message: the episodic job stores the user turn alone).
  * @param onProgress called after each conversation with (rounds done, rounds total).
  */
 export async function ingestDataset(
   data: EvalDataset,
-  deps: { db: RecallDB; jobs: JobQueue; longTerm: LongTermMemory; onProgress?: (done: number, total: number) => void },
+  deps: { db: RecallDB; jobs: JobQueue; longTerm: LongTermMemory; onProgress?: (done: number, total: number) => void; setTime?: (ms: number) => void },
 ): Promise<IngestReport> {
   const started = performance.now();
   const { db, jobs, longTerm } = deps;
@@ -179,7 +185,11 @@ export async function ingestDataset(
     await db.conversations.put({ id: conversation.id, title: conversation.title ?? conversation.id, namespace, strategy: DEFAULT_STRATEGY, createdAt: first, updatedAt: last });
     await db.messages.bulkPut(records);
     messages += records.length;
+    const timeOf = new Map(records.map((r) => [r.id, r.createdAt]));
+    let latest = first;
     for (const exchange of exchanges) {
+      latest = Math.max(latest, timeOf.get(exchange.userMessageId) ?? latest, timeOf.get(exchange.assistantMessageId) ?? latest);
+      deps.setTime?.(latest);
       await longTerm.onExchange({ conversationId: conversation.id, namespace, ...exchange });
       rounds += 1;
       // Drain every 25 rounds: in the app jobs run between turns; a long backlog makes every
