@@ -28,7 +28,8 @@ export default defineConfig({
     name: '__MSG_extName__',
     description: '__MSG_extDescription__',
     default_locale: 'en',
-    minimum_chrome_version: '124',
+    // 133: WebAssembly Memory64, which the CPU engine (wllama) needs; WebGPU in extension service workers needs 124.
+    minimum_chrome_version: '133',
     action: { default_title: '__MSG_actionTitle__' },
     permissions: [
       // the toolbar button opens the side panel

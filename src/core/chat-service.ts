@@ -27,7 +27,7 @@ import type { SettingsStore } from './settings';
 export interface ChatServiceDeps {
   db: RecallDB;
   conversations: ConversationStore;
-  engines: Pick<EngineManager, 'chatEngine' | 'tokenCounter'>;
+  engines: Pick<EngineManager, 'chatEngine' | 'tokenCounter' | 'embedder'>;
   settings: SettingsStore;
   jobs: JobQueue;
   longTerm: LongTermMemory;
@@ -91,6 +91,9 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
             messageId: userMessage.id,
           });
           if (command) {
+            // Both messages of a command turn are marked: they are answered without the model and
+            // left out of later prompts (a forgotten fact must not come back through them).
+            await deps.db.messages.update(userMessage.id, { command: { kind: command.command } });
             const assistantMessage = await deps.conversations.append({
               id: crypto.randomUUID(),
               conversationId,
@@ -98,8 +101,13 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
               content: describeCommand(command, content),
               createdAt: now(),
               status: 'complete',
+              command: { kind: command.command, affected: command.affected },
             });
-            return { userMessage, assistantMessage, command: { kind: command.command, affected: command.affected } };
+            return {
+              userMessage: { ...userMessage, command: { kind: command.command } },
+              assistantMessage,
+              command: { kind: command.command, affected: command.affected },
+            };
           }
 
           const assistantId = crypto.randomUUID();
@@ -175,6 +183,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
             status,
             ...(engine.modelId ? { modelId: engine.modelId } : {}),
             ...(result.usage ? { usage: result.usage } : {}),
+            ...(result.finishReason === 'length' ? { truncated: true } : {}),
           });
           const trace: PromptTrace = {
             messages: prompt.messages,
@@ -184,6 +193,10 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
             strategy: conversation.strategy,
             modelId: engine.modelId,
             engineUsage: result.usage,
+            notices: [
+              ...(shortTerm.pending ? [{ code: 'summary_pending' as const, ...shortTerm.pending }] : []),
+              ...(deps.engines.embedder() ? [] : [{ code: 'keyword_memory_only' as const }]),
+            ],
           };
           await deps.db.promptTraces.put({ messageId: assistantId, conversationId, createdAt: now(), trace });
 
@@ -208,10 +221,17 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   };
 }
 
+/** Longest quote of a memory in a command reply, in characters (an episodic round can be long). */
+export const COMMAND_QUOTE_CHARS = 120;
+
 /** The reply to an explicit memory command, in the language of the command. */
 export function describeCommand(result: { command: 'remember' | 'forget'; affected: { text: string }[] }, commandText: string): string {
   const zh = /[\u3400-\u9fff]/.test(commandText);
-  const list = result.affected.map((a) => `- ${a.text}`).join('\n');
+  const quote = (text: string) => {
+    const flat = Array.from(text.replace(/\s+/g, ' ').trim());
+    return flat.length > COMMAND_QUOTE_CHARS ? `${flat.slice(0, COMMAND_QUOTE_CHARS - 1).join('')}…` : flat.join('');
+  };
+  const list = result.affected.map((a) => `- ${quote(a.text)}`).join('\n');
   if (result.command === 'remember') {
     return zh ? `好的，我记住了：\n${list}` : `Got it. I will remember:\n${list}`;
   }

@@ -3,7 +3,7 @@
  * the service worker, or wllama on CPU here), and the embedder. Emits status changes for the UI.
  */
 import { Mutex } from 'async-mutex';
-import type { ChatEngine, Embedder, LoadProgress, TokenCounter } from '../engines/types';
+import type { ChatEngine, Embedder, EngineErrorCode, LoadProgress, TokenCounter } from '../engines/types';
 import { EngineError } from '../engines/types';
 import { createTransformersEmbedder } from '../engines/transformers';
 import { createWebLLMEngine, DEFAULT_WEBLLM_MODEL, WEBLLM_MODELS, webllmVariantFor, type WebLLMChatEngine } from '../engines/webllm';
@@ -40,12 +40,30 @@ export interface EngineManager {
   unloadChat(): Promise<EngineStatus>;
   /** Loads (or switches) the embedder. Failure leaves `embedder()` null and the state `error`. */
   loadEmbedder(modelId: string): Promise<EngineStatus>;
+  /** Loads the last requested embedding model again (after a failed download, say). */
+  reloadEmbedder(): Promise<EngineStatus>;
   /** Called on every status change. */
   onChange(listener: (status: EngineStatus) => void): () => void;
 }
 
+/** Dependencies of the engine manager. The factories default to the real engines; tests pass their own. */
+export interface EngineManagerDeps {
+  db: RecallDB;
+  assets: EngineAssets;
+  probe: () => Promise<GpuInfo>;
+  createWebLLM?: () => WebLLMChatEngine;
+  createWllama?: () => WllamaChatEngine;
+  createEmbedder?: typeof createTransformersEmbedder;
+  /** Reads a model file from OPFS `models/` (default `openModelFile`). */
+  openFile?: (fileName: string) => Promise<Blob>;
+}
+
 /** Creates the manager. `probe` tells whether WebGPU is usable (see `src/platform/gpu.ts`). */
-export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; probe: () => Promise<GpuInfo> }): EngineManager {
+export function createEngineManager(deps: EngineManagerDeps): EngineManager {
+  const makeWebLLM = deps.createWebLLM ?? (() => createWebLLMEngine({ tokenCounterFor: (id) => loadWebLLMTokenCounter(id) }));
+  const makeWllama = deps.createWllama ?? (() => createWllamaEngine({ wasmUrl: deps.assets.wllamaWasmUrl, tokenCounterFor: createGgufTokenCounter }));
+  const makeEmbedder = deps.createEmbedder ?? createTransformersEmbedder;
+  const openFile = deps.openFile ?? openModelFile;
   const estimator = createTokenEstimator();
   const listeners = new Set<(s: EngineStatus) => void>();
   let gpu: GpuInfo = { available: false, shaderF16: false, adapter: null };
@@ -57,8 +75,8 @@ export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; 
   /** Loads and unloads run one at a time, in call order. */
   const loads = new Mutex();
   const status: EngineStatus = {
-    chat: { kind: null, modelId: null, state: 'idle', progress: null, contextWindow: null, error: null },
-    embedder: { modelId: null, dimension: null, state: 'idle', progress: null, error: null },
+    chat: { kind: null, modelId: null, state: 'idle', progress: null, contextWindow: null, error: null, errorCode: null },
+    embedder: { modelId: null, dimension: null, state: 'idle', progress: null, error: null, errorCode: null },
     gpu,
   };
 
@@ -72,19 +90,45 @@ export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; 
     status.chat.progress = progress;
     emit();
   };
+  const errorFields = (error: unknown): { error: string; errorCode: EngineErrorCode } => ({
+    error: error instanceof Error ? error.message : String(error),
+    errorCode: error instanceof EngineError ? error.code : 'load',
+  });
+  /** Loads the model that is loaded now again (from the browser cache or OPFS: no download). */
+  let reloadCurrent: { kind: 'webllm' | 'wllama'; modelId: string; load: () => Promise<ChatEngine> } | null = null;
+  let lastEmbeddingModel: string | null = null;
 
+  /**
+   * Replaces the loaded chat model. When the new one fails to load (a failed download, a corrupt
+   * file), the model that worked before is loaded again, so a failed switch never leaves the user
+   * without a model; the error is still thrown for the caller to show.
+   */
   async function switchTo(kind: 'webllm' | 'wllama', modelId: string, load: () => Promise<ChatEngine>): Promise<EngineStatus> {
+    const previous = active?.isLoaded() ? reloadCurrent : null;
     if (active && active.kind !== kind) await active.unload();
     active = null;
-    Object.assign(status.chat, { kind, modelId, state: 'loading', progress: null, contextWindow: null, error: null });
+    Object.assign(status.chat, { kind, modelId, state: 'loading', progress: null, contextWindow: null, error: null, errorCode: null });
     emit();
     try {
       const engine = await load();
       active = engine;
+      reloadCurrent = { kind, modelId, load };
       Object.assign(status.chat, { state: 'ready', modelId: engine.modelId ?? modelId, contextWindow: engine.contextWindow(), progress: null });
     } catch (error) {
-      Object.assign(status.chat, { state: 'error', error: error instanceof Error ? error.message : String(error), progress: null });
+      Object.assign(status.chat, { state: 'error', ...errorFields(error), progress: null });
       emit();
+      if (previous) {
+        try {
+          if (previous.kind !== kind) await (kind === 'webllm' ? webllm : wllama)?.unload();
+          const engine = await previous.load();
+          active = engine;
+          reloadCurrent = previous;
+          Object.assign(status.chat, { kind: previous.kind, modelId: engine.modelId ?? previous.modelId, state: 'ready', contextWindow: engine.contextWindow(), progress: null, error: null, errorCode: null });
+          emit();
+        } catch {
+          // The previous model cannot come back either: stay in the error state of the new one.
+        }
+      }
       throw error;
     }
     emit();
@@ -113,13 +157,16 @@ export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; 
         const g = await probeOnce();
         if (!g.available) {
           const error = new EngineError('no_webgpu', 'WebGPU is not available on this device. Use the CPU engine (wllama) instead.');
-          Object.assign(status.chat, { kind: 'webllm', modelId, state: 'error', error: error.message });
-          emit();
+          // The loaded model (if any) stays: nothing was unloaded.
+          if (!active?.isLoaded()) {
+            Object.assign(status.chat, { kind: 'webllm', modelId, state: 'error', ...errorFields(error) });
+            emit();
+          }
           throw error;
         }
         const variant = webllmVariantFor(modelId, g);
         return switchTo('webllm', variant, async () => {
-          webllm ??= createWebLLMEngine({ tokenCounterFor: (id) => loadWebLLMTokenCounter(id) });
+          webllm ??= makeWebLLM();
           await webllm.load(variant, { onProgress: onChatProgress });
           return webllm;
         });
@@ -130,9 +177,9 @@ export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; 
       return loads.runExclusive(async () => {
         const modelId = source.type === 'catalog' ? source.id : source.fileName;
         return switchTo('wllama', modelId, async () => {
-          wllama ??= createWllamaEngine({ wasmUrl: deps.assets.wllamaWasmUrl, tokenCounterFor: createGgufTokenCounter });
+          wllama ??= makeWllama();
           if (source.type === 'opfs') {
-            const file = await openModelFile(source.fileName).catch((cause: unknown) => {
+            const file = await openFile(source.fileName).catch((cause: unknown) => {
               throw new EngineError('load', `The model file "${source.fileName}" is no longer stored. Open it again.`, { cause });
             });
             await wllama.loadFromBlob(source.fileName, file, { onProgress: onChatProgress });
@@ -150,17 +197,19 @@ export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; 
       return loads.runExclusive(async () => {
         await active?.unload();
         active = null;
-        Object.assign(status.chat, { kind: null, modelId: null, state: 'idle', progress: null, contextWindow: null, error: null });
+        reloadCurrent = null;
+        Object.assign(status.chat, { kind: null, modelId: null, state: 'idle', progress: null, contextWindow: null, error: null, errorCode: null });
         emit();
         return snapshot();
       });
     },
 
     async loadEmbedder(modelId) {
-      Object.assign(status.embedder, { modelId, state: 'loading', progress: null, error: null, dimension: null });
+      lastEmbeddingModel = modelId;
+      Object.assign(status.embedder, { modelId, state: 'loading', progress: null, error: null, errorCode: null, dimension: null });
       emit();
       try {
-        const loaded = await createTransformersEmbedder({
+        const loaded = await makeEmbedder({
           modelId,
           allowRemoteModels: true,
           packagedModelsUrl: deps.assets.packagedEmbeddingModels.includes(modelId) ? deps.assets.packagedModelsUrl : null,
@@ -173,10 +222,14 @@ export function createEngineManager(deps: { db: RecallDB; assets: EngineAssets; 
         Object.assign(status.embedder, { state: 'ready', dimension: loaded.dimension, progress: null });
       } catch (error) {
         embedder = null;
-        Object.assign(status.embedder, { state: 'error', error: error instanceof Error ? error.message : String(error), progress: null });
+        Object.assign(status.embedder, { state: 'error', ...errorFields(error), progress: null });
       }
       emit();
       return snapshot();
+    },
+
+    reloadEmbedder() {
+      return lastEmbeddingModel ? this.loadEmbedder(lastEmbeddingModel) : Promise.resolve(snapshot());
     },
 
     onChange(listener) {

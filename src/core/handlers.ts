@@ -38,6 +38,7 @@ export function registerCoreHandlers(core: Promise<Core>, startedAt: number): ()
     return status;
   });
   handle('engine.unload', (c) => c.engines.unloadChat());
+  handle('engine.reloadEmbedder', (c) => c.engines.reloadEmbedder());
   handle('models.registerLocal', async (c, data) => {
     const record = { ...data, source: 'file' as const, addedAt: Date.now() };
     await c.db.localModels.put(record);

@@ -44,6 +44,13 @@ export interface MessageRecord {
   modelId?: string;
   /** Token usage reported by the engine for an assistant message. */
   usage?: { promptTokens: number; completionTokens: number };
+  /** The reply stopped at the answer-token limit (`maxTokens`), not at its natural end. */
+  truncated?: boolean;
+  /**
+   * Set on both messages of an explicit memory command turn ("remember …", "忘记…"); on the
+   * reply it lists what was stored or removed. Command turns are left out of prompts.
+   */
+  command?: { kind: 'remember' | 'forget'; affected?: { id: string; kind: MemoryKind; text: string }[] };
 }
 
 /**

@@ -60,6 +60,8 @@ export interface JobStats {
   failed: number;
   done: number;
   current: { type: string; progress: number | null } | null;
+  /** The latest failed jobs (at most 5, newest first) with their last error. */
+  recentFailures: { type: string; lastError: string; at: number }[];
 }
 
 /** Options of `enqueue`. */
@@ -302,8 +304,13 @@ export function createJobQueue(
     async stats() {
       const all = await db.jobs.toArray();
       const t = now();
-      const s: JobStats = { queued: 0, scheduled: 0, running: 0, failed: 0, done: 0, current: null };
+      const s: JobStats = { queued: 0, scheduled: 0, running: 0, failed: 0, done: 0, current: null, recentFailures: [] };
       for (const j of all) s[j.status === 'queued' && j.runAfter > t ? 'scheduled' : j.status] += 1;
+      s.recentFailures = all
+        .filter((j) => j.status === 'failed')
+        .sort((a, b) => b.updatedAt - a.updatedAt)
+        .slice(0, 5)
+        .map((j) => ({ type: j.type, lastError: j.lastError ?? '', at: j.updatedAt }));
       if (current) s.current = { type: current.job.type, progress: current.job.progress ?? null };
       return s;
     },

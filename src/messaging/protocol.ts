@@ -15,7 +15,7 @@
 import { defineExtensionMessaging } from '@webext-core/messaging';
 import type { Runtime } from 'webextension-polyfill';
 import type { ConversationRecord, LocalModelRecord, MemoryHistoryRecord, MemoryKind, MessageRecord } from '../db/schema';
-import type { LoadProgress, ChatEngineKind } from '../engines/types';
+import type { LoadProgress, ChatEngineKind, EngineErrorCode } from '../engines/types';
 import type { JobStats } from '../jobs/queue';
 import type { MemoryView } from '../memory/long-term/types';
 import type { StrategyConfig } from '../memory/short-term/types';
@@ -33,6 +33,8 @@ export interface ChatEngineStatus {
   /** Context window of the loaded model (tokens). */
   contextWindow: number | null;
   error: string | null;
+  /** Stable code of `error` (the UI translates by code and shows `error` as detail). */
+  errorCode: EngineErrorCode | null;
 }
 
 /** What the UI shows about the embedder. */
@@ -42,6 +44,8 @@ export interface EmbedderStatus {
   state: EngineState;
   progress: LoadProgress | null;
   error: string | null;
+  /** Stable code of `error`. While the embedder is not ready, memory search is keyword-only. */
+  errorCode: EngineErrorCode | null;
 }
 
 /** WebGPU availability, probed in the engine host. */
@@ -155,6 +159,8 @@ export interface ProtocolMap {
   /** Loads a GGUF in wllama (CPU/WASM). */
   'engine.loadWllama'(data: { source: WllamaSource }): EngineStatus;
   'engine.unload'(): EngineStatus;
+  /** Loads the configured embedding model again (e.g. after a failed download). */
+  'engine.reloadEmbedder'(): EngineStatus;
   /** Records a GGUF the side panel just wrote to OPFS `models/`. */
   'models.registerLocal'(data: { fileName: string; displayName: string; sizeBytes: number }): LocalModelRecord;
   'models.deleteLocal'(data: { fileName: string }): void;

@@ -51,6 +51,18 @@ export interface PromptBudget {
   exact: boolean;
 }
 
+/**
+ * Something the user should know about a prompt, by stable code (the UI translates):
+ * - `summary_pending`: messages that should have been folded into the summary are still
+ *   verbatim (the summarizer has not run yet or its replies were rejected: `lastError`), so the
+ *   short-term part exceeds the strategy's limit for now;
+ * - `keyword_memory_only`: no embedding model is loaded, long-term memory was searched by
+ *   keywords only.
+ */
+export type PromptNotice =
+  | { code: 'summary_pending'; messages: number; lastError: string | null }
+  | { code: 'keyword_memory_only' };
+
 /** Everything the context view shows about one turn's prompt. */
 export interface PromptTrace {
   /** The exact messages sent to the engine. */
@@ -62,4 +74,6 @@ export interface PromptTrace {
   modelId: string | null;
   /** Usage the engine reported for this completion, when it did. */
   engineUsage: TokenUsage | null;
+  /** Notices about this prompt (absent in traces stored by older versions). */
+  notices?: PromptNotice[];
 }

@@ -34,25 +34,26 @@ beforeAll(async () => {
 });
 afterAll(async () => rm(modelRoot, { recursive: true, force: true }));
 
-/** Stand-in for the browser engine manager: serves a given chat engine and the fixture embedder. */
-function engineManager(chat: ChatEngine | null): EngineManager {
+/** Stand-in for the browser engine manager: serves a given chat engine and the fixture embedder (or none). */
+function engineManager(chat: ChatEngine | null, withEmbedder = true): EngineManager {
   const estimator = createTokenEstimator();
   const status = (): EngineStatus => ({
-    chat: { kind: chat ? 'scripted' : null, modelId: chat?.modelId ?? null, state: chat ? 'ready' : 'idle', progress: null, contextWindow: chat?.contextWindow() ?? null, error: null },
-    embedder: { modelId: MODEL_ID, dimension: embedder.dimension, state: 'ready', progress: null, error: null },
+    chat: { kind: chat ? 'scripted' : null, modelId: chat?.modelId ?? null, state: chat ? 'ready' : 'idle', progress: null, contextWindow: chat?.contextWindow() ?? null, error: null, errorCode: null },
+    embedder: { modelId: MODEL_ID, dimension: embedder.dimension, state: 'ready', progress: null, error: null, errorCode: null },
     gpu: { available: false, shaderF16: false, adapter: null },
   });
   const unsupported = () => Promise.reject(new Error('not in this test'));
   return {
     status,
     chatEngine: () => chat,
-    embedder: () => embedder,
+    embedder: () => (withEmbedder ? embedder : null),
     tokenCounter: () => chat?.tokenCounter() ?? estimator,
     catalog: unsupported,
     loadWebLLM: unsupported,
     loadWllama: unsupported,
     unloadChat: unsupported,
     loadEmbedder: async () => status(),
+    reloadEmbedder: async () => status(),
     onChange: () => () => undefined,
   };
 }
@@ -61,12 +62,12 @@ let core: Core | null = null;
 let db: RecallDB;
 const deltas: string[] = [];
 
-async function start(chat: ChatEngine | null): Promise<Core> {
+async function start(chat: ChatEngine | null, withEmbedder = true): Promise<Core> {
   db = new RecallDB(`core-${crypto.randomUUID()}`);
   deltas.length = 0;
   core = await createCore({
     db,
-    engines: engineManager(chat),
+    engines: engineManager(chat, withEmbedder),
     loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
     events: { chatDelta: (e) => void deltas.push(e.delta), jobs: () => undefined },
   });
@@ -174,6 +175,50 @@ describe('the core, end to end in Node', () => {
     expect(forgot.command!.affected.map((a) => a.id)).toEqual([pinned[0]!.id]);
     expect(await db.memories.get(pinned[0]!.id)).toBeUndefined();
     expect(forgot.assistantMessage.content).toMatch(/^已忘记以下 1 条记忆/);
+  });
+
+  it('marks command turns and leaves them out of later prompts, so a forgotten fact does not come back', async () => {
+    const engine = model(() => '好的。');
+    const c = await start(engine);
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    await c.chat.send({ conversationId: conversation.id, text: '记住：我的暗号是菠萝', requestId: 'r1' });
+    const forgot = await c.chat.send({ conversationId: conversation.id, text: '忘记我的暗号是菠萝', requestId: 'r2' });
+    expect(forgot.assistantMessage.command).toEqual({ kind: 'forget', affected: [expect.objectContaining({ text: expect.stringContaining('菠萝') })] });
+    const stored = await c.conversations.messages(conversation.id);
+    expect(stored.map((m) => m.command?.kind)).toEqual(['remember', 'remember', 'forget', 'forget']);
+    await c.chat.send({ conversationId: conversation.id, text: '我的暗号是什么？', requestId: 'r3' });
+    const prompt = engine.requests.find((r) => r.messages[r.messages.length - 1]!.content === '我的暗号是什么？')!;
+    expect(prompt.messages.map((m) => m.content).join('\n')).not.toContain('菠萝');
+  });
+
+  it('marks a reply cut off at the answer limit as truncated', async () => {
+    const engine = model(() => 'a long answer');
+    const complete = engine.complete.bind(engine);
+    engine.complete = async (request, onDelta) => ({ ...(await complete(request, onDelta)), finishReason: 'length' });
+    const c = await start(engine);
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    const turn = await c.chat.send({ conversationId: conversation.id, text: 'tell me everything', requestId: 'r' });
+    expect(turn.assistantMessage).toMatchObject({ status: 'complete', truncated: true, content: 'a long answer' });
+  });
+
+  it('notes in the trace when summaries lag behind and when memory search is keyword-only', async () => {
+    // Every background reply is story text: the summarizer's replies are rejected, nothing is folded.
+    const engine = model(() => 'Sure. '.repeat(40));
+    const c = await start(engine, false);
+    const conversation = await c.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 200 } });
+    let last;
+    for (const text of ['My sister Lin studies piano in Vienna every weekday morning.', 'Her teacher is called Mr. Huber and he is strict.', 'She has a concert in March.']) {
+      last = await c.chat.send({ conversationId: conversation.id, text, requestId: text });
+      await c.jobs.drain();
+    }
+    const trace = (await db.promptTraces.get(last!.assistantMessage.id))!.trace;
+    const pending = trace.notices!.find((n) => n.code === 'summary_pending');
+    expect(pending).toMatchObject({ code: 'summary_pending', messages: expect.any(Number) });
+    expect((pending as { messages: number }).messages).toBeGreaterThan(0);
+    expect((pending as { lastError: string | null }).lastError).toMatch(/rejected|JSON|summary/i);
+    expect(trace.notices).toContainEqual({ code: 'keyword_memory_only' });
+    // Nothing was dropped before it was summarized: all four earlier messages are in the prompt.
+    expect(trace.sections.find((s) => s.kind === 'recent')).toMatchObject({ items: 4, dropped: 0 });
   });
 
   it('erases everything on request and keeps working', async () => {

@@ -17,7 +17,7 @@ describe('job queue', () => {
     await q.start();
     await q.drain();
     expect(seen).toEqual([1, 2]);
-    expect(await q.stats()).toEqual({ queued: 0, scheduled: 0, running: 0, failed: 0, done: 2, current: null });
+    expect(await q.stats()).toEqual({ queued: 0, scheduled: 0, running: 0, failed: 0, done: 2, current: null, recentFailures: [] });
     await q.stop();
   });
 
@@ -44,6 +44,7 @@ describe('job queue', () => {
     await q.drain();
     expect((await db.jobs.get(id))?.status).toBe('failed');
     expect(calls).toBe(3);
+    expect((await q.stats()).recentFailures).toEqual([{ type: 'boom', lastError: 'nope', at: t }]);
     expect(backoffMs(1)).toBe(2_000);
     expect(backoffMs(3)).toBe(8_000);
     expect(backoffMs(50)).toBe(600_000);

@@ -8,7 +8,9 @@ import type { ContextMessage } from './types';
 
 /**
  * Messages of a conversation that belong in a prompt, oldest first: complete and aborted
- * (partial) messages with text; failed (`status: 'error'`) and empty ones are skipped.
+ * (partial) messages with text; failed (`status: 'error'`) and empty ones are skipped, and so are
+ * explicit memory-command turns ("remember …", "忘记…"): they are handled outside the model, and
+ * a forgotten fact must not come back through the transcript of the command that forgot it.
  * @param newUserText the message being answered. The chat core calls `load` before it stores
  *   the new message; a trailing user message with this exact text is therefore an earlier try
  *   of the same message whose reply failed, and is left out so the context never holds it twice.
@@ -16,7 +18,7 @@ import type { ContextMessage } from './types';
 export async function loadContextMessages(db: RecallDB, conversationId: string, newUserText?: string): Promise<ContextMessage[]> {
   const rows = await db.messages.where('[conversationId+seq]').between([conversationId, -Infinity], [conversationId, Infinity]).toArray();
   const messages: ContextMessage[] = rows
-    .filter((m) => m.status !== 'error' && m.content.trim() !== '')
+    .filter((m) => m.status !== 'error' && m.content.trim() !== '' && !m.command)
     .map((m) => ({ id: m.id, seq: m.seq, role: m.role, content: m.content }));
   const last = messages[messages.length - 1];
   if (newUserText !== undefined && last?.role === 'user' && last.content.trim() === newUserText.trim()) messages.pop();

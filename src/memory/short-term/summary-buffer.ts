@@ -54,14 +54,22 @@ export function createSummaryBuffer(deps: StrategyDeps, maxTokens: number): Cont
     const [state, messages] = await Promise.all([readSummaryState(deps.db, conversationId, 'summary-buffer'), loadContextMessages(deps.db, conversationId, userText)]);
     const buffer = messages.filter((m) => m.seq > state.coveredSeq);
     const counter = deps.tokens();
-    return { state, buffer, fold: overflowCount(counter, counter.count(state.summary), buffer, maxTokens) > 0 };
+    const overflow = overflowCount(counter, counter.count(state.summary), buffer, maxTokens);
+    return { state, buffer, overflow, fold: overflow > 0 };
   };
   return {
     kind: 'summary-buffer',
     async load(conversationId, { userText }) {
-      const { state, buffer, fold } = await needsFold(conversationId, userText);
+      const { state, buffer, fold, overflow } = await needsFold(conversationId, userText);
       if (fold) await enqueueFold(deps, conversationId, maxTokens);
-      return { summary: state.summary || null, entities: [], retrieved: [], recent: buffer };
+      // Overflowing messages stay verbatim until the fold succeeds: never dropped before summarized.
+      return {
+        summary: state.summary || null,
+        entities: [],
+        retrieved: [],
+        recent: buffer,
+        ...(overflow > 0 ? { pending: { messages: overflow, lastError: state.lastError } } : {}),
+      };
     },
     async onExchange(conversationId) {
       if ((await needsFold(conversationId)).fold) await enqueueFold(deps, conversationId, maxTokens);

@@ -34,9 +34,17 @@ export function createSummary(deps: StrategyDeps): ContextStrategy {
     async load(conversationId, { userText }) {
       const [state, messages] = await Promise.all([readSummaryState(deps.db, conversationId, 'summary'), loadContextMessages(deps.db, conversationId, userText)]);
       const recent = messages.filter((m) => m.seq > state.coveredSeq);
+      const pending = pendingExchanges(recent, state.coveredSeq).length;
       // Self-healing: a conversation switched to this strategy, or a lost job, gets summarized.
-      if (pendingExchanges(recent, state.coveredSeq).length > 0) await enqueueSummary(deps, conversationId);
-      return { summary: state.summary || null, entities: [], retrieved: [], recent };
+      if (pending > 0) await enqueueSummary(deps, conversationId);
+      return {
+        summary: state.summary || null,
+        entities: [],
+        retrieved: [],
+        recent,
+        // Only worth a notice when the summarizer is behind by more than the last exchange.
+        ...(pending > 2 || (pending > 0 && state.lastError) ? { pending: { messages: pending, lastError: state.lastError } } : {}),
+      };
     },
     async onExchange(conversationId) {
       await enqueueSummary(deps, conversationId);

@@ -43,8 +43,8 @@ export interface RetrievedExchange {
   text: string;
   conversationId: string;
   messageIds: string[];
-  /** Cosine similarity to the query, -1..1. */
-  similarity: number;
+  /** Cosine similarity to the query, -1..1; `null` when found by keywords (no embedder). */
+  similarity: number | null;
 }
 
 /** Entity notes injected by the entity strategy. */
@@ -61,6 +61,11 @@ export interface ShortTermContext {
   retrieved: RetrievedExchange[];
   /** Verbatim messages, oldest first (never includes the new user message). */
   recent: ContextMessage[];
+  /**
+   * Summary strategies: messages that are due to be summarized but are not yet (kept verbatim
+   * meanwhile), and why the last summarizer reply was rejected, if it was.
+   */
+  pending?: { messages: number; lastError: string | null };
 }
 
 /**

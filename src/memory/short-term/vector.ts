@@ -34,7 +34,7 @@ export function createVector(deps: StrategyDeps, k: number, topK: number): Conte
           seen.add(key);
           return true;
         })
-        .sort((a, b) => b.similarity - a.similarity)
+        .sort((a, b) => (b.similarity ?? 0) - (a.similarity ?? 0)) // keyword hits (null) keep their rank order
         .slice(0, topK);
       return { summary: null, entities: [], retrieved, recent };
     },

@@ -1,0 +1,109 @@
+/**
+ * The engine manager's own logic (which model is active, restoring the previous model after a
+ * failed switch, error codes, progress). The engines themselves are replaced by small stand-ins:
+ * wllama and WebLLM need a browser worker / a GPU (they have their own tests); this file tests
+ * what the manager does with them.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createEngineManager } from '../../src/core/engine-manager';
+import { RecallDB } from '../../src/db/schema';
+import { EngineError, type ChatResult, type LoadOptions } from '../../src/engines/types';
+import type { WllamaChatEngine } from '../../src/engines/wllama';
+import type { EngineStatus } from '../../src/messaging/protocol';
+
+let db: RecallDB;
+afterEach(async () => db?.delete());
+
+/** A wllama stand-in: `loadFromBlob` loads, `loadFromUrl` fails like an offline download. */
+function fakeWllama(log: string[]): WllamaChatEngine {
+  let loaded: string | null = null;
+  return {
+    kind: 'wllama',
+    get modelId() {
+      return loaded;
+    },
+    contextWindow: () => (loaded ? 2048 : null),
+    tokenCounter: () => null,
+    isLoaded: () => loaded !== null,
+    async complete(): Promise<ChatResult> {
+      return { content: loaded ?? '', finishReason: 'stop', usage: null };
+    },
+    async unload() {
+      log.push(`unload ${loaded}`);
+      loaded = null;
+    },
+    async loadFromBlob(modelId: string, blob: Blob, options?: LoadOptions) {
+      loaded = null; // like the real engine: the old model is released first
+      options?.onProgress?.({ stage: 'init', fraction: 0.5, text: 'half' });
+      log.push(`blob ${modelId} ${await blob.text()}`);
+      loaded = modelId;
+    },
+    async loadFromUrl(modelId: string) {
+      loaded = null;
+      log.push(`url ${modelId}`);
+      throw new EngineError('download', `Downloading ${modelId} failed (are you offline?)`);
+    },
+  };
+}
+
+function manager(log: string[]) {
+  db = new RecallDB(`engines-${crypto.randomUUID()}`);
+  const events: EngineStatus[] = [];
+  const m = createEngineManager({
+    db,
+    assets: { wllamaWasmUrl: 'x', packagedModelsUrl: 'x', packagedEmbeddingModels: [] },
+    probe: async () => ({ available: false, shaderF16: false, adapter: null }),
+    createWllama: () => fakeWllama(log),
+    openFile: async (name) => new Blob([`bytes of ${name}`]),
+    createEmbedder: async ({ modelId }) => {
+      throw new EngineError('download', `Downloading the embedding model "${modelId}" failed (are you offline?)`);
+    },
+  });
+  m.onChange((s) => events.push(s));
+  return { m, events };
+}
+
+describe('engine manager', () => {
+  it('loads a local GGUF, reports progress, and becomes ready', async () => {
+    const log: string[] = [];
+    const { m, events } = manager(log);
+    const status = await m.loadWllama({ type: 'opfs', fileName: 'a.gguf' });
+    expect(status.chat).toMatchObject({ kind: 'wllama', modelId: 'a.gguf', state: 'ready', contextWindow: 2048, error: null, errorCode: null });
+    expect(log).toEqual(['blob a.gguf bytes of a.gguf']);
+    expect(events.map((e) => e.chat.state)).toEqual(['loading', 'loading', 'ready']);
+    expect(events[1]!.chat.progress).toEqual({ stage: 'init', fraction: 0.5, text: 'half' });
+    expect(m.chatEngine()?.modelId).toBe('a.gguf');
+  });
+
+  it('keeps the user with a working model when switching to another one fails', async () => {
+    const log: string[] = [];
+    const { m } = manager(log);
+    await m.loadWllama({ type: 'opfs', fileName: 'a.gguf' });
+    await expect(m.loadWllama({ type: 'catalog', id: 'qwen2.5-0.5b-instruct-q4_k_m' })).rejects.toMatchObject({ code: 'download' });
+    // The catalog download failed; the previous file was loaded again from OPFS.
+    expect(log).toEqual(['blob a.gguf bytes of a.gguf', 'url qwen2.5-0.5b-instruct-q4_k_m', 'blob a.gguf bytes of a.gguf']);
+    expect(m.status().chat).toMatchObject({ kind: 'wllama', modelId: 'a.gguf', state: 'ready', error: null, errorCode: null });
+    expect(m.chatEngine()?.modelId).toBe('a.gguf');
+  });
+
+  it('reports the error code when nothing was loaded before, and refuses WebLLM without WebGPU without unloading', async () => {
+    const log: string[] = [];
+    const { m } = manager(log);
+    await expect(m.loadWllama({ type: 'catalog', id: 'qwen2.5-0.5b-instruct-q4_k_m' })).rejects.toThrow(/offline/);
+    expect(m.status().chat).toMatchObject({ state: 'error', errorCode: 'download' });
+    expect(m.chatEngine()).toBeNull();
+
+    await m.loadWllama({ type: 'opfs', fileName: 'b.gguf' });
+    await expect(m.loadWebLLM('Qwen2.5-1.5B-Instruct-q4f16_1-MLC')).rejects.toMatchObject({ code: 'no_webgpu' });
+    expect(m.status().chat).toMatchObject({ modelId: 'b.gguf', state: 'ready' });
+  });
+
+  it('reports an embedder failure with its code and loads it again on request', async () => {
+    const { m } = manager([]);
+    const status = await m.loadEmbedder('some/model');
+    expect(status.embedder).toMatchObject({ modelId: 'some/model', state: 'error', errorCode: 'download' });
+    expect(m.embedder()).toBeNull();
+    const again = await m.reloadEmbedder();
+    expect(again.embedder).toMatchObject({ modelId: 'some/model', state: 'error', errorCode: 'download' });
+  });
+});
