@@ -1,6 +1,6 @@
 /** Side panel formatters (src/ui/lib/format.ts): expected strings worked out by hand. */
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatRelativeTime, formatTokens, progressView, toPercent } from '../../src/ui/lib/format';
+import { formatBytes, formatCount, formatRelativeTime, formatTokens, isLongText, progressView, toPercent } from '../../src/ui/lib/format';
 
 describe('formatBytes (decimal SI units)', () => {
   it('picks the unit and one decimal below 10', () => {
@@ -25,6 +25,21 @@ describe('formatTokens', () => {
     expect(formatTokens(4096, 'en')).toBe('4,096');
     expect(formatTokens(131072, 'zh-CN')).toBe('131,072');
     expect(formatTokens(512, 'en')).toBe('512');
+  });
+  it('formats counts the same way, rounded to whole numbers', () => {
+    expect(formatCount(12345, 'en')).toBe('12,345');
+    expect(formatCount(12345, 'zh-CN')).toBe('12,345');
+    expect(formatCount(2.6, 'en')).toBe('3');
+    expect(formatTokens(2000, 'zh-CN')).toBe(formatCount(2000, 'zh-CN'));
+  });
+});
+
+describe('isLongText', () => {
+  it('counts characters and lines against the limits (exclusive)', () => {
+    expect(isLongText('a'.repeat(160), 160, 3)).toBe(false);
+    expect(isLongText('a'.repeat(161), 160, 3)).toBe(true);
+    expect(isLongText('一\n二\n三', 160, 3)).toBe(false);
+    expect(isLongText('一\n二\n三\n四', 160, 3)).toBe(true);
   });
 });
 

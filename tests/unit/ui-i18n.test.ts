@@ -14,6 +14,8 @@ import type { MemoryEvent, MemoryKind } from '../../src/db/schema';
 import type { LoadStage } from '../../src/engines/types';
 import type { EngineState } from '../../src/messaging/protocol';
 import type { BudgetSegmentKind } from '../../src/ui/lib/budget';
+import { ENGINE_ERROR_CODES } from '../../src/ui/lib/engine-errors';
+import { JOB_LABELS } from '../../src/ui/lib/jobs';
 
 type Tree = { [key: string]: string | Tree };
 
@@ -127,6 +129,11 @@ describe('keys used by the UI', () => {
       ...['empty', 'too_large', 'not_json'].map((r) => `memory.importCheck.${r}`),
       ...['not_integer', 'out_of_range'].map((e) => `validation.${e}`),
       ...['chat', 'models', 'memory', 'settings'].map((tab) => `tabs.${tab}`),
+      ...['chat', 'embedder'].flatMap((slot) => [...ENGINE_ERROR_CODES, 'unknown'].map((code) => `engineErrors.${slot}.${code}`)),
+      ...Object.values(JOB_LABELS),
+      'jobs.types.other',
+      ...['summary_pending', 'keyword_memory_only', 'rejectedBecause'].map((k) => `context.notice.${k}`),
+      ...['title', 'titleNothingNew', 'titleWithErrors', 'added', 'updated', 'upToDate', 'rejected', 'empty'].map((k) => `memory.importReport.${k}`),
     ];
     for (const key of keys) {
       expect(groupsEn.has(key), key).toBe(true);

@@ -1,7 +1,7 @@
 /** Settings form validation (src/ui/lib/settings-form.ts) and the import-file check (src/ui/lib/import-file.ts). */
 import { describe, expect, it } from 'vitest';
 import type { Settings } from '../../src/messaging/protocol';
-import { formToSettingsPatch, parseIntInRange, settingsToForm } from '../../src/ui/lib/settings-form';
+import { controlPatch, parseIntInRange, patchChangesSettings, settingsToForm } from '../../src/ui/lib/settings-form';
 import { checkImportText, MAX_IMPORT_BYTES } from '../../src/ui/lib/import-file';
 import { resolveUiLanguage } from '../../src/ui/lib/locale';
 
@@ -28,26 +28,38 @@ describe('parseIntInRange', () => {
   });
 });
 
-describe('settings form', () => {
-  it('round-trips stored settings', () => {
+describe('settings form (each control saves on its own)', () => {
+  it('round-trips stored settings, one control at a time', () => {
     const form = settingsToForm(settings);
     expect(form).toEqual({ maxAnswerTokens: '512', memoryTopK: '8', keepForever: true, episodicRetentionDays: '30', locale: 'auto' });
-    expect(formToSettingsPatch(form)).toEqual({ ok: true, patch: { maxAnswerTokens: 512, memoryTopK: 8, episodicRetentionDays: null, locale: 'auto' } });
+    expect(controlPatch(form, 'maxAnswerTokens')).toEqual({ ok: true, patch: { maxAnswerTokens: 512 } });
+    expect(controlPatch(form, 'memoryTopK')).toEqual({ ok: true, patch: { memoryTopK: 8 } });
+    expect(controlPatch(form, 'retention')).toEqual({ ok: true, patch: { episodicRetentionDays: null } });
+    expect(controlPatch(form, 'locale')).toEqual({ ok: true, patch: { locale: 'auto' } });
   });
-  it('sends the retention days when not kept forever', () => {
-    const form = { ...settingsToForm(settings), keepForever: false, episodicRetentionDays: '９０', locale: 'zh_CN' as const };
-    expect(formToSettingsPatch(form)).toEqual({ ok: true, patch: { maxAnswerTokens: 512, memoryTopK: 8, episodicRetentionDays: 90, locale: 'zh_CN' } });
+  it('sends the retention days (full-width digits too) when not kept forever', () => {
+    const form = { ...settingsToForm(settings), keepForever: false, episodicRetentionDays: '９０' };
+    expect(controlPatch(form, 'retention')).toEqual({ ok: true, patch: { episodicRetentionDays: 90 } });
   });
-  it('reports every invalid field and sends nothing', () => {
+  it("reports the control's invalid field and sends nothing for it, whatever the other fields hold", () => {
     const form = { ...settingsToForm(settings), maxAnswerTokens: '10', memoryTopK: 'many', keepForever: false, episodicRetentionDays: '0' };
-    expect(formToSettingsPatch(form)).toEqual({
-      ok: false,
-      errors: { maxAnswerTokens: 'out_of_range', memoryTopK: 'not_integer', episodicRetentionDays: 'out_of_range' },
-    });
+    expect(controlPatch(form, 'maxAnswerTokens')).toEqual({ ok: false, field: 'maxAnswerTokens', error: 'out_of_range' });
+    expect(controlPatch(form, 'memoryTopK')).toEqual({ ok: false, field: 'memoryTopK', error: 'not_integer' });
+    expect(controlPatch(form, 'retention')).toEqual({ ok: false, field: 'episodicRetentionDays', error: 'out_of_range' });
+    // the language is independent of the broken number fields
+    expect(controlPatch({ ...form, locale: 'zh_CN' }, 'locale')).toEqual({ ok: true, patch: { locale: 'zh_CN' } });
   });
   it('ignores a bad days value while "forever" is on', () => {
     const form = { ...settingsToForm(settings), keepForever: true, episodicRetentionDays: 'junk' };
-    expect(formToSettingsPatch(form).ok).toBe(true);
+    expect(controlPatch(form, 'retention')).toEqual({ ok: true, patch: { episodicRetentionDays: null } });
+  });
+  it('saves only what changes a stored value', () => {
+    expect(patchChangesSettings({ maxAnswerTokens: 512 }, settings)).toBe(false);
+    expect(patchChangesSettings({ maxAnswerTokens: 513 }, settings)).toBe(true);
+    expect(patchChangesSettings({ episodicRetentionDays: null }, settings)).toBe(false);
+    expect(patchChangesSettings({ episodicRetentionDays: 30 }, settings)).toBe(true);
+    expect(patchChangesSettings({ locale: 'auto' }, settings)).toBe(false);
+    expect(patchChangesSettings({ locale: 'en' }, settings)).toBe(true);
   });
 });
 

@@ -79,4 +79,9 @@ describe('labels', () => {
     expect(describeStrategy({ kind: 'vector', k: 2, topK: 6 }, 'zh-CN')).toBe(`${info.label.zh_CN} (${kSpec.label.zh_CN} 2, ${topKSpec.label.zh_CN} 6)`);
     expect(describeStrategy({ kind: 'full-buffer' }, 'en')).toBe(STRATEGIES['full-buffer'].label.en);
   });
+  it('group token numbers like the rest of the panel', () => {
+    const label = spec('summary-buffer', 'maxTokens').label;
+    expect(describeStrategy({ kind: 'summary-buffer', maxTokens: 2000 }, 'en')).toBe(`${STRATEGIES['summary-buffer'].label.en} (${label.en} 2,000)`);
+    expect(describeStrategy({ kind: 'summary-buffer', maxTokens: 12000 }, 'zh-CN')).toBe(`${STRATEGIES['summary-buffer'].label.zh_CN} (${label.zh_CN} 12,000)`);
+  });
 });

@@ -5,12 +5,14 @@ import type { ChatTurnResult } from '../../src/messaging/protocol';
 import {
   applyDelta,
   beginTurn,
+  commandCard,
   completeTurn,
   failTurn,
   fromRecord,
   lastStoredAssistant,
   pendingIds,
   reconcileFailedTurn,
+  truncatedAt,
   type UiMessage,
 } from '../../src/ui/lib/transcript';
 
@@ -134,5 +136,61 @@ describe('lastStoredAssistant', () => {
     const list = beginTurn(history, { requestId: 'r1', text: 'hi', now: 5_000 });
     expect(lastStoredAssistant(list)?.id).toBe('a0');
     expect(lastStoredAssistant([])).toBeUndefined();
+  });
+});
+
+describe('memory commands, from the stored messages', () => {
+  const affected = [{ id: 'mem1', kind: 'fact' as const, text: 'my sister is called Ana' }];
+
+  it('reads the command from the stored reply, so the card survives a reload', () => {
+    const stored = [
+      record({ id: 'u1', seq: 0, role: 'user', content: 'Remember that my sister is called Ana', command: { kind: 'remember' } }),
+      record({ id: 'a1', seq: 1, role: 'assistant', content: 'Got it.', command: { kind: 'remember', affected } }),
+    ];
+    const [user, reply] = stored.map(fromRecord);
+    expect(reply!.command).toEqual({ kind: 'remember', affected });
+    expect(commandCard(reply!)).toEqual({ title: 'chat.command.remembered', items: affected });
+    // the user's own command message carries the kind only, and gets no card
+    expect(user!.command).toEqual({ kind: 'remember' });
+    expect(commandCard(user!)).toBeNull();
+  });
+
+  it('shows no card for a forget that removed nothing, or a message that is no command', () => {
+    expect(commandCard(fromRecord(record({ id: 'a', seq: 1, role: 'assistant', content: 'Nothing matched.', command: { kind: 'forget', affected: [] } })))).toBeNull();
+    expect(commandCard(fromRecord(record({ id: 'a', seq: 1, role: 'assistant', content: 'Nothing matched.', command: { kind: 'forget' } })))).toBeNull();
+    expect(commandCard(fromRecord(record({ id: 'a', seq: 1, role: 'assistant', content: 'hi' })))).toBeNull();
+    const removed = commandCard(fromRecord(record({ id: 'a', seq: 1, role: 'assistant', content: '已删除', command: { kind: 'forget', affected } })));
+    expect(removed?.title).toBe('chat.command.forgot');
+  });
+
+  it('prefers the stored command over the turn result, and falls back to the result for an older core', () => {
+    const stored = { kind: 'forget' as const, affected };
+    const done = completeTurn(beginTurn([], { requestId: 'r', text: 'forget Ana', now: 1 }), 'r', {
+      userMessage: record({ id: 'u', seq: 0, role: 'user', content: 'forget Ana' }),
+      assistantMessage: record({ id: 'a', seq: 1, role: 'assistant', content: 'Removed.', command: stored }),
+      command: { kind: 'forget', affected: [] },
+    });
+    expect(done[1]!.command).toEqual(stored);
+  });
+});
+
+describe('truncated replies', () => {
+  const truncated = fromRecord(
+    record({ id: 'a', seq: 1, role: 'assistant', content: 'Once upon a', truncated: true, usage: { promptTokens: 300, completionTokens: 512 } }),
+  );
+
+  it('copies the flag and the usage from the stored message', () => {
+    expect(truncated.truncated).toBe(true);
+    expect(truncated.usage).toEqual({ promptTokens: 300, completionTokens: 512 });
+    expect(fromRecord(record({ id: 'b', seq: 1, role: 'assistant', content: 'x' })).truncated).toBeUndefined();
+  });
+
+  it("names the limit from the prompt trace first, then from the engine's completion count", () => {
+    expect(truncatedAt(truncated, 600)).toBe(600);
+    expect(truncatedAt(truncated, null)).toBe(512);
+    expect(truncatedAt(truncated)).toBe(512);
+    expect(truncatedAt({ truncated: true })).toBeNull();
+    expect(truncatedAt({ truncated: true, usage: { promptTokens: 1, completionTokens: 0 } }, 0)).toBeNull();
+    expect(truncatedAt({ truncated: false, usage: { promptTokens: 1, completionTokens: 512 } }, 512)).toBeNull();
   });
 });

@@ -24,11 +24,20 @@ export function formatBytes(bytes: number, locale: string): string {
 }
 
 /**
- * Formats a token count with the locale's digit grouping (`4,096` / `4,096`).
+ * Formats a whole count (jobs, dimensions, records) with the locale's digit grouping, rounded
+ * to an integer (`12,345`).
+ */
+export function formatCount(count: number, locale: string): string {
+  return new Intl.NumberFormat(locale, { maximumFractionDigits: 0 }).format(count);
+}
+
+/**
+ * Formats a token count with the locale's digit grouping (`4,096` / `4,096`). Every token number
+ * the panel shows goes through this one function, so they all look the same.
  * @param tokens a count of tokens (not characters).
  */
 export function formatTokens(tokens: number, locale: string): string {
-  return new Intl.NumberFormat(locale, { maximumFractionDigits: 0 }).format(tokens);
+  return formatCount(tokens, locale);
 }
 
 /**
@@ -96,4 +105,12 @@ export function formatDateTime(timeMs: number, locale: string): string {
 /** Formats a retrieval score (or any small real number) with 3 decimals, e.g. `0.032`. */
 export function formatScore(score: number, locale: string): string {
   return new Intl.NumberFormat(locale, { minimumFractionDigits: 3, maximumFractionDigits: 3 }).format(score);
+}
+
+/**
+ * Whether a text is long enough to be clamped (shown to a few lines with "Show more"): more than
+ * `maxChars` characters (UTF-16 code units) or more than `maxLines` lines.
+ */
+export function isLongText(text: string, maxChars: number, maxLines: number): boolean {
+  return text.length > maxChars || text.split('\n').length > maxLines;
 }

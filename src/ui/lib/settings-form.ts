@@ -1,8 +1,9 @@
 /**
  * Validation of the settings form. Ranges mirror the core's settings validation
  * (`src/core/settings.ts`): answer reserve 16–8,192 tokens, memory top-k 0–50, episodic
- * retention 1–36,500 days or keep forever. The form validates before sending so the user sees
- * which field is wrong in their language; the core validates again.
+ * retention 1–36,500 days or keep forever. Each control is validated and saved on its own as
+ * soon as it changes (`controlPatch`), so the user sees which field is wrong in their language;
+ * the core validates again.
  */
 import type { Settings } from '../../messaging/protocol';
 
@@ -58,21 +59,37 @@ export function settingsToForm(settings: Settings): SettingsFormInput {
 }
 
 /**
- * Validates the form. Returns the patch for `settings.set`, or the invalid fields with their
- * error (nothing is sent then).
+ * Settings the panel saves one at a time, as soon as they change (there is no Save button):
+ * the numeric fields when the user commits them (Enter or leaving the field), the retention
+ * switch and days, and the UI language. The default context strategy saves through its picker.
  */
-export function formToSettingsPatch(
+export type SettingsControl = 'maxAnswerTokens' | 'memoryTopK' | 'retention' | 'locale';
+
+/** The settings patch of one control. */
+export type SettingsControlPatch = Partial<Pick<Settings, 'maxAnswerTokens' | 'memoryTopK' | 'episodicRetentionDays' | 'locale'>>;
+
+/**
+ * Validates one control of the form and returns its patch for `settings.set`, or the field's
+ * error (nothing is sent then). `retention` covers the "forever" switch and the days field:
+ * forever gives `episodicRetentionDays: null` whatever the days field holds.
+ */
+export function controlPatch(
   form: SettingsFormInput,
-): { ok: true; patch: Pick<Settings, 'maxAnswerTokens' | 'memoryTopK' | 'episodicRetentionDays' | 'locale'> } | { ok: false; errors: Partial<Record<SettingsFormField, NumberFieldError>> } {
-  const errors: Partial<Record<SettingsFormField, NumberFieldError>> = {};
-  const answer = parseIntInRange(form.maxAnswerTokens, SETTING_RANGES.maxAnswerTokens.min, SETTING_RANGES.maxAnswerTokens.max);
-  const topK = parseIntInRange(form.memoryTopK, SETTING_RANGES.memoryTopK.min, SETTING_RANGES.memoryTopK.max);
-  const days = form.keepForever
-    ? ({ ok: true, value: null } as const)
-    : parseIntInRange(form.episodicRetentionDays, SETTING_RANGES.episodicRetentionDays.min, SETTING_RANGES.episodicRetentionDays.max);
-  if (!answer.ok) errors.maxAnswerTokens = answer.error;
-  if (!topK.ok) errors.memoryTopK = topK.error;
-  if (!days.ok) errors.episodicRetentionDays = days.error;
-  if (!answer.ok || !topK.ok || !days.ok) return { ok: false, errors };
-  return { ok: true, patch: { maxAnswerTokens: answer.value, memoryTopK: topK.value, episodicRetentionDays: days.value, locale: form.locale } };
+  control: SettingsControl,
+): { ok: true; patch: SettingsControlPatch } | { ok: false; field: SettingsFormField; error: NumberFieldError } {
+  if (control === 'locale') return { ok: true, patch: { locale: form.locale } };
+  if (control === 'retention') {
+    if (form.keepForever) return { ok: true, patch: { episodicRetentionDays: null } };
+    const { min, max } = SETTING_RANGES.episodicRetentionDays;
+    const days = parseIntInRange(form.episodicRetentionDays, min, max);
+    return days.ok ? { ok: true, patch: { episodicRetentionDays: days.value } } : { ok: false, field: 'episodicRetentionDays', error: days.error };
+  }
+  const { min, max } = SETTING_RANGES[control];
+  const value = parseIntInRange(form[control], min, max);
+  return value.ok ? { ok: true, patch: { [control]: value.value } } : { ok: false, field: control, error: value.error };
+}
+
+/** `true` when `patch` would change at least one value of `settings` (unchanged fields are not saved again). */
+export function patchChangesSettings(patch: SettingsControlPatch, settings: Settings): boolean {
+  return (Object.keys(patch) as (keyof SettingsControlPatch)[]).some((key) => patch[key] !== settings[key]);
 }

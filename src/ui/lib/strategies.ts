@@ -7,6 +7,7 @@
 import { normalizeStrategyConfig, STRATEGIES, type Localized, type StrategyInfo, type StrategyParamSpec } from '../../memory/short-term/config';
 import type { StrategyConfig, StrategyKind } from '../../memory/short-term/types';
 import type { UiLanguage } from './locale';
+import { formatCount } from './format';
 import { parseIntInRange, type NumberFieldError } from './settings-form';
 
 export type { StrategyInfo, StrategyParamSpec };
@@ -60,10 +61,13 @@ export function setStrategyParam(
   return { ok: true, config: { ...config, [spec.key]: parsed.value } };
 }
 
-/** One line describing a config, e.g. `Summary + recent messages (Token limit 2000)`. */
+/**
+ * One line describing a config, e.g. `Summary + recent messages (Token limit 2,000)`. Parameter
+ * values use the locale's digit grouping, like every other token number in the panel.
+ */
 export function describeStrategy(config: StrategyConfig, lang: UiLanguage): string {
   const info = strategyInfo(config.kind);
-  const params = info.params.map((spec) => `${localized(spec.label, lang)} ${strategyParamValue(config, spec)}`);
+  const params = info.params.map((spec) => `${localized(spec.label, lang)} ${formatCount(strategyParamValue(config, spec), lang)}`);
   const label = localized(info.label, lang);
   return params.length ? `${label} (${params.join(', ')})` : label;
 }

@@ -9,8 +9,9 @@
  * replaces the streamed text), or `failTurn` when `chat.send` rejects. Deltas of unknown
  * request ids, or arriving after the turn ended, are ignored.
  */
-import type { MessageRecord } from '../../db/schema';
+import type { MemoryKind, MessageRecord } from '../../db/schema';
 import type { ChatTurnResult } from '../../messaging/protocol';
+import type { TranslationKey } from '../i18n/instance';
 
 /** Status of a message on screen: the stored statuses plus `streaming`. */
 export type UiMessageStatus = 'streaming' | 'complete' | 'aborted' | 'error';
@@ -30,16 +31,60 @@ export interface UiMessage {
   pending?: boolean;
   createdAt: number;
   modelId?: string;
-  /** Explicit memory command handled by the core instead of the model. */
-  command?: ChatTurnResult['command'];
+  /**
+   * Explicit memory command handled by the core instead of the model (stored on both messages
+   * of the turn; `affected` on the reply), so its card survives a reload and an export/import.
+   */
+  command?: MessageRecord['command'];
+  /** The reply stopped at the answer-token limit. */
+  truncated?: boolean;
+  /** Token usage the engine reported for this reply. */
+  usage?: MessageRecord['usage'];
 }
 
-/** Converts a stored message into a screen message. */
+/** Converts a stored message into a screen message (copies `command`, `truncated` and `usage` when stored). */
 export function fromRecord(record: MessageRecord): UiMessage {
   const message: UiMessage = { id: record.id, role: record.role, content: record.content, status: record.status, createdAt: record.createdAt };
   if (record.error !== undefined) message.error = record.error;
   if (record.modelId !== undefined) message.modelId = record.modelId;
+  if (record.command !== undefined) message.command = record.command;
+  if (record.truncated) message.truncated = true;
+  if (record.usage !== undefined) message.usage = record.usage;
   return message;
+}
+
+/** The "Saved to memory" / "Removed from memory" card under a command reply. */
+export interface CommandCard {
+  title: TranslationKey;
+  items: { id: string; kind: MemoryKind; text: string }[];
+}
+
+/**
+ * The memory-command card of a message, or `null` when there is none to show: not an assistant
+ * reply, not a command, or a command that affected nothing (a "forget" that matched no memory
+ * shows just its reply, no empty card).
+ */
+export function commandCard(message: Pick<UiMessage, 'role' | 'command'>): CommandCard | null {
+  const command = message.command;
+  if (message.role !== 'assistant' || !command?.affected?.length) return null;
+  return { title: command.kind === 'remember' ? 'chat.command.remembered' : 'chat.command.forgot', items: command.affected.slice() };
+}
+
+/**
+ * The answer-token limit a truncated reply hit, for the "cut off at N tokens" note.
+ * @param reservedForAnswer the limit recorded in the reply's prompt trace
+ *   (`trace.budget.reservedForAnswer`, the `maxTokens` the engine was given) when the trace is
+ *   at hand; it is used first.
+ * @returns that limit, else the completion tokens the engine reported (equal to the limit when it
+ *   stopped there), else `null` (the note then names no number); `null` for replies that were not
+ *   truncated.
+ */
+export function truncatedAt(message: Pick<UiMessage, 'truncated' | 'usage'>, reservedForAnswer?: number | null): number | null {
+  if (!message.truncated) return null;
+  const positive = (n: number | null | undefined): n is number => typeof n === 'number' && Number.isFinite(n) && n > 0;
+  if (positive(reservedForAnswer)) return reservedForAnswer;
+  const tokens = message.usage?.completionTokens;
+  return positive(tokens) ? tokens : null;
 }
 
 /** Temporary ids of a turn's two messages. */
@@ -67,13 +112,13 @@ export function applyDelta(list: readonly UiMessage[], event: { requestId: strin
 
 /**
  * Replaces the turn's temporary messages with the stored ones. When the turn was a memory
- * command, the command is attached to the assistant message.
+ * command, the stored reply carries it; `result.command` fills in for a core that did not store it.
  */
 export function completeTurn(list: readonly UiMessage[], requestId: string, result: ChatTurnResult): UiMessage[] {
   const ids = pendingIds(requestId);
   const user = fromRecord(result.userMessage);
   const assistant = fromRecord(result.assistantMessage);
-  if (result.command) assistant.command = result.command;
+  if (result.command && !assistant.command) assistant.command = result.command;
   const out: UiMessage[] = [];
   let placed = false;
   for (const message of list) {

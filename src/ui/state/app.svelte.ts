@@ -3,8 +3,8 @@
  * component. All data comes from the core through `./api` (requests and `event.*`); this
  * module holds what is on screen and never owns data the core owns.
  *
- * Errors of user actions become notices (`app.notices`) with a translated context line and the
- * core's message; nothing the user typed is dropped on failure (the chat text goes back into
+ * Errors of user actions become notices (`app.notices`): a translated sentence, with the core's
+ * (English) message as a detail line under it; nothing the user typed is dropped on failure (the chat text goes back into
  * the input when the core did not store it).
  */
 import type { ConversationRecord } from '../../db/schema';
@@ -16,6 +16,7 @@ import { saveModelFile } from '../../platform/model-files';
 import browser from 'webextension-polyfill';
 import { setLanguage, t, type TranslationKey } from '../i18n/index.svelte';
 import { errorMessage } from '../lib/connect';
+import { engineErrorView, errorCodeOf } from '../lib/engine-errors';
 import { hasGgufExtension, inspectGgufFile } from '../lib/gguf';
 import { resolveUiLanguage } from '../lib/locale';
 import {
@@ -37,7 +38,10 @@ export type Tab = 'chat' | 'models' | 'memory' | 'settings';
 export interface Notice {
   id: number;
   kind: 'error' | 'info';
+  /** The translated sentence. */
   text: string;
+  /** The core's own message (English), shown as a smaller detail line under `text`. */
+  detail?: string;
 }
 
 /** Progress of opening a local .gguf file (checked, copied into OPFS, registered, loaded). */
@@ -94,6 +98,13 @@ export class AppState {
   fileImport = $state<FileImport | null>(null);
   /** A load request is in flight (buttons disabled). */
   engineBusy = $state(false);
+  /** An `engine.reloadEmbedder` request is in flight. */
+  embedderBusy = $state(false);
+  /**
+   * The embedder error the user dismissed from the chat banner (its message), so the banner stays
+   * away until a different failure happens. The Model tab always shows the error.
+   */
+  embedderBannerDismissed = $state<string | null>(null);
   /** Strategy picked for a new chat before it exists. */
   pendingStrategy = $state<StrategyConfig | null>(null);
 
@@ -153,18 +164,21 @@ export class AppState {
 
   // ── notices ────────────────────────────────────────────────────────────────
 
-  /** Shows a notice. */
-  notify(kind: Notice['kind'], text: string): void {
-    const notice = { id: (this.#noticeSeq += 1), kind, text };
+  /**
+   * Shows a notice.
+   * @param text translated sentence.
+   * @param detail untranslated detail (the core's message), shown smaller under `text`.
+   */
+  notify(kind: Notice['kind'], text: string, detail?: string): void {
+    const notice: Notice = { id: (this.#noticeSeq += 1), kind, text };
+    if (detail) notice.detail = detail;
     this.notices = [...this.notices, notice];
     if (kind === 'info') setTimeout(() => this.dismiss(notice.id), 6_000);
   }
 
-  /** Shows an error notice: the translated context line, then the core's message. */
+  /** Shows an error notice: the translated context line, with the core's message as its detail line. */
   fail(context: TranslationKey, error: unknown): void {
-    const line = t(context);
-    // A Chinese full-width colon already separates; English needs a space.
-    this.notify('error', `${line}${line.endsWith('：') ? '' : ' '}${errorMessage(error)}`);
+    this.notify('error', t(context), errorMessage(error));
   }
 
   /** Removes a notice. */
@@ -315,8 +329,8 @@ export class AppState {
     try {
       const result = await request('chat.send', { conversationId, text, requestId });
       if (this.current?.id === conversationId) {
+        // A memory command's result shows as a card under its reply (stored with the message).
         this.messages = completeTurn(this.messages, requestId, result);
-        if (result.command) this.notify('info', t(result.command.kind === 'remember' ? 'chat.remembered' : 'chat.forgotten', { count: result.command.affected.length }));
         await this.refreshTrace();
       }
     } catch (error) {
@@ -376,18 +390,46 @@ export class AppState {
     }
   }
 
-  /** Runs one engine request, keeping `engineBusy` and the status in sync. */
+  /**
+   * Runs one chat-engine request, keeping `engineBusy` and the status in sync. A failure becomes
+   * an error notice translated by its `EngineErrorCode` (from the rejected error, else from the
+   * status the core reports afterwards), with the core's message as the detail line.
+   */
   async #engineCall(run: () => Promise<EngineStatus>): Promise<boolean> {
     this.engineBusy = true;
     try {
       this.engine = await run();
       return true;
     } catch (error) {
-      this.fail('errors.engineFailed', error);
       this.engine = await request('engine.status', undefined, { retry: true }).catch(() => this.engine);
+      const code = errorCodeOf(error) ?? this.engine?.chat.errorCode ?? null;
+      const view = engineErrorView('chat', code, errorMessage(error));
+      this.notify('error', t(view.key), view.detail ?? undefined);
       return false;
     } finally {
       this.engineBusy = false;
+    }
+  }
+
+  /**
+   * Loads the configured embedding model again (`engine.reloadEmbedder`), e.g. after a failed
+   * download. The core answers with the new status (a renewed failure shows in it, with its
+   * code); a request that fails outright becomes an error notice.
+   * @returns `true` when the embedder is ready afterwards.
+   */
+  async reloadEmbedder(): Promise<boolean> {
+    if (this.embedderBusy) return false;
+    this.embedderBusy = true;
+    this.embedderBannerDismissed = null;
+    try {
+      this.engine = await request('engine.reloadEmbedder');
+      return this.engine.embedder.state === 'ready';
+    } catch (error) {
+      this.fail('errors.embedderFailed', error);
+      this.engine = await request('engine.status', undefined, { retry: true }).catch(() => this.engine);
+      return false;
+    } finally {
+      this.embedderBusy = false;
     }
   }
 

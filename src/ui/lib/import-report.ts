@@ -1,0 +1,46 @@
+/**
+ * The import report as sentences by meaning. The core's `ImportReport` counts records of every
+ * kind together (memories, their history entries, conversations, messages; see
+ * `src/memory/export.ts`): `added` = not here before, `updated` = the file held a newer version,
+ * `skipped` = already here in the same or a newer version (or a memory with the same text), i.e.
+ * already up to date, and `errors` = records that could not be merged (core text, English).
+ * Pure; returns translation keys for unit tests.
+ */
+import type { ImportReport } from '../../messaging/protocol';
+import type { TranslationKey } from '../i18n/instance';
+
+/** One line of the report: a translated sentence with its plural count. */
+export interface ImportReportLine {
+  key: TranslationKey;
+  count: number;
+}
+
+/** The report's title line, and one line per non-zero count, in the order added → updated → up to date → rejected. */
+export interface ImportReportView {
+  title: TranslationKey;
+  lines: ImportReportLine[];
+  /** The core's messages about rejected records (shown as details under the `rejected` line). */
+  errors: string[];
+}
+
+/**
+ * Builds the report view. Zero counts are left out. The title says whether the import changed
+ * anything: `title` (something added or updated), `titleNothingNew` (every record was already up
+ * to date: the file had been imported before), `titleWithErrors` (some records were rejected).
+ * A file without any record gives the single line `empty`.
+ */
+export function importReportView(report: ImportReport): ImportReportView {
+  const lines: ImportReportLine[] = [];
+  if (report.added > 0) lines.push({ key: 'memory.importReport.added', count: report.added });
+  if (report.updated > 0) lines.push({ key: 'memory.importReport.updated', count: report.updated });
+  if (report.skipped > 0) lines.push({ key: 'memory.importReport.upToDate', count: report.skipped });
+  if (report.errors.length > 0) lines.push({ key: 'memory.importReport.rejected', count: report.errors.length });
+  if (lines.length === 0) lines.push({ key: 'memory.importReport.empty', count: 0 });
+  const title: TranslationKey =
+    report.errors.length > 0
+      ? 'memory.importReport.titleWithErrors'
+      : report.added + report.updated > 0
+        ? 'memory.importReport.title'
+        : 'memory.importReport.titleNothingNew';
+  return { title, lines, errors: report.errors.slice() };
+}

@@ -1,0 +1,55 @@
+/**
+ * Background work as the Memory tab shows it: translated labels of job types and the recent
+ * failures of `JobStats` (`src/jobs/queue.ts`). Pure; returns translation keys for unit tests.
+ *
+ * The job type names are the core's constants (`EPISODIC_JOB`, `EXTRACT_JOB`, `REEMBED_JOB`,
+ * `MAINTENANCE_JOB` in `src/memory/long-term`, `SUMMARY_JOB`, `FOLD_JOB`, `ENTITY_JOB` in
+ * `src/memory/short-term`), written out here so the side panel bundle does not pull in the
+ * memory code; a unit test checks they match.
+ */
+import type { JobStats } from '../../jobs/queue';
+import type { TranslationKey } from '../i18n/instance';
+import { toPercent } from './format';
+
+/** Label key of each background job type. */
+export const JOB_LABELS: Readonly<Record<string, TranslationKey>> = {
+  'ltm.episodic': 'jobs.types.ltm_episodic',
+  'ltm.extract': 'jobs.types.ltm_extract',
+  'ltm.reembed': 'jobs.types.ltm_reembed',
+  'ltm.maintenance': 'jobs.types.ltm_maintenance',
+  'short-term.summary': 'jobs.types.short-term_summary',
+  'short-term.fold': 'jobs.types.short-term_fold',
+  'short-term.entities': 'jobs.types.short-term_entities',
+};
+
+/** The label key of a job type; unknown types (a newer core) get the generic `jobs.types.other`. */
+export function jobLabelKey(type: string): TranslationKey {
+  return Object.hasOwn(JOB_LABELS, type) ? JOB_LABELS[type]! : 'jobs.types.other';
+}
+
+/** One failed job as listed next to "Retry failed". */
+export interface JobFailureView {
+  label: TranslationKey;
+  /** The job's last error (core text, English; shown as the reason, after the translated label). */
+  reason: string;
+  /** When it failed (ms since the epoch). */
+  at: number;
+}
+
+/**
+ * The failures to list: `recentFailures` (newest first, at most 5, as the core sends them).
+ * Stats from an older core without the field give `[]`. Reasons are trimmed; for an empty
+ * one the UI shows only the label.
+ */
+export function jobFailureViews(stats: Pick<JobStats, 'recentFailures'> | null | undefined): JobFailureView[] {
+  const failures = stats?.recentFailures ?? [];
+  return failures.map((f) => ({ label: jobLabelKey(f.type), reason: f.lastError.trim(), at: f.at }));
+}
+
+/**
+ * The progress of the job running now as a whole percentage 0..100 (see `toPercent`: rounded
+ * down, so 100 only when done), or `null` when nothing runs or the job reports no progress.
+ */
+export function currentJobPercent(stats: Pick<JobStats, 'current'> | null | undefined): number | null {
+  return toPercent(stats?.current?.progress);
+}

@@ -1,0 +1,168 @@
+/**
+ * What the panel says about prompts, background work and imports (src/ui/lib/prompt-notices.ts,
+ * jobs.ts, import-report.ts): translated sentences by code and by meaning, the core's English
+ * text only as detail. The import report is checked on the real export/import code
+ * (src/memory/export.ts on fake-indexeddb): importing the same file twice says "nothing new".
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { RecallDB } from '../../src/db/schema';
+import { exportAll, importAll } from '../../src/memory/export';
+import { EPISODIC_JOB } from '../../src/memory/long-term';
+import { EXTRACT_JOB, MAINTENANCE_JOB, REEMBED_JOB } from '../../src/memory/long-term/jobs';
+import { ENTITY_JOB, FOLD_JOB, SUMMARY_JOB } from '../../src/memory/short-term';
+import { changeUiLanguage, i18n, translate } from '../../src/ui/i18n/instance';
+import { importReportView } from '../../src/ui/lib/import-report';
+import { currentJobPercent, JOB_LABELS, jobFailureViews, jobLabelKey } from '../../src/ui/lib/jobs';
+import { promptNoticeViews } from '../../src/ui/lib/prompt-notices';
+import type { PromptNotice } from '../../src/prompt/types';
+
+/** `true` when `key` exists in both locales without falling back. */
+function inBothLocales(key: string): boolean {
+  return i18n.exists(key, { lng: 'en', fallbackLng: false }) && i18n.exists(key, { lng: 'zh-CN', fallbackLng: false });
+}
+
+describe('promptNoticeViews', () => {
+  it('translates summary_pending with its count and keeps the rejection reason as detail', async () => {
+    const notices: PromptNotice[] = [
+      { code: 'summary_pending', messages: 6, lastError: ' The summary dropped every user fact. ' },
+      { code: 'keyword_memory_only' },
+    ];
+    const views = promptNoticeViews(notices);
+    expect(views).toEqual([
+      {
+        code: 'summary_pending',
+        key: 'context.notice.summary_pending',
+        params: { count: 6 },
+        detail: 'The summary dropped every user fact.',
+        detailLabel: 'context.notice.rejectedBecause',
+      },
+      { code: 'keyword_memory_only', key: 'context.notice.keyword_memory_only', params: {}, detail: null, detailLabel: null },
+    ]);
+    await changeUiLanguage('en');
+    expect(translate(views[0]!.key, views[0]!.params)).toMatch(/^6 messages are due to be folded into the summary/);
+    expect(translate(views[0]!.key, { count: 1 })).toMatch(/^1 message is due/);
+    await changeUiLanguage('zh-CN');
+    expect(translate(views[0]!.key, views[0]!.params)).toMatch(/^有 6 条消息本应并入摘要/);
+    expect(translate(views[1]!.key)).toBe('当时没有加载嵌入模型，长期记忆只按关键词检索。');
+    await changeUiLanguage('en');
+  });
+
+  it('has no detail when the summarizer was simply not run yet', () => {
+    expect(promptNoticeViews([{ code: 'summary_pending', messages: 2, lastError: null }])[0]).toMatchObject({ detail: null, detailLabel: null });
+  });
+
+  it('gives nothing for traces of older versions and skips codes it does not know', () => {
+    expect(promptNoticeViews(undefined)).toEqual([]);
+    expect(promptNoticeViews([{ code: 'something_new' } as unknown as PromptNotice, { code: 'keyword_memory_only' }]).map((v) => v.code)).toEqual(['keyword_memory_only']);
+  });
+});
+
+describe('job labels and failures', () => {
+  it("label every job type the core registers, by the core's own constants", async () => {
+    const types = [EPISODIC_JOB, EXTRACT_JOB, REEMBED_JOB, MAINTENANCE_JOB, SUMMARY_JOB, FOLD_JOB, ENTITY_JOB];
+    expect(Object.keys(JOB_LABELS).sort()).toEqual([...types].sort());
+    for (const type of types) {
+      expect(jobLabelKey(type)).not.toBe('jobs.types.other');
+      expect(inBothLocales(jobLabelKey(type)), type).toBe(true);
+    }
+    expect(jobLabelKey('made.up')).toBe('jobs.types.other');
+    expect(jobLabelKey('toString')).toBe('jobs.types.other');
+  });
+
+  it('list the recent failures with a translated label and the reason as given', () => {
+    const views = jobFailureViews({
+      recentFailures: [
+        { type: 'short-term.summary', lastError: ' Summary rejected: no user words kept ', at: 2_000 },
+        { type: 'ltm.future', lastError: '', at: 1_000 },
+      ],
+    });
+    expect(views).toEqual([
+      { label: 'jobs.types.short-term_summary', reason: 'Summary rejected: no user words kept', at: 2_000 },
+      { label: 'jobs.types.other', reason: '', at: 1_000 },
+    ]);
+    expect(jobFailureViews(null)).toEqual([]);
+    expect(jobFailureViews({} as never)).toEqual([]);
+  });
+
+  it('show the current job progress as a whole percent, rounded down', () => {
+    expect(currentJobPercent({ current: { type: 'ltm.reembed', progress: 0.429 } })).toBe(42);
+    expect(currentJobPercent({ current: { type: 'ltm.reembed', progress: null } })).toBeNull();
+    expect(currentJobPercent({ current: null })).toBeNull();
+    expect(currentJobPercent(null)).toBeNull();
+  });
+});
+
+describe('importReportView', () => {
+  it('names each count by meaning and leaves zero counts out', async () => {
+    const view = importReportView({ added: 3, updated: 1, skipped: 12, errors: [] });
+    expect(view).toEqual({
+      title: 'memory.importReport.title',
+      lines: [
+        { key: 'memory.importReport.added', count: 3 },
+        { key: 'memory.importReport.updated', count: 1 },
+        { key: 'memory.importReport.upToDate', count: 12 },
+      ],
+      errors: [],
+    });
+    await changeUiLanguage('en');
+    expect(view.lines.map((l) => translate(l.key, { count: l.count }))).toEqual([
+      '3 new records added',
+      '1 record updated to the newer version in the file',
+      '12 records already up to date (the same or a newer version is here)',
+    ]);
+    for (const line of view.lines) expect(inBothLocales(`${line.key}_other`)).toBe(true);
+  });
+
+  it('says when records were rejected, with the reasons', () => {
+    const reason = 'Message m9 was not imported: position 3 of conversation c1 already holds message m3.';
+    expect(importReportView({ added: 0, updated: 0, skipped: 2, errors: [reason] })).toEqual({
+      title: 'memory.importReport.titleWithErrors',
+      lines: [
+        { key: 'memory.importReport.upToDate', count: 2 },
+        { key: 'memory.importReport.rejected', count: 1 },
+      ],
+      errors: [reason],
+    });
+  });
+
+  it('says "empty" for a file without records', () => {
+    expect(importReportView({ added: 0, updated: 0, skipped: 0, errors: [] })).toEqual({
+      title: 'memory.importReport.titleNothingNew',
+      lines: [{ key: 'memory.importReport.empty', count: 0 }],
+      errors: [],
+    });
+  });
+
+  describe('on the real import', () => {
+    const dbs: RecallDB[] = [];
+    afterEach(async () => {
+      await Promise.all(dbs.splice(0).map((d) => d.delete()));
+    });
+    const open = () => {
+      const db = new RecallDB(`ui-import-${crypto.randomUUID()}`);
+      dbs.push(db);
+      return db;
+    };
+    const T0 = Date.UTC(2025, 0, 2);
+
+    it('reports a first import as added and the same file again as nothing new (all up to date)', async () => {
+      const source = open();
+      await source.conversations.add({ id: 'c1', title: '篮球', namespace: 'default', strategy: { kind: 'summary-buffer', maxTokens: 2000 }, createdAt: T0, updatedAt: T0 });
+      await source.messages.bulkAdd([
+        { id: 'm1', conversationId: 'c1', seq: 0, role: 'user', content: '我喜欢打篮球', createdAt: T0, status: 'complete' },
+        { id: 'm2', conversationId: 'c1', seq: 1, role: 'assistant', content: '好的！', createdAt: T0 + 1, status: 'complete' },
+      ]);
+      const { json } = await exportAll(source, { now: () => T0 });
+      const target = open();
+      const store = { rebuildIndexes: async () => undefined };
+
+      const first = importReportView(await importAll(target, store, json, { now: () => T0 }));
+      expect(first.title).toBe('memory.importReport.title');
+      expect(first.lines).toEqual([{ key: 'memory.importReport.added', count: 3 }]); // 1 conversation + 2 messages
+
+      const again = importReportView(await importAll(target, store, json, { now: () => T0 }));
+      expect(again.title).toBe('memory.importReport.titleNothingNew');
+      expect(again.lines).toEqual([{ key: 'memory.importReport.upToDate', count: 3 }]);
+    });
+  });
+});
