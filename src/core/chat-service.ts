@@ -121,6 +121,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
               createdAt: now(),
               status: 'error',
               error: message,
+              ...(error instanceof EngineError ? { errorCode: error.code } : {}),
             });
             return { userMessage, assistantMessage };
           };

@@ -7,6 +7,7 @@
  *       promptTraces, settings, vectorSnapshots, localModels.
  */
 import Dexie, { type EntityTable, type Table } from 'dexie';
+import type { EngineErrorCode } from '../engines/types';
 import type { PromptTrace } from '../prompt/types';
 import type { StrategyConfig, StrategyKind } from '../memory/short-term/types';
 
@@ -40,6 +41,8 @@ export interface MessageRecord {
   status: MessageStatus;
   /** Error text when `status === 'error'`. */
   error?: string;
+  /** Stable code of `error` when it came from an engine (the UI translates by code). */
+  errorCode?: EngineErrorCode;
   /** Model that wrote an assistant message. */
   modelId?: string;
   /** Token usage reported by the engine for an assistant message. */

@@ -148,6 +148,14 @@ const messageSchema = z.object({
   error: z.string().optional(),
   modelId: z.string().optional(),
   usage: z.object({ promptTokens: z.number().int().min(0), completionTokens: z.number().int().min(0) }).optional(),
+  errorCode: z.enum(['not_loaded', 'no_webgpu', 'download', 'load', 'generation', 'embedding', 'unsupported', 'disconnected']).optional(),
+  truncated: z.boolean().optional(),
+  command: z
+    .object({
+      kind: z.enum(['remember', 'forget']),
+      affected: z.array(z.object({ id: z.string().min(1), kind: memoryKind, text: z.string() })).optional(),
+    })
+    .optional(),
 });
 
 /** zod schema of an export file, version 1. */

@@ -134,7 +134,7 @@ describe('the core, end to end in Node', () => {
     const c = await start(null);
     const conversation = await c.conversations.create({ strategy: { kind: 'buffer-window', k: 3 } });
     const result = await c.chat.send({ conversationId: conversation.id, text: 'hello?', requestId: 'r' });
-    expect(result.assistantMessage).toMatchObject({ status: 'error', content: '' });
+    expect(result.assistantMessage).toMatchObject({ status: 'error', content: '', errorCode: 'not_loaded' });
     expect(result.assistantMessage.error).toMatch(/No language model is loaded/);
     expect((await c.conversations.messages(conversation.id)).map((m) => [m.role, m.content, m.status])).toEqual([
       ['user', 'hello?', 'complete'],

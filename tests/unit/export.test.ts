@@ -42,7 +42,10 @@ async function seed(db: RecallDB) {
   await db.conversations.add({ id: 'c1', title: '出差计划', namespace: 'default', strategy: { kind: 'summary-buffer', maxTokens: 2000 }, createdAt: T0, updatedAt: T0 });
   await db.messages.bulkAdd([
     { id: 'm1', conversationId: 'c1', seq: 0, role: 'user', content: '我下周三去北京出差', createdAt: T0, status: 'complete' },
-    { id: 'm2', conversationId: 'c1', seq: 1, role: 'assistant', content: '好的，祝你出差顺利！', createdAt: T0 + 1, status: 'complete', modelId: 'qwen', usage: { promptTokens: 12, completionTokens: 8 } },
+    { id: 'm2', conversationId: 'c1', seq: 1, role: 'assistant', content: '好的，祝你出差顺利！', createdAt: T0 + 1, status: 'complete', modelId: 'qwen', usage: { promptTokens: 12, completionTokens: 8 }, truncated: true },
+    { id: 'm3', conversationId: 'c1', seq: 2, role: 'user', content: '记住：我住在杭州', createdAt: T0 + 2, status: 'complete', command: { kind: 'remember' } },
+    { id: 'm4', conversationId: 'c1', seq: 3, role: 'assistant', content: '好的，我记住了：\n- 我住在杭州', createdAt: T0 + 3, status: 'complete', command: { kind: 'remember', affected: [{ id: 'b', kind: 'profile', text: '我住在杭州' }] } },
+    { id: 'm5', conversationId: 'c1', seq: 4, role: 'assistant', content: '', createdAt: T0 + 4, status: 'error', error: 'No language model is loaded.', errorCode: 'not_loaded' },
   ]);
   await db.memories.bulkAdd([
     memory('a', '下周三（2024-05-15）去北京出差', { kind: 'event', validUntil: new Date(2024, 4, 16).getTime(), topic: '出差' }),
@@ -97,8 +100,8 @@ describe('exportAll / importAll', () => {
     const report = await importAll(target, idx.store, json, { now: () => T0 });
     // Imported memories keep old times: the next maintenance must compare everything again.
     expect(await target.settings.get('state.ltmMaintenance')).toBeUndefined();
-    // 3 memories + 4 history rows + 1 conversation + 2 messages.
-    expect(report).toEqual({ added: 10, updated: 0, skipped: 0, errors: [], needsEmbedding: 1 });
+    // 3 memories + 4 history rows + 1 conversation + 5 messages.
+    expect(report).toEqual({ added: 13, updated: 0, skipped: 0, errors: [], needsEmbedding: 1 });
     expect(idx.rebuilt()).toBe(1);
 
     const before = await snapshot(source);
@@ -130,7 +133,7 @@ describe('exportAll / importAll', () => {
     const target = open();
     await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 });
     const second = await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 });
-    expect(second).toEqual({ added: 0, updated: 0, skipped: 10, errors: [], needsEmbedding: 0 });
+    expect(second).toEqual({ added: 0, updated: 0, skipped: 13, errors: [], needsEmbedding: 0 });
 
     await source.memories.update('b', { text: 'Lives in Hangzhou, Xihu district', updatedAt: T0 + 1000 });
     const third = await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 + 2000 });
