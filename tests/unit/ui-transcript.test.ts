@@ -194,3 +194,11 @@ describe('truncated replies', () => {
     expect(truncatedAt({ truncated: false, usage: { promptTokens: 1, completionTokens: 512 } }, 512)).toBeNull();
   });
 });
+
+describe('failed replies', () => {
+  it('keep the engine error code so the panel can translate the failure', () => {
+    const failed = fromRecord(record({ id: 'f', seq: 1, role: 'assistant', content: '', status: 'error', error: 'No language model is loaded.', errorCode: 'not_loaded' }));
+    expect(failed).toMatchObject({ status: 'error', error: 'No language model is loaded.', errorCode: 'not_loaded' });
+    expect(fromRecord(record({ id: 'g', seq: 1, role: 'assistant', content: '', status: 'error', error: 'x' })).errorCode).toBeUndefined();
+  });
+});

@@ -25,6 +25,8 @@ export interface UiMessage {
   status: UiMessageStatus;
   /** Error text when `status === 'error'`. */
   error?: string;
+  /** Engine error code of `error`, when the core stored one (translated on screen). */
+  errorCode?: MessageRecord['errorCode'];
   /** The `chat.send` request that produced it (only while this panel ran the turn). */
   requestId?: string;
   /** `true` until the core confirmed the message is stored. */
@@ -46,6 +48,7 @@ export interface UiMessage {
 export function fromRecord(record: MessageRecord): UiMessage {
   const message: UiMessage = { id: record.id, role: record.role, content: record.content, status: record.status, createdAt: record.createdAt };
   if (record.error !== undefined) message.error = record.error;
+  if (record.errorCode !== undefined) message.errorCode = record.errorCode;
   if (record.modelId !== undefined) message.modelId = record.modelId;
   if (record.command !== undefined) message.command = record.command;
   if (record.truncated) message.truncated = true;
