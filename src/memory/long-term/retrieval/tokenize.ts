@@ -125,6 +125,26 @@ function prepare(text: string): string {
   return text.normalize('NFKC').toLowerCase();
 }
 
+/** One word-break segment (what `tokenize` and `firstPersonTerms` read). */
+interface Segment {
+  segment: string;
+  isWordLike: boolean;
+}
+
+/** The last few segmentations (`Intl.Segmenter` is the costly part; each text is read by two tokenizers in a row). */
+const recentSegmentations: [string, Segment[]][] = [];
+const RECENT_SEGMENTATIONS = 4;
+
+/** Word-break segments of the prepared form of `text` (memoized for the last few texts). */
+function segments(text: string): Segment[] {
+  const hit = recentSegmentations.find(([t]) => t === text);
+  if (hit) return hit[1];
+  const out = Array.from(segmenter.segment(prepare(text)), ({ segment, isWordLike }) => ({ segment, isWordLike: isWordLike ?? false }));
+  recentSegmentations.push([text, out]);
+  if (recentSegmentations.length > RECENT_SEGMENTATIONS) recentSegmentations.shift();
+  return out;
+}
+
 /**
  * Splits `text` (any mix of Chinese and English) into index terms, in order of appearance;
  * repeated terms are repeated (BM25 uses term frequency). Returns `[]` for blank text.
@@ -139,7 +159,7 @@ export function tokenize(text: string): string[] {
     if (run) hanRuns.push(run);
     run = '';
   };
-  for (const { segment, isWordLike } of segmenter.segment(prepare(text))) {
+  for (const { segment, isWordLike } of segments(text)) {
     if (!isWordLike) {
       flush();
       continue;
@@ -198,7 +218,7 @@ export const FIRST_PERSON_PREFIX = '1p:';
 export function firstPersonTerms(text: string): string[] {
   const terms = new Set<string>();
   let pending = false;
-  for (const { segment, isWordLike } of segmenter.segment(prepare(text))) {
+  for (const { segment, isWordLike } of segments(text)) {
     if (!isWordLike) {
       if (/[.!?;。！？；…]/u.test(segment)) pending = false;
       continue;
