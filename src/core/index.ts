@@ -147,7 +147,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     },
     async eraseAll() {
       await jobs.stop();
-      const tables = [db.memories, db.memoryHistory, db.conversations, db.messages, db.promptTraces, db.strategyState, db.entities, db.jobs, db.vectorSnapshots];
+      const tables = [db.memories, db.memoryHistory, db.conversations, db.messages, db.promptTraces, db.strategyState, db.entities, db.jobs];
       await db.transaction('rw', tables, async () => {
         await Promise.all(tables.map((t) => t.clear()));
       });

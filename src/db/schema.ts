@@ -4,7 +4,9 @@
  *
  * Versions (bump with `db.version(n)`; never edit a published version, add a new one):
  * - v1: conversations, messages, strategyState, entities, memories, memoryHistory, jobs,
- *       promptTraces, settings, vectorSnapshots, localModels.
+ *       promptTraces, settings, localModels.
+ * The vector index (Voy) and the lexical index (MiniSearch) are not stored: they are rebuilt from
+ * `memories` when the core starts (measurements in BENCHMARKS.md, "Long-term retrieval").
  */
 import Dexie, { type EntityTable, type Table } from 'dexie';
 import type { EngineErrorCode } from '../engines/types';
@@ -173,19 +175,6 @@ export interface SettingRecord {
   value: unknown;
 }
 
-/** A serialized vector index, to restore it quickly when a context starts. */
-export interface VectorSnapshotRecord {
-  key: string;
-  embeddingModel: string;
-  dimension: number;
-  /** Number of vectors in the snapshot. */
-  count: number;
-  /** Highest `updatedAt` of the memories included. */
-  watermark: number;
-  serialized: string;
-  updatedAt: number;
-}
-
 /** A GGUF model file the user opened or downloaded; the bytes live in OPFS under `models/`. */
 export interface LocalModelRecord {
   /** File name in OPFS `models/`. */
@@ -208,7 +197,6 @@ export class RecallDB extends Dexie {
   jobs!: EntityTable<JobRecord, 'id'>;
   promptTraces!: EntityTable<PromptTraceRecord, 'messageId'>;
   settings!: EntityTable<SettingRecord, 'key'>;
-  vectorSnapshots!: EntityTable<VectorSnapshotRecord, 'key'>;
   localModels!: EntityTable<LocalModelRecord, 'fileName'>;
 
   /** @param name database name; tests pass a unique name per test. */
@@ -224,7 +212,6 @@ export class RecallDB extends Dexie {
       jobs: 'id, status, type, runAfter, dedupeKey, [status+runAfter]',
       promptTraces: 'messageId, conversationId, createdAt',
       settings: 'key',
-      vectorSnapshots: 'key',
       localModels: 'fileName, addedAt',
     });
   }

@@ -8,7 +8,7 @@
  * embeddings (`rebuildIndexes`), the Voy part in the background while searches use an exact
  * scan. Restoring a serialized Voy snapshot instead was measured and rejected (see BENCHMARKS.md,
  * "Long-term retrieval": at 10k memories the snapshot is ~84 MB of JSON, and it goes stale on
- * every change), so `db.vectorSnapshots` is not used.
+ * every change), so no snapshot is stored.
  *
  * Writes are serialized (one mutation at a time), so the duplicate check and the index updates
  * never interleave. A write that fails in Dexie leaves the indexes untouched; a failed embedding
