@@ -20,7 +20,8 @@ import { Mutex } from 'async-mutex';
 import { WebWorkerMLCEngine, prebuiltAppConfig, type AppConfig, type ChatCompletionChunk, type ChatCompletionRequestStreaming } from '@mlc-ai/web-llm';
 import type { GpuInfo } from '../../messaging/protocol';
 import { probeGpu } from '../../platform/gpu';
-import { EngineError, type ChatEngine, type ChatRequest, type ChatResult, type LoadOptions, type TokenCounter, type TokenUsage } from '../types';
+import { EngineError, type ChatEngine, type ChatRequest, type ChatResult, type LoadOptions, type TokenCounter } from '../types';
+import { addChunk, finishCompletion, startCompletion } from '../openai-stream';
 import { webllmVariantFor } from './models';
 import { createWebLLMProgressMapper, type WebLLMInitReport } from './progress';
 
@@ -299,35 +300,24 @@ export function createWebLLMEngine(options: WebLLMEngineOptions = {}): WebLLMCha
       }
     };
     signal?.addEventListener('abort', onAbort, { once: true });
-    let content = '';
-    let finish: string | null = null;
-    let usage: TokenUsage | null = null;
+    const streamed = startCompletion();
     try {
       const stream = await guard(c, c.client.chatCompletion(body));
       const iterator = stream[Symbol.asyncIterator]();
       for (;;) {
         const next: IteratorResult<ChatCompletionChunk> = await guard(c, iterator.next());
         if (next.done) break;
-        const chunk = next.value;
-        const choice = chunk.choices?.[0];
-        const delta = choice?.delta?.content;
-        if (delta) {
-          content += delta;
-          onDelta?.(delta);
-        }
-        if (choice?.finish_reason) finish = choice.finish_reason;
-        if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
+        addChunk(streamed, next.value, onDelta);
       }
     } catch (error) {
       if (error instanceof EngineError) throw error;
-      if (signal?.aborted) return { content, finishReason: 'abort', usage };
+      if (signal?.aborted) return finishCompletion(streamed, true);
       const text = errorText(error);
       throw new EngineError('generation', `The GPU model failed while answering: ${text}`, { cause: error });
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
-    const finishReason = signal?.aborted || finish === 'abort' ? 'abort' : finish === 'length' ? 'length' : 'stop';
-    return { content, finishReason, usage };
+    return finishCompletion(streamed, signal?.aborted ?? false);
   }
 
   async function unload(): Promise<void> {

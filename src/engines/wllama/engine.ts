@@ -15,8 +15,9 @@
  *   only (`n_gpu_layers: 0`), so it never competes with WebLLM for the GPU.
  */
 import { Mutex } from 'async-mutex';
+import { addChunk, finishCompletion, startCompletion } from '../openai-stream';
 import { LoggerWithoutDebug, Wllama, WllamaAbortError, WllamaError, type WllamaLogger } from '@wllama/wllama';
-import { EngineError, type ChatEngine, type ChatRequest, type ChatResult, type LoadOptions, type LoadProgress, type TokenCounter, type TokenUsage } from '../types';
+import { EngineError, type ChatEngine, type ChatRequest, type ChatResult, type LoadOptions, type LoadProgress, type TokenCounter } from '../types';
 import { inspectGguf, type GgufInfo } from './gguf';
 import { DEFAULT_WLLAMA_CONTEXT } from './models';
 
@@ -288,9 +289,7 @@ export function createWllamaEngine(options: WllamaEngineOptions): WllamaChatEngi
         : { type: 'json_object' };
     }
 
-    let content = '';
-    let finish: string | null = null;
-    let usage: TokenUsage | null = null;
+    const streamed = startCompletion();
     let stallTimer: ReturnType<typeof setTimeout> | undefined;
     const stalled = () =>
       new Promise<never>((_, reject) => {
@@ -305,21 +304,15 @@ export function createWllamaEngine(options: WllamaEngineOptions): WllamaChatEngi
         clearTimeout(stallTimer);
         if (next.done) break;
         const chunk = next.value;
-        const choice = chunk.choices?.[0];
-        const delta = choice?.delta?.content;
-        if (delta) {
-          content += delta;
-          onDelta?.(delta);
-        }
-        if (choice?.finish_reason) finish = choice.finish_reason;
-        if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
-        else if (chunk.timings?.prompt_n !== undefined && chunk.timings.predicted_n !== undefined) {
-          usage = { promptTokens: chunk.timings.prompt_n, completionTokens: chunk.timings.predicted_n };
+        addChunk(streamed, chunk, onDelta);
+        // llama-server reports prompt/predicted counts in `timings` when `usage` is absent.
+        if (!chunk.usage && chunk.timings?.prompt_n !== undefined && chunk.timings.predicted_n !== undefined) {
+          streamed.usage = { promptTokens: chunk.timings.prompt_n, completionTokens: chunk.timings.predicted_n };
         }
       }
     } catch (error) {
       clearTimeout(stallTimer);
-      if (signal?.aborted) return { content, finishReason: 'abort', usage: null };
+      if (signal?.aborted) return { ...finishCompletion(streamed, true), usage: null };
       if (internal.signal.aborted) throw new EngineError('generation', 'The model was unloaded while answering.', { cause: error });
       if (isFatal(error)) {
         if (instance === w) await release();
@@ -330,8 +323,7 @@ export function createWllamaEngine(options: WllamaEngineOptions): WllamaChatEngi
       signal?.removeEventListener('abort', onAbort);
       if (generationAbort === internal) generationAbort = null;
     }
-    if (signal?.aborted) return { content, finishReason: 'abort', usage };
-    return { content, finishReason: finish === 'length' ? 'length' : 'stop', usage };
+    return finishCompletion(streamed, signal?.aborted ?? false);
   }
 
   return {
