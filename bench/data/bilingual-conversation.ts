@@ -9,6 +9,8 @@
  * tokens). Each exchange records the named entities it mentions (for the scripted entity
  * extractor) and one fact sentence (for the scripted summarizer).
  */
+import { mulberry32 } from './prng';
+export { mulberry32 };
 
 /** One exchange of the generated conversation. */
 export interface GeneratedExchange {
@@ -22,17 +24,6 @@ export interface GeneratedExchange {
   fact: string;
 }
 
-/** mulberry32: a small, well-known 32-bit seeded PRNG (Tommy Ettinger). Returns floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Topic {
   entity: { en: string; zh: string };

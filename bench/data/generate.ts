@@ -25,17 +25,9 @@ import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { EvalDataset } from '../../src/memory/long-term/retrieval/evaluate';
 import { DISTRACTORS_EN, DISTRACTORS_ZH, EVENTS, FACTS, REPLIES_EN, REPLIES_ZH, REPLY_PARTS_EN, REPLY_PARTS_ZH, SLOTS_EN, SLOTS_ZH, TEMPORAL, UPDATES, WHO_EN, WHO_ZH } from './templates';
+import { mulberry32 } from './prng';
+export { mulberry32 };
 
-/** Seeded PRNG (mulberry32, Tommy Ettinger, public domain): floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Lang = 'en' | 'zh';
 const DAY = 86_400_000;

@@ -25,20 +25,11 @@
 import { mkdir, readFile, writeFile, link } from 'node:fs/promises';
 import { join } from 'node:path';
 import onnxProto from 'onnx-proto';
+import { mulberry32 } from '../../bench/data/prng';
+export { mulberry32 };
 
 const { onnx } = onnxProto;
 
-/** Seeded PRNG (mulberry32, public domain by Tommy Ettinger): returns floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** English words in the fixture vocabulary (whole-word WordPiece entries). */
 export const FIXTURE_ENGLISH_WORDS: readonly string[] = (
