@@ -49,13 +49,15 @@ export class JobFailedPermanently extends Error {
 }
 
 /**
- * Counts of jobs by status. `queued` counts jobs runnable now; `scheduled` queued jobs waiting for
- * their time (backoff, delay). `current` is the running job's type and progress (0..1, `null`
+ * Counts of jobs by status. `queued` counts jobs runnable now; `scheduled` queued jobs that have not
+ * failed yet and wait for their time (a delay such as the daily maintenance, or a deferral);
+ * `retrying` queued jobs that failed at least once and wait out their backoff. `current` is the running job's type and progress (0..1, `null`
  * when it reports none), or `null` when nothing runs.
  */
 export interface JobStats {
   queued: number;
   scheduled: number;
+  retrying: number;
   running: number;
   failed: number;
   done: number;
@@ -304,8 +306,11 @@ export function createJobQueue(
     async stats() {
       const all = await db.jobs.toArray();
       const t = now();
-      const s: JobStats = { queued: 0, scheduled: 0, running: 0, failed: 0, done: 0, current: null, recentFailures: [] };
-      for (const j of all) s[j.status === 'queued' && j.runAfter > t ? 'scheduled' : j.status] += 1;
+      const s: JobStats = { queued: 0, scheduled: 0, retrying: 0, running: 0, failed: 0, done: 0, current: null, recentFailures: [] };
+      for (const j of all) {
+        const waiting = j.status === 'queued' && j.runAfter > t;
+        s[waiting ? (j.attempts > 0 ? 'retrying' : 'scheduled') : j.status] += 1;
+      }
       s.recentFailures = all
         .filter((j) => j.status === 'failed')
         .sort((a, b) => b.updatedAt - a.updatedAt)

@@ -254,6 +254,7 @@ export async function copyBuildWithPackagedEmbedder(): Promise<string> {
 export interface JobCounts {
   queued: number;
   scheduled: number;
+  retrying: number;
   running: number;
   failed: number;
   done: number;

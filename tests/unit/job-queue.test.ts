@@ -17,7 +17,7 @@ describe('job queue', () => {
     await q.start();
     await q.drain();
     expect(seen).toEqual([1, 2]);
-    expect(await q.stats()).toEqual({ queued: 0, scheduled: 0, running: 0, failed: 0, done: 2, current: null, recentFailures: [] });
+    expect(await q.stats()).toEqual({ queued: 0, scheduled: 0, retrying: 0, running: 0, failed: 0, done: 2, current: null, recentFailures: [] });
     await q.stop();
   });
 
@@ -36,6 +36,8 @@ describe('job queue', () => {
     expect(calls).toBe(1);
     let job = await db.jobs.get(id);
     expect(job).toMatchObject({ status: 'queued', attempts: 1, lastError: 'nope', runAfter: t + 2_000 });
+    // Waiting out its backoff after one failure: retrying, not merely scheduled.
+    expect(await q.stats()).toMatchObject({ queued: 0, scheduled: 0, retrying: 1, failed: 0 });
     t += 2_000;
     await q.drain();
     job = await db.jobs.get(id);
@@ -48,6 +50,24 @@ describe('job queue', () => {
     expect(backoffMs(1)).toBe(2_000);
     expect(backoffMs(3)).toBe(8_000);
     expect(backoffMs(50)).toBe(600_000);
+    await q.stop();
+  });
+
+  it('counts a delayed job that never failed as scheduled, not as waiting to retry', async () => {
+    open();
+    let t = 5_000_000;
+    const q = createJobQueue(db, { now: () => t });
+    const seen: string[] = [];
+    q.register('later', async () => void seen.push('later'));
+    await q.enqueue('later', {}, { delayMs: 86_400_000 });
+    await q.start();
+    await q.drain();
+    expect(seen).toEqual([]);
+    expect(await q.stats()).toMatchObject({ queued: 0, scheduled: 1, retrying: 0, running: 0, done: 0 });
+    t += 86_400_000;
+    await q.drain();
+    expect(seen).toEqual(['later']);
+    expect(await q.stats()).toMatchObject({ queued: 0, scheduled: 0, retrying: 0, done: 1 });
     await q.stop();
   });
 
