@@ -4,11 +4,16 @@
  * indexes stay in sync.
  */
 import type { MemoryHistoryRecord, MemoryKind, MemoryRecord, RecallDB } from '../db/schema';
+import type { SearchOptions } from '../memory/long-term/store';
+import { normalizeMemoryText } from '../memory/long-term/text';
 import type { MemoryStore, MemoryView, RetrievedMemory, RetrievalQuery } from '../memory/long-term/types';
 import type { MemoryListQuery } from '../messaging/protocol';
 
 /** The store plus its search, as created by `createMemoryStore`. */
-export type SearchableMemoryStore = MemoryStore & { search(query: RetrievalQuery): Promise<RetrievedMemory[]>; rebuildIndexes(): Promise<void> };
+export type SearchableMemoryStore = MemoryStore & {
+  search(query: RetrievalQuery, options?: SearchOptions): Promise<RetrievedMemory[]>;
+  rebuildIndexes(): Promise<void>;
+};
 
 /** Strips the embedding (vectors never leave the core). */
 export function toView(memory: MemoryRecord): MemoryView {
@@ -18,6 +23,15 @@ export function toView(memory: MemoryRecord): MemoryView {
 
 /** See module doc. */
 export interface MemoryAdmin {
+  /**
+   * The memories of a namespace, at most `limit` (default 200). Without `search`: pinned first,
+   * then the most recently updated. With `search`, a filter as the user types: memories whose
+   * words match (the retrieval's BM25 over CJK-aware, lightly stemmed terms; no time filters, so
+   * "in May" or "5月" are words here, not date ranges), best first, then memories that contain
+   * the typed text anywhere (normalized: NFKC, lower case), so a partial word such as "Moch" or
+   * "杭" matches too. Vector similarity is not used: every memory has a nearest neighbour, and a
+   * filter must be able to say "no match".
+   */
   list(query: MemoryListQuery): Promise<MemoryView[]>;
   history(query: { memoryId?: string; limit?: number }): Promise<MemoryHistoryRecord[]>;
   add(input: { namespace?: string; kind: MemoryKind; text: string; pinned?: boolean }): Promise<MemoryView>;
@@ -30,16 +44,19 @@ export function createMemoryAdmin(db: RecallDB, store: SearchableMemoryStore): M
   return {
     async list({ namespace = 'default', search, includeInvalid = false, kinds, limit = 200 }) {
       const wanted = (m: MemoryView) => (includeInvalid || m.current === 1) && (!kinds || kinds.includes(m.kind));
-      if (search?.trim()) {
-        const hits = await store.search({ text: search, namespace, k: limit, includeInvalid });
-        return hits.map((h) => h.memory).filter(wanted);
-      }
       const rows = await db.memories.where('namespace').equals(namespace).toArray();
-      return rows
+      const byRecency = (a: MemoryView, b: MemoryView) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt;
+      if (!search?.trim()) return rows.map(toView).filter(wanted).sort(byRecency).slice(0, limit);
+      const hits = await store.search({ text: search, namespace, k: limit, includeInvalid }, { mode: 'lexical', timeFilters: false });
+      const matched = hits.map((h) => h.memory).filter(wanted);
+      const seen = new Set(matched.map((m) => m.id));
+      const needle = normalizeMemoryText(search);
+      const containing = rows
+        .filter((r) => needle !== '' && !seen.has(r.id) && normalizeMemoryText(r.text).includes(needle))
         .map(toView)
         .filter(wanted)
-        .sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt)
-        .slice(0, limit);
+        .sort(byRecency);
+      return [...matched, ...containing].slice(0, limit);
     },
     async history({ memoryId, limit = 200 }) {
       const rows = memoryId
