@@ -131,6 +131,28 @@ describe.skipIf(!GGUF)('the whole loop in a real browser', () => {
     const memorySection = view.locator('[data-testid="context-section"][data-kind="memories"]');
     expect(await memorySection.textContent()).toContain('篮球');
 
+    // Deleting the first conversation from the drawer keeps what was learned from it. The rows
+    // must fit the drawer (no sideways scrolling to reach the buttons, which then sit under the backdrop).
+    await page.getByTestId('context-close').click();
+    await page.getByTestId('conversations-toggle').click();
+    const item = page.locator(`[data-testid="conversation-item"][data-id="${firstConversation!.id}"]`);
+    await item.waitFor();
+    const fit = await page.locator('#conversation-drawer').evaluate((drawer) => ({
+      scrollWidth: drawer.scrollWidth,
+      clientWidth: drawer.clientWidth,
+      right: drawer.getBoundingClientRect().right,
+      buttonsRight: Math.max(...[...drawer.querySelectorAll('[data-testid="conversation-delete"]')].map((b) => b.getBoundingClientRect().right)),
+    }));
+    expect(fit.scrollWidth).toBe(fit.clientWidth);
+    expect(fit.buttonsRight).toBeLessThanOrEqual(fit.right);
+    await item.getByTestId('conversation-delete').click();
+    await page.getByTestId('conversation-delete-confirm').click();
+    await item.waitFor({ state: 'detached' });
+    const left = await callCore<{ id: string }[]>(page, 'conversations.list');
+    expect(left.map((c) => c.id)).not.toContain(firstConversation!.id);
+    const kept = await callCore<{ text: string }[]>(page, 'memory.list', { search: '篮球' });
+    expect(kept.some((m) => m.text.includes('篮球'))).toBe(true);
+
     expect(browser.console.errors).toEqual([]);
   });
 });
