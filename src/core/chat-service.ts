@@ -126,7 +126,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
             return { userMessage, assistantMessage };
           };
 
-          if (!engine) return fail(new EngineError('not_loaded', 'No language model is loaded. Choose a model in the settings first.'));
+          if (!engine) return fail(new EngineError('not_loaded', 'No language model is loaded. Choose one in the Model tab.'));
 
           if (!loaded.context) return fail(loaded.error);
           const shortTerm: ShortTermContext = loaded.context;

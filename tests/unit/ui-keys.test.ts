@@ -1,6 +1,6 @@
 /** Chat input keys (src/ui/lib/keys.ts): Enter sends, Shift+Enter is a newline, IME Enter never sends. */
 import { describe, expect, it } from 'vitest';
-import { composerKeyAction } from '../../src/ui/lib/keys';
+import { composerKeyAction, sendBlocker } from '../../src/ui/lib/keys';
 
 const key = (over: Partial<Parameters<typeof composerKeyAction>[0]>) => composerKeyAction({ key: 'Enter', shiftKey: false, isComposing: false, ...over });
 
@@ -21,5 +21,25 @@ describe('composerKeyAction', () => {
   });
   it('ignores other keys', () => {
     expect(key({ key: 'a' })).toBe('default');
+  });
+});
+
+describe('sendBlocker', () => {
+  it('blocks a chat message while no chat model is ready', () => {
+    expect(sendBlocker('Hello', 'idle')).toBe('no_model');
+    expect(sendBlocker('你好', 'error')).toBe('no_model');
+    expect(sendBlocker('Hello', 'loading')).toBe('loading');
+  });
+  it('lets memory commands through without a model (they are answered without one)', () => {
+    expect(sendBlocker('Remember that my cat is called Mochi', 'idle')).toBeNull();
+    expect(sendBlocker('记住我住在杭州', 'idle')).toBeNull();
+    expect(sendBlocker('忘记杭州', 'loading')).toBeNull();
+    // A question about memory is not a command: it needs the model.
+    expect(sendBlocker('Do you remember when we met?', 'idle')).toBe('no_model');
+  });
+  it('blocks nothing once the model is ready, or before the state is known', () => {
+    expect(sendBlocker('Hello', 'ready')).toBeNull();
+    expect(sendBlocker('Hello', null)).toBeNull();
+    expect(sendBlocker('   ', 'idle')).toBeNull();
   });
 });

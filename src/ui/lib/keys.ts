@@ -3,6 +3,8 @@
  * Enter while an input-method editor (IME) is composing — how Chinese is typed with pinyin —
  * only confirms the candidate and never sends.
  */
+import { parseMemoryCommand } from '../../memory/long-term/commands';
+import type { EngineState } from '../../messaging/protocol';
 
 /** The parts of a `KeyboardEvent` the decision needs. */
 export interface ComposerKey {
@@ -27,4 +29,17 @@ export function composerKeyAction(event: ComposerKey): 'send' | 'default' {
   if (event.isComposing || event.keyCode === 229) return 'default';
   if (event.shiftKey || event.altKey) return 'default';
   return 'send';
+}
+
+/**
+ * Why the text in the chat input cannot be sent now, or `null` when it can: `'loading'` while
+ * the chat model loads, `'no_model'` when none is loaded (or its load failed). A memory command
+ * ("remember …", "记住…", "forget …", see `parseMemoryCommand`) is answered without the language
+ * model, so it can always be sent. Blank text is not a blocker here (Send is disabled for it
+ * anyway). `chatState` is `null` before the panel knows the engine's state: nothing is blocked then.
+ */
+export function sendBlocker(text: string, chatState: EngineState | null | undefined): 'no_model' | 'loading' | null {
+  if (!chatState || chatState === 'ready' || !text.trim()) return null;
+  if (parseMemoryCommand(text)) return null;
+  return chatState === 'loading' ? 'loading' : 'no_model';
 }

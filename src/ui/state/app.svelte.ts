@@ -19,6 +19,7 @@ import { errorMessage } from '../lib/connect';
 import { engineErrorView, errorCodeOf } from '../lib/engine-errors';
 import { hasGgufExtension, inspectGgufFile } from '../lib/gguf';
 import { resolveUiLanguage } from '../lib/locale';
+import { sendBlocker } from '../lib/keys';
 import {
   applyDelta,
   beginTurn,
@@ -303,11 +304,12 @@ export class AppState {
   /**
    * Sends the text in the input as one chat turn, streaming the reply. Creates the conversation
    * first when the chat is new. On failure the reply shows the error, and the text goes back
-   * into the input unless the core stored it.
+   * into the input unless the core stored it. Without a ready chat model only memory commands
+   * are sent (`sendBlocker`); other text stays in the input.
    */
   async send(): Promise<void> {
     const text = this.draft.trim();
-    if (!text || this.active) return;
+    if (!text || this.active || sendBlocker(text, this.engine?.chat.state) !== null) return;
     this.draft = '';
     let conversation = this.current;
     if (!conversation) {
