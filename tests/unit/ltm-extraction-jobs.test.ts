@@ -43,7 +43,7 @@ interface Harness {
   jobs: JobQueue;
   engine: ScriptedEngine;
   clock: { t: number };
-  exchange(user: string, assistant: string, at: number, conversationId?: string): Promise<ExchangeInput>;
+  exchange(user: string, assistant: string, at: number, conversationId?: string, status?: 'complete' | 'aborted'): Promise<ExchangeInput>;
   setEngine(e: ChatEngine | null): void;
   setEmbedder: (e: ReturnType<typeof createHashedEmbedder> | null) => void;
 }
@@ -66,7 +66,7 @@ async function setup(options: { start?: boolean } = {}): Promise<Harness> {
   registerExtractionJobs(jobs, { db, store, engine: () => current, embedder: () => embedder, now: () => clock.t });
   const ltm = createLongTermMemory({ store, jobs, db, now: () => clock.t });
   let seq = 0;
-  const exchange = async (user: string, assistant: string, at: number, conversationId = 'c1') => {
+  const exchange = async (user: string, assistant: string, at: number, conversationId = 'c1', status: 'complete' | 'aborted' = 'complete') => {
     if (!(await db.conversations.get(conversationId))) {
       await db.conversations.add({ id: conversationId, title: '', namespace: 'default', strategy: { kind: 'full-buffer' }, createdAt: at, updatedAt: at });
     }
@@ -74,7 +74,7 @@ async function setup(options: { start?: boolean } = {}): Promise<Harness> {
     const a = `a${seq}`;
     await db.messages.bulkAdd([
       { id: u, conversationId, seq: seq * 2, role: 'user', content: user, createdAt: at, status: 'complete' },
-      { id: a, conversationId, seq: seq * 2 + 1, role: 'assistant', content: assistant, createdAt: at + 1000, status: 'complete' },
+      { id: a, conversationId, seq: seq * 2 + 1, role: 'assistant', content: assistant, createdAt: at + 1000, status },
     ]);
     seq += 1;
     const input = { conversationId, namespace: 'default', userMessageId: u, assistantMessageId: a };
@@ -111,6 +111,21 @@ describe('ltm.extract', () => {
     expect(ana).toMatchObject({ sourceConversationId: 'c1', sourceMessageIds: [first.userMessageId], createdAt: T1, topic: 'family' });
     expect(await readExtractionStats(db)).toMatchObject({ succeeded: 2, failed: 0, itemsExtracted: 4 });
     expect((await db.jobs.toArray()).every((j) => j.status === 'done')).toBe(true);
+  });
+
+  it('a reply the user stopped is not learned from: only the user message is remembered and sent to extraction', async () => {
+    const h = await setup();
+    h.engine.push('{"topic": "pets", "facts": [{"kind": "fact", "text": "Has a cat called Mochi"}], "preferences": []}');
+    const fragment = 'Once upon a time Mochi the dragon';
+    await h.exchange('My cat is called Mochi. Tell me a long story.', fragment, T1, 'c1', 'aborted');
+    await h.jobs.drain();
+
+    expect(await texts('episodic')).toEqual(['User: My cat is called Mochi. Tell me a long story.']);
+    expect(await texts('fact')).toEqual(['Has a cat called Mochi']);
+    expect(h.engine.requests).toHaveLength(1);
+    const sent = h.engine.requests[0]!.messages.map((m) => m.content).join('\n');
+    expect(sent).toContain('My cat is called Mochi');
+    expect(sent).not.toContain('dragon');
   });
 
   it('the update scenario: "I moved from Shenzhen to Hangzhou" ranks Hangzhou current and keeps Shenzhen as past', async () => {

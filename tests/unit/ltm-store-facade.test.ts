@@ -172,5 +172,9 @@ describe('long-term memory facade', () => {
     const base = { conversationId: 'c', seq: 0, createdAt: 0, status: 'complete' as const };
     expect(episodicText({ ...base, id: 'u', role: 'user', content: ' Hi there \n' }, { ...base, id: 'a', role: 'assistant', content: '你好！' })).toBe('User: Hi there\nAssistant: 你好！');
     expect(episodicText({ ...base, id: 'u', role: 'user', content: 'Hi' }, undefined)).toBe('User: Hi');
+    // Stopped or failed replies are left out; a reply cut off at the answer limit is complete.
+    expect(episodicText({ ...base, id: 'u', role: 'user', content: 'Hi' }, { ...base, id: 'a', role: 'assistant', content: '"Mom', status: 'aborted' })).toBe('User: Hi');
+    expect(episodicText({ ...base, id: 'u', role: 'user', content: 'Hi' }, { ...base, id: 'a', role: 'assistant', content: 'x', status: 'error' })).toBe('User: Hi');
+    expect(episodicText({ ...base, id: 'u', role: 'user', content: 'Hi' }, { ...base, id: 'a', role: 'assistant', content: 'Hello', truncated: true })).toBe('User: Hi\nAssistant: Hello');
   });
 });

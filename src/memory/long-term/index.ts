@@ -13,6 +13,7 @@ import type { MessageRecord, RecallDB } from '../../db/schema';
 import type { JobQueue } from '../../jobs/queue';
 import { runMemoryCommand } from './commands';
 import { EXTRACT_JOB, EXTRACT_JOB_OPTIONS } from './jobs';
+import { rememberedReply } from './text';
 import { recordAccess } from './store';
 import type { ExchangeInput, LongTermMemory, MemoryStore, RetrievalQuery, RetrievedMemory } from './types';
 
@@ -80,11 +81,12 @@ function checkExchange(input: ExchangeInput): void {
  * Text of an episodic memory: `User: …\nAssistant: …` (English role labels: they are stop words
  * for the lexical index and the prompt assembler shows memories to the model, not to the user;
  * the messages themselves are kept verbatim, never translated). The assistant part is left out
- * when the reply is missing, failed or empty.
+ * when the reply is missing, failed, stopped by the user or empty (`rememberedReply`).
  */
 export function episodicText(user: MessageRecord, assistant: MessageRecord | undefined): string {
   const parts = [`User: ${user.content.trim()}`];
-  if (assistant && assistant.status !== 'error' && assistant.content.trim()) parts.push(`Assistant: ${assistant.content.trim()}`);
+  const reply = rememberedReply(assistant);
+  if (reply) parts.push(`Assistant: ${reply}`);
   return parts.join('\n');
 }
 

@@ -25,6 +25,7 @@ import { consolidate, type ConsolidationOptions } from './consolidation';
 import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions } from './extraction';
 import { runMaintenance, type MaintenanceReport } from './maintenance';
 import type { LongTermStore } from './store';
+import { rememberedReply } from './text';
 
 /** Job types registered here. */
 export const EXTRACT_JOB = 'ltm.extract';
@@ -157,7 +158,7 @@ export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps):
     try {
       extraction = await extractMemories(
         engine,
-        { userText: user.content, assistantText: assistant?.content ?? '', messageTime: user.createdAt },
+        { userText: user.content, assistantText: rememberedReply(assistant), messageTime: user.createdAt },
         { ...deps.extraction, signal },
       );
     } catch (error) {

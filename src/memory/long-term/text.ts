@@ -5,6 +5,7 @@
  * by comparing `memoryHash` values, without the LLM, like Mem0's hash-based dedup). The text a
  * user sees is never changed: normalization only feeds the hash and comparisons.
  */
+import type { MessageRecord } from '../../db/schema';
 
 /** Sentence-final punctuation (ASCII and CJK) ignored at the end of a memory text. */
 const TRAILING_PUNCTUATION = /[\s.!?。！？…~～、,，;；:：]+$/u;
@@ -43,4 +44,14 @@ export function fnv1a64(text: string): string {
 /** Hash stored in `MemoryRecord.hash`: `fnv1a64(normalizeMemoryText(text))`. */
 export function memoryHash(text: string): string {
   return fnv1a64(normalizeMemoryText(text));
+}
+
+/**
+ * The part of an assistant reply that long-term memory may learn from: its trimmed text when the
+ * reply completed (also when cut off at the answer limit), `''` when it was stopped by the user
+ * (`aborted`: a fragment such as `"Mom`), failed (`error`) or is missing. The user's message of
+ * such an exchange is still remembered.
+ */
+export function rememberedReply(assistant: Pick<MessageRecord, 'status' | 'content'> | undefined | null): string {
+  return assistant && assistant.status === 'complete' ? assistant.content.trim() : '';
 }
