@@ -35,8 +35,9 @@ describe('promptNoticeViews', () => {
         params: { count: 6 },
         detail: 'The summary dropped every user fact.',
         detailLabel: 'context.notice.rejectedBecause',
+        note: null,
       },
-      { code: 'keyword_memory_only', key: 'context.notice.keyword_memory_only', params: {}, detail: null, detailLabel: null },
+      { code: 'keyword_memory_only', key: 'context.notice.keyword_memory_only', params: {}, detail: null, detailLabel: null, note: null },
     ]);
     await changeUiLanguage('en');
     expect(translate(views[0]!.key, views[0]!.params)).toMatch(/^6 messages are due to be folded into the summary/);
@@ -45,6 +46,23 @@ describe('promptNoticeViews', () => {
     expect(translate(views[0]!.key, views[0]!.params)).toMatch(/^有 6 条消息本应并入摘要/);
     expect(translate(views[1]!.key)).toBe('当时没有加载嵌入模型，长期记忆只按关键词检索。');
     await changeUiLanguage('en');
+  });
+
+  it('words it for the strategy and counts the pending messages the context window left out', async () => {
+    const notices: PromptNotice[] = [{ code: 'summary_pending', messages: 8, lastError: null }];
+    const section = (dropped: number) => ({ kind: 'recent' as const, text: '', tokens: 0, items: 4, dropped });
+    // Running summary: 8 messages not summarized yet, the 4 oldest did not fit (the section says "4 left out").
+    const summary = promptNoticeViews(notices, { strategy: { kind: 'summary' }, sections: [section(4)] })[0]!;
+    expect(summary).toMatchObject({ key: 'context.notice.summary_behind', params: { count: 8 }, note: { key: 'context.notice.pendingLeftOut', params: { count: 4 } } });
+    await changeUiLanguage('en');
+    expect(translate(summary.key, summary.params)).toMatch(/^8 messages are not in the summary yet .* sent word for word for now\.$/);
+    expect(translate(summary.note!.key, summary.note!.params)).toBe("4 of them did not fit the model's context window and were left out of this prompt.");
+    // Summary + buffer: the section dropped more than were pending (older, already summarized turns don't count).
+    const buffer = promptNoticeViews([{ code: 'summary_pending', messages: 3, lastError: null }], { strategy: { kind: 'summary-buffer', maxTokens: 500 }, sections: [section(5)] })[0]!;
+    expect(buffer).toMatchObject({ key: 'context.notice.summary_pending', params: { count: 3 }, note: { params: { count: 3 } } });
+    // Nothing dropped: no note.
+    expect(promptNoticeViews(notices, { strategy: { kind: 'summary' }, sections: [section(0)] })[0]!.note).toBeNull();
+    for (const key of ['context.notice.summary_behind_other', 'context.notice.pendingLeftOut_other']) expect(inBothLocales(key), key).toBe(true);
   });
 
   it('has no detail when the summarizer was simply not run yet', () => {
