@@ -1,6 +1,6 @@
 /** Side panel formatters (src/ui/lib/format.ts): expected strings worked out by hand. */
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatCount, formatRelativeTime, formatTokens, isLongText, progressView, toPercent } from '../../src/ui/lib/format';
+import { formatBytes, formatCount, formatRelativeTime, formatTokens, isLongText, progressView, sentenceGap, toPercent } from '../../src/ui/lib/format';
 
 describe('formatBytes (decimal SI units)', () => {
   it('picks the unit and one decimal below 10', () => {
@@ -81,5 +81,13 @@ describe('formatRelativeTime', () => {
   });
   it('falls back to a date after a week', () => {
     expect(formatRelativeTime(Date.UTC(2025, 0, 15, 12), now, 'en')).toBe('Jan 15, 2025');
+  });
+});
+
+describe('sentenceGap', () => {
+  it('is a space between English sentences and nothing after a Chinese full stop', () => {
+    expect(sentenceGap('en')).toBe(' ');
+    expect(sentenceGap('zh-CN')).toBe('');
+    expect('回答达到长度上限，已被截断。' + sentenceGap('zh-CN') + '可在“设置”中调高').toBe('回答达到长度上限，已被截断。可在“设置”中调高');
   });
 });

@@ -145,7 +145,7 @@ describe('importReportView', () => {
 
   it('says "empty" for a file without records', () => {
     expect(importReportView({ added: 0, updated: 0, skipped: 0, errors: [] })).toEqual({
-      title: 'memory.importReport.titleNothingNew',
+      title: 'memory.importReport.titleEmpty',
       lines: [{ key: 'memory.importReport.empty', count: 0 }],
       errors: [],
     });

@@ -114,3 +114,12 @@ export function formatScore(score: number, locale: string): string {
 export function isLongText(text: string, maxChars: number, maxLines: number): boolean {
   return text.length > maxChars || text.split('\n').length > maxLines;
 }
+
+/**
+ * What separates two sentences placed side by side (a reason and what it means, a note and its
+ * link): a space in English, nothing in Chinese, whose full stop 。 already closes the sentence.
+ * @param locale a BCP 47 tag such as `en` or `zh-CN`.
+ */
+export function sentenceGap(locale: string): string {
+  return /^(zh|ja)\b/i.test(locale) ? '' : ' ';
+}

@@ -26,8 +26,8 @@ export interface ImportReportView {
 /**
  * Builds the report view. Zero counts are left out. The title says whether the import changed
  * anything: `title` (something added or updated), `titleNothingNew` (every record was already up
- * to date: the file had been imported before), `titleWithErrors` (some records were rejected).
- * A file without any record gives the single line `empty`.
+ * to date: the file had been imported before), `titleWithErrors` (some records were rejected),
+ * `titleEmpty` with the single line `empty` (a file without any record).
  */
 export function importReportView(report: ImportReport): ImportReportView {
   const lines: ImportReportLine[] = [];
@@ -36,8 +36,10 @@ export function importReportView(report: ImportReport): ImportReportView {
   if (report.skipped > 0) lines.push({ key: 'memory.importReport.upToDate', count: report.skipped });
   if (report.errors.length > 0) lines.push({ key: 'memory.importReport.rejected', count: report.errors.length });
   if (lines.length === 0) lines.push({ key: 'memory.importReport.empty', count: 0 });
-  const title: TranslationKey =
-    report.errors.length > 0
+  const empty = lines[0]?.key === 'memory.importReport.empty';
+  const title: TranslationKey = empty
+    ? 'memory.importReport.titleEmpty'
+    : report.errors.length > 0
       ? 'memory.importReport.titleWithErrors'
       : report.added + report.updated > 0
         ? 'memory.importReport.title'

@@ -20,6 +20,7 @@ import { engineErrorView, errorCodeOf } from '../lib/engine-errors';
 import { hasGgufExtension, inspectGgufFile } from '../lib/gguf';
 import { resolveUiLanguage } from '../lib/locale';
 import { sendBlocker } from '../lib/keys';
+import { readUiPref, writeUiPref } from '../lib/ui-prefs';
 import {
   applyDelta,
   beginTurn,
@@ -101,11 +102,19 @@ export class AppState {
   engineBusy = $state(false);
   /** An `engine.reloadEmbedder` request is in flight. */
   embedderBusy = $state(false);
+  #embedderBannerDismissed = $state<string | null>(readUiPref('recall.ui.v1.embedderBannerDismissed'));
   /**
    * The embedder error the user dismissed from the chat banner (its message), so the banner stays
-   * away until a different failure happens. The Model tab always shows the error.
+   * away until a different failure happens, also when the panel is opened again (kept in the
+   * panel's `localStorage`). The Model tab always shows the error.
    */
-  embedderBannerDismissed = $state<string | null>(null);
+  get embedderBannerDismissed(): string | null {
+    return this.#embedderBannerDismissed;
+  }
+  set embedderBannerDismissed(message: string | null) {
+    this.#embedderBannerDismissed = message;
+    writeUiPref('recall.ui.v1.embedderBannerDismissed', message);
+  }
   /** Strategy picked for a new chat before it exists. */
   pendingStrategy = $state<StrategyConfig | null>(null);
 
