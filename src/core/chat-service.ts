@@ -138,9 +138,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
           } catch (error) {
             return fail(error);
           }
-          // A memory whose source turns are already verbatim in the recent buffer adds nothing.
-          const recentIds = new Set(shortTerm.recent.map((m) => m.id));
-          memories = memories.filter((r) => r.memory.sourceMessageIds.length === 0 || !r.memory.sourceMessageIds.every((id) => recentIds.has(id)));
+          // Memories whose source turns are sent verbatim anyway are left out by `assemblePrompt`.
 
           const counter = deps.engines.tokenCounter();
           const titles = new Map((await deps.db.conversations.toArray()).map((c) => [c.id, c.title]));

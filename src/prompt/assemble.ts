@@ -85,17 +85,44 @@ function wrap(tag: string, intro: string, body: string): string {
 }
 
 const INTROS = {
-  memories: 'Things you remember about the user from earlier conversations (dates are when they were said):',
+  memories: 'Things you remember about the user, from earlier conversations or earlier in this one (dates are when they were said):',
   summary: 'Summary of the earlier part of this conversation:',
   entities: 'Notes on people, places and things mentioned:',
   retrieved: 'Related exchanges from past conversations:',
 } as const;
 
+/** `true` when every source turn of the memory is among `sent` (a memory with no source turns never is). */
+function coveredBy(r: RetrievedMemory, sent: ReadonlySet<string>): boolean {
+  return r.memory.sourceMessageIds.length > 0 && r.memory.sourceMessageIds.every((id) => sent.has(id));
+}
+
+/** Most assembly passes `assemblePrompt` makes while settling which memories the recent turns already cover. */
+const MAX_PASSES = 4;
+
 /**
  * Builds the prompt. Pure: no I/O.
+ *
+ * A memory whose source turns all go into the prompt verbatim as recent turns adds nothing and is
+ * left out — but only when those turns are really sent: which recent turns fit depends on how
+ * much the memories take, so the prompt is assembled again with the memories of the turns that
+ * did not fit put back, until the sent turns stop changing (at most `MAX_PASSES` assemblies; each
+ * pass can only put memories back, so the sent turns only shrink). This way a fact is never in
+ * neither place because the context window dropped its turn.
  * @throws PromptTooLongError when the instruction plus the user message exceed the available budget.
  */
 export function assemblePrompt(input: AssembleInput): AssembledPrompt {
+  let sent: ReadonlySet<string> = new Set(input.shortTerm.recent.map((m) => m.id));
+  for (let pass = 1; ; pass++) {
+    const covered = sent;
+    const { prompt, sentRecentIds } = assembleOnce({ ...input, memories: input.memories.filter((r) => !coveredBy(r, covered)) });
+    const same = sentRecentIds.size === sent.size && [...sentRecentIds].every((id) => sent.has(id));
+    if (same || pass >= MAX_PASSES) return prompt;
+    sent = sentRecentIds;
+  }
+}
+
+/** One assembly with the memories as given; also returns the ids of the recent turns it sent. */
+function assembleOnce(input: AssembleInput): { prompt: AssembledPrompt; sentRecentIds: Set<string> } {
   const { counter } = input;
   const overhead = counter.perMessageOverhead;
   const available = input.contextWindow - input.reserveForAnswer - counter.replyPrimerTokens;
@@ -206,7 +233,7 @@ export function assemblePrompt(input: AssembleInput): AssembledPrompt {
   // The whole prompt is counted once more as the engine will see it (exact with the model's own
   // tokenizer and chat template); sections are counted piecewise and may differ by a few tokens.
   const promptTokens = countPromptTokens(counter, messages);
-  return {
+  const prompt: AssembledPrompt = {
     messages,
     sections,
     memories: memoryCitations,
@@ -218,6 +245,7 @@ export function assemblePrompt(input: AssembleInput): AssembledPrompt {
       exact: counter.exact,
     },
   };
+  return { prompt, sentRecentIds: new Set(recent.map((m) => m.id)) };
 }
 
 /**

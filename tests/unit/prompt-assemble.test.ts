@@ -67,6 +67,26 @@ describe('assemblePrompt', () => {
     expect(cut.budget.promptTokens).toBe(tokensOf(cut.messages));
   });
 
+  it('leaves out a memory whose turns are sent verbatim, and keeps it when the context window drops those turns', () => {
+    // The memory helper's source turns are u1 + a1.
+    const msg = (id: string, seq: number, role: 'user' | 'assistant', content: string): ContextMessage => ({ id, seq, role, content });
+    const recent = [msg('u1', 0, 'user', 'a'.repeat(400)), msg('a1', 1, 'assistant', 'b'.repeat(400)), msg('u2', 2, 'user', 'c'.repeat(10)), msg('a2', 3, 'assistant', 'd'.repeat(10))];
+    const input = { systemInstruction: 'SYS', memories: [memory('x', 'likes tea')], shortTerm: { ...empty, recent }, userText: 'ok', counter: chars, reserveForAnswer: 50, conversationTitles: new Map() };
+    // Window 2000: every turn fits (404 + 404 + 14 + 14 = 836 ≤ 2000 − 66), so the memory repeats them and is left out.
+    const wide = assemblePrompt({ ...input, contextWindow: 2000 });
+    expect(wide.sections.find((s) => s.kind === 'recent')).toMatchObject({ items: 4, dropped: 0 });
+    expect(wide.memories).toEqual([]);
+    expect(wide.sections.map((s) => s.kind)).not.toContain('memories');
+    // Window 900: free = 900 − 50 − 3 − 7 − 6 = 834. Without the memory, d + c (28) + b (432) fit and a (836) does
+    // not; b then leads and goes too. u1/a1 are not sent, so the memory goes in (its section fits the 208-token share).
+    const narrow = assemblePrompt({ ...input, contextWindow: 900 });
+    expect(narrow.sections.find((s) => s.kind === 'recent')).toMatchObject({ items: 2, dropped: 2 });
+    expect(narrow.messages.map((m) => m.content).slice(1)).toEqual(['c'.repeat(10), 'd'.repeat(10), 'ok']);
+    expect(narrow.memories.map((m) => m.memoryId)).toEqual(['x']);
+    expect(narrow.messages[0]!.content).toContain('- [2026-11-01] likes tea');
+    expect(narrow.budget.promptTokens).toBe(tokensOf(narrow.messages));
+  });
+
   it('throws a clear error when the message alone does not fit', () => {
     const input = { systemInstruction: 'SYS', memories: [], shortTerm: empty, counter: chars, contextWindow: 100, reserveForAnswer: 50, conversationTitles: new Map() };
     // available = 47; 7 + (40 + 4) = 51 > 47.
