@@ -16,7 +16,7 @@ import { EngineError, type ChatEngine } from '../engines/types';
 import type { JobQueue } from '../jobs/queue';
 import type { LongTermMemory, RetrievedMemory } from '../memory/long-term/types';
 import type { ContextStrategy, ShortTermContext, StrategyConfig } from '../memory/short-term/types';
-import type { ChatTurnResult } from '../messaging/protocol';
+import type { ChatTurnResult, LiveTurn } from '../messaging/protocol';
 import { assemblePrompt, defaultSystemInstruction } from '../prompt/assemble';
 import type { PromptTrace } from '../prompt/types';
 import type { ConversationStore } from './conversations';
@@ -43,7 +43,14 @@ export interface ChatService {
   send(input: { conversationId: string; text: string; requestId: string }): Promise<ChatTurnResult>;
   /** Stops a running turn; the partial reply is kept with `status: 'aborted'`. No-op when unknown. */
   stop(requestId: string): void;
+  /**
+   * The reply streaming now in a conversation, with its text so far, or `null` (none, or it has
+   * not produced a token yet). A panel opened mid-reply shows it from here, then follows
+   * `event.chatDelta`.
+   */
+  live(conversationId: string): LiveTurn | null;
 }
+
 
 /** Longest user message accepted, in characters. */
 export const MAX_MESSAGE_CHARS = 32_000;
@@ -52,6 +59,7 @@ export const MAX_MESSAGE_CHARS = 32_000;
 export function createChatService(deps: ChatServiceDeps): ChatService {
   const now = deps.now ?? Date.now;
   const running = new Map<string, AbortController>();
+  const live = new Map<string, LiveTurn>();
   // One turn at a time: a local model generates one reply at a time (two open panels queue up).
   const turns = new Mutex();
 
@@ -165,12 +173,15 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
               { messages: prompt.messages, maxTokens: reserve, temperature: 0.7, signal: controller.signal },
               (delta) => {
                 reply += delta;
+                live.set(requestId, { requestId, conversationId, messageId: assistantId, content: reply });
                 deps.onDelta({ requestId, conversationId, messageId: assistantId, delta });
               },
             );
           } catch (error) {
             if (!reply) return fail(error);
             result = { content: reply, finishReason: 'abort' as const, usage: null };
+          } finally {
+            live.delete(requestId);
           }
           const status: MessageRecord['status'] = result.finishReason === 'abort' ? 'aborted' : 'complete';
           const assistantMessage = await deps.conversations.append({
@@ -216,6 +227,11 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 
     stop(requestId) {
       running.get(requestId)?.abort();
+    },
+
+    live(conversationId) {
+      for (const turn of live.values()) if (turn.conversationId === conversationId) return { ...turn };
+      return null;
     },
   };
 }

@@ -103,3 +103,42 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
   };
   return store;
 }
+
+/**
+ * The same store, calling `onChange(conversationId)` after every change it makes: create,
+ * update (rename, strategy), delete, append (each stored message). The core broadcasts these as
+ * `event.conversations`, so every open panel — one reopened while a reply was streaming, or a
+ * second window's — refreshes its list and the conversation it shows. A throwing listener does
+ * not undo or fail the change.
+ */
+export function withChangeEvents(store: ConversationStore, onChange: (conversationId: string) => void): ConversationStore {
+  const tell = (id: string) => {
+    try {
+      onChange(id);
+    } catch (error) {
+      console.warn('[conversations] change listener failed:', error);
+    }
+  };
+  return {
+    ...store,
+    async create(input) {
+      const record = await store.create(input);
+      tell(record.id);
+      return record;
+    },
+    async update(id, patch) {
+      const record = await store.update(id, patch);
+      tell(id);
+      return record;
+    },
+    async delete(id) {
+      await store.delete(id);
+      tell(id);
+    },
+    async append(message) {
+      const record = await store.append(message);
+      tell(record.conversationId);
+      return record;
+    },
+  };
+}

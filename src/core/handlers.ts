@@ -63,6 +63,7 @@ export function registerCoreHandlers(core: Promise<Core>, startedAt: number): ()
 
   handle('chat.send', (c, data) => c.chat.send(data));
   handle('chat.stop', (c, { requestId }) => c.chat.stop(requestId));
+  handle('chat.live', (c, { conversationId }) => c.chat.live(conversationId));
   handle('trace.get', async (c, { messageId }) => (await c.db.promptTraces.get(messageId))?.trace ?? null);
 
   handle('memory.list', (c, query) => c.memoryAdmin.list(query ?? {}));

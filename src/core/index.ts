@@ -17,7 +17,7 @@ import { createStrategy, registerShortTermJobs, type StrategyDeps } from '../mem
 import type { RetrievedExchange, StrategyConfig } from '../memory/short-term/types';
 import type { ImportReport, Settings } from '../messaging/protocol';
 import { createChatService, type ChatService } from './chat-service';
-import { createConversationStore, type ConversationStore } from './conversations';
+import { createConversationStore, withChangeEvents, type ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import { createMemoryAdmin, type MemoryAdmin, type SearchableMemoryStore } from './memory-admin';
 import { createSettingsStore, type SettingsStore } from './settings';
@@ -32,6 +32,8 @@ export interface CoreDeps {
   events: {
     chatDelta: (event: { requestId: string; conversationId: string; messageId: string; delta: string }) => void;
     jobs: (stats: Awaited<ReturnType<JobQueue['stats']>>) => void;
+    /** A conversation changed (id), or many did (`null`: import, erase). Optional. */
+    conversations?: (event: { conversationId: string | null }) => void;
   };
   /** Deletes a model file from OPFS (the platform's file store). */
   deleteModelFile?: (fileName: string) => Promise<void>;
@@ -64,7 +66,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   const { db, engines } = deps;
   const now = deps.now ?? Date.now;
   const settings = createSettingsStore(db);
-  const conversations = createConversationStore(db, now);
+  const conversationsChanged = (conversationId: string | null) => deps.events.conversations?.({ conversationId });
+  const conversations = withChangeEvents(createConversationStore(db, now), conversationsChanged);
   const jobs = createJobQueue(db, { now, onError: (error, job) => console.warn(`[jobs] ${job.type} failed:`, error) });
   let statsTimer: ReturnType<typeof setTimeout> | null = null;
   const stopJobEvents = jobs.onChange(() => {
@@ -143,6 +146,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       if (report.needsEmbedding > 0) {
         await jobs.enqueue(REEMBED_JOB, { modelId: engines.status().embedder.modelId }, { dedupeKey: REEMBED_JOB });
       }
+      conversationsChanged(null);
       return report;
     },
     async eraseAll() {
@@ -153,6 +157,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       });
       await store.rebuildIndexes();
       await jobs.start();
+      conversationsChanged(null);
     },
     async deleteLocalModel(fileName) {
       await deps.deleteModelFile?.(fileName);

@@ -34,6 +34,7 @@ export function startCoreInOffscreen(): void {
       events: {
         chatDelta: (event) => emitEvent('event.chatDelta', event),
         jobs: (stats) => emitEvent('event.jobs', stats),
+        conversations: (event) => emitEvent('event.conversations', event),
       },
       deleteModelFile,
     });

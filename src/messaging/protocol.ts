@@ -97,6 +97,15 @@ export interface ConversationSummary {
   messageCount: number;
 }
 
+/** A reply being generated: its request, conversation, future message id and text so far. */
+export interface LiveTurn {
+  requestId: string;
+  conversationId: string;
+  /** Id the assistant message will be stored under. */
+  messageId: string;
+  content: string;
+}
+
 /** Result of one chat turn. */
 export interface ChatTurnResult {
   userMessage: MessageRecord;
@@ -175,6 +184,7 @@ export interface ProtocolMap {
   /** Runs one turn; text streams via `event.chatDelta`. Resolves when the reply is stored. */
   'chat.send'(data: { conversationId: string; text: string; requestId: string }): ChatTurnResult;
   'chat.stop'(data: { requestId: string }): void;
+  'chat.live'(data: { conversationId: string }): LiveTurn | null;
   /** The prompt trace of an assistant message (context view). */
   'trace.get'(data: { messageId: string }): PromptTrace | null;
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
 import type { EngineManager } from '../../src/core/engine-manager';
-import { createCore, type Core } from '../../src/core/index';
+import { createCore, type Core, type CoreDeps } from '../../src/core/index';
 import { RecallDB } from '../../src/db/schema';
 import { createTransformersEmbedder } from '../../src/engines/transformers';
 import type { ChatEngine, Embedder } from '../../src/engines/types';
@@ -62,14 +62,14 @@ let core: Core | null = null;
 let db: RecallDB;
 const deltas: string[] = [];
 
-async function start(chat: ChatEngine | null, withEmbedder = true): Promise<Core> {
+async function start(chat: ChatEngine | null, withEmbedder = true, events: Partial<CoreDeps['events']> = {}): Promise<Core> {
   db = new RecallDB(`core-${crypto.randomUUID()}`);
   deltas.length = 0;
   core = await createCore({
     db,
     engines: engineManager(chat, withEmbedder),
     loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
-    events: { chatDelta: (e) => void deltas.push(e.delta), jobs: () => undefined },
+    events: { chatDelta: (e) => void deltas.push(e.delta), jobs: () => undefined, ...events },
   });
   return core;
 }
@@ -114,6 +114,35 @@ describe('the core, end to end in Node', () => {
     expect(episodic[0]!.text).toContain('我喜欢打篮球');
     // The scripted model answered the extraction job with a story: nothing but the episodic round was stored.
     expect(memories).toHaveLength(1);
+  });
+
+  it('tells open panels what changed, and serves the reply streaming now to a panel opened mid-reply', async () => {
+    const engine = model(() => 'Once upon a time there was a small dragon who liked tea.');
+    const changed: (string | null)[] = [];
+    const live: (string | null)[] = [];
+    let c: Core | null = null;
+    c = await start(engine, true, {
+      conversations: (e) => void changed.push(e.conversationId),
+      chatDelta: (e) => {
+        deltas.push(e.delta);
+        live.push(c!.chat.live(e.conversationId)?.content ?? null);
+      },
+    });
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    expect(changed).toEqual([conversation.id]);
+    const result = await c.chat.send({ conversationId: conversation.id, text: 'Tell me a story', requestId: 'r1' });
+    // At every streamed piece, `live` held exactly the text streamed so far; afterwards nothing is live.
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(live).toEqual(deltas.map((_, i) => deltas.slice(0, i + 1).join('')));
+    expect(c.chat.live(conversation.id)).toBeNull();
+    expect(result.assistantMessage.content).toBe(live[live.length - 1]);
+    // The user message and the reply were each announced once they were stored.
+    expect(changed).toEqual([conversation.id, conversation.id, conversation.id]);
+    await c.conversations.update(conversation.id, { title: 'Dragons' });
+    await c.conversations.delete(conversation.id);
+    expect(changed.slice(3)).toEqual([conversation.id, conversation.id]);
+    await c.eraseAll();
+    expect(changed[changed.length - 1]).toBeNull();
   });
 
   it('remembers across conversations: the memory of conversation A is cited in conversation B', async () => {

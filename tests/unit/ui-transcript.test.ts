@@ -8,6 +8,7 @@ import {
   commandCard,
   completeTurn,
   failTurn,
+  followTurn,
   fromRecord,
   lastStoredAssistant,
   pendingIds,
@@ -200,5 +201,23 @@ describe('failed replies', () => {
     const failed = fromRecord(record({ id: 'f', seq: 1, role: 'assistant', content: '', status: 'error', error: 'No language model is loaded.', errorCode: 'not_loaded' }));
     expect(failed).toMatchObject({ status: 'error', error: 'No language model is loaded.', errorCode: 'not_loaded' });
     expect(fromRecord(record({ id: 'g', seq: 1, role: 'assistant', content: '', status: 'error', error: 'x' })).errorCode).toBeUndefined();
+  });
+});
+
+describe('followTurn (a reply this panel did not start)', () => {
+  it('shows the text so far after the stored messages, then appends streamed pieces', () => {
+    const stored = [fromRecord(record({ id: 'u1', seq: 0, role: 'user', content: 'Tell me a story' }))];
+    const opened = followTurn(stored, { requestId: 'r9', content: 'Once upon', now: 5 });
+    expect(opened).toEqual([
+      stored[0],
+      { id: pendingIds('r9').assistant, role: 'assistant', content: 'Once upon', status: 'streaming', pending: true, requestId: 'r9', createdAt: 5 },
+    ]);
+    const more = followTurn(opened, { requestId: 'r9', delta: ' a time', now: 6 });
+    expect(more[1]!.content).toBe('Once upon a time');
+    // A fresher snapshot replaces the text (no doubled pieces); other requests' pieces are not mixed in.
+    expect(followTurn(more, { requestId: 'r9', content: 'Once upon a time there', now: 7 })[1]!.content).toBe('Once upon a time there');
+    expect(followTurn(more, { requestId: 'other', delta: 'x', now: 7 })).toHaveLength(3);
+    // A second panel that sees the reply from its first piece.
+    expect(followTurn(stored, { requestId: 'r9', delta: 'Once', now: 5 })[1]).toMatchObject({ content: 'Once', status: 'streaming' });
   });
 });

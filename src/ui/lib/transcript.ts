@@ -114,6 +114,28 @@ export function applyDelta(list: readonly UiMessage[], event: { requestId: strin
 }
 
 /**
+ * Follows a reply this panel did not start (another panel's, or one still running when this
+ * panel was opened): `content` replaces the text shown so far (from `chat.live`), `delta`
+ * appends to it (from `event.chatDelta`). When the list has no streaming reply of `requestId`
+ * yet, one is appended after the stored messages (its user message is stored already).
+ */
+export function followTurn(
+  list: readonly UiMessage[],
+  turn: { requestId: string; now: number } & ({ content: string } | { delta: string }),
+): readonly UiMessage[] {
+  const index = list.findIndex((m) => m.requestId === turn.requestId && m.role === 'assistant' && m.status === 'streaming');
+  if (index < 0) {
+    const content = 'content' in turn ? turn.content : turn.delta;
+    const placeholder: UiMessage = { id: pendingIds(turn.requestId).assistant, role: 'assistant', content, status: 'streaming', pending: true, requestId: turn.requestId, createdAt: turn.now };
+    return [...list, placeholder];
+  }
+  if ('delta' in turn) return applyDelta(list, turn);
+  const copy = list.slice();
+  copy[index] = { ...copy[index]!, content: turn.content };
+  return copy;
+}
+
+/**
  * Replaces the turn's temporary messages with the stored ones. When the turn was a memory
  * command, the stored reply carries it; `result.command` fills in for a core that did not store it.
  */

@@ -26,6 +26,7 @@ import {
   beginTurn,
   completeTurn,
   failTurn,
+  followTurn,
   fromRecord,
   lastStoredAssistant,
   reconcileFailedTurn,
@@ -60,6 +61,8 @@ export interface FileImport {
 interface ActiveTurn {
   requestId: string;
   conversationId: string;
+  /** `true` when this panel follows a reply it did not start (`followTurn`). */
+  followed?: true;
 }
 
 const browserLanguage = (): string | undefined => {
@@ -134,11 +137,21 @@ export class AppState {
       this.jobs = stats;
     });
     subscribe('event.chatDelta', (event) => {
-      this.messages = applyDelta(this.messages, event);
+      if (this.active?.requestId === event.requestId && !this.active.followed) {
+        this.messages = applyDelta(this.messages, event);
+        return;
+      }
+      // A reply another panel started (or one running since before this panel opened) in the open conversation.
+      if (event.conversationId !== this.current?.id || (this.active && this.active.requestId !== event.requestId)) return;
+      this.active ??= { requestId: event.requestId, conversationId: event.conversationId, followed: true };
+      this.messages = followTurn(this.messages, { requestId: event.requestId, delta: event.delta, now: Date.now() });
     });
     subscribe('event.conversations', (event) => {
       void this.refreshConversations();
-      if (event.conversationId && event.conversationId === this.current?.id && !this.active) void this.reloadCurrent();
+      // Stored messages changed in the open conversation (another panel's turn, a followed reply
+      // that finished, an import): show them, unless this panel's own turn is still running.
+      const open = event.conversationId === null || event.conversationId === this.current?.id;
+      if (open && (!this.active || this.active.followed)) void this.reloadCurrent();
     });
     await connect((progress) => {
       // Later reconnects (a request retrying after the core restarted) keep the UI as it is.
@@ -227,10 +240,26 @@ export class AppState {
       this.highlighted = highlight;
       this.drawerOpen = false;
       this.pendingStrategy = null;
+      await this.#followLiveTurn(id);
       await this.refreshTrace();
     } catch (error) {
       this.fail('errors.loadFailed', error);
     }
+  }
+
+  /**
+   * Shows the reply streaming now in conversation `id` when this panel did not start it (opened
+   * mid-reply, or another panel's turn), and follows it until it is stored; stops following a
+   * reply that has been stored meanwhile or belongs to another conversation.
+   */
+  async #followLiveTurn(id: string): Promise<void> {
+    if (this.active?.followed) this.active = null;
+    if (this.active) return; // this panel's own turn
+    const live = await request('chat.live', { conversationId: id }).catch(() => null);
+    if (!live || this.current?.id !== id || this.active) return;
+    if (this.messages.some((m) => m.id === live.messageId)) return; // stored between the two reads
+    this.active = { requestId: live.requestId, conversationId: id, followed: true };
+    this.messages = followTurn(this.messages, { requestId: live.requestId, content: live.content, now: Date.now() });
   }
 
   /** Re-reads the open conversation (title, strategy, messages). */
