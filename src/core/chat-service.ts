@@ -178,7 +178,8 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
               },
             );
           } catch (error) {
-            if (!reply) return fail(error);
+            // Stopped by the user: an aborted reply (maybe empty), not an engine failure.
+            if (!reply && !controller.signal.aborted) return fail(error);
             result = { content: reply, finishReason: 'abort' as const, usage: null };
           } finally {
             live.delete(requestId);
@@ -210,9 +211,11 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
           };
           await deps.db.promptTraces.put({ messageId: assistantId, conversationId, createdAt: now(), trace });
 
-          if (result.content.trim()) {
-            const exchange = { userMessageId: userMessage.id, assistantMessageId: assistantId };
-            await strategy.onExchange(conversationId, exchange);
+          const exchange = { userMessageId: userMessage.id, assistantMessageId: assistantId };
+          if (result.content.trim()) await strategy.onExchange(conversationId, exchange);
+          // What the user said is remembered even when they stopped the reply (before its first
+          // token too); long-term memory leaves the stopped reply itself out (`rememberedReply`).
+          if (result.content.trim() || status === 'aborted') {
             await deps.longTerm.onExchange({ conversationId, namespace: conversation.namespace, ...exchange });
           }
           return { userMessage, assistantMessage };

@@ -183,8 +183,25 @@ describe('the core, end to end in Node', () => {
       return original(...items);
     };
     const result = await stopAfterFirst;
+    deltas.push = original;
     expect(result.assistantMessage.status).toBe('aborted');
     expect(result.assistantMessage.content).toBe('one two ');
+  });
+
+  it('remembers what the user said when they stop the reply before its first token', async () => {
+    let c: Core | null = null;
+    const engine = model(() => {
+      c!.chat.stop('stop-early'); // the reply is stopped before it streams anything
+      return 'never shown';
+    });
+    c = await start(engine);
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    const result = await c.chat.send({ conversationId: conversation.id, text: 'My favourite colour is teal and I play the cello.', requestId: 'stop-early' });
+    expect(result.assistantMessage).toMatchObject({ status: 'aborted', content: '' });
+    expect(deltas.length).toBe(0);
+    await c.jobs.drain();
+    const episodic = (await db.memories.toArray()).filter((m) => m.kind === 'episodic').map((m) => m.text);
+    expect(episodic).toEqual(['User: My favourite colour is teal and I play the cello.']);
   });
 
   it('runs explicit memory commands without the model: remember, then forget', async () => {

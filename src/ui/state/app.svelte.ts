@@ -123,6 +123,7 @@ export class AppState {
 
   #noticeSeq = 0;
   #started = false;
+  #creating = false;
   #importAbort: AbortController | null = null;
 
   /** Connects to the core, subscribes to its events and loads the first screen. Idempotent. */
@@ -267,8 +268,16 @@ export class AppState {
     if (this.current) await this.selectConversation(this.current.id, this.highlighted);
   }
 
-  /** Starts a new conversation (created right away, with the default strategy). */
+  /** Starts a new conversation (created right away, with the default strategy); stays on the open one while it is still empty. */
   async newConversation(): Promise<void> {
+    if (this.#creating) return; // a double click makes one conversation
+    // The open conversation is still empty: it already is a new one (no pile of empty chats).
+    if (this.current && this.messages.length === 0 && !this.active) {
+      this.drawerOpen = false;
+      this.tab = 'chat';
+      return;
+    }
+    this.#creating = true;
     try {
       const created = await request('conversations.create', this.pendingStrategy ? { strategy: $state.snapshot(this.pendingStrategy) } : {});
       this.current = created;
@@ -282,6 +291,8 @@ export class AppState {
       await this.refreshConversations();
     } catch (error) {
       this.fail('errors.createFailed', error);
+    } finally {
+      this.#creating = false;
     }
   }
 
