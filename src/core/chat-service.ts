@@ -17,6 +17,7 @@ import type { JobQueue } from '../jobs/queue';
 import type { LongTermMemory, RetrievedMemory } from '../memory/long-term/types';
 import type { ContextStrategy, ShortTermContext, StrategyConfig } from '../memory/short-term/types';
 import type { ChatTurnResult, LiveTurn } from '../messaging/protocol';
+import { maxAnswerTokensFor } from '../prompt/answer-budget';
 import { assemblePrompt, defaultSystemInstruction } from '../prompt/assemble';
 import type { PromptTrace } from '../prompt/types';
 import type { ConversationStore } from './conversations';
@@ -77,7 +78,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
         deps.jobs.runForeground(async () => {
           const engine: ChatEngine | null = deps.engines.chatEngine();
           const contextWindow = engine?.contextWindow() ?? 4096;
-          const reserve = Math.min(settings.maxAnswerTokens, Math.floor(contextWindow / 2));
+          const reserve = Math.min(settings.maxAnswerTokens, maxAnswerTokensFor(contextWindow));
           // Short-term context is built (awaited) before the new message is stored, so it never
           // contains it; a failure is reported after the message is safely stored.
           const loaded = await strategy.load(conversationId, { userText: content, budgetTokens: contextWindow - reserve }).then(
