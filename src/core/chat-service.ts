@@ -18,7 +18,7 @@ import type { LongTermMemory, RetrievedMemory } from '../memory/long-term/types'
 import type { ContextStrategy, ShortTermContext, StrategyConfig } from '../memory/short-term/types';
 import type { ChatTurnResult, LiveTurn } from '../messaging/protocol';
 import { maxAnswerTokensFor } from '../prompt/answer-budget';
-import { assemblePrompt, defaultSystemInstruction } from '../prompt/assemble';
+import { assemblePrompt, defaultSystemInstruction, shortTermBudget } from '../prompt/assemble';
 import type { PromptTrace } from '../prompt/types';
 import type { ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
@@ -81,7 +81,10 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
           const reserve = Math.min(settings.maxAnswerTokens, maxAnswerTokensFor(contextWindow));
           // Short-term context is built (awaited) before the new message is stored, so it never
           // contains it; a failure is reported after the message is safely stored.
-          const loaded = await strategy.load(conversationId, { userText: content, budgetTokens: contextWindow - reserve }).then(
+          const counter = deps.engines.tokenCounter();
+          const systemInstruction = defaultSystemInstruction(now());
+          const budgetTokens = shortTermBudget({ systemInstruction, userText: content, counter, contextWindow, reserveForAnswer: reserve });
+          const loaded = await strategy.load(conversationId, { userText: content, budgetTokens }).then(
             (context) => ({ context, error: null }),
             (error: unknown) => ({ context: null, error }),
           );
@@ -149,12 +152,11 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
           }
           // Memories whose source turns are sent verbatim anyway are left out by `assemblePrompt`.
 
-          const counter = deps.engines.tokenCounter();
           const titles = new Map((await deps.db.conversations.toArray()).map((c) => [c.id, c.title]));
           let prompt;
           try {
             prompt = assemblePrompt({
-              systemInstruction: defaultSystemInstruction(now()),
+              systemInstruction,
               memories,
               shortTerm,
               userText: content,

@@ -46,6 +46,22 @@ export function fitText(text: string, counter: TokenCounter, maxTokens: number):
   return lo > 0 ? `${chars.slice(0, lo).join('')}…` : '';
 }
 
+/**
+ * Room (tokens) the prompt assembler can give to the short-term sections (summary, entities,
+ * retrieved exchanges, recent turns) of a turn: what is left of the context window after the
+ * answer reserve, the reply primer, the instruction and the user message (each with its
+ * chat-template overhead), minus the long-term memories' share (`SECTION_SHARES.memories`). This
+ * is the `budgetTokens` a context strategy is loaded with, so that a strategy limit larger than
+ * the model can hold (summary + buffer's `maxTokens` on a small window) folds in time instead of
+ * having the assembler drop unsummarized turns. Never negative.
+ */
+export function shortTermBudget(input: Pick<AssembleInput, 'systemInstruction' | 'userText' | 'counter' | 'contextWindow' | 'reserveForAnswer'>): number {
+  const { counter } = input;
+  const fixed = counter.replyPrimerTokens + counter.count(input.systemInstruction) + counter.count(input.userText) + 2 * counter.perMessageOverhead;
+  const free = input.contextWindow - input.reserveForAnswer - fixed;
+  return Math.max(0, Math.floor(free * (1 - SECTION_SHARES.memories)));
+}
+
 /** Thrown when the instruction and the user message alone do not fit the context window. */
 export class PromptTooLongError extends Error {
   constructor(

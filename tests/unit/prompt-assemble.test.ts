@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { TokenCounter } from '../../src/engines/types';
 import type { RetrievedMemory } from '../../src/memory/long-term/types';
 import type { ContextMessage, ShortTermContext } from '../../src/memory/short-term/types';
-import { assemblePrompt, fitText, PromptTooLongError, SECTION_SHARES } from '../../src/prompt/assemble';
+import { assemblePrompt, fitText, PromptTooLongError, SECTION_SHARES, shortTermBudget } from '../../src/prompt/assemble';
 
 const chars: TokenCounter = { id: 'test:chars', exact: true, count: (t) => t.length, perMessageOverhead: 4, replyPrimerTokens: 3 };
 const empty: ShortTermContext = { summary: null, entities: [], retrieved: [], recent: [] };
@@ -85,6 +85,12 @@ describe('assemblePrompt', () => {
     expect(narrow.memories.map((m) => m.memoryId)).toEqual(['x']);
     expect(narrow.messages[0]!.content).toContain('- [2026-11-01] likes tea');
     expect(narrow.budget.promptTokens).toBe(tokensOf(narrow.messages));
+  });
+
+  it('gives strategies the room left after the answer, instruction, message and the memories share', () => {
+    // fixed = primer 3 + 'SYS' 3 + 'ok' 2 + 2 × overhead 4 = 16; free = 1000 − 100 − 16 = 884; × (1 − 0.25) = 663.
+    expect(shortTermBudget({ systemInstruction: 'SYS', userText: 'ok', counter: chars, contextWindow: 1000, reserveForAnswer: 100 })).toBe(663);
+    expect(shortTermBudget({ systemInstruction: 'SYS', userText: 'x'.repeat(2000), counter: chars, contextWindow: 1000, reserveForAnswer: 100 })).toBe(0);
   });
 
   it('throws a clear error when the message alone does not fit', () => {

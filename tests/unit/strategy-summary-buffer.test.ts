@@ -35,6 +35,32 @@ const linesOf = (r: ChatRequest) => r.messages[1]!.content.split('New lines of c
 const previousOf = (r: ChatRequest) => r.messages[1]!.content.split('Previous summary:\n')[1]!.split('\n\nNew lines')[0]!;
 
 describe('summary + buffer boundary', () => {
+  it('folds against the room the prompt has when that is less than maxTokens (a small context window)', async () => {
+    setup();
+    await h.addConversation('c1', { kind: 'summary-buffer', maxTokens: 2000 });
+    const s = createStrategy({ kind: 'summary-buffer', maxTokens: 2000 }, h.deps);
+    await exchanges(1, 2); // 4 messages × 400 = 1600 tokens: within maxTokens 2000
+    const roomy = await s.load('c1', { userText: 'next', budgetTokens: 100_000 });
+    expect(roomy.pending).toBeUndefined();
+    expect(await h.db.jobs.where('type').equals(FOLD_JOB).count()).toBe(0);
+    // The model's window leaves 1000 tokens for short-term context: S 0 + B 1600 > 1000 → the 2 oldest
+    // messages overflow (B → 800), and the fold job gets the lower limit.
+    const tight = await s.load('c1', { userText: 'next', budgetTokens: 1000 });
+    expect(tight.pending).toEqual({ messages: 2, lastError: null });
+    expect(tight.recent).toHaveLength(4); // not dropped before they are summarized
+    const job = await h.db.jobs.where('type').equals(FOLD_JOB).first();
+    expect(job?.payload).toEqual({ conversationId: 'c1', maxTokens: 1000 });
+    // Summary "s1" (100) + 800 = 900 ≤ 1000: one fold of exactly u1, a1.
+    engine.push(summaryJson('s1'));
+    await h.jobs.start();
+    await h.jobs.drain();
+    expect(engine.requests).toHaveLength(1);
+    expect(linesOf(engine.requests[0]!)).toBe('User: u1 alpha beta gamma\nAssistant: a1 delta epsilon zeta');
+    const after = await s.load('c1', { userText: 'next', budgetTokens: 1000 });
+    expect(after.summary).toBe('s1');
+    expect(after.recent.map((m) => m.content)).toEqual(['u2 alpha beta gamma', 'a2 delta epsilon zeta']);
+  });
+
   it('folds exactly the oldest messages that overflow, then the new overflow after the summary grew', async () => {
     setup();
     await h.addConversation('c1', { kind: 'summary-buffer', maxTokens: 2000 });

@@ -55,7 +55,7 @@ describe('promptNoticeViews', () => {
     const summary = promptNoticeViews(notices, { strategy: { kind: 'summary' }, sections: [section(4)] })[0]!;
     expect(summary).toMatchObject({ key: 'context.notice.summary_behind', params: { count: 8 }, note: { key: 'context.notice.pendingLeftOut', params: { count: 4 } } });
     await changeUiLanguage('en');
-    expect(translate(summary.key, summary.params)).toMatch(/^8 messages are not in the summary yet .* sent word for word for now\.$/);
+    expect(translate(summary.key, summary.params)).toMatch(/^8 messages are not in the summary yet .* kept word for word for now\.$/);
     expect(translate(summary.note!.key, summary.note!.params)).toBe("4 of them did not fit the model's context window and were left out of this prompt.");
     // Summary + buffer: the section dropped more than were pending (older, already summarized turns don't count).
     const buffer = promptNoticeViews([{ code: 'summary_pending', messages: 3, lastError: null }], { strategy: { kind: 'summary-buffer', maxTokens: 500 }, sections: [section(5)] })[0]!;

@@ -48,20 +48,28 @@ export async function enqueueFold(deps: StrategyDeps, conversationId: string, ma
   await deps.jobs.enqueue(FOLD_JOB, { conversationId, maxTokens }, { dedupeKey: `${FOLD_JOB}:${conversationId}`, maxAttempts: 4 });
 }
 
-/** Creates the summary-buffer strategy with limit `maxTokens` (summary + buffer). */
+/**
+ * Creates the summary-buffer strategy with limit `maxTokens` (summary + buffer), applied as
+ * `min(maxTokens, budgetTokens)` of the prompt being built (see `shortTermBudget`).
+ */
 export function createSummaryBuffer(deps: StrategyDeps, maxTokens: number): ContextStrategy {
-  const needsFold = async (conversationId: string, userText?: string) => {
+  /** The limit of the last prompt: `maxTokens`, or less when the model's window had less room. */
+  let effectiveLimit = maxTokens;
+  const needsFold = async (conversationId: string, limit: number, userText?: string) => {
     const [state, messages] = await Promise.all([readSummaryState(deps.db, conversationId, 'summary-buffer'), loadContextMessages(deps.db, conversationId, userText)]);
     const buffer = messages.filter((m) => m.seq > state.coveredSeq);
     const counter = deps.tokens();
-    const overflow = overflowCount(counter, counter.count(state.summary), buffer, maxTokens);
+    const overflow = overflowCount(counter, counter.count(state.summary), buffer, limit);
     return { state, buffer, overflow, fold: overflow > 0 };
   };
   return {
     kind: 'summary-buffer',
-    async load(conversationId, { userText }) {
-      const { state, buffer, fold, overflow } = await needsFold(conversationId, userText);
-      if (fold) await enqueueFold(deps, conversationId, maxTokens);
+    async load(conversationId, { userText, budgetTokens }) {
+      // A limit larger than the prompt has room for would let the assembler drop turns that are
+      // not summarized yet: fold against the room there is.
+      effectiveLimit = Math.max(1, Math.min(maxTokens, budgetTokens));
+      const { state, buffer, fold, overflow } = await needsFold(conversationId, effectiveLimit, userText);
+      if (fold) await enqueueFold(deps, conversationId, effectiveLimit);
       // Overflowing messages stay verbatim until the fold succeeds: never dropped before summarized.
       return {
         summary: state.summary || null,
@@ -72,21 +80,24 @@ export function createSummaryBuffer(deps: StrategyDeps, maxTokens: number): Cont
       };
     },
     async onExchange(conversationId) {
-      if ((await needsFold(conversationId)).fold) await enqueueFold(deps, conversationId, maxTokens);
+      if ((await needsFold(conversationId, effectiveLimit)).fold) await enqueueFold(deps, conversationId, effectiveLimit);
     },
   };
 }
 
 /**
  * Job handler: while summary + buffer exceed the limit, folds the overflowing oldest messages
- * (in chunks that fit the summarizer's context window). The limit is the conversation's current
- * `maxTokens` when it still uses summary-buffer, else `maxTokens` from the payload.
+ * (in chunks that fit the summarizer's context window). The limit is `maxTokens` from the payload
+ * (the strategy's limit, capped by the room of the last prompt), or the conversation's current
+ * `maxTokens` when it still uses summary-buffer and that is lower.
  */
 export async function runFoldJob(deps: StrategyDeps, payload: { conversationId: string; maxTokens: number }, signal: AbortSignal): Promise<void> {
   const { conversationId } = payload;
   const conversation = await deps.db.conversations.get(conversationId);
   const current = conversation ? normalizeStrategyConfig(conversation.strategy) : null;
-  const limit = current?.kind === 'summary-buffer' && current.maxTokens !== undefined ? current.maxTokens : payload.maxTokens;
+  // The payload's limit is the conversation's `maxTokens`, or less when the model's window had
+  // less room; a conversation whose limit was lowered since uses the lower one.
+  const limit = current?.kind === 'summary-buffer' && current.maxTokens !== undefined ? Math.min(current.maxTokens, payload.maxTokens) : payload.maxTokens;
   const target = summaryTargetTokens('summary-buffer', limit);
   for (let i = 0; i < MAX_FOLDS_PER_RUN; i++) {
     const state = await readSummaryState(deps.db, conversationId, 'summary-buffer');
