@@ -34,6 +34,8 @@ export interface CoreDeps {
     jobs: (stats: Awaited<ReturnType<JobQueue['stats']>>) => void;
     /** A conversation changed (id), or many did (`null`: import, erase). Optional. */
     conversations?: (event: { conversationId: string | null }) => void;
+    /** The settings changed (every open panel shows the new values). Optional. */
+    settings?: (settings: Settings) => void;
   };
   /** Deletes a model file from OPFS (the platform's file store). */
   deleteModelFile?: (fileName: string) => Promise<void>;
@@ -137,6 +139,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
         void engines.loadEmbedder(after.embeddingModelId); // the job waits until this model is loaded
         await jobs.enqueue(REEMBED_JOB, { modelId: after.embeddingModelId }, { dedupeKey: REEMBED_JOB });
       }
+      deps.events.settings?.(after);
       return after;
     },
     exportAll: () => exportAll(db),

@@ -35,6 +35,7 @@ export function startCoreInOffscreen(): void {
         chatDelta: (event) => emitEvent('event.chatDelta', event),
         jobs: (stats) => emitEvent('event.jobs', stats),
         conversations: (event) => emitEvent('event.conversations', event),
+        settings: (settings) => emitEvent('event.settings', settings),
       },
       deleteModelFile,
     });

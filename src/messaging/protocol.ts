@@ -209,6 +209,7 @@ export interface ProtocolMap {
   'event.engine'(data: EngineStatus): void;
   'event.jobs'(data: JobStats): void;
   'event.conversations'(data: { conversationId: string | null }): void;
+  'event.settings'(data: Settings): void;
 }
 
 /** Typed `sendMessage` / `onMessage` for the protocol above. */

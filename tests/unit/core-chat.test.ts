@@ -145,6 +145,14 @@ describe('the core, end to end in Node', () => {
     expect(changed[changed.length - 1]).toBeNull();
   });
 
+  it('announces saved settings to every open panel', async () => {
+    const announced: number[] = [];
+    const c = await start(model(() => 'ok'), true, { settings: (s) => void announced.push(s.memoryTopK) });
+    const saved = await c.updateSettings({ memoryTopK: 3 });
+    expect(saved.memoryTopK).toBe(3);
+    expect(announced).toEqual([3]);
+  });
+
   it('remembers across conversations: the memory of conversation A is cited in conversation B', async () => {
     const c = await start(model(() => 'OK.'));
     const a = await c.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 } });

@@ -147,6 +147,11 @@ export class AppState {
       this.active ??= { requestId: event.requestId, conversationId: event.conversationId, followed: true };
       this.messages = followTurn(this.messages, { requestId: event.requestId, delta: event.delta, now: Date.now() });
     });
+    subscribe('event.settings', (settings) => {
+      // Saved here or in another window: show the new values and language everywhere.
+      this.settings = settings;
+      void setLanguage(resolveUiLanguage(settings.locale, browserLanguage()));
+    });
     subscribe('event.conversations', (event) => {
       void this.refreshConversations();
       // Stored messages changed in the open conversation (another panel's turn, a followed reply
@@ -233,6 +238,14 @@ export class AppState {
       ]);
       if (!conversation) {
         this.notify('error', t('errors.conversationGone'));
+        if (this.current?.id === id) {
+          // Deleted meanwhile (e.g. from another window): show a new chat instead of a dead one.
+          this.current = null;
+          this.messages = [];
+          this.lastTrace = null;
+          this.highlighted = [];
+          if (this.active?.followed) this.active = null;
+        }
         await this.refreshConversations();
         return;
       }
