@@ -183,12 +183,17 @@ function assembleOnce(input: AssembleInput): { prompt: AssembledPrompt; sentRece
     sections.push({ kind: 'memories', text: '', tokens: 0, items: 0, dropped: input.memories.length });
   }
 
+  // Past exchanges the vector strategy retrieved that are already in the memories section (the
+  // same turns, stored as an episodic memory) would be sent twice: leave them out.
+  const inMemories = new Set(formatted.included.flatMap((r) => r.memory.sourceMessageIds));
+  const retrieved = input.shortTerm.retrieved.filter((r) => r.messageIds.length === 0 || !r.messageIds.every((id) => inMemories.has(id)));
+
   // Optional short-term sections, each under its share. Entity notes and retrieved exchanges are
   // dropped from the end; a summary too long for its share is shortened, never dropped.
   const optional: { kind: PromptSectionKind; tag: string; intro: string; items: string[]; share: number }[] = [
     { kind: 'summary', tag: 'conversation_summary', intro: INTROS.summary, items: input.shortTerm.summary?.trim() ? [input.shortTerm.summary.trim()] : [], share: SECTION_SHARES.summary },
     { kind: 'entities', tag: 'entities', intro: INTROS.entities, items: input.shortTerm.entities.map((e) => `- ${e.name}: ${e.summary}`), share: SECTION_SHARES.entities },
-    { kind: 'retrieved', tag: 'related_past_exchanges', intro: INTROS.retrieved, items: input.shortTerm.retrieved.map((r) => r.text.trim()), share: SECTION_SHARES.retrieved },
+    { kind: 'retrieved', tag: 'related_past_exchanges', intro: INTROS.retrieved, items: retrieved.map((r) => r.text.trim()), share: SECTION_SHARES.retrieved },
   ];
   for (const section of optional) {
     if (section.items.length === 0) continue;

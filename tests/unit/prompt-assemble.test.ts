@@ -93,6 +93,25 @@ describe('assemblePrompt', () => {
     expect(shortTermBudget({ systemInstruction: 'SYS', userText: 'x'.repeat(2000), counter: chars, contextWindow: 1000, reserveForAnswer: 100 })).toBe(0);
   });
 
+  it('does not send a retrieved past exchange again when its turns are already a memory in the prompt', () => {
+    const exchange = (ids: string[], text: string) => ({ text, conversationId: 'c0', messageIds: ids, similarity: 0.8 });
+    const out = assemblePrompt({
+      systemInstruction: 'SYS',
+      memories: [memory('x', 'User: I like tea')], // source turns u1 + a1
+      shortTerm: { ...empty, retrieved: [exchange(['u1', 'a1'], 'User: I like tea'), exchange(['u7', 'a7'], 'User: I have a cat')] },
+      userText: 'q',
+      counter: chars,
+      contextWindow: 4000,
+      reserveForAnswer: 100,
+      conversationTitles: new Map(),
+    });
+    expect(out.memories.map((m) => m.memoryId)).toEqual(['x']);
+    expect(out.sections.find((s) => s.kind === 'retrieved')).toMatchObject({ items: 1, dropped: 0 });
+    const system = out.messages[0]!.content;
+    expect(system.split('I like tea')).toHaveLength(2); // once, in the memories
+    expect(system).toContain('User: I have a cat');
+  });
+
   it('throws a clear error when the message alone does not fit', () => {
     const input = { systemInstruction: 'SYS', memories: [], shortTerm: empty, counter: chars, contextWindow: 100, reserveForAnswer: 50, conversationTitles: new Map() };
     // available = 47; 7 + (40 + 4) = 51 > 47.
