@@ -206,7 +206,8 @@ export async function exportAll(
     messages: messages.sort((a, b) => a.conversationId.localeCompare(b.conversationId) || a.seq - b.seq),
   };
   const d = new Date(exportedAt);
-  return { fileName: `recall-export-${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}.json`, json: JSON.stringify(file) };
+  // Indented: the file is the user's own copy of what the assistant remembers, meant to be readable.
+  return { fileName: `recall-export-${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}.json`, json: JSON.stringify(file, null, 2) };
 }
 
 /**
