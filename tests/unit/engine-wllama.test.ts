@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CHATML_TEMPLATE, createWllamaEngine, inspectGguf, supportsMemory64, WLLAMA_MODELS, type WllamaChunk, type WllamaLike } from '../../src/engines/wllama';
 import { EngineError, type LoadProgress, type TokenCounter } from '../../src/engines/types';
-import { ggufBlob } from '../helpers/fixture-gguf';
+import { buildGguf, ggufBlob } from '../helpers/fixture-gguf';
 
 const STORIES = resolve(__dirname, '../../../shared/fixtures/models/stories260K/stories260K.gguf');
 const HAS_SHARED = existsSync(STORIES);
@@ -30,6 +30,8 @@ class FakeWllama implements WllamaLike {
   requests: Record<string, unknown>[] = [];
   exits = 0;
   loadError: unknown = null;
+  /** What `getLoadedContextInfo` reports instead of the requested `n_ctx` (a broken load reports 0). */
+  loadedCtx: number | null = null;
   /** Chunks of the next reply; `'hang'` waits until aborted; an Error is thrown at that point. */
   script: (WllamaChunk | 'hang' | Error)[] = [chunk('Once'), chunk(' upon'), chunk(' a time'), chunk('', 'stop', { usage: { prompt_tokens: 20, completion_tokens: 3 } })];
   constructor(readonly hub: Map<string, Blob>, readonly cache: Map<string, Blob>, readonly downloads: string[]) {}
@@ -38,7 +40,7 @@ class FakeWllama implements WllamaLike {
     if (this.loadError) throw this.loadError;
   }
   getLoadedContextInfo() {
-    return { n_ctx: this.loads.at(-1)!.params.n_ctx as number };
+    return { n_ctx: this.loadedCtx ?? (this.loads.at(-1)!.params.n_ctx as number) };
   }
   async exit() {
     this.exits += 1;
@@ -126,6 +128,18 @@ describe('GGUF header', () => {
     await expect(inspectGguf(whole.slice(0, 100))).rejects.toMatchObject({ code: 'load', message: /truncated or corrupt/ });
   });
 
+  it('rejects a file cut off after its header, before its last tensor starts', async () => {
+    // Two F32 tensors of 4 × 8 = 128 bytes each, the second at data offset 128: the file ends with them.
+    const bytes = buildGguf({ 'general.architecture': 'llama' }, [{ name: 'a', dims: [4, 8] }, { name: 'b', dims: [4, 8] }]);
+    await expect(inspectGguf(new Blob([bytes]))).resolves.toMatchObject({ architecture: 'llama' });
+    await expect(inspectGguf(new Blob([bytes.slice(0, bytes.length - 128)]))).rejects.toMatchObject({ code: 'load', message: /before the last tensor/ });
+  });
+
+  it.skipIf(!HAS_SHARED)('rejects the first 100 KB of the real stories260K file', async () => {
+    const real = await readFile(STORIES);
+    await expect(inspectGguf(new Blob([real.subarray(0, 102_400)]))).rejects.toMatchObject({ code: 'load', message: /truncated or corrupt/ });
+  });
+
   it.skipIf(!HAS_SHARED)('reads the real stories260K fixture: llama, 2048 context, no chat template', async () => {
     const info = await inspectGguf(new Blob([await readFile(STORIES)]));
     expect(info).toMatchObject({ version: 3, architecture: 'llama', contextLength: 2048, chatTemplate: null });
@@ -181,6 +195,19 @@ describe('loadFromBlob', () => {
     await expect(failing).rejects.toMatchObject({ code: 'load', message: /llama.cpp could not load "bad.gguf": llama_model_load/ });
     expect(t2.wllama.exits).toBe(1);
     expect(t2.engine.isLoaded()).toBe(false);
+  });
+
+  it('refuses a model llama.cpp loads without a usable context (n_ctx 0), and stops the worker', async () => {
+    const t = setup();
+    const loading = t.engine.loadFromBlob('cut.gguf', ggufBlob(), {
+      onProgress: (p) => {
+        if (p.stage === 'init') t.wllama.loadedCtx = 0;
+      },
+    });
+    await expect(loading).rejects.toMatchObject({ code: 'load', message: /"cut.gguf" \(a context of 0 tokens\): the file is probably truncated or corrupt/ });
+    expect(t.wllama.exits).toBe(1);
+    expect(t.engine.isLoaded()).toBe(false);
+    expect(t.engine.contextWindow()).toBeNull();
   });
 
   it('cancels through the signal', async () => {

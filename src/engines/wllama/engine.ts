@@ -206,6 +206,12 @@ export function createWllamaEngine(options: WllamaEngineOptions): WllamaChatEngi
     } catch {
       nCtx = params.n_ctx as number;
     }
+    const loadedCtx = nCtx ?? 0;
+    if (!(loadedCtx > 0)) {
+      // llama.cpp "loaded" it but has no context to run in: the file is unusable.
+      await release();
+      throw new EngineError('load', `llama.cpp could not set up ${label} (a context of ${loadedCtx} tokens): the file is probably truncated or corrupt.`);
+    }
     counter = options.tokenCounterFor ? await options.tokenCounterFor(first).catch(() => null) : null;
     onProgress?.({ stage: 'ready', fraction: 1, text: `${modelId} is ready (${nCtx} tokens of context).` });
   }

@@ -56,6 +56,12 @@ export async function inspectGguf(blob: Blob, label = 'The file'): Promise<GgufI
     if (Number(tensorDataOffset) > blob.size || tensorInfos.length === 0) {
       throw new Error(`header ends at byte ${tensorDataOffset} of a ${blob.size}-byte file, with ${tensorInfos.length} tensors`);
     }
+    // A file cut off after its header (an interrupted copy or download): the last tensor's data
+    // would start past the end. (Its length depends on the quantization; its start does not.)
+    const lastStart = Number(tensorDataOffset) + Math.max(...tensorInfos.map((t) => Number(t.offset)));
+    if (lastStart >= blob.size) {
+      throw new Error(`its tensor data stops at byte ${blob.size}, before the last tensor, which starts at byte ${lastStart}`);
+    }
     const meta = metadata as unknown as Record<string, unknown>;
     const architecture = asString(meta['general.architecture']);
     return {
