@@ -216,6 +216,11 @@ describe('followTurn (a reply this panel did not start)', () => {
     expect(more[1]!.content).toBe('Once upon a time');
     // A fresher snapshot replaces the text (no doubled pieces); other requests' pieces are not mixed in.
     expect(followTurn(more, { requestId: 'r9', content: 'Once upon a time there', now: 7 })[1]!.content).toBe('Once upon a time there');
+    // Reopened mid-reply: pieces came in before the snapshot answered; the snapshot fills in the beginning,
+    // and an older (shorter) one does not cut what is shown.
+    const early = followTurn(stored, { requestId: 'r9', delta: 'dragon', now: 5 });
+    expect(followTurn(early, { requestId: 'r9', content: 'Once there was a dragon', now: 6 })[1]!.content).toBe('Once there was a dragon');
+    expect(followTurn(more, { requestId: 'r9', content: 'Once', now: 7 })[1]!.content).toBe('Once upon a time');
     expect(followTurn(more, { requestId: 'other', delta: 'x', now: 7 })).toHaveLength(3);
     // A second panel that sees the reply from its first piece.
     expect(followTurn(stored, { requestId: 'r9', delta: 'Once', now: 5 })[1]).toMatchObject({ content: 'Once', status: 'streaming' });

@@ -115,9 +115,11 @@ export function applyDelta(list: readonly UiMessage[], event: { requestId: strin
 
 /**
  * Follows a reply this panel did not start (another panel's, or one still running when this
- * panel was opened): `content` replaces the text shown so far (from `chat.live`), `delta`
- * appends to it (from `event.chatDelta`). When the list has no streaming reply of `requestId`
- * yet, one is appended after the stored messages (its user message is stored already).
+ * panel was opened): `content` is the text so far (from `chat.live`) and replaces what is shown
+ * when it is longer (pieces that arrived while it was requested are shown already and only the
+ * beginning was missing; a shorter snapshot is older than what is shown), `delta` appends (from
+ * `event.chatDelta`). When the list has no streaming reply of `requestId` yet, one is appended
+ * after the stored messages (its user message is stored already).
  */
 export function followTurn(
   list: readonly UiMessage[],
@@ -130,6 +132,7 @@ export function followTurn(
     return [...list, placeholder];
   }
   if ('delta' in turn) return applyDelta(list, turn);
+  if (turn.content.length <= list[index]!.content.length) return list;
   const copy = list.slice();
   copy[index] = { ...copy[index]!, content: turn.content };
   return copy;

@@ -270,7 +270,11 @@ export class AppState {
     if (this.active?.followed) this.active = null;
     if (this.active) return; // this panel's own turn
     const live = await request('chat.live', { conversationId: id }).catch(() => null);
-    if (!live || this.current?.id !== id || this.active) return;
+    if (!live || this.current?.id !== id) return;
+    // Pieces of this reply that arrived meanwhile already started following it: the snapshot
+    // fills in the beginning. Any other turn (this panel's own) is left alone.
+    const meanwhile = this.active as ActiveTurn | null; // may have changed during the request
+    if (meanwhile && meanwhile.requestId !== live.requestId) return;
     if (this.messages.some((m) => m.id === live.messageId)) return; // stored between the two reads
     this.active = { requestId: live.requestId, conversationId: id, followed: true };
     this.messages = followTurn(this.messages, { requestId: live.requestId, content: live.content, now: Date.now() });
