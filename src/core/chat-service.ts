@@ -246,8 +246,13 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 export const COMMAND_QUOTE_CHARS = 120;
 
 /** The reply to an explicit memory command, in the language of the command. */
-export function describeCommand(result: { command: 'remember' | 'forget'; affected: { text: string }[] }, commandText: string): string {
+export function describeCommand(result: { command: 'remember' | 'forget'; affected: { text: string }[]; refused?: 'forget_all' }, commandText: string): string {
   const zh = /[\u3400-\u9fff]/.test(commandText);
+  if (result.refused === 'forget_all') {
+    return zh
+      ? '我不会凭一句聊天就清空全部记忆。要删除所有记忆，请打开“记忆”页，点“清除全部…”（会先确认）。这次没有删除任何内容。'
+      : 'I don’t erase all memory from a chat message. To delete everything, open the Memory tab and choose “Erase everything…” (it asks first). Nothing was removed.';
+  }
   const quote = (text: string) => {
     const flat = Array.from(text.replace(/\s+/g, ' ').trim());
     return flat.length > COMMAND_QUOTE_CHARS ? `${flat.slice(0, COMMAND_QUOTE_CHARS - 1).join('')}…` : flat.join('');

@@ -229,6 +229,15 @@ describe('the core, end to end in Node', () => {
     expect(forgot.command!.affected.map((a) => a.id)).toEqual([pinned[0]!.id]);
     expect(await db.memories.get(pinned[0]!.id)).toBeUndefined();
     expect(forgot.assistantMessage.content).toMatch(/^已忘记以下 1 条记忆/);
+
+    // "Forget everything" from a chat line erases nothing, points to Erase everything, and is not learned from.
+    await c.chat.send({ conversationId: conversation.id, text: '记住：我住在杭州', requestId: 'r3' });
+    const all = await c.chat.send({ conversationId: conversation.id, text: 'forget everything', requestId: 'r4' });
+    expect(all.assistantMessage).toMatchObject({ command: { kind: 'forget', affected: [] } });
+    expect(all.assistantMessage.content).toMatch(/Erase everything….*Nothing was removed\.$/);
+    await c.jobs.drain();
+    expect((await db.memories.toArray()).map((m) => m.text)).toEqual(['我住在杭州']);
+    expect(engine.requests).toHaveLength(0);
   });
 
   it('marks command turns and leaves them out of later prompts, so a forgotten fact does not come back', async () => {

@@ -34,6 +34,13 @@ describe('parseMemoryCommand', () => {
     expect(parseMemoryCommand(text)).toEqual({ command, argument });
   });
 
+  it.each(['forget everything', 'Please forget everything you know about me.', 'forget all my memories', '忘记所有', '忘掉一切', '请删除全部记忆', '忘记关于我的所有事情'])(
+    'recognizes %j as a request to forget everything',
+    (text) => {
+      expect(parseMemoryCommand(text)).toEqual({ command: 'forget', argument: '', all: true });
+    },
+  );
+
   it.each([
     'Do you remember when we met?',
     'remember when we went to the beach?',
@@ -45,6 +52,8 @@ describe('parseMemoryCommand', () => {
     '记住了吗？',
     '记住了',
     'I forgot my keys',
+    'forget everything else, focus on Rust',
+    '忘记所有的烦恼吧',
     '我记得你说过',
     'What should I remember about Rust?',
     '',
@@ -156,6 +165,16 @@ describe('runMemoryCommand: forget', () => {
     const before = await db.memoryHistory.count();
     const r = await runMemoryCommand(store, 'forget my passport number', ctx);
     expect(r).toEqual({ command: 'forget', affected: [] });
+    expect(await db.memories.count()).toBe(6);
+    expect(await db.memoryHistory.count()).toBe(before);
+  });
+
+  it('does not erase everything from a chat line: removes nothing and says so', async () => {
+    const { store } = await setup();
+    await seed(store);
+    const before = await db.memoryHistory.count();
+    expect(await runMemoryCommand(store, '忘记所有', ctx)).toEqual({ command: 'forget', affected: [], refused: 'forget_all' });
+    expect(await runMemoryCommand(store, 'Forget everything.', ctx)).toEqual({ command: 'forget', affected: [], refused: 'forget_all' });
     expect(await db.memories.count()).toBe(6);
     expect(await db.memoryHistory.count()).toBe(before);
   });

@@ -29,6 +29,8 @@ export type SearchableStore = MemoryStore & {
 export interface ParsedMemoryCommand {
   command: 'remember' | 'forget';
   argument: string;
+  /** "forget everything" / "忘记所有": a request to erase all memory (`argument` is empty). */
+  all?: true;
 }
 
 /** Where a command was typed. `now` is the message time (ms epoch), default `Date.now()`. */
@@ -65,6 +67,12 @@ const FORGET_ZH = /^\s*(?:请你?|麻烦你?|你)?(?:帮我)?(?:忘记|忘掉|�
 const QUESTION = /[?？]\s*$|[吗呢]\s*[。.!！]?\s*$|怎么|如何|为什么|为啥|是什么|什么时候|哪里|哪儿|几点|是否|能不能|可不可以/u;
 /** "remember me", "forget it", "忘了吧": no content to act on. */
 const VAGUE = /^(?:it|this|that|me|him|her|them|everything|all|吧|它|这个|那个|这件事|那件事|一切|所有)$/iu;
+/** "Forget everything (you know about me)", "forget all my memories". */
+const FORGET_ALL_EN = /^\s*(?:(?:please|pls)[\s,]+)?forget\s+(?:everything|all|all\s+(?:of\s+)?(?:my\s+|your\s+|the\s+)?memories)(?:\s+(?:you\s+know\s+)?about\s+me)?\s*[.!]*\s*$/iu;
+/** "忘记所有", "忘掉一切", "删除全部记忆", "请忘记关于我的所有事情". */
+const FORGET_ALL_ZH = /^\s*(?:请你?|麻烦你?|你)?(?:帮我)?(?:忘记|忘掉|删除|删掉)(?:关于我的)?(?:所有|全部|一切)(?:的)?(?:记忆|内容|事情|东西|事)?[。.!！~～]*\s*$/u;
+/** "Forget everything else, …", "忘记所有的烦恼吧": "everything/all" that is not the whole memory is a turn of phrase. */
+const ALL_LEAD = /^(?:everything|all)\b|^(?:所有|一切|全部)/iu;
 /** "Forget it, let's …" is a turn of phrase, not a command. */
 const IDIOM_EN = /^it\b/iu;
 /** "忘记带钥匙了" narrates ("I forgot the keys"); a command does not end in 了. */
@@ -82,6 +90,7 @@ const REMINISCING_EN = /^\s*(?:do you\s+|you\s+)?remember\s+(?:when|how|the time
 export function parseMemoryCommand(text: string): ParsedMemoryCommand | null {
   const trimmed = text.trim();
   if (!trimmed || REMINISCING_EN.test(trimmed)) return null;
+  if (FORGET_ALL_EN.test(trimmed) || FORGET_ALL_ZH.test(trimmed)) return { command: 'forget', argument: '', all: true };
   for (const [command, re] of [
     ['remember', REMEMBER_EN],
     ['remember', REMEMBER_ZH],
@@ -92,7 +101,7 @@ export function parseMemoryCommand(text: string): ParsedMemoryCommand | null {
     if (!m) continue;
     const argument = m[1]!.trim().replace(/^(?:that|about)\s+/iu, '').replace(/^(?:关于)/u, '').trim();
     if (!argument || QUESTION.test(argument) || VAGUE.test(argument.replace(/[。.!！]+$/u, ''))) return null;
-    if (command === 'forget' && (IDIOM_EN.test(argument) || (re === FORGET_ZH && NARRATION_ZH.test(argument)))) return null;
+    if (command === 'forget' && (IDIOM_EN.test(argument) || ALL_LEAD.test(argument) || (re === FORGET_ZH && NARRATION_ZH.test(argument)))) return null;
     if (contentTerms(argument).length === 0) return null;
     return { command, argument };
   }
@@ -105,6 +114,7 @@ export function parseMemoryCommand(text: string): ParsedMemoryCommand | null {
  *   added twice); source `user`.
  * - forget: removes every matching memory of `context.namespace` with event `FORGET` (history
  *   erased too); `affected` lists what was removed (empty when nothing matched; nothing else changes).
+ * - forget everything: removes nothing and returns `refused: 'forget_all'` (see below).
  * @throws whatever the store throws (the store writes each change in one Dexie transaction).
  */
 export async function runMemoryCommand(
@@ -114,6 +124,9 @@ export async function runMemoryCommand(
 ): Promise<MemoryCommandResult | null> {
   const parsed = parseMemoryCommand(text);
   if (!parsed) return null;
+  // Erasing everything is not done from a chat line (one mistyped sentence would lose it all):
+  // the reply points to Memory → Erase all, which asks first.
+  if (parsed.all) return { command: 'forget', affected: [], refused: 'forget_all' };
   return parsed.command === 'remember' ? remember(store, parsed.argument, context) : forget(store, parsed.argument, context);
 }
 

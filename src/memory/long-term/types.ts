@@ -42,6 +42,8 @@ export interface MemoryCommandResult {
   command: 'remember' | 'forget';
   /** Memories stored (remember) or removed (forget). */
   affected: { id: string; kind: MemoryKind; text: string }[];
+  /** Set when the command was understood but not carried out: "forget everything" is done in Memory → Erase all. */
+  refused?: 'forget_all';
 }
 
 /** What the chat core needs from long-term memory. */
