@@ -41,6 +41,8 @@ export type Tab = 'chat' | 'models' | 'memory' | 'settings';
 export interface Notice {
   id: number;
   kind: 'error' | 'info';
+  /** `engine`: about loading a chat model; such notices go away once a model loads. */
+  topic?: 'engine';
   /** The translated sentence. */
   text: string;
   /** The core's own message (English), shown as a smaller detail line under `text`. */
@@ -198,9 +200,10 @@ export class AppState {
    * @param text translated sentence.
    * @param detail untranslated detail (the core's message), shown smaller under `text`.
    */
-  notify(kind: Notice['kind'], text: string, detail?: string): void {
+  notify(kind: Notice['kind'], text: string, detail?: string, topic?: Notice['topic']): void {
     const notice: Notice = { id: (this.#noticeSeq += 1), kind, text };
     if (detail) notice.detail = detail;
+    if (topic) notice.topic = topic;
     this.notices = [...this.notices, notice];
     if (kind === 'info') setTimeout(() => this.dismiss(notice.id), 6_000);
   }
@@ -467,12 +470,14 @@ export class AppState {
     this.engineBusy = true;
     try {
       this.engine = await run();
+      // Earlier failures to load a model are settled now.
+      this.notices = this.notices.filter((n) => n.topic !== 'engine');
       return true;
     } catch (error) {
       this.engine = await request('engine.status', undefined, { retry: true }).catch(() => this.engine);
       const code = errorCodeOf(error) ?? this.engine?.chat.errorCode ?? null;
       const view = engineErrorView('chat', code, errorMessage(error));
-      this.notify('error', t(view.key), view.detail ?? undefined);
+      this.notify('error', t(view.key), view.detail ?? undefined, 'engine');
       return false;
     } finally {
       this.engineBusy = false;
@@ -519,7 +524,7 @@ export class AppState {
   /**
    * Opens a local .gguf: checks its header, copies it into OPFS (progress in `fileImport`),
    * registers it with the core and loads it in wllama. A file that is not GGUF is rejected
-   * before anything is copied.
+   * before anything is copied; a copy llama.cpp cannot load is removed again.
    */
   async openLocalGguf(file: File): Promise<void> {
     if (this.fileImport) return;
@@ -527,7 +532,7 @@ export class AppState {
     try {
       const check = await inspectGgufFile(file);
       if (!check.ok) {
-        this.notify('error', t(`engine.gguf.${check.reason}`, { name: file.name, version: check.version ?? '?' }));
+        this.notify('error', t(`engine.gguf.${check.reason}`, { name: file.name, version: check.version ?? '?' }), undefined, 'engine');
         return;
       }
       if (!hasGgufExtension(file.name)) this.notify('info', t('engine.gguf.extension', { name: file.name }));
@@ -558,7 +563,12 @@ export class AppState {
       }
       await this.refreshCatalog();
       this.fileImport = { ...this.fileImport, stage: 'loading' };
-      await this.loadWllama({ type: 'opfs', fileName: saved.fileName });
+      if (!(await this.loadWllama({ type: 'opfs', fileName: saved.fileName }))) {
+        // Not kept when llama.cpp cannot use it (a truncated or corrupt file): the copy would only
+        // sit in the list; the original is still on the user's disk.
+        await request('models.deleteLocal', { fileName: saved.fileName }).catch(() => undefined);
+        await this.refreshCatalog();
+      }
     } catch (error) {
       this.fail('errors.copyFailed', error);
     } finally {
