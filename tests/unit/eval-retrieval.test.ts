@@ -69,6 +69,7 @@ describe('evaluation format', () => {
     const badDate = structuredClone(SMALL);
     badDate.conversations[0]!.sessions[0]!.date = 'yesterday';
     expect(() => parseEvalDataset(JSON.stringify(badDate))).toThrow('conversations.0.sessions.0.date: not an ISO 8601 date');
+    expect(() => parseEvalDataset(JSON.stringify({ ...SMALL, questions: [] }))).toThrow('questions: no questions: nothing to evaluate');
     const dupTurn = structuredClone(SMALL);
     dupTurn.conversations[0]!.sessions[1]!.turns[0]!.id = 't1';
     expect(EvalDatasetSchema.safeParse(dupTurn).success).toBe(false);

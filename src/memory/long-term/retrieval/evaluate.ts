@@ -60,7 +60,8 @@ export const EvalDatasetSchema = z
         language: z.string().optional(),
         answer: z.string().optional(),
       }),
-    ),
+    )
+      .min(1, 'no questions: nothing to evaluate'),
   })
   .superRefine((data, ctx) => {
     const turnIds = new Set<string>();
