@@ -7,19 +7,10 @@ import { describe, expect, it, vi } from 'vitest';
 import { VectorIndex, dot, l2normalize } from '../../src/memory/long-term/retrieval/vector';
 import { loadVoy, type VoyClass } from '../../src/memory/long-term/retrieval/voy';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
+import { mulberry32 } from '../../bench/data/prng';
 
-/** mulberry32 (Tommy Ettinger, public domain). */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const randomVectors = (n: number, dim: number, seed: number) => {
-  const r = rng(seed);
+  const r = mulberry32(seed);
   return Array.from({ length: n }, () => l2normalize(Float32Array.from({ length: dim }, () => r() - 0.5)));
 };
 
