@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { JobStats } from '../../src/jobs/queue';
 import { writeBertFixtureModel } from '../helpers/fixture-models';
 
 /** Root of the repository. */
@@ -250,24 +251,14 @@ export async function copyBuildWithPackagedEmbedder(): Promise<string> {
   return dir;
 }
 
-/** Job counts as `jobs.stats` returns them. */
-export interface JobCounts {
-  queued: number;
-  scheduled: number;
-  retrying: number;
-  running: number;
-  failed: number;
-  done: number;
-}
-
 /**
  * Resolves when the core's job queue has nothing runnable or running (jobs scheduled for later —
  * maintenance, retries after backoff — may wait). @throws Error after `timeoutMs`.
  */
-export async function waitForJobsIdle(page: Page, timeoutMs = 120_000): Promise<JobCounts> {
+export async function waitForJobsIdle(page: Page, timeoutMs = 120_000): Promise<JobStats> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const stats = await callCore<JobCounts>(page, 'jobs.stats');
+    const stats = await callCore<JobStats>(page, 'jobs.stats');
     if (stats.running === 0 && stats.queued === 0) return stats;
     if (Date.now() > deadline) throw new Error(`jobs still busy: ${JSON.stringify(stats)}`);
     await page.waitForTimeout(250);
