@@ -121,19 +121,21 @@ const MAX_PASSES = 4;
  * A memory whose source turns all go into the prompt verbatim as recent turns adds nothing and is
  * left out — but only when those turns are really sent: which recent turns fit depends on how
  * much the memories take, so the prompt is assembled again with the memories of the turns that
- * did not fit put back, until the sent turns stop changing (at most `MAX_PASSES` assemblies; each
- * pass can only put memories back, so the sent turns only shrink). This way a fact is never in
- * neither place because the context window dropped its turn.
+ * did not fit put back, until the memories stop changing (at most `MAX_PASSES` assemblies; one
+ * when no memory comes from a dropped turn). This way a fact is never in neither place because
+ * the context window dropped its turn.
  * @throws PromptTooLongError when the instruction plus the user message exceed the available budget.
  */
 export function assemblePrompt(input: AssembleInput): AssembledPrompt {
-  let sent: ReadonlySet<string> = new Set(input.shortTerm.recent.map((m) => m.id));
+  const uncovered = (sent: ReadonlySet<string>) => input.memories.filter((r) => !coveredBy(r, sent));
+  let memories = uncovered(new Set(input.shortTerm.recent.map((m) => m.id)));
   for (let pass = 1; ; pass++) {
-    const covered = sent;
-    const { prompt, sentRecentIds } = assembleOnce({ ...input, memories: input.memories.filter((r) => !coveredBy(r, covered)) });
-    const same = sentRecentIds.size === sent.size && [...sentRecentIds].every((id) => sent.has(id));
-    if (same || pass >= MAX_PASSES) return prompt;
-    sent = sentRecentIds;
+    const { prompt, sentRecentIds } = assembleOnce({ ...input, memories });
+    if (pass >= MAX_PASSES) return prompt;
+    const next = uncovered(sentRecentIds);
+    // Same memories as this pass (the usual case: none came from a dropped turn): nothing to redo.
+    if (next.length === memories.length && next.every((r, i) => r === memories[i])) return prompt;
+    memories = next;
   }
 }
 
