@@ -126,6 +126,9 @@ export class AppState {
   #noticeSeq = 0;
   #started = false;
   #creating = false;
+  /** The conversation-list read in flight, and whether another is due after it (`refreshConversations`). */
+  #listing: Promise<void> | null = null;
+  #listStale = false;
   #importAbort: AbortController | null = null;
 
   /** Connects to the core, subscribes to its events and loads the first screen. Idempotent. */
@@ -220,13 +223,29 @@ export class AppState {
 
   // ── conversations ──────────────────────────────────────────────────────────
 
-  /** Re-reads the conversation list (newest first). Failures become a notice. */
-  async refreshConversations(): Promise<void> {
-    try {
-      this.conversations = await request('conversations.list', undefined, { retry: true });
-    } catch (error) {
-      this.fail('errors.loadFailed', error);
-    }
+  /**
+   * Re-reads the conversation list (newest first). Failures become a notice. Calls that come
+   * while a read is in flight (a turn stores two messages, each announced, and `send` refreshes
+   * too) share one more read after it: a burst costs at most two requests, and every caller
+   * resolves after a read that started after its call.
+   */
+  refreshConversations(): Promise<void> {
+    this.#listStale = true;
+    this.#listing ??= (async () => {
+      try {
+        while (this.#listStale) {
+          this.#listStale = false;
+          try {
+            this.conversations = await request('conversations.list', undefined, { retry: true });
+          } catch (error) {
+            this.fail('errors.loadFailed', error);
+          }
+        }
+      } finally {
+        this.#listing = null;
+      }
+    })();
+    return this.#listing;
   }
 
   /**
