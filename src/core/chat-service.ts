@@ -52,7 +52,6 @@ export interface ChatService {
   live(conversationId: string): LiveTurn | null;
 }
 
-
 /** Longest user message accepted, in characters. */
 export const MAX_MESSAGE_CHARS = 32_000;
 

@@ -4,16 +4,13 @@
  * indexes stay in sync.
  */
 import type { MemoryHistoryRecord, MemoryKind, MemoryRecord, RecallDB } from '../db/schema';
-import type { SearchOptions } from '../memory/long-term/store';
+import type { LongTermStore } from '../memory/long-term/store';
 import { normalizeMemoryText } from '../memory/long-term/text';
-import type { MemoryStore, MemoryView, RetrievedMemory, RetrievalQuery } from '../memory/long-term/types';
+import type { MemoryStore, MemoryView } from '../memory/long-term/types';
 import type { MemoryListQuery } from '../messaging/protocol';
 
 /** The store plus its search, as created by `createMemoryStore`. */
-export type SearchableMemoryStore = MemoryStore & {
-  search(query: RetrievalQuery, options?: SearchOptions): Promise<RetrievedMemory[]>;
-  rebuildIndexes(): Promise<void>;
-};
+export type SearchableMemoryStore = MemoryStore & Pick<LongTermStore, 'search' | 'rebuildIndexes'>;
 
 /** Strips the embedding (vectors never leave the core). */
 export function toView(memory: MemoryRecord): MemoryView {
