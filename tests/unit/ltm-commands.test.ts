@@ -30,6 +30,8 @@ describe('parseMemoryCommand', () => {
     ['Please forget about the trip to Tokyo', 'forget', 'the trip to Tokyo'],
     ['忘记我住在深圳', 'forget', '我住在深圳'],
     ['请忘掉关于前男友的事', 'forget', '前男友的事'],
+    ['Forget all about the trip to Tokyo', 'forget', 'the trip to Tokyo'],
+    ['忘记所有关于前男友的事', 'forget', '前男友的事'],
   ])('recognizes %j', (text, command, argument) => {
     expect(parseMemoryCommand(text)).toEqual({ command, argument });
   });

@@ -57,8 +57,8 @@ export const FORGET_CANDIDATES = 200;
 
 const REMEMBER_EN = /^\s*(?:(?:please|pls|hey|ok|okay)[\s,]+)?(?:can you\s+|could you\s+)?remember(?:\s+this)?(?:\s*[:：,，]\s*|\s+that\s+|\s+(?=\S))([\s\S]+)$/iu;
 const REMEMBER_ZH = /^\s*(?:请你?|麻烦你?|你要|你)?(?:帮我)?(?:记住|记一下|记下来|记下)(?:这件事|这个|这点|一下)?[:：,，\s]*([\s\S]+)$/u;
-const FORGET_EN = /^\s*(?:(?:please|pls)[\s,]+)?forget(?:\s+about|\s+that)?(?:\s*[:：,，]\s*|\s+)([\s\S]+)$/iu;
-const FORGET_ZH = /^\s*(?:请你?|麻烦你?|你)?(?:帮我)?(?:忘记|忘掉|删除关于|删掉关于)(?:关于)?[:：,，\s]*([\s\S]+)$/u;
+const FORGET_EN = /^\s*(?:(?:please|pls)[\s,]+)?forget(?:\s+(?:all|everything)\s+about|\s+about|\s+that)?(?:\s*[:：,，]\s*|\s+)([\s\S]+)$/iu;
+const FORGET_ZH = /^\s*(?:请你?|麻烦你?|你)?(?:帮我)?(?:忘记|忘掉|删除关于|删掉关于)(?:(?:所有|全部|一切)(?:的)?关于|关于)?[:：,，\s]*([\s\S]+)$/u;
 
 /**
  * Questions are chat, not commands: "remember when we met?", "忘记密码怎么办". English questions
@@ -125,7 +125,7 @@ export async function runMemoryCommand(
   const parsed = parseMemoryCommand(text);
   if (!parsed) return null;
   // Erasing everything is not done from a chat line (one mistyped sentence would lose it all):
-  // the reply points to Memory → Erase all, which asks first.
+  // the reply points to Memory → Erase everything…, which asks first.
   if (parsed.all) return { command: 'forget', affected: [], refused: 'forget_all' };
   return parsed.command === 'remember' ? remember(store, parsed.argument, context) : forget(store, parsed.argument, context);
 }

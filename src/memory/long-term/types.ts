@@ -42,7 +42,7 @@ export interface MemoryCommandResult {
   command: 'remember' | 'forget';
   /** Memories stored (remember) or removed (forget). */
   affected: { id: string; kind: MemoryKind; text: string }[];
-  /** Set when the command was understood but not carried out: "forget everything" is done in Memory → Erase all. */
+  /** Set when the command was understood but not carried out: "forget everything" is done in Memory → Erase everything…. */
   refused?: 'forget_all';
 }
 
