@@ -98,6 +98,13 @@ describe.skipIf(!GGUF)('engines in a real browser', () => {
     await callCore(page, 'models.registerLocal', { fileName: 'stories260K.gguf', displayName: 'stories260K', sizeBytes: bytes.byteLength });
     const status = await callCore<Status>(page, 'engine.loadWllama', { source: { type: 'opfs', fileName: 'stories260K.gguf' } });
     expect(status.chat).toMatchObject({ kind: 'wllama', modelId: 'stories260K.gguf', state: 'ready', contextWindow: 2048 });
+
+    // A copy cut off after 100 KB (an interrupted copy) is refused, and the working model stays loaded.
+    await writeOpfs(page, 'cut.gguf', bytes.subarray(0, 102_400));
+    await callCore(page, 'models.registerLocal', { fileName: 'cut.gguf', displayName: 'cut.gguf', sizeBytes: 102_400 });
+    await expect(callCore(page, 'engine.loadWllama', { source: { type: 'opfs', fileName: 'cut.gguf' } })).rejects.toThrow(/truncated or corrupt/);
+    const after = await callCore<Status>(page, 'engine.status');
+    expect(after.chat).toMatchObject({ kind: 'wllama', modelId: 'stories260K.gguf', state: 'ready', contextWindow: 2048 });
   });
 
   it('generates streamed text with the CPU engine (ChatML template added to a GGUF without one)', async () => {
