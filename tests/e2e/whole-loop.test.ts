@@ -131,9 +131,20 @@ describe.skipIf(!GGUF)('the whole loop in a real browser', () => {
     const memorySection = view.locator('[data-testid="context-section"][data-kind="memories"]');
     expect(await memorySection.textContent()).toContain('篮球');
 
+    // A second panel (another window) on the same conversation sees this panel's next turn
+    // appear without a reload (the core announces stored messages), and this one sees its deletion.
+    const other = await browser.openPanel();
+    await other.getByTestId('conversations-toggle').click();
+    await other.locator(`[data-testid="conversation-item"][data-id="${current!.id}"] .entry`).click();
+    const shown = other.locator('[data-testid="message"]');
+    await expect.poll(() => shown.count()).toBe(messages.length);
+    await page.getByTestId('context-close').click();
+    await send(page, '谢谢');
+    await expect.poll(() => shown.count(), { timeout: 30_000 }).toBe(messages.length + 2);
+    await other.close();
+
     // Deleting the first conversation from the drawer keeps what was learned from it. The rows
     // must fit the drawer (no sideways scrolling to reach the buttons, which then sit under the backdrop).
-    await page.getByTestId('context-close').click();
     await page.getByTestId('conversations-toggle').click();
     const item = page.locator(`[data-testid="conversation-item"][data-id="${firstConversation!.id}"]`);
     await item.waitFor();
