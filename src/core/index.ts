@@ -170,6 +170,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       stopJobEvents();
       if (statsTimer) clearTimeout(statsTimer);
       await jobs.stop();
+      await longTerm.flush(); // retrieval accesses collected for the next batch write
     },
   };
   return core;

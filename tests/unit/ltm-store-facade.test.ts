@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RecallDB, type MessageRecord } from '../../src/db/schema';
 import { createJobQueue, type JobQueue } from '../../src/jobs/queue';
-import { createLongTermMemory, EPISODIC_JOB, EXTRACT_JOB, episodicText, registerEpisodicJobs } from '../../src/memory/long-term';
+import { ACCESS_WRITE_DELAY_MS, createLongTermMemory, EPISODIC_JOB, EXTRACT_JOB, episodicText, registerEpisodicJobs } from '../../src/memory/long-term';
 import { createMemoryStore, type LongTermStore } from '../../src/memory/long-term/store';
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
@@ -137,13 +137,32 @@ describe('long-term memory facade', () => {
     expect(JSON.stringify(await db.memoryHistory.toArray())).not.toContain('花生');
   });
 
+  it('accesses of several retrievals are written later in one batch, by key (no cursor), each retrieval counted', async () => {
+    const { ltm, store } = await boot();
+    const { memory } = await store.add({ namespace: 'default', kind: 'preference', text: 'I prefer aisle seats on long flights' }, 'user');
+    const other = await store.add({ namespace: 'default', kind: 'fact', text: 'My car is white' }, 'user');
+    const puts = vi.spyOn(db.memories, 'bulkPut');
+    const where = vi.spyOn(db.memories, 'where');
+    for (const text of ['aisle seat', 'long flights', 'aisle seats on flights']) {
+      expect((await ltm.retrieve({ text, namespace: 'default', k: 1 })).map((r) => r.memory.id)).toEqual([memory.id]);
+    }
+    expect((await ltm.retrieve({ text: 'white car', namespace: 'default', k: 1 })).map((r) => r.memory.id)).toEqual([other.memory.id]);
+    // Nothing is written while the turn runs: the write waits ACCESS_WRITE_DELAY_MS.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await store.get(memory.id)).toMatchObject({ accessCount: 0 });
+    await vi.waitFor(async () => expect(await store.get(memory.id)).toMatchObject({ accessCount: 3, lastAccessedAt: T + 120_000 }), { timeout: ACCESS_WRITE_DELAY_MS + 3_000, interval: 100 });
+    expect(await store.get(other.memory.id)).toMatchObject({ accessCount: 1, lastAccessedAt: T + 120_000 });
+    expect(puts).toHaveBeenCalledTimes(1);
+    expect(where).not.toHaveBeenCalled();
+    await ltm.flush(); // nothing pending: writes nothing more
+    expect(puts).toHaveBeenCalledTimes(1);
+  });
+
   it('a failed access write is logged and does not fail the retrieval', async () => {
     const { ltm, store } = await boot();
     await store.add({ namespace: 'default', kind: 'fact', text: 'I collect vinyl records' }, 'user');
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
-    const spy = vi.spyOn(db.memories, 'where').mockImplementationOnce(() => {
-      throw new Error('quota exceeded');
-    });
+    const spy = vi.spyOn(db.memories, 'bulkPut').mockRejectedValueOnce(new Error('quota exceeded'));
     expect((await ltm.retrieve({ text: 'vinyl', namespace: 'default' })).map((r) => r.memory.text)).toEqual(['I collect vinyl records']);
     await ltm.flush();
     expect(warn).toHaveBeenCalledWith('[ltm] could not record memory accesses:', expect.any(Error));

@@ -14,7 +14,7 @@ import type { JobQueue } from '../../jobs/queue';
 import { runMemoryCommand } from './commands';
 import { EXTRACT_JOB, EXTRACT_JOB_OPTIONS } from './jobs';
 import { rememberedReply } from './text';
-import { recordAccess } from './store';
+import { recordAccesses } from './store';
 import type { ExchangeInput, LongTermMemory, MemoryStore, RetrievalQuery, RetrievedMemory } from './types';
 
 /** The store as the facade needs it: `createMemoryStore`'s result satisfies it. */
@@ -37,10 +37,19 @@ export interface LongTermMemoryDeps {
 }
 
 /**
+ * How long (ms) retrieval accesses are collected before they are written in one batch: the write
+ * happens after the turn that retrieved them (a user needs longer than this to type the next
+ * message), never on its critical path.
+ */
+export const ACCESS_WRITE_DELAY_MS = 1_500;
+
+/**
  * Creates the facade.
  * - `retrieve`: the store's hybrid search; records an access (`lastAccessedAt`, `accessCount`)
- *   on what it returns, in the background (`flush()` resolves when those writes are done; a
- *   failed write is logged and never fails the retrieval).
+ *   on what it returns, in the background: accesses are collected for `ACCESS_WRITE_DELAY_MS`
+ *   and written in one transaction (`recordAccesses`); `flush()` writes what is collected now and
+ *   resolves when every access write is done (a failed write is logged and never fails the
+ *   retrieval).
  * - `onExchange`: enqueues `ltm.episodic` and `ltm.extract` (with `EXTRACT_JOB_OPTIONS`) for the
  *   exchange, deduplicated per assistant message while queued. Returns once both are persisted.
  * - `runCommand`: "remember …" / "forget …" / "记住…" / "忘记…" (see `./commands.ts`).
@@ -48,18 +57,35 @@ export interface LongTermMemoryDeps {
 export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory & { flush(): Promise<void> } {
   const now = deps.now ?? Date.now;
   let accessWrites: Promise<void> = Promise.resolve();
+  /** Accesses not written yet: memory id → how many retrievals returned it, and the latest time. */
+  let pending = new Map<string, { count: number; at: number }>();
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const writePending = (): Promise<void> => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    const batch = pending;
+    pending = new Map();
+    accessWrites = accessWrites
+      .then(() => recordAccesses(deps.db, batch))
+      .catch((error: unknown) => console.warn('[ltm] could not record memory accesses:', error));
+    return accessWrites;
+  };
   return {
     async retrieve(query) {
       const results = await deps.store.search({ ...query, now: query.now ?? now() });
-      // Written in the background: the prompt does not wait for the bookkeeping.
-      const ids = results.map((r) => r.memory.id);
+      // Written later, in one batch: the prompt does not wait for the bookkeeping.
       const at = now();
-      accessWrites = accessWrites
-        .then(() => recordAccess(deps.db, ids, at))
-        .catch((error: unknown) => console.warn('[ltm] could not record memory accesses:', error));
+      for (const id of new Set(results.map((r) => r.memory.id))) {
+        const seen = pending.get(id);
+        pending.set(id, { count: (seen?.count ?? 0) + 1, at: Math.max(seen?.at ?? at, at) });
+      }
+      if (pending.size > 0 && timer === null) {
+        timer = setTimeout(() => void writePending(), ACCESS_WRITE_DELAY_MS);
+        (timer as { unref?: () => void }).unref?.(); // Node: a pending write does not keep the process alive
+      }
       return results;
     },
-    flush: () => accessWrites,
+    flush: writePending,
     async onExchange(input) {
       checkExchange(input);
       await deps.jobs.enqueue(EPISODIC_JOB, input, { dedupeKey: `${EPISODIC_JOB}:${input.assistantMessageId}` });

@@ -144,17 +144,31 @@ const inRange = (m: Meta, f: TimeFilter) =>
 /**
  * Records that memories were retrieved: `lastAccessedAt = at` (ms epoch), `accessCount + 1`, in
  * one Dexie transaction. Unknown ids are ignored; content and `updatedAt` do not change.
+ * Duplicate ids in one call count once.
  */
 export async function recordAccess(db: RecallDB, ids: string[], at: number): Promise<void> {
-  const unique = [...new Set(ids)];
-  if (unique.length === 0) return;
-  await db.memories
-    .where('id')
-    .anyOf(unique)
-    .modify((r) => {
-      r.lastAccessedAt = at;
-      r.accessCount += 1;
-    });
+  await recordAccesses(db, new Map([...new Set(ids)].map((id) => [id, { count: 1, at }])));
+}
+
+/**
+ * Writes a batch of accesses in one read-write transaction on `memories`: for each memory id,
+ * `accessCount += count` and `lastAccessedAt = max(stored, at)` (ms epoch). Reads the rows by
+ * primary key (`bulkGet`) and writes them back (`bulkPut`): no cursor, so the cost is O(ids), not
+ * O(table) (a `where('id').anyOf(…).modify` walks a key cursor). Unknown ids are ignored; content
+ * and `updatedAt` do not change.
+ */
+export async function recordAccesses(db: RecallDB, accesses: ReadonlyMap<string, { count: number; at: number }>): Promise<void> {
+  if (accesses.size === 0) return;
+  const ids = [...accesses.keys()];
+  await db.transaction('rw', db.memories, async () => {
+    const rows = (await db.memories.bulkGet(ids)).filter((r): r is MemoryRecord => r !== undefined);
+    for (const r of rows) {
+      const a = accesses.get(r.id)!;
+      r.lastAccessedAt = Math.max(r.lastAccessedAt ?? a.at, a.at);
+      r.accessCount += a.count;
+    }
+    if (rows.length > 0) await db.memories.bulkPut(rows);
+  });
 }
 
 /** The memory without its embedding. */
