@@ -99,6 +99,26 @@ describe('summary + buffer boundary', () => {
     expect((await readSummaryState(h.db, 'c1', 'summary-buffer')).coveredSeq).toBe(7);
   });
 
+  it('a turn reads only the messages after the fold watermark, however long the conversation', async () => {
+    setup();
+    await h.addConversation('c1', { kind: 'summary-buffer', maxTokens: 2000 });
+    const s = createStrategy({ kind: 'summary-buffer', maxTokens: 2000 }, h.deps);
+    await exchanges(1, 100); // seq 0..199
+    // 196 messages folded (seq 0..195): the buffer is the last two exchanges (seq 196..199).
+    await h.db.strategyState.put({ conversationId: 'c1', strategy: 'summary-buffer', state: { summary: 'earlier talk', coveredSeq: 195, folds: 1, lastError: null, rejectedReplies: 0, updatedAt: t }, updatedAt: t });
+    let read = 0;
+    const counting = (row: unknown) => {
+      read += 1;
+      return row;
+    };
+    h.db.messages.hook('reading', counting);
+    const context = await s.load('c1', { userText: 'next', budgetTokens: 100_000 });
+    h.db.messages.hook('reading').unsubscribe(counting);
+    expect(context.summary).toBe('earlier talk');
+    expect(context.recent.map((m) => m.content)).toEqual(['u99 alpha beta gamma', 'a99 delta epsilon zeta', 'u100 alpha beta gamma', 'a100 delta epsilon zeta']);
+    expect(read).toBe(4);
+  });
+
   it('does nothing while summary + buffer fit, and never folds the newest message', async () => {
     setup();
     const s = createStrategy({ kind: 'summary-buffer', maxTokens: 2000 }, h.deps);

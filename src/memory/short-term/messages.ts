@@ -14,9 +14,13 @@ import type { ContextMessage } from './types';
  * @param newUserText the message being answered. The chat core calls `load` before it stores
  *   the new message; a trailing user message with this exact text is therefore an earlier try
  *   of the same message whose reply failed, and is left out so the context never holds it twice.
+ * @param options.afterSeq read only the messages with a higher `seq` (one range read on the
+ *   `[conversationId+seq]` index): a summary strategy needs nothing at or below its fold
+ *   watermark, so a turn's read does not grow with the conversation. Default: every message.
  */
-export async function loadContextMessages(db: RecallDB, conversationId: string, newUserText?: string): Promise<ContextMessage[]> {
-  const rows = await db.messages.where('[conversationId+seq]').between([conversationId, -Infinity], [conversationId, Infinity]).toArray();
+export async function loadContextMessages(db: RecallDB, conversationId: string, newUserText?: string, options: { afterSeq?: number } = {}): Promise<ContextMessage[]> {
+  const lower = options.afterSeq === undefined ? -Infinity : options.afterSeq;
+  const rows = await db.messages.where('[conversationId+seq]').between([conversationId, lower], [conversationId, Infinity], options.afterSeq === undefined, true).toArray();
   const messages: ContextMessage[] = rows
     .filter((m) => m.status !== 'error' && m.content.trim() !== '' && !m.command)
     .map((m) => ({ id: m.id, seq: m.seq, role: m.role, content: m.content }));

@@ -56,8 +56,9 @@ export function createSummaryBuffer(deps: StrategyDeps, maxTokens: number): Cont
   /** The limit of the last prompt: `maxTokens`, or less when the model's window had less room. */
   let effectiveLimit = maxTokens;
   const needsFold = async (conversationId: string, limit: number, userText?: string) => {
-    const [state, messages] = await Promise.all([readSummaryState(deps.db, conversationId, 'summary-buffer'), loadContextMessages(deps.db, conversationId, userText)]);
-    const buffer = messages.filter((m) => m.seq > state.coveredSeq);
+    // Only the messages after the fold watermark are read: the turn's cost does not grow with the conversation.
+    const state = await readSummaryState(deps.db, conversationId, 'summary-buffer');
+    const buffer = await loadContextMessages(deps.db, conversationId, userText, { afterSeq: state.coveredSeq });
     const counter = deps.tokens();
     const overflow = overflowCount(counter, counter.count(state.summary), buffer, limit);
     return { state, buffer, overflow, fold: overflow > 0 };

@@ -32,8 +32,9 @@ export function createSummary(deps: StrategyDeps): ContextStrategy {
   return {
     kind: 'summary',
     async load(conversationId, { userText }) {
-      const [state, messages] = await Promise.all([readSummaryState(deps.db, conversationId, 'summary'), loadContextMessages(deps.db, conversationId, userText)]);
-      const recent = messages.filter((m) => m.seq > state.coveredSeq);
+      // Only the messages after the fold watermark are read (see summary-buffer).
+      const state = await readSummaryState(deps.db, conversationId, 'summary');
+      const recent = await loadContextMessages(deps.db, conversationId, userText, { afterSeq: state.coveredSeq });
       const pending = pendingExchanges(recent, state.coveredSeq).length;
       // Self-healing: a conversation switched to this strategy, or a lost job, gets summarized.
       if (pending > 0) await enqueueSummary(deps, conversationId);
