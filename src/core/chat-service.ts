@@ -151,7 +151,9 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
           }
           // Memories whose source turns are sent verbatim anyway are left out by `assemblePrompt`.
 
-          const titles = new Map((await deps.db.conversations.toArray()).map((c) => [c.id, c.title]));
+          // Titles of the conversations the memories cite (read by key: not every conversation each turn).
+          const cited = [...new Set(memories.flatMap((r) => (r.memory.sourceConversationId ? [r.memory.sourceConversationId] : [])))];
+          const titles = new Map((await deps.db.conversations.bulkGet(cited)).flatMap((c) => (c ? [[c.id, c.title] as const] : [])));
           let prompt;
           try {
             prompt = assemblePrompt({

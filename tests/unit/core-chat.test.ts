@@ -167,6 +167,27 @@ describe('the core, end to end in Node', () => {
     expect(trace.messages[0]!.content).toContain('basketball');
   });
 
+  it('a turn reads the conversations it cites by key, not every conversation', async () => {
+    const c = await start(model(() => 'OK.'));
+    const a = await c.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 } });
+    await c.chat.send({ conversationId: a.id, text: 'I love playing basketball on weekends', requestId: 'a1' });
+    await c.jobs.drain();
+    for (let i = 0; i < 30; i++) await c.conversations.create({ title: `other ${i}`, strategy: { kind: 'summary-buffer', maxTokens: 2000 } });
+    const b = await c.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 } });
+    let read = 0;
+    const counting = (row: unknown) => {
+      read += 1;
+      return row;
+    };
+    db.conversations.hook('reading', counting);
+    const turn = await c.chat.send({ conversationId: b.id, text: 'which sport do I love playing?', requestId: 'b1' });
+    db.conversations.hook('reading').unsubscribe(counting);
+    const trace = (await db.promptTraces.get(turn.assistantMessage.id))!.trace;
+    expect(trace.memories.find((m) => m.text.includes('basketball'))).toMatchObject({ sourceConversationTitle: 'I love playing basketball on weekends' });
+    // b itself (the turn and its two appends) and the cited conversation a, not the 32 rows.
+    expect(read).toBeLessThanOrEqual(5);
+  });
+
   it('keeps the message and stores a clear error when no model is loaded', async () => {
     const c = await start(null);
     const conversation = await c.conversations.create({ strategy: { kind: 'buffer-window', k: 3 } });
