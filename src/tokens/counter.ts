@@ -2,6 +2,12 @@
  * Shared machinery of the exact token counters: a chat-aware `TokenCounter` built from an
  * "encode text, return token ids" function and a chat-template family, with an LRU cache of
  * counts (the same messages are counted again at every turn).
+ *
+ * Incremental counting: for tokenizers whose pre-tokenizer never joins a newline to the
+ * printable character after it (`splitsAtLineStarts`), a text is counted as the sum of its lines'
+ * counts (`lineSegments`), each cached. A prompt that changes a few lines from one turn to the
+ * next (new memories, a new message) then costs only the changed lines, and the total is still
+ * exactly what counting the whole text gives.
  */
 import type { ChatMessage, TokenCounter } from '../engines/types';
 import { renderChat, type ChatTemplateInfo } from './chat-template';
@@ -19,6 +25,11 @@ export interface ChatTokenCounter extends TokenCounter {
    * role markers) plus the reply primer — what the engine will feed the model.
    */
   countChat(messages: readonly ChatMessage[]): number;
+  /**
+   * `true` when counts are the sum of cached per-line counts (`lineSegments`), exact for this
+   * tokenizer (see `splitsAtLineStarts`); `false` when every text is counted whole.
+   */
+  readonly incremental: boolean;
 }
 
 /** `true` when `counter` can count whole prompts exactly (see `ChatTokenCounter`). */
@@ -30,6 +41,60 @@ export function isChatTokenCounter(counter: TokenCounter): counter is ChatTokenC
 const CACHE_MAX_CHARS = 20_000;
 /** Entries of the count cache. */
 const CACHE_ENTRIES = 4_096;
+
+/** A line start: right after a newline, before a printable ASCII character that is not a space. */
+const LINE_START = /(?<=\n)(?=[!-~])/u;
+
+/**
+ * `text` cut at every line start: before each printable, non-space ASCII character (U+0021–U+007E)
+ * that follows a newline. The pieces joined give `text` back; a text without such a position is
+ * one piece. Lines that start with a space, a CJK or another non-ASCII character stay joined to
+ * the line before (no claim is made about those positions).
+ */
+export function lineSegments(text: string): string[] {
+  return text.split(LINE_START);
+}
+
+/** Split regexes whose matches never contain a newline followed by a non-space character (see `splitsAtLineStarts`). */
+const LINE_SAFE_SPLITS: ReadonlySet<string> = new Set([
+  // Qwen2 / Qwen2.5 / Qwen3 (and llama.cpp's `qwen2` pre-tokenizer)
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+  // Llama 3 / 3.1 / 3.2
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+]);
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Whether counting a text as the sum of its `lineSegments` equals counting it whole, for the
+ * tokenizer defined by `definition` (a parsed `tokenizer.json`). `true` only for this shape:
+ * - normalizer none or NFC (NFC never composes a newline with an ASCII character);
+ * - pre-tokenizer = a `Split` (behavior `Isolated`) by one of the Qwen2 / Llama 3 regexes, then
+ *   `ByteLevel` without prefix space or regex. In those regexes the only alternatives that can
+ *   match a newline match whitespace only, or end at the newline (` ?[^\s\p{L}\p{N}]+[\r\n]*`),
+ *   and `\s*[\r\n]+` comes before the look-ahead `\s+(?!\S)`, so the pieces before a line start
+ *   are the same whether or not the text goes on: every line start is a pre-token boundary, and
+ *   BPE merges only inside pre-tokens;
+ * - no added token contains a newline or strips the whitespace around it (`lstrip`/`rstrip`).
+ * GPT-2's byte-level regex is not accepted: there `\s+(?!\S)` at the end of a piece depends on
+ * what follows. SentencePiece tokenizers are never split (no pre-tokenizer boundary at all).
+ */
+export function splitsAtLineStarts(definition: unknown): boolean {
+  if (!isObject(definition)) return false;
+  const normalizer = definition.normalizer;
+  if (normalizer !== null && normalizer !== undefined && !(isObject(normalizer) && normalizer.type === 'NFC')) return false;
+  const pre = definition.pre_tokenizer;
+  if (!isObject(pre) || pre.type !== 'Sequence' || !Array.isArray(pre.pretokenizers) || pre.pretokenizers.length !== 2) return false;
+  const [split, byteLevel] = pre.pretokenizers as unknown[];
+  if (!isObject(split) || split.type !== 'Split' || split.behavior !== 'Isolated' || split.invert === true) return false;
+  const pattern = isObject(split.pattern) ? split.pattern.Regex : undefined;
+  if (typeof pattern !== 'string' || !LINE_SAFE_SPLITS.has(pattern)) return false;
+  if (!isObject(byteLevel) || byteLevel.type !== 'ByteLevel' || byteLevel.add_prefix_space === true || byteLevel.use_regex === true) return false;
+  const added = Array.isArray(definition.added_tokens) ? (definition.added_tokens as unknown[]) : [];
+  return added.every((t) => isObject(t) && typeof t.content === 'string' && !t.content.includes('\n') && t.lstrip !== true && t.rstrip !== true);
+}
 
 /**
  * Memoizes `count` with a least-recently-used cache of `CACHE_ENTRIES` texts.
@@ -82,8 +147,22 @@ export function makeChatCounter(options: {
    * because then text on both sides of a piece boundary can merge.
    */
   joined?: boolean;
+  /**
+   * Count texts as the sum of their cached `lineSegments` (see `splitsAtLineStarts`, which says
+   * when this is exact). Ignored with `joined`.
+   */
+  incremental?: boolean;
 }): ChatTokenCounter {
-  const count = cachedCount(options.countText);
+  const incremental = options.incremental === true && !options.joined;
+  const whole = cachedCount(options.countText);
+  const count = incremental
+    ? (text: string): number => {
+        if (!text.includes('\n')) return whole(text);
+        let n = 0;
+        for (const piece of lineSegments(text)) n += whole(piece);
+        return n;
+      }
+    : whole;
   const extra = options.extraFixedTokens ?? 0;
   const renderOptions = options.bos !== undefined ? { bos: options.bos } : {};
   const countChat = (messages: readonly ChatMessage[], addGenerationPrompt = true): number => {
@@ -114,5 +193,6 @@ export function makeChatCounter(options: {
     replyPrimerTokens: Math.max(0, replyPrimerTokens),
     chatTemplate: options.template,
     countChat: (messages) => countChat(messages, true),
+    incremental,
   };
 }

@@ -20,7 +20,7 @@
 import { gguf } from '@huggingface/gguf';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { detectChatTemplate } from './chat-template';
-import { makeChatCounter, type ChatTokenCounter } from './counter';
+import { makeChatCounter, splitsAtLineStarts, type ChatTokenCounter } from './counter';
 import { GGUF_TOKEN_TYPE, LlamaSpmTokenizer } from './spm';
 
 /** Split regex of llama.cpp's `qwen2` pre-tokenizer (same as Qwen2's `tokenizer.json`). */
@@ -138,27 +138,26 @@ export async function createGgufTokenCounter(model: Blob): Promise<ChatTokenCoun
       }
     });
     const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
-    const tokenizer = new Tokenizer(
-      {
-        version: '1.0',
-        added_tokens: added,
-        normalizer: null,
-        pre_tokenizer: {
-          type: 'Sequence',
-          pretokenizers: [{ type: 'Split', pattern: { Regex: QWEN2_SPLIT }, behavior: 'Isolated', invert: false }, byteLevel],
-        },
-        post_processor: null,
-        decoder: byteLevel,
-        model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges },
+    const definition = {
+      version: '1.0',
+      added_tokens: added,
+      normalizer: null,
+      pre_tokenizer: {
+        type: 'Sequence',
+        pretokenizers: [{ type: 'Split', pattern: { Regex: QWEN2_SPLIT }, behavior: 'Isolated', invert: false }, byteLevel],
       },
-      {},
-    );
+      post_processor: null,
+      decoder: byteLevel,
+      model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges },
+    };
+    const tokenizer = new Tokenizer(definition, {});
     return makeChatCounter({
       id: `gguf:${name}:gpt2:${pre}`,
       countText: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids.length,
       template,
       extraFixedTokens: bosExtra(bool(md['tokenizer.ggml.add_bos_token'], false)),
       ...(bosText !== undefined ? { bos: bosText } : {}),
+      incremental: splitsAtLineStarts(definition),
     });
   }
   return null;

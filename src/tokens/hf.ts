@@ -5,7 +5,7 @@
  */
 import { Tokenizer } from '@huggingface/tokenizers';
 import { detectChatTemplate } from './chat-template';
-import { makeChatCounter, type ChatTokenCounter } from './counter';
+import { makeChatCounter, splitsAtLineStarts, type ChatTokenCounter } from './counter';
 
 /** Thrown when tokenizer files are missing or malformed. */
 export class TokenizerLoadError extends Error {
@@ -34,7 +34,8 @@ function tokenText(value: unknown): string | undefined {
  *   `bos_token` the BOS text. A `chat_template` given as a list of named templates uses `default`.
  * @param options.id counter id (default `hf:<model type>`), e.g. `hf:Qwen/Qwen2.5-1.5B-Instruct`.
  * @returns a `ChatTokenCounter`; `count` counts without BOS/EOS, with special-token strings
- *   parsed as single tokens.
+ *   parsed as single tokens; incremental (per cached line) when `splitsAtLineStarts` holds for
+ *   `tokenizerJson` (Qwen2.x, Llama 3.x), else whole texts.
  * @throws TokenizerLoadError when `tokenizerJson` is not a tokenizer definition.
  */
 export function createHfTokenCounter(tokenizerJson: unknown, tokenizerConfig?: unknown, options: { id?: string } = {}): ChatTokenCounter {
@@ -59,5 +60,6 @@ export function createHfTokenCounter(tokenizerJson: unknown, tokenizerConfig?: u
     countText: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids.length,
     template: detectChatTemplate(typeof template === 'string' ? template : null),
     ...(bos !== undefined ? { bos } : {}),
+    incremental: splitsAtLineStarts(tokenizerJson),
   });
 }
