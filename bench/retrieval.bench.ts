@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import type { Embedder } from '../src/engines/types';
 import { RecallDB } from '../src/db/schema';
 import { createJobQueue } from '../src/jobs/queue';
-import { createLongTermMemory, registerEpisodicJobs } from '../src/memory/long-term';
+import { createLongTermMemory, registerEpisodicJobs, storeEpisodes } from '../src/memory/long-term';
 import { REEMBED_JOB, registerExtractionJobs } from '../src/memory/long-term/jobs';
 import { createMemoryStore, type SearchOptions } from '../src/memory/long-term/store';
 import { evaluateDataset, ingestDataset, type EvalSummary, type Retriever } from '../src/memory/long-term/retrieval/evaluate';
@@ -160,6 +160,7 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
       longTerm,
       setTime: (t) => (replayNow = t),
       onProgress: (done, total) => process.stderr.write(`\r  ${rounds}: ingested ${done}/${total} turns`),
+      storeEpisodes: (batch) => storeEpisodes({ store, db }, batch), // bulk mode: the episodic job's work, 25 rounds at a time
     });
     process.stderr.write('\n');
     await jobs.stop();

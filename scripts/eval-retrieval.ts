@@ -3,9 +3,9 @@
  *   [--mode facade|all] [--out FILE]`
  *
  * Reads conversations in the format of docs/eval-format.md, ingests them through the real memory
- * pipeline (createMemoryStore + createLongTermMemory + the persisted job queue with the
- * `ltm.episodic` and LTM-B's `ltm.extract` handlers, drained; no language model runs in Node, so
- * extraction waits and every round is stored as an episodic memory), asks every question, and
+ * store (createMemoryStore; `ingestDataset` in bulk mode: every round is stored as an episodic
+ * memory by `storeEpisodes`, the `ltm.episodic` job's work, 25 rounds per embedding call and
+ * transaction; no language model runs in Node, so nothing is extracted), asks every question, and
  * prints recall@1/5/10 (and @k) of the evidence turns, the updated-above-stale rate and the
  * retrieval latency p50/p95. Per-question rankings go to `--out` (default
  * `bench-results/eval-<input name>.json`).
@@ -19,7 +19,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { RecallDB } from '../src/db/schema';
 import { createJobQueue } from '../src/jobs/queue';
-import { createLongTermMemory, registerEpisodicJobs } from '../src/memory/long-term';
+import { createLongTermMemory, registerEpisodicJobs, storeEpisodes } from '../src/memory/long-term';
 import { registerExtractionJobs } from '../src/memory/long-term/jobs';
 import { createMemoryStore } from '../src/memory/long-term/store';
 import { evaluateDataset, ingestDataset, parseEvalDataset, type EvalDataset, type EvalSummary, type QuestionResult } from '../src/memory/long-term/retrieval/evaluate';
@@ -84,7 +84,14 @@ export async function runEvaluation(data: EvalDataset, options: { k: number; emb
     registerExtractionJobs(jobs, { db, store, engine: () => null });
     const longTerm = createLongTermMemory({ store, jobs, db });
     await jobs.start();
-    const ingest = await ingestDataset(data, { db, jobs, longTerm, onProgress: (done, total) => log(`ingested ${done}/${total} turns`), setTime: (ms) => (replayNow = ms) });
+    const ingest = await ingestDataset(data, {
+      db,
+      jobs,
+      longTerm,
+      onProgress: (done, total) => log(`ingested ${done}/${total} turns`),
+      setTime: (ms) => (replayNow = ms),
+      storeEpisodes: (batch) => storeEpisodes({ store, db }, batch),
+    });
     await jobs.stop();
     await store.whenIndexed();
     log(`ingested ${ingest.rounds} rounds → ${ingest.memories} memories in ${(ingest.ms / 1000).toFixed(1)} s`);

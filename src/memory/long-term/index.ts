@@ -9,13 +9,14 @@
  *   when no language model is available to extract facts.
  * - `ltm.extract` (`./jobs.ts`): LLM extraction of facts and consolidation.
  */
-import type { MessageRecord, RecallDB } from '../../db/schema';
+import type { MemoryRecord, MessageRecord, RecallDB } from '../../db/schema';
 import type { JobQueue } from '../../jobs/queue';
 import { runMemoryCommand } from './commands';
 import { EXTRACT_JOB, EXTRACT_JOB_OPTIONS } from './jobs';
 import { rememberedReply } from './text';
 import { recordAccesses } from './store';
-import type { ExchangeInput, LongTermMemory, MemoryStore, RetrievalQuery, RetrievedMemory } from './types';
+import type { LongTermStore } from './store';
+import type { ExchangeInput, LongTermMemory, MemoryStore, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
 
 /** The store as the facade needs it: `createMemoryStore`'s result satisfies it. */
 export type SearchableStore = MemoryStore & { search(query: RetrievalQuery): Promise<RetrievedMemory[]> };
@@ -129,19 +130,40 @@ export function episodicText(user: MessageRecord, assistant: MessageRecord | und
 export function registerEpisodicJobs(jobs: JobQueue, deps: { store: MemoryStore; db: RecallDB; now?: () => number }): void {
   jobs.register<ExchangeInput>(EPISODIC_JOB, async (input, { signal }) => {
     checkExchange(input);
-    const [user, assistant] = await deps.db.messages.bulkGet([input.userMessageId, input.assistantMessageId]);
+    await storeEpisodes(deps, [input], signal);
+  });
+}
+
+/**
+ * The work of the `ltm.episodic` job for many exchanges at once (same rules, same results as one
+ * job per exchange, in order): the messages are read in one `bulkGet`, memories already stored
+ * for them in one indexed read, and the new rounds stored with one `addMany` (one embedding
+ * call, one transaction) when the store has it. Exact duplicates — of a stored memory or of an
+ * earlier exchange of the batch — add their message ids to the memory they repeat (`MERGE`).
+ * @throws Error for a malformed exchange (nothing is written), or what the store throws.
+ */
+export async function storeEpisodes(
+  deps: { store: MemoryStore & { addMany?: LongTermStore['addMany'] }; db: RecallDB },
+  inputs: readonly ExchangeInput[],
+  signal?: AbortSignal,
+): Promise<void> {
+  inputs.forEach(checkExchange);
+  if (inputs.length === 0) return;
+  const rows = await deps.db.messages.bulkGet(inputs.flatMap((i) => [i.userMessageId, i.assistantMessageId]));
+  const userIds = inputs.map((i) => i.userMessageId);
+  const existing = await deps.db.memories.where('sourceMessageIds').anyOf(userIds).toArray();
+  const done = new Set(existing.filter((m) => m.kind === 'episodic').flatMap((m) => m.sourceMessageIds.map((id) => `${m.namespace}\u0000${id}`)));
+  const rounds: { input: ExchangeInput; memory: NewMemory }[] = [];
+  inputs.forEach((input, i) => {
+    const user = rows[2 * i];
+    const assistant = rows[2 * i + 1];
     if (!user || !user.content.trim()) return;
-    const existing = await deps.db.memories
-      .where('sourceMessageIds')
-      .equals(user.id)
-      .filter((m) => m.kind === 'episodic' && m.namespace === input.namespace)
-      .first();
-    if (existing) return;
-    signal.throwIfAborted();
-    const source = `conversation:${input.conversationId}`;
-    const sourceMessageIds = assistant ? [user.id, assistant.id] : [user.id];
-    const { memory, created } = await deps.store.add(
-      {
+    const key = `${input.namespace}\u0000${user.id}`;
+    if (done.has(key)) return; // already stored (a resumed job)
+    done.add(key);
+    rounds.push({
+      input,
+      memory: {
         namespace: input.namespace,
         kind: 'episodic',
         text: episodicText(user, assistant),
@@ -149,13 +171,32 @@ export function registerEpisodicJobs(jobs: JobQueue, deps: { store: MemoryStore;
         validFrom: user.createdAt,
         createdAt: user.createdAt,
         sourceConversationId: input.conversationId,
-        sourceMessageIds,
+        sourceMessageIds: assistant ? [user.id, assistant.id] : [user.id],
       },
-      source,
-    );
-    // The same exchange text again (an exact duplicate): keep one memory that cites every occurrence.
-    if (!created && sourceMessageIds.some((id) => !memory.sourceMessageIds.includes(id))) {
-      await deps.store.update(memory.id, { sourceMessageIds: [...new Set([...memory.sourceMessageIds, ...sourceMessageIds])] }, source, 'MERGE');
-    }
+    });
   });
+  signal?.throwIfAborted();
+  if (rounds.length === 0) return;
+  const source = (r: (typeof rounds)[number]) => `conversation:${r.input.conversationId}`;
+  // One batch per source (the history records it); rounds of one conversation usually share it.
+  const results: { memory: MemoryRecord; created: boolean }[] = [];
+  if (deps.store.addMany && rounds.every((r) => source(r) === source(rounds[0]!))) {
+    results.push(...(await deps.store.addMany(rounds.map((r) => r.memory), source(rounds[0]!))));
+  } else {
+    for (const r of rounds) results.push(await deps.store.add(r.memory, source(r)));
+  }
+  // The same exchange text again (an exact duplicate): keep one memory that cites every occurrence.
+  const cited = new Map<string, string[]>();
+  for (const [i, { memory, created }] of results.entries()) {
+    const ids = rounds[i]!.memory.sourceMessageIds!;
+    if (created) {
+      cited.set(memory.id, memory.sourceMessageIds);
+      continue;
+    }
+    const current = cited.get(memory.id) ?? memory.sourceMessageIds;
+    if (ids.every((id) => current.includes(id))) continue;
+    const merged = [...new Set([...current, ...ids])];
+    cited.set(memory.id, merged);
+    await deps.store.update(memory.id, { sourceMessageIds: merged }, source(rounds[i]!), 'MERGE');
+  }
 }

@@ -65,6 +65,16 @@ export interface IndexStats {
 /** The store returned by `createMemoryStore`: `MemoryStore` plus retrieval and maintenance. */
 export interface LongTermStore extends MemoryStore {
   /**
+   * Adds many memories at once, with the rules of `add` (exact duplicates of a stored, still
+   * valid memory of the same namespace — or of an earlier input of the batch — return that
+   * memory with `created: false`): one indexed read for the duplicate check, one embedding call,
+   * one transaction for the rows and their `ADD` history, then the index updates. `add` is this
+   * with one input. Results are in input order.
+   * @throws Error naming the input (1-based) when one has an empty text or namespace or an
+   *   unknown kind; nothing is written then.
+   */
+  addMany(inputs: readonly NewMemory[], source: string): Promise<{ memory: MemoryRecord; created: boolean }[]>;
+  /**
    * Hybrid retrieval: BM25 (MiniSearch) and vector (Voy) candidates, each filtered to the
    * namespace, to currently valid memories (unless `includeInvalid`) and to a time range stated
    * in the query ("last week", "上个月", see `retrieval/time-filter.ts`), fused with (weighted)
@@ -359,47 +369,89 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
   const store: LongTermStore = {
     get: (id) => db.memories.get(id),
 
-    add(input: NewMemory, source: string) {
+    async add(input: NewMemory, source: string) {
+      return (await store.addMany([input], source))[0]!;
+    },
+
+    addMany(inputs: readonly NewMemory[], source: string) {
       return serial(async () => {
-        const text = checkText(input.text);
-        if (!input.namespace) throw new Error('Memory namespace is empty');
-        if (!KINDS.has(input.kind)) throw new Error(`Unknown memory kind "${String(input.kind)}"`);
-        const t = now();
-        const hash = memoryHash(text);
-        const duplicate = await db.memories
-          .where('hash')
-          .equals(hash)
-          .filter((r) => r.namespace === input.namespace && validAt(r, t))
-          .first();
-        if (duplicate) return { memory: duplicate, created: false };
-        const createdAt = input.createdAt ?? t;
-        const validUntil = input.validUntil ?? null;
-        const record: MemoryRecord = {
-          id: crypto.randomUUID(),
-          namespace: input.namespace,
-          kind: input.kind,
-          text,
-          ...(input.topic ? { topic: input.topic } : {}),
-          ...(await embedForStorage(text)),
-          importance: Math.min(1, Math.max(0, input.importance ?? 0.5)),
-          createdAt,
-          updatedAt: createdAt,
-          validFrom: input.validFrom ?? null,
-          validUntil,
-          current: validAt({ validUntil }, t) ? 1 : 0,
-          lastAccessedAt: null,
-          accessCount: 0,
-          sourceConversationId: input.sourceConversationId ?? null,
-          sourceMessageIds: input.sourceMessageIds ?? [],
-          pinned: input.pinned ?? false,
-          hash,
-        };
-        await db.transaction('rw', db.memories, db.memoryHistory, async () => {
-          await db.memories.add(record);
-          await db.memoryHistory.add({ memoryId: record.id, event: 'ADD', oldText: null, newText: text, at: t, source });
+        // Every input is checked before anything is written: a bad one rejects the whole batch.
+        inputs.forEach((input, i) => {
+          try {
+            checkText(input.text);
+            if (!input.namespace) throw new Error('Memory namespace is empty');
+            if (!KINDS.has(input.kind)) throw new Error(`Unknown memory kind "${String(input.kind)}"`);
+          } catch (error) {
+            if (inputs.length === 1) throw error;
+            throw new Error(`Memory ${i + 1} of ${inputs.length}: ${(error as Error).message}`, { cause: error });
+          }
         });
-        indexRecord(record);
-        return { memory: record, created: true };
+        const t = now();
+        const hashes = inputs.map((input) => memoryHash(input.text));
+        // Exact duplicates of a stored, still valid memory of the same namespace (one indexed read for the batch).
+        const stored = new Map<string, MemoryRecord>();
+        for (const r of await db.memories.where('hash').anyOf([...new Set(hashes)]).toArray()) {
+          const key = `${r.namespace}\u0000${r.hash}`;
+          if (validAt(r, t) && !stored.has(key)) stored.set(key, r);
+        }
+        const results: { memory: MemoryRecord; created: boolean }[] = [];
+        const fresh: { record: MemoryRecord; index: number }[] = [];
+        inputs.forEach((input, i) => {
+          const key = `${input.namespace}\u0000${hashes[i]}`;
+          const duplicate = stored.get(key);
+          if (duplicate) {
+            results.push({ memory: duplicate, created: false });
+            return;
+          }
+          const createdAt = input.createdAt ?? t;
+          const validUntil = input.validUntil ?? null;
+          const record: MemoryRecord = {
+            id: crypto.randomUUID(),
+            namespace: input.namespace,
+            kind: input.kind,
+            text: input.text,
+            ...(input.topic ? { topic: input.topic } : {}),
+            embedding: null,
+            embeddingModel: null,
+            importance: Math.min(1, Math.max(0, input.importance ?? 0.5)),
+            createdAt,
+            updatedAt: createdAt,
+            validFrom: input.validFrom ?? null,
+            validUntil,
+            current: validAt({ validUntil }, t) ? 1 : 0,
+            lastAccessedAt: null,
+            accessCount: 0,
+            sourceConversationId: input.sourceConversationId ?? null,
+            sourceMessageIds: input.sourceMessageIds ?? [],
+            pinned: input.pinned ?? false,
+            hash: hashes[i]!,
+          };
+          // A later copy in the same batch is a duplicate of this one (when this one is valid).
+          if (validAt(record, t)) stored.set(key, record);
+          results.push({ memory: record, created: true });
+          fresh.push({ record, index: i });
+        });
+        if (fresh.length === 0) return results;
+        // One embedding call for the batch; a failure stores the batch without vectors (lexical only) until `reembed`.
+        const embedder = deps.embedder();
+        if (embedder) {
+          try {
+            const vectorsOut = await embedder.embed(fresh.map((f) => f.record.text));
+            if (vectorsOut.length !== fresh.length) throw new Error(`Embedder ${embedder.modelId} returned ${vectorsOut.length} vectors for ${fresh.length} texts`);
+            fresh.forEach((f, i) => {
+              f.record.embedding = l2normalize(vectorsOut[i]!);
+              f.record.embeddingModel = embedder.modelId;
+            });
+          } catch (error) {
+            console.warn('[ltm] embedding failed; memories stored without a vector until re-embedding:', error);
+          }
+        }
+        await db.transaction('rw', db.memories, db.memoryHistory, async () => {
+          await db.memories.bulkAdd(fresh.map((f) => f.record));
+          await db.memoryHistory.bulkAdd(fresh.map((f) => ({ memoryId: f.record.id, event: 'ADD' as const, oldText: null, newText: f.record.text, at: t, source })));
+        });
+        for (const f of fresh) indexRecord(f.record);
+        return results;
       });
     },
 

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import type { MessageRecord, RecallDB } from '../../../db/schema';
 import type { JobQueue } from '../../../jobs/queue';
 import { DEFAULT_STRATEGY } from '../../short-term/types';
-import type { LongTermMemory, RetrievedMemory } from '../types';
+import type { ExchangeInput, LongTermMemory, RetrievedMemory } from '../types';
 import type { LongTermStore, RetrievalMode, SearchOptions } from '../store';
 
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'not an ISO 8601 date' });
@@ -109,6 +109,9 @@ export function parseEvalDataset(json: string): EvalDataset {
 /** Milliseconds between two consecutive turns of a session when turns carry no date. */
 export const TURN_SPACING_MS = 60_000;
 
+/** Rounds stored per batch by `ingestDataset` in bulk mode. */
+export const INGEST_BATCH = 25;
+
 /** Report of `ingestDataset`. */
 export interface IngestReport {
   conversations: number;
@@ -141,11 +144,24 @@ export interface IngestReport {
  * look newer than the questions and win every recency weighting.
  * A user turn without a reply is handed over with `assistantMessageId = '<user turn id>:no-reply'`
  * (no such message: the episodic job stores the user turn alone).
+ * Bulk mode (`deps.storeEpisodes`, what `eval:retrieval` and the benchmarks use): steps 2–3 are
+ * replaced by storing each batch of `INGEST_BATCH` rounds with `storeEpisodes` (the episodic
+ * job's work for the batch: one message read, one embedding call, one transaction) with the replay
+ * clock at the batch's latest message; nothing is enqueued — extraction needs a language model,
+ * and none runs in Node. Same memories as the job path, about an order of magnitude faster.
  * @param onProgress called after each conversation with (rounds done, rounds total).
  */
 export async function ingestDataset(
   data: EvalDataset,
-  deps: { db: RecallDB; jobs: JobQueue; longTerm: LongTermMemory; onProgress?: (done: number, total: number) => void; setTime?: (ms: number) => void },
+  deps: {
+    db: RecallDB;
+    jobs: JobQueue;
+    longTerm: LongTermMemory;
+    onProgress?: (done: number, total: number) => void;
+    setTime?: (ms: number) => void;
+    /** Bulk mode (see above): `storeEpisodes` of `src/memory/long-term` bound to the store and database. */
+    storeEpisodes?: (exchanges: ExchangeInput[]) => Promise<void>;
+  },
 ): Promise<IngestReport> {
   const started = performance.now();
   const { db, jobs, longTerm } = deps;
@@ -188,6 +204,19 @@ export async function ingestDataset(
     messages += records.length;
     const timeOf = new Map(records.map((r) => [r.id, r.createdAt]));
     let latest = first;
+    const storeEpisodes = deps.storeEpisodes;
+    if (storeEpisodes) {
+      for (let start = 0; start < exchanges.length; start += INGEST_BATCH) {
+        const batch = exchanges.slice(start, start + INGEST_BATCH).map((e) => ({ conversationId: conversation.id, namespace, ...e }));
+        for (const e of batch) latest = Math.max(latest, timeOf.get(e.userMessageId) ?? latest, timeOf.get(e.assistantMessageId) ?? latest);
+        deps.setTime?.(latest);
+        await storeEpisodes(batch);
+        rounds += batch.length;
+      }
+      turnsDone += records.length;
+      deps.onProgress?.(turnsDone, total);
+      continue;
+    }
     for (const exchange of exchanges) {
       latest = Math.max(latest, timeOf.get(exchange.userMessageId) ?? latest, timeOf.get(exchange.assistantMessageId) ?? latest);
       deps.setTime?.(latest);
