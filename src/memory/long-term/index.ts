@@ -137,7 +137,7 @@ export function registerEpisodicJobs(jobs: JobQueue, deps: { store: MemoryStore;
 /**
  * The work of the `ltm.episodic` job for many exchanges at once (same rules, same results as one
  * job per exchange, in order): the messages are read in one `bulkGet`, memories already stored
- * for them in one indexed read, and the new rounds stored with one `addMany` (one embedding
+ * for them in one read transaction (keyed index reads), and the new rounds stored with one `addMany` (one embedding
  * call, one transaction) when the store has it. Exact duplicates — of a stored memory or of an
  * earlier exchange of the batch — add their message ids to the memory they repeat (`MERGE`).
  * @throws Error for a malformed exchange (nothing is written), or what the store throws.
@@ -151,7 +151,7 @@ export async function storeEpisodes(
   if (inputs.length === 0) return;
   const rows = await deps.db.messages.bulkGet(inputs.flatMap((i) => [i.userMessageId, i.assistantMessageId]));
   const userIds = inputs.map((i) => i.userMessageId);
-  const existing = await deps.db.memories.where('sourceMessageIds').anyOf(userIds).toArray();
+  const existing = (await deps.db.transaction('r', deps.db.memories, () => Promise.all(userIds.map((id) => deps.db.memories.where('sourceMessageIds').equals(id).toArray())))).flat();
   const done = new Set(existing.filter((m) => m.kind === 'episodic').flatMap((m) => m.sourceMessageIds.map((id) => `${m.namespace}\u0000${id}`)));
   const rounds: { input: ExchangeInput; memory: NewMemory }[] = [];
   inputs.forEach((input, i) => {

@@ -67,7 +67,7 @@ export interface LongTermStore extends MemoryStore {
   /**
    * Adds many memories at once, with the rules of `add` (exact duplicates of a stored, still
    * valid memory of the same namespace — or of an earlier input of the batch — return that
-   * memory with `created: false`): one indexed read for the duplicate check, one embedding call,
+   * memory with `created: false`): one read transaction for the duplicate check, one embedding call,
    * one transaction for the rows and their `ADD` history, then the index updates. `add` is this
    * with one input. Results are in input order.
    * @throws Error naming the input (1-based) when one has an empty text or namespace or an
@@ -388,9 +388,12 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         });
         const t = now();
         const hashes = inputs.map((input) => memoryHash(input.text));
-        // Exact duplicates of a stored, still valid memory of the same namespace (one indexed read for the batch).
+        // Exact duplicates of a stored, still valid memory of the same namespace: one keyed index
+        // read per distinct hash, in one transaction (`anyOf` would walk a cursor instead).
         const stored = new Map<string, MemoryRecord>();
-        for (const r of await db.memories.where('hash').anyOf([...new Set(hashes)]).toArray()) {
+        const unique = [...new Set(hashes)];
+        const found = await db.transaction('r', db.memories, () => Promise.all(unique.map((h) => db.memories.where('hash').equals(h).toArray())));
+        for (const r of found.flat()) {
           const key = `${r.namespace}\u0000${r.hash}`;
           if (validAt(r, t) && !stored.has(key)) stored.set(key, r);
         }
