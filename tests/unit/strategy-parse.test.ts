@@ -82,6 +82,7 @@ describe('summary grounding', () => {
     expect(keyFacts('用户的妹妹安娜住在里斯本，她的猫叫咪咪，2024年5月去了北京。')).toEqual(['安娜', '里斯本', '咪咪', '北京', '2024', '5']);
     expect(missingKeyFacts('My sister Ana lives in Lisbon.', 'The user adopted a cat called Miso.')).toEqual(['Ana', 'Lisbon']);
     expect(missingKeyFacts('My sister Ana lives in Lisbon.', "The user's sister ana lives in LISBON.")).toEqual([]);
+    expect(missingKeyFacts("Ana's dog Bolt lives in Lisbon.", "Bolt, Ana’s dog, is in Lisbon's old town.")).toEqual([]);
     expect(missingKeyFacts('用户的妹妹安娜住在里斯本。', '用户养了一只猫。安娜在里斯本。')).toEqual([]);
     // The case: fewer than 8 key words before, so the retained-share rule never applied.
     const previous = 'The user said: My sister Ana lives in Lisbon.';

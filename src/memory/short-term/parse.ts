@@ -99,6 +99,8 @@ const COMMON_CJK = new Set(['为什么', '怎么样', '不知道', '没关系', 
 const CJK_NAME_CUE = /(?:住在|在|到|去|去了|来自|从|叫|名叫|叫做|姓|加入|嫁给|娶了|妹妹|姐姐|哥哥|弟弟|朋友|同事|老板|女儿|儿子|妈妈|爸爸|老婆|老公|女朋友|男朋友)$/u;
 const CJK_RUN = /[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]/u;
 const factSegmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
+/** "Ana's" → "Ana": the segmenter keeps the possessive in the word. */
+const withoutPossessive = (word: string) => word.replace(/['’]s$/iu, '');
 
 /**
  * Key facts of a summary, the words a fold must never lose: capitalized words (names, places,
@@ -106,7 +108,7 @@ const factSegmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
  * dates as written ("3", "2024-05-10", "14:30"), and Chinese proper nouns and long terms: words of
  * three or more CJK characters ("里斯本", "乌龙茶"), and two-character words right after a place or
  * name cue ("住在深圳", "叫安娜", "妹妹安娜"). Words come from `Intl.Segmenter`; NFKC-normalized,
- * de-duplicated in order of appearance; Latin words keep their case.
+ * de-duplicated in order of appearance; Latin words keep their case and lose a possessive "'s".
  * @example keyFacts('The user said: My sister Ana lives in Lisbon.') // ['Ana', 'Lisbon']
  */
 export function keyFacts(text: string): string[] {
@@ -122,7 +124,7 @@ export function keyFacts(text: string): string[] {
   let previous = '';
   for (const { segment, isWordLike } of factSegmenter.segment(normalized)) {
     if (!isWordLike) continue;
-    const word = segment.trim();
+    const word = withoutPossessive(segment.trim());
     if (CJK_RUN.test(word)) {
       const length = Array.from(word).length;
       if ((length >= 3 && !COMMON_CJK.has(word)) || (length === 2 && CJK_NAME_CUE.test(previous))) push(word);
@@ -143,7 +145,7 @@ export function keyFacts(text: string): string[] {
 export function missingKeyFacts(previous: string, summary: string): string[] {
   const normalized = summary.normalize('NFKC').toLowerCase();
   const words = new Set<string>();
-  for (const { segment, isWordLike } of factSegmenter.segment(normalized)) if (isWordLike) words.add(segment);
+  for (const { segment, isWordLike } of factSegmenter.segment(normalized)) if (isWordLike) words.add(withoutPossessive(segment));
   const numbers = new Set(normalized.match(/(?<![\p{Script=Latin}\p{N}])\p{N}+(?:[-/.:]\p{N}+)*(?![\p{Script=Latin}\p{N}])/gu) ?? []);
   return keyFacts(previous).filter((fact) => {
     const key = fact.toLowerCase();
