@@ -271,8 +271,9 @@ export function parseDecision(reply: string, candidateCount: number, itemText: s
 /**
  * Limits on an UPDATE's merged text (see `updateTextProblem`): `minGrounded` is the share (0..1)
  * of its content words that must occur in the new item or the old memory; `minNewCoverage` the
- * share it must keep of the new item's content words that the old memory lacks (the new information); `extraChars` how many characters (code
- * points) it may be longer than the new item and the old memory together.
+ * share it must keep of the new item's content words that the old memory lacks (the new
+ * information); `extraChars` how many characters (code points) it may be longer than the new item
+ * and the old memory together.
  */
 export const UPDATE_TEXT_LIMITS = { minGrounded: 0.5, minNewCoverage: 0.5, extraChars: 40 } as const;
 
@@ -281,8 +282,8 @@ export const UPDATE_TEXT_LIMITS = { minGrounded: 0.5, minNewCoverage: 0.5, extra
  * bad reply ("ok", a story, another subject) can neither overwrite a memory nor drop the new fact:
  * it has content words (`contentTerms`), at least `minGrounded` of them occur in `itemText` or
  * `oldText` (`termCoverage`: whole words, CJK as substrings), it keeps at least `minNewCoverage`
- * of the item's content words that are not in `oldText` (what the item adds), and it is at most `extraChars` characters longer than both texts
- * together.
+ * of the item's content words that are not in `oldText` (what the item adds), and it is at most
+ * `extraChars` characters longer than both texts together.
  * @returns a readable problem, or `null` when the text is usable.
  * @example updateTextProblem('ok', 'Lives in Hangzhou', 'Lives in Shenzhen') // 'the merged text "ok" is not grounded …'
  */
