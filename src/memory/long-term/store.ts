@@ -18,6 +18,7 @@ import type { Embedder } from '../../engines/types';
 import type { MemoryEvent, MemoryHistoryRecord, MemoryKind, MemoryRecord, RecallDB } from '../../db/schema';
 import type { MemoryPatch, MemoryStore, MemoryView, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
 import { memoryHash } from './text';
+import { memorySlot, type SlotKey } from './slots';
 import { LexicalIndex } from './retrieval/lexical';
 import { VectorIndex, l2normalize, type VectorIndexStats } from './retrieval/vector';
 import { loadVoy, type VoyClass } from './retrieval/voy';
@@ -120,6 +121,9 @@ interface Meta {
   validUntil: number | null;
   importance: number;
   pinned: boolean;
+  kind: MemoryKind;
+  /** `subject:slot` of the text (`memorySlot`), `null` when it is about no slot. */
+  slot: string | null;
 }
 
 const KINDS: ReadonlySet<MemoryKind> = new Set(['profile', 'preference', 'event', 'fact', 'instruction', 'episodic', 'summary']);
@@ -132,7 +136,12 @@ const metaOf = (r: MemoryRecord): Meta => ({
   validUntil: r.validUntil,
   importance: r.importance,
   pinned: r.pinned,
+  kind: r.kind,
+  slot: slotLabel(memorySlot(r.text)),
 });
+
+/** One string per slot key, for comparing in the index (`null` when the text is about no slot). */
+const slotLabel = (key: SlotKey | null): string | null => (key ? `${key.subject}:${key.slot}` : null);
 
 /** Whether a memory is valid at `t`: its validity has not ended (a future `validFrom` is fine: plans). */
 const validAt = (m: { validUntil: number | null }, t: number) => m.validUntil === null || m.validUntil > t;
@@ -427,6 +436,21 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       const hits = vectors.search(vector, options.k, (id) => eligible.has(id), eligibleIds.length, eligibleIds);
       const records = await db.memories.bulkGet(hits.map((h) => h.id));
       return hits.flatMap((h, i) => (records[i] ? [{ memory: toView(records[i]!), similarity: h.similarity }] : []));
+    },
+
+    async inSlot(key, options) {
+      const t = now();
+      const label = slotLabel(key);
+      if (label === null) return [];
+      const kinds = options.kinds ? new Set(options.kinds) : null;
+      const ids: { id: string; at: number }[] = [];
+      for (const [id, m] of meta) {
+        if (m.slot !== label || m.namespace !== options.namespace || !validAt(m, t) || (kinds && !kinds.has(m.kind))) continue;
+        ids.push({ id, at: m.updatedAt });
+      }
+      ids.sort((a, b) => b.at - a.at || a.id.localeCompare(b.id));
+      const records = await db.memories.bulkGet(ids.slice(0, Math.max(0, options.k)).map((x) => x.id));
+      return records.flatMap((r) => (r ? [toView(r)] : []));
     },
 
     embed,
