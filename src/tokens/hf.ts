@@ -34,7 +34,7 @@ function tokenText(value: unknown): string | undefined {
  *   `bos_token` the BOS text. A `chat_template` given as a list of named templates uses `default`.
  * @param options.id counter id (default `hf:<model type>`), e.g. `hf:Qwen/Qwen2.5-1.5B-Instruct`.
  * @returns a `ChatTokenCounter`; `count` counts without BOS/EOS, with special-token strings
- *   parsed as single tokens.
+ *   parsed as single tokens; `specialTokens` lists `added_tokens` with `special: true`.
  * @throws TokenizerLoadError when `tokenizerJson` is not a tokenizer definition.
  */
 export function createHfTokenCounter(tokenizerJson: unknown, tokenizerConfig?: unknown, options: { id?: string } = {}): ChatTokenCounter {
@@ -54,7 +54,10 @@ export function createHfTokenCounter(tokenizerJson: unknown, tokenizerConfig?: u
   }
   const modelType = typeof tokenizerJson.model.type === 'string' ? tokenizerJson.model.type : 'unknown';
   const bos = tokenText(config.bos_token);
+  const added = Array.isArray(tokenizerJson.added_tokens) ? tokenizerJson.added_tokens : [];
+  const specialTokens = added.filter((t): t is { content: string } => isRecord(t) && t.special === true && typeof t.content === 'string').map((t) => t.content);
   return makeChatCounter({
+    specialTokens,
     id: options.id ?? `hf:${modelType}`,
     countText: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids.length,
     template: detectChatTemplate(typeof template === 'string' ? template : null),
