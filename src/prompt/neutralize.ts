@@ -94,6 +94,10 @@ function compile(tokens: readonly string[], withSections: boolean): RegExp {
   return new RegExp(parts.join('|'), 'giu');
 }
 
+/** Distinct pieces a report lists (the count covers all), and the longest piece kept (characters). */
+const MAX_REPORTED_PIECES = 20;
+const MAX_REPORTED_PIECE_CHARS = 64;
+
 function run(pattern: RegExp, text: string): NeutralizedText {
   const pieces: string[] = [];
   let count = 0;
@@ -104,7 +108,8 @@ function run(pattern: RegExp, text: string): NeutralizedText {
     out = out.replace(pattern, (m) => {
       changed = true;
       count += 1;
-      if (!pieces.includes(m)) pieces.push(m);
+      const piece = capChars(m, MAX_REPORTED_PIECE_CHARS);
+      if (pieces.length < MAX_REPORTED_PIECES && !pieces.includes(piece)) pieces.push(piece);
       return pass === 0 ? lookalike(m) : `${Array.from(m)[0]}\u2060${Array.from(m).slice(1).join('')}`;
     });
     if (!changed) break;

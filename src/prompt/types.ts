@@ -31,7 +31,10 @@ export interface PromptSection {
 export interface NeutralizedReport {
   /** Number of occurrences replaced. */
   count: number;
-  /** Distinct original strings replaced (e.g. `</long_term_memories>`, `<|im_start|>`), first seen first. */
+  /**
+   * Distinct original strings replaced (e.g. `</long_term_memories>`, `<|im_start|>`), first seen
+   * first; at most 20, each cut to 64 characters.
+   */
   pieces: string[];
 }
 
