@@ -91,7 +91,7 @@ describe('prompt assembly with oversized stored text', () => {
         ...empty,
         summary: 's'.repeat(10 * MB),
         entities: [{ name: 'Ana', summary: 'e'.repeat(10 * MB) }],
-        retrieved: [{ text: 'r'.repeat(10 * MB), messageIds: [] }] as ShortTermContext['retrieved'],
+        retrieved: [{ text: 'r'.repeat(10 * MB), conversationId: 'c0', messageIds: [], similarity: null }],
       },
       userText: 'hi',
       counter: rec.counter,
