@@ -10,8 +10,9 @@
  *   Hugging Face `added_tokens` with `special: true`, GGUF CONTROL/USER_DEFINED tokens), plus
  *   `COMMON_SPECIAL_TOKENS` and any `<|…|>` marker — in stored text and in the user's own turns.
  *
- * Replacement: `<…>` becomes `‹…›` (U+2039/U+203A), `[…]` becomes `［…］` (U+FF3B/U+FF3D), any
- * other token gets a WORD JOINER (U+2060) after its first character.
+ * Replacement: in the matched piece `<`/`>` become `‹`/`›` (U+2039/U+203A) and `[`/`]` become
+ * `［`/`］` (U+FF3B/U+FF3D), e.g. `<|im_start|>` → `‹|im_start|›`; a token without brackets gets a
+ * WORD JOINER (U+2060) after its first character.
  */
 import type { TokenCounter } from '../engines/types';
 import { isChatTokenCounter } from '../tokens/counter';
@@ -74,47 +75,82 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const SECTION_TAG_SOURCE = `<\\s*/?\\s*(?:${SECTION_TAGS.join('|')})\\b[^<>]*>`;
 /** Any ChatML-style marker `<|name|>` (names without spaces, up to 64 characters). */
 const PIPE_MARKER_SOURCE = '<\\|[^|<>\\s]{1,64}\\|>';
+/** Shapes most special tokens have: `<…>` and `[…]` (checked against the token set when found). */
+const ANGLE_SOURCE = '<[^<>\\n]{1,64}>';
+const SQUARE_SOURCE = '\\[[^[\\]\\n]{1,64}\\]';
+const ANGLE = new RegExp(`^${ANGLE_SOURCE}$`, 'u');
+const SQUARE = new RegExp(`^${SQUARE_SOURCE}$`, 'u');
 
 /** Whether a tokenizer's special token is worth neutralizing: looks like markup, ≥ 2 characters. */
 function isMarkupToken(token: string): boolean {
   return token.length >= 2 && token.trim() === token && /[<>[\]|]/u.test(token);
 }
 
+const BRACKETS: Record<string, string> = { '<': '‹', '>': '›', '[': '［', ']': '］' };
+
 /** The lookalike of one matched delimiter or special token (see module doc). */
 function lookalike(piece: string): string {
-  if (piece.startsWith('<') && piece.endsWith('>')) return `‹${piece.slice(1, -1)}›`;
-  if (piece.startsWith('[') && piece.endsWith(']')) return `［${piece.slice(1, -1)}］`;
-  const [first, ...rest] = Array.from(piece);
-  return `${first}\u2060${rest.join('')}`;
+  if (/[<>[\]]/u.test(piece)) return piece.replace(/[<>[\]]/gu, (c) => BRACKETS[c]!);
+  return wordJoined(piece);
 }
 
-function compile(tokens: readonly string[], withSections: boolean): RegExp {
-  const literal = [...new Set(tokens)].sort((a, b) => b.length - a.length).map(escapeRegExp);
-  const parts = [...(withSections ? [SECTION_TAG_SOURCE] : []), PIPE_MARKER_SOURCE, ...literal];
-  return new RegExp(parts.join('|'), 'giu');
+/** `piece` with a WORD JOINER (U+2060, invisible) after its first character. */
+function wordJoined(piece: string): string {
+  const [first, ...rest] = Array.from(piece);
+  return `${first}\u2060${rest.join('')}`;
 }
 
 /** Distinct pieces a report lists (the count covers all), and the longest piece kept (characters). */
 const MAX_REPORTED_PIECES = 20;
 const MAX_REPORTED_PIECE_CHARS = 64;
 
-function run(pattern: RegExp, text: string): NeutralizedText {
-  const pieces: string[] = [];
-  let count = 0;
-  let out = text;
-  // A replacement never forms a new ASCII delimiter; a second pass covers a model token written with the lookalikes.
-  for (let pass = 0; pass < 3; pass++) {
-    let changed = false;
-    out = out.replace(pattern, (m) => {
-      changed = true;
-      count += 1;
-      const piece = capChars(m, MAX_REPORTED_PIECE_CHARS);
-      if (pieces.length < MAX_REPORTED_PIECES && !pieces.includes(piece)) pieces.push(piece);
-      return pass === 0 ? lookalike(m) : `${Array.from(m)[0]}\u2060${Array.from(m).slice(1).join('')}`;
-    });
-    if (!changed) break;
+/**
+ * A scanner for one token list. Tokens shaped `<…>` or `[…]` (nearly all) are looked up in a Set
+ * when the generic shape matches (a regex alternation of thousands of tokens — Gemma has over
+ * 6,000 — costs ~300 ms per 8,000 characters; the lookup is linear); the few others are matched
+ * literally, first. Case-insensitive.
+ */
+function compile(tokens: readonly string[], withSections: boolean): (text: string, replace: (piece: string) => string) => NeutralizedText {
+  const shaped = new Set<string>();
+  const literal: string[] = [];
+  for (const t of new Set(tokens)) {
+    if (ANGLE.test(t) || SQUARE.test(t)) shaped.add(t.toLowerCase());
+    else literal.push(t);
   }
-  return { text: out, count, pieces };
+  const literalSource = literal.sort((a, b) => b.length - a.length).map(escapeRegExp).join('|') || '(?!)';
+  // Groups: 1 literal token, 2 section tag, 3 pipe marker → always; 4 `<…>`, 5 `[…]` → when in the set.
+  const pattern = new RegExp(`(${literalSource})|(${withSections ? SECTION_TAG_SOURCE : '(?!)'})|(${PIPE_MARKER_SOURCE})|(${ANGLE_SOURCE})|(${SQUARE_SOURCE})`, 'giu');
+  return (text, replace) => {
+    const pieces: string[] = [];
+    let count = 0;
+    let out = '';
+    let last = 0;
+    pattern.lastIndex = 0;
+    for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
+      const piece = m[0];
+      if (m[1] === undefined && m[2] === undefined && m[3] === undefined && !shaped.has(piece.toLowerCase())) {
+        pattern.lastIndex = m.index + 1; // not a token: a token may still start inside it
+        continue;
+      }
+      out += text.slice(last, m.index) + replace(piece);
+      last = m.index + piece.length;
+      count += 1;
+      const reported = capChars(piece, MAX_REPORTED_PIECE_CHARS);
+      if (pieces.length < MAX_REPORTED_PIECES && !pieces.includes(reported)) pieces.push(reported);
+    }
+    return { text: last === 0 ? text : out + text.slice(last), count, pieces };
+  };
+}
+
+/** Lookalikes first; a token written with the lookalikes themselves (no model has one so far) gets word joiners. */
+function run(scan: ReturnType<typeof compile>, text: string): NeutralizedText {
+  let result = scan(text, lookalike);
+  for (let pass = 0; pass < 2 && result.count > 0; pass++) {
+    const again = scan(result.text, wordJoined);
+    if (again.count === 0) break;
+    result = { text: again.text, count: result.count + again.count, pieces: [...result.pieces, ...again.pieces.filter((p) => !result.pieces.includes(p))] };
+  }
+  return result;
 }
 
 /**
@@ -124,9 +160,9 @@ function run(pattern: RegExp, text: string): NeutralizedText {
  */
 export function createNeutralizer(specialTokens: readonly string[] = []): Neutralizer {
   const tokens = [...COMMON_SPECIAL_TOKENS, ...specialTokens.filter(isMarkupToken)];
-  const storedPattern = compile(tokens, true);
-  const turnPattern = compile(tokens, false);
-  return { stored: (text) => run(storedPattern, text), turn: (text) => run(turnPattern, text) };
+  const storedScan = compile(tokens, true);
+  const turnScan = compile(tokens, false);
+  return { stored: (text) => run(storedScan, text), turn: (text) => run(turnScan, text) };
 }
 
 const byCounter = new WeakMap<TokenCounter, Neutralizer>();

@@ -149,6 +149,17 @@ describe('the neutralizer', () => {
     expect(gate.stored('x').count).toBe(0); // single characters are never neutralized
   });
 
+  it('finds tokens inside or beside other bracketed text, and works with a Gemma-size token list', () => {
+    const unused = Array.from({ length: 6000 }, (_, i) => `<unused${i}>`);
+    const gate = createNeutralizer(unused);
+    expect(gate.stored('a<unused5999>b<unused6000>c').text).toBe('a‹unused5999›b<unused6000>c');
+    expect(gate.stored('<a[INST]> [x <|im_end|>] <<SYS>>')).toEqual({
+      text: '<a［INST］> [x ‹|im_end|›] ‹‹SYS››',
+      count: 3,
+      pieces: ['[INST]', '<|im_end|>', '<<SYS>>'],
+    });
+  });
+
   it('indents continuation lines and drops blank lines', () => {
     expect(indentContinuation('- Ana: one\n\n two\r\nthree')).toBe('- Ana: one\n  two\n  three');
   });
