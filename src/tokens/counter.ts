@@ -21,7 +21,7 @@ export interface ChatTokenCounter extends TokenCounter {
   countChat(messages: readonly ChatMessage[]): number;
   /**
    * Strings the tokenizer turns into special tokens when they appear in text (Hugging Face
-   * `added_tokens` with `special: true`; GGUF tokens of type CONTROL or USER_DEFINED), e.g.
+   * `added_tokens`, special or not; GGUF tokens of type CONTROL or USER_DEFINED), e.g.
    * `<|im_start|>`. Stored text is neutralized against them before it enters a prompt
    * (`src/prompt/neutralize.ts`). Empty when the tokenizer declares none.
    */
