@@ -15,6 +15,7 @@ import type { MessageRecord, RecallDB } from '../db/schema';
 import { EngineError, type ChatEngine } from '../engines/types';
 import type { JobQueue } from '../jobs/queue';
 import type { LongTermMemory, RetrievedMemory } from '../memory/long-term/types';
+import { MAX_MEMORY_TEXT_CHARS } from '../memory/long-term/text';
 import type { ContextStrategy, ShortTermContext, StrategyConfig } from '../memory/short-term/types';
 import type { ChatTurnResult, LiveTurn } from '../messaging/protocol';
 import { maxAnswerTokensFor } from '../prompt/answer-budget';
@@ -244,9 +245,14 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 /** Longest quote of a memory in a command reply, in characters (an episodic round can be long). */
 export const COMMAND_QUOTE_CHARS = 120;
 
-/** The reply to an explicit memory command, in the language of the command. */
-export function describeCommand(result: { command: 'remember' | 'forget'; affected: { text: string }[]; refused?: 'forget_all' }, commandText: string): string {
+/** The reply to an explicit memory command, in the language of the command (a refusal says why and that nothing changed). */
+export function describeCommand(result: { command: 'remember' | 'forget'; affected: { text: string }[]; refused?: 'forget_all' | 'too_long' }, commandText: string): string {
   const zh = /[\u3400-\u9fff]/.test(commandText);
+  if (result.refused === 'too_long') {
+    return zh
+      ? `这段内容太长，无法作为一条记忆保存（最多 ${MAX_MEMORY_TEXT_CHARS} 个字符）。请缩短后再说“记住…”。这次没有保存任何内容。`
+      : `That is too long to keep as one memory (at most ${MAX_MEMORY_TEXT_CHARS} characters). Shorten it and say “remember …” again. Nothing was saved.`;
+  }
   if (result.refused === 'forget_all') {
     return zh
       ? '我不会凭一句聊天就清空全部记忆。要删除所有记忆，请打开“记忆”页，点“清除全部…”（会先确认）。这次没有删除任何内容。'

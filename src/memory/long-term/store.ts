@@ -17,7 +17,7 @@
 import type { Embedder } from '../../engines/types';
 import type { MemoryEvent, MemoryHistoryRecord, MemoryKind, MemoryRecord, RecallDB } from '../../db/schema';
 import type { MemoryPatch, MemoryStore, MemoryView, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
-import { memoryHash } from './text';
+import { MAX_MEMORY_TEXT_CHARS, memoryHash, MemoryTextTooLongError } from './text';
 import { memorySlot, type SlotKey } from './slots';
 import { LexicalIndex } from './retrieval/lexical';
 import { VectorIndex, l2normalize, type VectorIndexStats } from './retrieval/vector';
@@ -235,6 +235,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
 
   function checkText(text: string): string {
     if (typeof text !== 'string' || !text.trim()) throw new Error('Memory text is empty');
+    if (text.length > MAX_MEMORY_TEXT_CHARS) throw new MemoryTextTooLongError(text.length);
     return text;
   }
 

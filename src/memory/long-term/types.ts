@@ -43,8 +43,12 @@ export interface MemoryCommandResult {
   command: 'remember' | 'forget';
   /** Memories stored (remember) or removed (forget). */
   affected: { id: string; kind: MemoryKind; text: string }[];
-  /** Set when the command was understood but not carried out: "forget everything" is done in Memory → Erase everything…. */
-  refused?: 'forget_all';
+  /**
+   * Set when the command was understood but not carried out: "forget everything" is done in
+   * Memory → Erase everything… (`forget_all`); a "remember …" text longer than
+   * `MAX_MEMORY_TEXT_CHARS` is not stored (`too_long`).
+   */
+  refused?: 'forget_all' | 'too_long';
 }
 
 /** What the chat core needs from long-term memory. */
