@@ -11,6 +11,7 @@
  * The user's message is stored first and is never lost, whatever fails later.
  */
 import { Mutex } from 'async-mutex';
+import { asStorageError } from '../db/errors';
 import type { MessageRecord, RecallDB } from '../db/schema';
 import { EngineError, type ChatEngine } from '../engines/types';
 import type { JobQueue } from '../jobs/queue';
@@ -187,17 +188,6 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
             live.delete(requestId);
           }
           const status: MessageRecord['status'] = result.finishReason === 'abort' ? 'aborted' : 'complete';
-          const assistantMessage = await deps.conversations.append({
-            id: assistantId,
-            conversationId,
-            role: 'assistant',
-            content: result.content,
-            createdAt: now(),
-            status,
-            ...(engine.modelId ? { modelId: engine.modelId } : {}),
-            ...(result.usage ? { usage: result.usage } : {}),
-            ...(result.finishReason === 'length' ? { truncated: true } : {}),
-          });
           const trace: PromptTrace = {
             messages: prompt.messages,
             sections: prompt.sections,
@@ -211,7 +201,23 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
               ...(deps.engines.embedder() ? [] : [{ code: 'keyword_memory_only' as const }]),
             ],
           };
-          await deps.db.promptTraces.put({ messageId: assistantId, conversationId, createdAt: now(), trace });
+          // The reply and its trace are stored together or not at all (a full disk or a failed
+          // write leaves neither half; the user's message above is already stored).
+          const assistantMessage = await deps.db.transaction('rw', [deps.db.messages, deps.db.conversations, deps.db.promptTraces], async () => {
+            const stored = await deps.conversations.append({
+              id: assistantId,
+              conversationId,
+              role: 'assistant',
+              content: result.content,
+              createdAt: now(),
+              status,
+              ...(engine.modelId ? { modelId: engine.modelId } : {}),
+              ...(result.usage ? { usage: result.usage } : {}),
+              ...(result.finishReason === 'length' ? { truncated: true } : {}),
+            });
+            await deps.db.promptTraces.put({ messageId: assistantId, conversationId, createdAt: now(), trace });
+            return stored;
+          });
 
           const exchange = { userMessageId: userMessage.id, assistantMessageId: assistantId };
           if (result.content.trim()) await strategy.onExchange(conversationId, exchange);
@@ -225,6 +231,9 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       );
       try {
         return await turn;
+      } catch (error) {
+        // A full disk becomes `StorageFullError` (code `storage_full`), which the panel translates.
+        throw asStorageError(error);
       } finally {
         running.delete(requestId);
       }

@@ -297,3 +297,53 @@ describe('the core, end to end in Node', () => {
     expect((await c.chat.send({ conversationId: again.id, text: 'hi', requestId: 'x' })).assistantMessage.status).toBe('complete');
   });
 });
+
+describe('a full disk (IndexedDB QuotaExceededError) during a turn', () => {
+  /**
+   * Makes the next `times` inserts into `table` fail with a QuotaExceededError, as IndexedDB does
+   * when storage is full (a Dexie `creating` hook that throws aborts the write and its transaction).
+   */
+  function failInserts(table: { hook(event: 'creating', fn: () => void): void }, times = 1): () => number {
+    let left = times;
+    let thrown = 0;
+    table.hook('creating', () => {
+      if (left <= 0) return;
+      left -= 1;
+      thrown += 1;
+      throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+    });
+    return () => thrown;
+  }
+
+  it('the reply and its trace are stored together or not at all; the user message stays; the error has code storage_full; the next turn works', async () => {
+    const engine = model(() => 'A reply that will not fit.');
+    const c = await start(engine);
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    // The trace write is the last write of a turn: the reply row was already added in the same transaction.
+    const thrown = failInserts(db.promptTraces);
+    const jobsBefore = (await db.jobs.toArray()).map((j) => j.type);
+    const error = await c.chat.send({ conversationId: conversation.id, text: 'My locker is number 12', requestId: 'r1' }).catch((e: unknown) => e);
+    expect(thrown()).toBe(1);
+    expect(error).toMatchObject({ name: 'StorageFullError', code: 'storage_full' });
+    const stored = await c.conversations.messages(conversation.id);
+    expect(stored.map((m) => [m.seq, m.role, m.content])).toEqual([[0, 'user', 'My locker is number 12']]);
+    expect(await db.promptTraces.count()).toBe(0);
+    // Nothing was learned from a turn whose reply was not stored (only jobs that existed before, e.g. maintenance).
+    expect((await db.jobs.toArray()).map((j) => j.type)).toEqual(jobsBefore);
+
+    const next = await c.chat.send({ conversationId: conversation.id, text: 'Try again', requestId: 'r2' });
+    expect(next.assistantMessage).toMatchObject({ seq: 2, status: 'complete', content: 'A reply that will not fit.' });
+    expect((await c.conversations.messages(conversation.id)).map((m) => m.seq)).toEqual([0, 1, 2]);
+    expect(await db.promptTraces.get(next.assistantMessage.id)).toBeDefined();
+  });
+
+  it('a user message that does not fit stores nothing (no message, no new title) and reports storage_full', async () => {
+    const c = await start(model(() => 'unused'));
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    failInserts(db.messages);
+    const error = await c.chat.send({ conversationId: conversation.id, text: 'Hello there', requestId: 'r1' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'storage_full' });
+    expect(await db.messages.count()).toBe(0);
+    expect((await c.conversations.get(conversation.id))!.title).toBe(conversation.title);
+  });
+});
