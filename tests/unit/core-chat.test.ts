@@ -347,3 +347,66 @@ describe('a full disk (IndexedDB QuotaExceededError) during a turn', () => {
     expect((await c.conversations.get(conversation.id))!.title).toBe(conversation.title);
   });
 });
+
+describe('the memory core killed mid-reply', () => {
+  /** A model that streams its first words, then never finishes (the context running it dies meanwhile). */
+  function stallingModel(): ChatEngine & { started: Promise<void> } {
+    const base = model(() => 'unused');
+    let markStarted!: () => void;
+    const started = new Promise<void>((resolve) => (markStarted = resolve));
+    return Object.assign(Object.create(base) as ChatEngine, {
+      started,
+      complete: async (_request: unknown, onDelta?: (d: string) => void) => {
+        onDelta?.('Once upon a ');
+        markStarted();
+        return new Promise<never>(() => undefined);
+      },
+    });
+  }
+
+  it('the next core stores exactly one error reply (disconnected) after the kept user message, once, and the next turn works', async () => {
+    const engine = stallingModel();
+    const dying = await start(engine);
+    const firstDb = db;
+    const conversation = await dying.conversations.create({ strategy: { kind: 'full-buffer' } });
+    core = null;
+    void dying.chat.send({ conversationId: conversation.id, text: 'Tell me a long story', requestId: 'r1' });
+    await engine.started;
+    // "Killed": the context's memory is gone; only what reached IndexedDB remains.
+    await dying.stop();
+    firstDb.close();
+
+    // The offscreen document is created again (core.ensure) on the same database.
+    db = new RecallDB(firstDb.name);
+    const reborn = await createCore({
+      db,
+      engines: engineManager(model(() => 'The end.')),
+      loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
+      events: { chatDelta: () => undefined, jobs: () => undefined },
+    });
+    core = reborn;
+    const messages = await reborn.conversations.messages(conversation.id);
+    expect(messages.map((m) => [m.seq, m.role, m.status, m.content, m.errorCode ?? null])).toEqual([
+      [0, 'user', 'complete', 'Tell me a long story', null],
+      [1, 'assistant', 'error', '', 'disconnected'],
+    ]);
+    expect(messages[1]!.error).toMatch(/interrupted/);
+    expect(await db.settings.where('key').startsWith('state.openTurn.').count()).toBe(0);
+    // Recovering again stores nothing more.
+    expect(await reborn.chat.recoverInterruptedTurns()).toBe(0);
+
+    const next = await reborn.chat.send({ conversationId: conversation.id, text: 'Again please', requestId: 'r2' });
+    expect(next.assistantMessage).toMatchObject({ seq: 3, status: 'complete', content: 'The end.' });
+  });
+
+  it('a turn whose reply was stored before the kill gets no second reply', async () => {
+    const c = await start(model(() => 'Stored reply.'));
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    const turn = await c.chat.send({ conversationId: conversation.id, text: 'Hi', requestId: 'r1' });
+    // Killed between storing the reply and clearing the marker: the marker is still there.
+    await db.settings.put({ key: `state.openTurn.${turn.userMessage.id}`, value: { conversationId: conversation.id, userMessageId: turn.userMessage.id, startedAt: 1 } });
+    expect(await c.chat.recoverInterruptedTurns()).toBe(0);
+    expect((await c.conversations.messages(conversation.id)).map((m) => m.status)).toEqual(['complete', 'complete']);
+    expect(await db.settings.where('key').startsWith('state.openTurn.').count()).toBe(0);
+  });
+});
