@@ -119,6 +119,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     now,
   });
 
+  // Before any request is served: a turn the previous core was killed in gets its error reply.
+  await chat.recoverInterruptedTurns();
   await jobs.start();
   await jobs.enqueue(MAINTENANCE_JOB, {}, { dedupeKey: MAINTENANCE_JOB, delayMs: 60_000 });
 

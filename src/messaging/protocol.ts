@@ -78,11 +78,12 @@ export interface ModelOption {
 
 /** The model pickers' contents. */
 export interface ModelCatalog {
+  /** WebLLM models whose WebGPU library ships in this package (variant ids for this GPU); `[]` when none ships. */
   webllm: ModelOption[];
   wllama: ModelOption[];
   /** GGUF files the user opened or downloaded before (stored in OPFS). */
   localFiles: LocalModelRecord[];
-  /** WebLLM model id to use by default for this GPU (q4f32 when `shader-f16` is missing). */
+  /** WebLLM model id to use by default for this GPU (q4f32 when `shader-f16` is missing); `''` when no GPU model ships. */
   defaultWebllmModel: string;
 }
 
