@@ -99,6 +99,44 @@ function stagingFiles(page: Page): Promise<string[]> {
   });
 }
 
+/**
+ * Samples the JS heap of the memory core (the offscreen document, which Playwright cannot see)
+ * every 100 ms over the browser's DevTools protocol (`Runtime.getHeapUsage`).
+ * @returns a function that stops sampling and resolves to the peak used heap in bytes (0 when no sample was taken).
+ */
+async function watchCoreHeap(browser: ExtensionBrowser): Promise<() => Promise<number>> {
+  const cdp = await browser.context.browser()!.newBrowserCDPSession();
+  const url = `chrome-extension://${browser.extensionId}/offscreen.html`;
+  let peak = 0;
+  let nextId = 1;
+  let sessionId: string | null = null;
+  let running = true;
+  cdp.on('Target.receivedMessageFromTarget', (event) => {
+    const message = JSON.parse(event.message) as { result?: { usedSize?: number } };
+    if (typeof message.result?.usedSize === 'number') peak = Math.max(peak, message.result.usedSize);
+  });
+  const loop = (async () => {
+    while (running) {
+      try {
+        if (!sessionId) {
+          const target = (await cdp.send('Target.getTargets')).targetInfos.find((t) => t.url === url);
+          if (target) sessionId = (await cdp.send('Target.attachToTarget', { targetId: target.targetId, flatten: false })).sessionId;
+        }
+        if (sessionId) await cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id: nextId++, method: 'Runtime.getHeapUsage' }) });
+      } catch {
+        sessionId = null;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+    await cdp.detach().catch(() => undefined);
+    return peak;
+  };
+}
+
 /** Opens the panel on its memory tab, once the core answers (so the database exists before the test reads it). */
 async function openMemoryTab(browser: ExtensionBrowser): Promise<Page> {
   const page = await browser.openPanel();
@@ -149,6 +187,7 @@ describe('backups at any size, and imports cut short', () => {
   it(`exports ${MEMORIES} memories with vectors through OPFS and imports the file back, whole`, async () => {
     const page = await openMemoryTab(browser);
     await fillStore(page, MEMORIES);
+    const stopHeap = await watchCoreHeap(browser);
     const started = Date.now();
     const [download] = await Promise.all([page.waitForEvent('download', { timeout: 600_000 }), page.getByTestId('memory-export').click()]);
     exported = join(profile, download.suggestedFilename());
@@ -179,9 +218,14 @@ describe('backups at any size, and imports cut short', () => {
     expect(await report.getAttribute('data-added')).toBe(String(MEMORIES));
     expect(await storeState(page)).toEqual({ memories: MEMORIES, importRows: [] });
     // The import's staging copy is gone at once; the export's once its download had time to finish.
-    expect(await stagingFiles(page)).toEqual([expect.stringMatching(/^export-\d+-recall-export-/)]);
+    expect((await stagingFiles(page)).filter((name) => !/^export-\d+-recall-export-/.test(name))).toEqual([]);
+    const coreHeap = await stopHeap();
     const heap = await page.evaluate(() => (performance as unknown as { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize ?? null);
-    console.info(`[e2e backup] ${MEMORIES} memories, file ${(bytes / 1048576).toFixed(1)} MiB: export+download ${exportMs} ms, import ${importMs} ms, panel JS heap after ${heap === null ? '?' : (heap / 1048576).toFixed(1)} MiB`);
+    const mib = (n: number | null) => (n === null ? '?' : (n / 1048576).toFixed(1));
+    console.info(
+      `[e2e backup] ${MEMORIES} memories, file ${mib(bytes)} MiB: export+download ${exportMs} ms, import ${importMs} ms, ` +
+        `peak JS heap of the memory core ${mib(coreHeap)} MiB, panel JS heap after ${mib(heap)} MiB`,
+    );
     await expect.poll(() => stagingFiles(page), { timeout: 90_000, interval: 1000 }).toEqual([]);
     await page.close();
   });
