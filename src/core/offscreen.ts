@@ -37,6 +37,7 @@ export function startCoreInOffscreen(): void {
         jobs: (stats) => emitEvent('event.jobs', stats),
         conversations: (event) => emitEvent('event.conversations', event),
         settings: (settings) => emitEvent('event.settings', settings),
+        transfer: (progress) => emitEvent('event.transfer', progress),
       },
       deleteModelFile,
     });

@@ -255,7 +255,9 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       model = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
     }
     const entries = records.filter((r) => r.embedding && r.embeddingModel === model).map((r) => [r.id, r.embedding!] as [string, Float32Array]);
-    void vectors.replaceAll(entries, model);
+    const embedder = deps.embedder();
+    // The current embedder fixes the dimension; otherwise the most common one wins (see replaceAll).
+    void vectors.replaceAll(entries, model, embedder && embedder.modelId === model ? embedder.dimension : null);
   }
 
   async function applyUpdate(id: string, patch: MemoryPatch, source: string, event: MemoryEvent): Promise<MemoryRecord> {
