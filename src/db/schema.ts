@@ -138,8 +138,11 @@ export interface MemoryHistoryRecord {
   source: string;
 }
 
-/** Status of a background job. */
-export type JobStatus = 'queued' | 'running' | 'done' | 'failed';
+/**
+ * Status of a background job. `parked`: no handler is registered for its type (a job left by an
+ * older or newer version); it is not picked again until a handler for that type registers.
+ */
+export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'parked';
 
 /** A persisted background job (see `src/jobs/queue.ts`). */
 export interface JobRecord {
