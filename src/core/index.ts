@@ -85,12 +85,12 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   registerEpisodicJobs(jobs, { store, db, now });
   registerExtractionJobs(jobs, { db, store, engine: () => engines.chatEngine(), embedder: () => engines.embedder(), now });
 
-  /** Past exchanges (episodic memories) most similar to `text`: by embedding, or by keywords while no embedder is loaded. */
-  const searchExchanges = async (text: string, k: number): Promise<RetrievedExchange[]> => {
+  /** Past exchanges (episodic memories) of `namespace` most similar to `text`: by embedding, or by keywords while no embedder is loaded. */
+  const searchExchanges: StrategyDeps['searchExchanges'] = async ({ text, k, namespace }): Promise<RetrievedExchange[]> => {
     const vector = await store.embed(text);
     const hits = vector
-      ? (await store.nearest(vector, { namespace: 'default', k: k * 3 })).map((h) => ({ memory: h.memory, similarity: h.similarity as number | null }))
-      : (await store.search({ text, namespace: 'default', k: k * 3 })).map((h) => ({ memory: h.memory, similarity: null }));
+      ? (await store.nearest(vector, { namespace, k: k * 3 })).map((h) => ({ memory: h.memory, similarity: h.similarity as number | null }))
+      : (await store.search({ text, namespace, k: k * 3 })).map((h) => ({ memory: h.memory, similarity: null }));
     return hits
       .filter((h) => h.memory.kind === 'episodic' && h.memory.sourceConversationId)
       .slice(0, k)

@@ -31,7 +31,7 @@ export interface MemoryAdmin {
    */
   list(query: MemoryListQuery): Promise<MemoryView[]>;
   history(query: { memoryId?: string; limit?: number }): Promise<MemoryHistoryRecord[]>;
-  add(input: { namespace?: string; kind: MemoryKind; text: string; pinned?: boolean }): Promise<MemoryView>;
+  add(input: { namespace: string; kind: MemoryKind; text: string; pinned?: boolean }): Promise<MemoryView>;
   update(input: { id: string; text?: string; kind?: MemoryKind; pinned?: boolean; importance?: number }): Promise<MemoryView>;
   delete(id: string): Promise<void>;
 }
@@ -39,7 +39,8 @@ export interface MemoryAdmin {
 /** Creates the admin API over the store. */
 export function createMemoryAdmin(db: RecallDB, store: SearchableMemoryStore): MemoryAdmin {
   return {
-    async list({ namespace = 'default', search, includeInvalid = false, kinds, limit = 200 }) {
+    async list({ namespace, search, includeInvalid = false, kinds, limit = 200 }) {
+      if (typeof namespace !== 'string' || !namespace) throw new Error('memory.list needs a namespace');
       const wanted = (m: MemoryView) => (includeInvalid || m.current === 1) && (!kinds || kinds.includes(m.kind));
       const rows = await db.memories.where('namespace').equals(namespace).toArray();
       const byRecency = (a: MemoryView, b: MemoryView) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt;
@@ -61,7 +62,7 @@ export function createMemoryAdmin(db: RecallDB, store: SearchableMemoryStore): M
         : await db.memoryHistory.orderBy('at').reverse().limit(limit).toArray();
       return rows.sort((a, b) => b.at - a.at).slice(0, limit);
     },
-    async add({ namespace = 'default', kind, text, pinned = true }) {
+    async add({ namespace, kind, text, pinned = true }) {
       const clean = text.trim();
       if (!clean) throw new Error('A memory needs some text');
       const { memory } = await store.add({ namespace, kind, text: clean, pinned, importance: pinned ? 0.9 : 0.5 }, 'user');

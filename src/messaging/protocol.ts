@@ -134,9 +134,17 @@ export interface Settings {
   locale: 'auto' | 'en' | 'zh_CN';
 }
 
+/**
+ * The namespace of a conversation created without one (the only one the side panel offers today).
+ * Use it only where a conversation or a memory is created; every query takes the namespace of the
+ * conversation (or of the request) explicitly, so no profile reads another's memories.
+ */
+export const DEFAULT_NAMESPACE = 'default';
+
 /** Filter for the memory list. */
 export interface MemoryListQuery {
-  namespace?: string;
+  /** Required: the list never mixes namespaces (profiles). The side panel sends `DEFAULT_NAMESPACE`. */
+  namespace: string;
   /** Text search over memory text (lexical). */
   search?: string;
   includeInvalid?: boolean;
@@ -190,7 +198,7 @@ export interface ProtocolMap {
 
   'memory.list'(data: MemoryListQuery): MemoryView[];
   'memory.history'(data: { memoryId?: string; limit?: number }): MemoryHistoryRecord[];
-  'memory.add'(data: { namespace?: string; kind: MemoryKind; text: string; pinned?: boolean }): MemoryView;
+  'memory.add'(data: { namespace: string; kind: MemoryKind; text: string; pinned?: boolean }): MemoryView;
   'memory.update'(data: { id: string; text?: string; kind?: MemoryKind; pinned?: boolean; importance?: number }): MemoryView;
   'memory.delete'(data: { id: string }): void;
   /** JSON export of all memories, conversations and history (see `src/memory/export.ts` for the format). */
