@@ -80,7 +80,34 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     }, 250);
   });
 
-  const store = (await createMemoryStore({ db, embedder: () => engines.embedder(), now, loadVoyWasm: deps.loadVoyWasm })) as SearchableMemoryStore;
+  /**
+   * Queues `ltm.reembed` (deduplicated; an old deferral is moved up to now) when some memory lacks
+   * a vector from the loaded embedder — or any vector while none is loaded. Runs on start, when the
+   * embedder becomes ready and whenever a memory was stored without a vector, so every memory
+   * eventually gets one (memories saved before the embedder was ready used to stay lexical-only).
+   */
+  let embedCheck: Promise<void> = Promise.resolve();
+  const ensureEmbedded = (): Promise<void> =>
+    (embedCheck = embedCheck.then(async () => {
+      const model = engines.embedder()?.modelId ?? null;
+      const missing = await db.memories.filter((m) => m.embedding === null || (model !== null && m.embeddingModel !== model)).first();
+      if (missing) await jobs.enqueue(REEMBED_JOB, {}, { dedupeKey: REEMBED_JOB, advance: engines.embedder() !== null });
+    }).catch((error: unknown) => console.warn('[ltm] could not queue re-embedding:', error)));
+  const store = (await createMemoryStore({
+    db,
+    embedder: () => engines.embedder(),
+    now,
+    loadVoyWasm: deps.loadVoyWasm,
+    onMissingEmbedding: () => void ensureEmbedded(),
+  })) as SearchableMemoryStore;
+  let embedderModel: string | null = null;
+  const stopEmbedderWatch = engines.onChange((status) => {
+    const ready = status.embedder.state === 'ready' ? status.embedder.modelId : null;
+    if (ready !== embedderModel) {
+      embedderModel = ready;
+      if (ready) void ensureEmbedded();
+    }
+  });
   const longTerm = createLongTermMemory({ store, jobs, db, now });
   registerEpisodicJobs(jobs, { store, db, now });
   registerExtractionJobs(jobs, { db, store, engine: () => engines.chatEngine(), embedder: () => engines.embedder(), now });
@@ -121,6 +148,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
 
   await jobs.start();
   await jobs.enqueue(MAINTENANCE_JOB, {}, { dedupeKey: MAINTENANCE_JOB, delayMs: 60_000 });
+  await ensureEmbedded();
 
   const core: Core = {
     db,
@@ -168,6 +196,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     },
     async stop() {
       stopJobEvents();
+      stopEmbedderWatch();
+      await embedCheck;
       if (statsTimer) clearTimeout(statsTimer);
       await jobs.stop();
     },

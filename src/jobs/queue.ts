@@ -78,6 +78,12 @@ export interface EnqueueOptions {
   delayMs?: number;
   /** Attempts before the job is marked failed (default 5). */
   maxAttempts?: number;
+  /**
+   * With `dedupeKey`: when a queued job with that key waits longer (a deferral or a backoff), move
+   * its time up to this request's (`now + delayMs`), so work that can run now (e.g. the embedder
+   * just became ready) does not wait out an old deferral. Default false (the existing job keeps its time).
+   */
+  advance?: boolean;
 }
 
 /** The queue's public interface. */
@@ -273,7 +279,22 @@ export function createJobQueue(
           .equals(opts.dedupeKey)
           .and((j) => j.status === 'queued')
           .first();
-        if (existing) return existing.id;
+        if (existing) {
+          const wanted = t + (opts.delayMs ?? 0);
+          if (opts.advance) {
+            // Every queued job with the key (one may have been added while another was running).
+            const moved = await db.jobs
+              .where('dedupeKey')
+              .equals(opts.dedupeKey)
+              .and((j) => j.status === 'queued' && j.runAfter > wanted)
+              .modify({ runAfter: wanted, updatedAt: t });
+            if (moved > 0) {
+              emit();
+              kick();
+            }
+          }
+          return existing.id;
+        }
       }
       const job: JobRecord = {
         id: crypto.randomUUID(),

@@ -9,8 +9,11 @@
  *   already stored as an episodic memory by LTM-A's `ltm.episodic` job. A preempted job (foreground
  *   chat turn) is aborted and re-queued by the queue; re-running is harmless (repeats are exact
  *   duplicates).
- * - `ltm.reembed` (payload `{ modelId?: string }`): re-embeds memories whose vector comes from
- *   another model (`store.reembed`, batched and resumable), then rebuilds the store's indexes.
+ * - `ltm.reembed` (payload `{ modelId?: string }`): re-embeds memories without a vector or whose
+ *   vector comes from another model (`store.reembed`, in bounded pages, resumable), then rebuilds
+ *   the store's indexes. The core queues it after a model change or an import, on start and when
+ *   the embedder becomes ready if some memory lacks a vector, and whenever a memory is stored
+ *   without one (see `createCore`).
  *   Waits (`JobDeferred`) while no embedder is loaded or it is not yet the requested model.
  * - `ltm.maintenance` (payload `MaintenancePayload`, usually `{}`): expiry, retention, merging
  *   (see `./maintenance.ts`); the retention comes from the `episodicRetentionDays` setting unless
@@ -29,7 +32,7 @@ import { rememberedReply } from './text';
 
 /** Job types registered here. */
 export const EXTRACT_JOB = 'ltm.extract';
-/** Job type that re-embeds memories after an embedding-model change or an import. */
+/** Job type that embeds memories lacking a vector from the current embedding model (see module doc). */
 export const REEMBED_JOB = 'ltm.reembed';
 /** Job type of the periodic maintenance (merge near-duplicates, expire events, retention). */
 export const MAINTENANCE_JOB = 'ltm.maintenance';

@@ -109,6 +109,12 @@ export interface MemoryStoreDeps {
   loadVoyWasm: () => Promise<BufferSource>;
   /** Weights of the lexical and vector lists in RRF, default `DEFAULT_FUSION_WEIGHTS` (plain RRF). */
   fusionWeights?: FusionWeights;
+  /**
+   * Called (synchronously, after the write) whenever a memory was stored or re-written without a
+   * vector (no embedder was ready, or embedding failed): the core queues `ltm.reembed` so every
+   * memory eventually gets its vector. Must not throw.
+   */
+  onMissingEmbedding?: () => void;
 }
 
 /** What the indexes need about a memory to filter and weight candidates without Dexie. */
@@ -261,6 +267,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       Object.assign(next, await embedForStorage(patch.text));
     }
     next.current = validAt(next, t) ? 1 : 0;
+    const missingVector = patch.text !== undefined && patch.text !== old.text && next.embedding === null;
     const history: MemoryHistoryRecord = { memoryId: id, event, oldText: old.text, newText: next.text, at: t, source };
     await db.transaction('rw', db.memories, db.memoryHistory, async () => {
       // Keep access statistics written meanwhile by `recordAccess` (which is not serialized).
@@ -272,6 +279,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       await db.memoryHistory.add(history);
     });
     indexRecord(next);
+    if (missingVector) deps.onMissingEmbedding?.();
     return next;
   }
 
@@ -385,6 +393,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
           await db.memoryHistory.add({ memoryId: record.id, event: 'ADD', oldText: null, newText: text, at: t, source });
         });
         indexRecord(record);
+        if (record.embedding === null) deps.onMissingEmbedding?.();
         return { memory: record, created: true };
       });
     },
@@ -441,13 +450,18 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       const embedder = deps.embedder();
       const needs = (r: MemoryRecord) => r.embeddingModel !== embedder?.modelId || r.embedding === null;
       if (!embedder) return { embedded: 0, remaining: await db.memories.count() };
-      const ids = (await db.memories.filter(needs).primaryKeys()) as string[];
+      const total = await db.memories.filter(needs).count();
       const batchSize = Math.max(1, options.batchSize ?? 32);
       let embedded = 0;
-      for (let start = 0; start < ids.length; start += batchSize) {
+      let done = 0;
+      // Pages in primary-key order: at most `batchSize` records are held at a time, whatever the store's size.
+      let after: string | null = null;
+      for (;;) {
         options.signal?.throwIfAborted();
-        const batch = (await db.memories.bulkGet(ids.slice(start, start + batchSize))).filter((r): r is MemoryRecord => r !== undefined && needs(r));
-        if (batch.length === 0) continue;
+        const range = after === null ? db.memories.toCollection() : db.memories.where(':id').above(after);
+        const batch: MemoryRecord[] = await range.filter(needs).limit(batchSize).toArray();
+        if (batch.length === 0) break;
+        after = batch[batch.length - 1]!.id;
         const texts = batch.map((r) => r.text);
         const vectorsOut = await embedder.embed(texts, options.signal);
         await serial(async () => {
@@ -462,7 +476,8 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
             embedded += 1;
           }
         });
-        options.onProgress?.(Math.min(ids.length, start + batchSize), ids.length);
+        done += batch.length;
+        options.onProgress?.(Math.min(total, done), total);
       }
       const remaining = await db.memories.filter(needs).count();
       return { embedded, remaining };
