@@ -13,8 +13,8 @@ import type { MessageRecord, RecallDB } from '../../db/schema';
 import type { JobQueue } from '../../jobs/queue';
 import { runMemoryCommand } from './commands';
 import { EXTRACT_JOB, EXTRACT_JOB_OPTIONS } from './jobs';
-import { rememberedReply } from './text';
-import { recordAccess } from './store';
+import { memoryHash, rememberedReply } from './text';
+import { isTombstoned, recordAccess } from './store';
 import type { ExchangeInput, LongTermMemory, MemoryStore, RetrievalQuery, RetrievedMemory } from './types';
 
 /** The store as the facade needs it: `createMemoryStore`'s result satisfies it. */
@@ -96,7 +96,8 @@ export function episodicText(user: MessageRecord, assistant: MessageRecord | und
  * message's time, source conversation and both message ids). When the same text is already
  * stored (an exact duplicate, e.g. "Good morning" / "Good morning!"), the existing memory gains
  * the new message ids (history event `MERGE`) instead of a second copy.
- * Idempotent (a resumed job finds the memory it already stored, by source message id). An
+ * Idempotent (a resumed job finds the memory it already stored, by source message id); a round
+ * whose text the user deleted is not stored again (tombstone). An
  * exchange whose user message no longer exists (conversation deleted meanwhile) stores nothing.
  * @throws Error for a malformed payload (the queue marks the job failed after its retries).
  */
@@ -112,13 +113,16 @@ export function registerEpisodicJobs(jobs: JobQueue, deps: { store: MemoryStore;
       .first();
     if (existing) return;
     signal.throwIfAborted();
+    const text = episodicText(user, assistant);
+    // The user deleted this round (or forgot what it says): a re-run must not bring it back.
+    if (await isTombstoned(deps.db, input.namespace, memoryHash(text))) return;
     const source = `conversation:${input.conversationId}`;
     const sourceMessageIds = assistant ? [user.id, assistant.id] : [user.id];
     const { memory, created } = await deps.store.add(
       {
         namespace: input.namespace,
         kind: 'episodic',
-        text: episodicText(user, assistant),
+        text,
         importance: EPISODIC_IMPORTANCE,
         validFrom: user.createdAt,
         createdAt: user.createdAt,

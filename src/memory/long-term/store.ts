@@ -163,6 +163,23 @@ export async function recordAccess(db: RecallDB, ids: string[], at: number): Pro
     });
 }
 
+/**
+ * Whether the user deleted or forgot a memory with this normalized-text hash (`memoryHash`) in
+ * `namespace` (a `tombstones` row; see `TombstoneRecord`). Work that re-creates memories on its
+ * own — extraction/consolidation re-runs, episodic rounds, import — must skip such a text.
+ */
+export async function isTombstoned(db: RecallDB, namespace: string, hash: string): Promise<boolean> {
+  return (await db.tombstones.get([namespace, hash])) !== undefined;
+}
+
+/** Batch form of `isTombstoned`: the subset of `hashes` tombstoned in `namespace` (one indexed read). */
+export async function tombstonedHashes(db: RecallDB, namespace: string, hashes: string[]): Promise<Set<string>> {
+  const unique = [...new Set(hashes)];
+  if (unique.length === 0) return new Set();
+  const rows = await db.tombstones.bulkGet(unique.map((hash) => [namespace, hash] as [string, string]));
+  return new Set(rows.flatMap((r) => (r ? [r.hash] : [])));
+}
+
 /** The memory without its embedding. */
 export function toView(record: MemoryRecord): MemoryView {
   const { embedding: _embedding, ...view } = record;
@@ -388,9 +405,11 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
           pinned: input.pinned ?? false,
           hash,
         };
-        await db.transaction('rw', db.memories, db.memoryHistory, async () => {
+        await db.transaction('rw', db.memories, db.memoryHistory, db.tombstones, async () => {
           await db.memories.add(record);
           await db.memoryHistory.add({ memoryId: record.id, event: 'ADD', oldText: null, newText: text, at: t, source });
+          // The user stores this text again on purpose ("remember …", memory manager): lift its tombstone.
+          if (source === 'user') await db.tombstones.delete([record.namespace, hash]);
         });
         indexRecord(record);
         if (record.embedding === null) deps.onMissingEmbedding?.();
@@ -410,10 +429,14 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       return serial(async () => {
         const unique = [...new Set(ids)];
         const t = now();
-        await db.transaction('rw', db.memories, db.memoryHistory, async () => {
+        await db.transaction('rw', db.memories, db.memoryHistory, db.tombstones, async () => {
           const records = (await db.memories.bulkGet(unique)).filter((r): r is MemoryRecord => r !== undefined);
           const found = records.map((r) => r.id);
           await db.memories.bulkDelete(found);
+          // What the user removed stays removed: re-runs and imports check these (no text is stored).
+          if (source === 'user') {
+            await db.tombstones.bulkPut(records.map((r) => ({ namespace: r.namespace, hash: r.hash, deletedAt: t, reason: event })));
+          }
           if (event === 'FORGET') {
             // Erase every trace of the text; keep a content-free record that something was forgotten.
             await db.memoryHistory.where('memoryId').anyOf(found).delete();

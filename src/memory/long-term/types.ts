@@ -88,7 +88,10 @@ export type MemoryPatch = Partial<
  */
 export interface MemoryStore {
   get(id: string): Promise<MemoryRecord | undefined>;
-  /** Adds a memory. Exact duplicates (same namespace + normalized-text hash, still valid) return the existing record. */
+  /**
+   * Adds a memory. Exact duplicates (same namespace + normalized-text hash, still valid) return the
+   * existing record. An add by the user (`source === 'user'`) lifts a tombstone of the same text.
+   */
   add(input: NewMemory, source: string): Promise<{ memory: MemoryRecord; created: boolean }>;
   /** Changes a memory and records `event` (default `UPDATE`) in the history. @throws when `id` is unknown. */
   update(id: string, patch: MemoryPatch, source: string, event?: MemoryEvent): Promise<MemoryRecord>;
@@ -96,7 +99,9 @@ export interface MemoryStore {
   invalidate(id: string, at: number, source: string, supersededBy?: string): Promise<void>;
   /**
    * Removes memories from the store and indexes. `DELETE` keeps their history; `FORGET` also
-   * erases their history so the text is nowhere searchable any more.
+   * erases their history so the text is nowhere searchable any more. A removal by the user
+   * (`source === 'user'`) also writes a tombstone per memory (namespace + text hash, no text) in
+   * the same transaction, so re-run jobs and imports do not bring it back (`isTombstoned`).
    */
   remove(ids: string[], event: 'DELETE' | 'FORGET', source: string): Promise<void>;
   /** Memories nearest to `vector` by cosine similarity (consolidation candidates), best first. */
