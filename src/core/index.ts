@@ -20,7 +20,8 @@ import { createChatService, type ChatService } from './chat-service';
 import { createConversationStore, withChangeEvents, type ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import { createMemoryAdmin, type MemoryAdmin, type SearchableMemoryStore } from './memory-admin';
-import { createSettingsStore, type SettingsStore } from './settings';
+import { createSettingsStore, DEFAULT_SETTINGS, type SettingsStore } from './settings';
+import { eraseUserData } from '../db/erase';
 
 /** Platform pieces the core needs. */
 export interface CoreDeps {
@@ -39,6 +40,8 @@ export interface CoreDeps {
   };
   /** Deletes a model file from OPFS (the platform's file store). */
   deleteModelFile?: (fileName: string) => Promise<void>;
+  /** Removes the user's files from OPFS on "Erase everything" (all but `models/`: `eraseUserFiles`). */
+  eraseUserFiles?: () => Promise<unknown>;
   now?: () => number;
 }
 
@@ -57,7 +60,14 @@ export interface Core {
   updateSettings(patch: Partial<Settings>): Promise<Settings>;
   exportAll(): Promise<{ fileName: string; json: string }>;
   importAll(json: string): Promise<ImportReport>;
-  /** Erases memories, history, conversations, messages, traces, strategy state and jobs (settings and model files stay). */
+  /**
+   * Erases everything derived from the user (`eraseUserData`: every table holding user data —
+   * conversations, messages, memories, history, tombstones, jobs, traces, strategy state, entities —
+   * and every settings row but the preferences), the user's OPFS files (`eraseUserFiles`: all but
+   * `models/`), and the in-memory indexes; then schedules the daily maintenance again. Model files
+   * and preferences stay. Tombstones go too, so a re-import of an old export afterwards brings its
+   * memories back (by design: nothing about the erased data remains to refuse them).
+   */
   eraseAll(): Promise<void>;
   deleteLocalModel(fileName: string): Promise<void>;
   stop(): Promise<void>;
@@ -146,8 +156,10 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     now,
   });
 
+  /** The periodic maintenance, first run a minute after start (or after an erase); it reschedules itself. */
+  const scheduleMaintenance = () => jobs.enqueue(MAINTENANCE_JOB, {}, { dedupeKey: MAINTENANCE_JOB, delayMs: 60_000 });
   await jobs.start();
-  await jobs.enqueue(MAINTENANCE_JOB, {}, { dedupeKey: MAINTENANCE_JOB, delayMs: 60_000 });
+  await scheduleMaintenance();
   await ensureEmbedded();
 
   const core: Core = {
@@ -182,13 +194,15 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     },
     async eraseAll() {
       await jobs.stop();
-      const tables = [db.memories, db.memoryHistory, db.conversations, db.messages, db.promptTraces, db.strategyState, db.entities, db.jobs];
-      await db.transaction('rw', tables, async () => {
-        await Promise.all(tables.map((t) => t.clear()));
-      });
-      await store.rebuildIndexes();
-      await jobs.start();
-      conversationsChanged(null);
+      try {
+        await eraseUserData(db, { isPreference: (key) => Object.hasOwn(DEFAULT_SETTINGS, key) });
+        await deps.eraseUserFiles?.();
+      } finally {
+        await store.rebuildIndexes();
+        await jobs.start();
+        conversationsChanged(null);
+      }
+      await scheduleMaintenance();
     },
     async deleteLocalModel(fileName) {
       await deps.deleteModelFile?.(fileName);

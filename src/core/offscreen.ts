@@ -7,6 +7,7 @@ import { emitEvent } from '../messaging/protocol';
 import { loadVoyWasm, packagedModelsUrl, readPackagedModels, wllamaWasmUrl } from '../platform/assets';
 import { probeGpu } from '../platform/gpu';
 import { deleteModelFile } from '../platform/model-files';
+import { eraseUserFiles } from '../platform/user-files';
 import { createEngineManager } from './engine-manager';
 import { registerCoreHandlers } from './handlers';
 import { createCore, restoreEngines } from './index';
@@ -38,6 +39,7 @@ export function startCoreInOffscreen(): void {
         settings: (settings) => emitEvent('event.settings', settings),
       },
       deleteModelFile,
+      eraseUserFiles: () => eraseUserFiles(),
     });
   });
   registerCoreHandlers(core, startedAt);
