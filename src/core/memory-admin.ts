@@ -10,7 +10,7 @@ import type { MemoryStore, MemoryView } from '../memory/long-term/types';
 import type { MemoryListQuery } from '../messaging/protocol';
 
 /** The store plus its search, as created by `createMemoryStore`. */
-export type SearchableMemoryStore = MemoryStore & Pick<LongTermStore, 'search' | 'rebuildIndexes'>;
+export type SearchableMemoryStore = MemoryStore & Pick<LongTermStore, 'search' | 'rebuildIndexes' | 'roundsStating'>;
 
 /** Strips the embedding (vectors never leave the core). */
 export function toView(memory: MemoryRecord): MemoryView {
@@ -33,7 +33,12 @@ export interface MemoryAdmin {
   history(query: { memoryId?: string; limit?: number }): Promise<MemoryHistoryRecord[]>;
   add(input: { namespace: string; kind: MemoryKind; text: string; pinned?: boolean }): Promise<MemoryView>;
   update(input: { id: string; text?: string; kind?: MemoryKind; pinned?: boolean; importance?: number }): Promise<MemoryView>;
-  delete(id: string): Promise<void>;
+  /**
+   * Deletes a memory (history event `DELETE`, tombstone). Returns the conversation rounds
+   * (episodic memories) that state the deleted fact (`roundsStating`), still stored: the UI offers
+   * to remove them too, since they would bring the fact back into prompts. `[]` for a round.
+   */
+  delete(id: string): Promise<{ rounds: MemoryView[] }>;
 }
 
 /** Creates the admin API over the store. */
@@ -80,7 +85,10 @@ export function createMemoryAdmin(db: RecallDB, store: SearchableMemoryStore): M
       return toView(await store.update(id, patch, 'user', event));
     },
     async delete(id) {
+      const record = await store.get(id);
+      const rounds = record ? await store.roundsStating(record) : [];
       await store.remove([id], 'DELETE', 'user');
+      return { rounds };
     },
   };
 }

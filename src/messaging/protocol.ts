@@ -200,7 +200,8 @@ export interface ProtocolMap {
   'memory.history'(data: { memoryId?: string; limit?: number }): MemoryHistoryRecord[];
   'memory.add'(data: { namespace: string; kind: MemoryKind; text: string; pinned?: boolean }): MemoryView;
   'memory.update'(data: { id: string; text?: string; kind?: MemoryKind; pinned?: boolean; importance?: number }): MemoryView;
-  'memory.delete'(data: { id: string }): void;
+  /** Returns the rounds that state the deleted fact (see `MemoryAdmin.delete`). */
+  'memory.delete'(data: { id: string }): { rounds: MemoryView[] };
   /** JSON export of all memories, conversations and history (see `src/memory/export.ts` for the format). */
   'memory.export'(): { fileName: string; json: string };
   'memory.import'(data: { json: string }): ImportReport;

@@ -18,6 +18,7 @@ import type { Embedder } from '../../engines/types';
 import type { MemoryEvent, MemoryHistoryRecord, MemoryKind, MemoryRecord, RecallDB } from '../../db/schema';
 import type { MemoryPatch, MemoryStore, MemoryView, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
 import { memoryHash } from './text';
+import { contentTerms, termCoverage } from './extraction/language';
 import { LexicalIndex } from './retrieval/lexical';
 import { VectorIndex, l2normalize, type VectorIndexStats } from './retrieval/vector';
 import { loadVoy, type VoyClass } from './retrieval/voy';
@@ -32,6 +33,9 @@ import {
   type WeightingOptions,
 } from './retrieval/fusion';
 import { asksForCurrentState, parseTimeFilter, type TimeFilter } from './retrieval/time-filter';
+
+/** Share of a fact's content words a round's text must contain to count as stating it (`roundsStating`). */
+export const ROUND_COVERAGE = 0.75;
 
 /** Which retrievers a search uses (benchmarks compare them; the app always uses `hybrid`). */
 export type RetrievalMode = 'hybrid' | 'lexical' | 'vector';
@@ -91,6 +95,13 @@ export interface LongTermStore extends MemoryStore {
   reembed(options?: { batchSize?: number; signal?: AbortSignal; onProgress?: (done: number, total: number) => void }): Promise<{ embedded: number; remaining: number }>;
   /** Resolves when the Voy index holds every vector (searches work before, by exact scan). */
   whenIndexed(): Promise<void>;
+  /**
+   * The episodic rounds of `fact.namespace` that state `fact`: rounds citing one of its source
+   * messages (the round it was extracted from), and rounds whose text contains nearly all of its
+   * content words (coverage ≥ `ROUND_COVERAGE`, the "forget" command's strong match). For a fact
+   * that is itself a round, `[]`. Newest first; valid or not.
+   */
+  roundsStating(fact: Pick<MemoryRecord, 'id' | 'namespace' | 'kind' | 'text' | 'sourceMessageIds'>): Promise<MemoryView[]>;
   indexStats(): IndexStats;
 }
 
@@ -507,6 +518,23 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     },
 
     whenIndexed: () => vectors.whenReady(),
+
+    async roundsStating(fact) {
+      if (fact.kind === 'episodic') return [];
+      const bySource = fact.sourceMessageIds.length > 0 ? await db.memories.where('sourceMessageIds').anyOf(fact.sourceMessageIds).toArray() : [];
+      const terms = contentTerms(fact.text);
+      const byText =
+        terms.length === 0
+          ? []
+          : await search({ text: fact.text, namespace: fact.namespace, k: 50, includeInvalid: true }, { mode: 'lexical', timeFilters: false }).then((hits) =>
+              hits.map((h) => h.memory).filter((m) => m.kind === 'episodic' && termCoverage(terms, m.text) >= ROUND_COVERAGE),
+            );
+      const rounds = new Map<string, MemoryView>();
+      for (const m of [...bySource.map(toView), ...byText]) {
+        if (m.kind === 'episodic' && m.namespace === fact.namespace && m.id !== fact.id) rounds.set(m.id, m);
+      }
+      return [...rounds.values()].sort((a, b) => b.createdAt - a.createdAt);
+    },
 
     indexStats: () => ({ memories: meta.size, lexical: lexical.size, vector: vectors.stats() }),
   };

@@ -7,7 +7,13 @@
 import type { MemoryEvent, MemoryKind, MemoryRecord } from '../../db/schema';
 
 /** A memory as shown outside the store: everything but the embedding vector. */
-export type MemoryView = Omit<MemoryRecord, 'embedding'>;
+export type MemoryView = Omit<MemoryRecord, 'embedding'> & {
+  /**
+   * Set by retrieval (`LongTermMemory.retrieve`) on an episodic round when a fact extracted from it
+   * was closed by a contradiction (`supersededBy`): when (ms epoch). The prompt marks the round as past.
+   */
+  pastSince?: number;
+};
 
 /** A retrieval request. */
 export interface RetrievalQuery {
