@@ -6,9 +6,10 @@
  * (tests/helpers/core-harness.ts); only the chat model is scripted (an instruction-following LLM
  * cannot run here).
  */
+import Dexie from 'dexie';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/index';
-import type { RecallDB } from '../../src/db/schema';
+import { RecallDB } from '../../src/db/schema';
 import type { Embedder } from '../../src/engines/types';
 import { EPISODIC_JOB, EXTRACT_JOB } from '../../src/memory/long-term';
 import { isTombstoned, tombstonedHashes } from '../../src/memory/long-term/store';
@@ -96,5 +97,18 @@ describe('tombstones', () => {
     await core.jobs.drain();
     expect(await texts()).toEqual([]);
     expect((await db.tombstones.toArray()).map((s) => [s.hash, s.reason])).toEqual([[memoryHash(FACT), 'FORGET']]);
+  });
+
+  it('schema v2 opens a v1 database as it is and adds an empty tombstones table', async () => {
+    const name = `v1-${crypto.randomUUID()}`;
+    const v1 = new Dexie(name);
+    v1.version(1).stores({ memories: 'id, namespace, kind, hash, current, updatedAt, sourceConversationId, *sourceMessageIds, [namespace+current]', settings: 'key' });
+    await v1.table('memories').add({ id: 'm1', namespace: 'default', kind: 'fact', text: 'Likes tea', hash: memoryHash('Likes tea'), current: 1, sourceMessageIds: [] });
+    v1.close();
+    db = new RecallDB(name);
+    await db.open();
+    expect(db.verno).toBe(2);
+    expect((await db.memories.get('m1'))?.text).toBe('Likes tea');
+    expect(await db.tombstones.count()).toBe(0);
   });
 });
