@@ -162,6 +162,8 @@ export interface ImportReport {
   errors: string[];
   /** Vectors of the file left out (wrong dimension, NaN/Infinity, zero norm); their memories are re-embedded. */
   vectorsDropped?: number;
+  /** Memories left out because the user deleted or forgot them on this device (tombstones); also counted in `skipped`. */
+  forgotten?: number;
 }
 
 /**
