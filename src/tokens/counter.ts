@@ -30,6 +30,13 @@ export interface ChatTokenCounter extends TokenCounter {
    * tokenizer (see `splitsAtLineStarts`); `false` when every text is counted whole.
    */
   readonly incremental: boolean;
+  /**
+   * Strings the tokenizer turns into special tokens when they appear in text (Hugging Face
+   * `added_tokens`, special or not; GGUF tokens of type CONTROL or USER_DEFINED), e.g.
+   * `<|im_start|>`. Stored text is neutralized against them before it enters a prompt
+   * (`src/prompt/neutralize.ts`). Empty when the tokenizer declares none.
+   */
+  readonly specialTokens: readonly string[];
 }
 
 /** `true` when `counter` can count whole prompts exactly (see `ChatTokenCounter`). */
@@ -152,6 +159,8 @@ export function makeChatCounter(options: {
    * when this is exact). Ignored with `joined`.
    */
   incremental?: boolean;
+  /** See `ChatTokenCounter.specialTokens` (default none). */
+  specialTokens?: readonly string[];
 }): ChatTokenCounter {
   const incremental = options.incremental === true && !options.joined;
   const whole = cachedCount(options.countText);
@@ -192,6 +201,7 @@ export function makeChatCounter(options: {
     perMessageOverhead,
     replyPrimerTokens: Math.max(0, replyPrimerTokens),
     chatTemplate: options.template,
+    specialTokens: options.specialTokens ?? [],
     countChat: (messages) => countChat(messages, true),
     incremental,
   };

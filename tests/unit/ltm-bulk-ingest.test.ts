@@ -110,9 +110,12 @@ describe('storeEpisodes', () => {
     const jobs = createJobQueue(jobPath.db, { now: () => T });
     registerEpisodicJobs(jobs, { store: jobPath.store, db: jobPath.db });
     const ltm = createLongTermMemory({ store: jobPath.store, jobs, db: jobPath.db, now: () => T });
-    for (const e of exchanges) await ltm.onExchange(e);
     await jobs.start();
-    await jobs.drain();
+    for (const e of exchanges) {
+      // One exchange at a time, in order (as turns happen): each job runs before the next exchange.
+      await ltm.onExchange(e);
+      await jobs.drain();
+    }
     await jobs.stop();
 
     const bulk = await open();

@@ -13,13 +13,18 @@ import type { MemoryRecord, MessageRecord, RecallDB } from '../../db/schema';
 import type { JobQueue } from '../../jobs/queue';
 import { runMemoryCommand } from './commands';
 import { EXTRACT_JOB, EXTRACT_JOB_OPTIONS } from './jobs';
-import { rememberedReply } from './text';
-import { recordAccesses } from './store';
+import { capChars } from '../../prompt/neutralize';
+import { MAX_MEMORY_TEXT_CHARS, memoryHash, rememberedReply } from './text';
+import { recordAccesses, tombstonedHashes } from './store';
 import type { LongTermStore } from './store';
-import type { ExchangeInput, LongTermMemory, MemoryStore, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
+import type { ExchangeInput, LongTermMemory, MemoryStore, MemoryView, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
 
 /** The store as the facade needs it: `createMemoryStore`'s result satisfies it. */
-export type SearchableStore = MemoryStore & { search(query: RetrievalQuery): Promise<RetrievedMemory[]> };
+export type SearchableStore = MemoryStore & {
+  search(query: RetrievalQuery): Promise<RetrievedMemory[]>;
+  /** See `LongTermStore.roundsStating`. */
+  roundsStating(fact: Pick<MemoryView, 'id' | 'namespace' | 'kind' | 'text' | 'sourceMessageIds'>): Promise<MemoryView[]>;
+};
 
 /** Job type of the episodic-memory job. */
 export const EPISODIC_JOB = 'ltm.episodic';
@@ -46,11 +51,11 @@ export const ACCESS_WRITE_DELAY_MS = 1_500;
 
 /**
  * Creates the facade.
- * - `retrieve`: the store's hybrid search; records an access (`lastAccessedAt`, `accessCount`)
- *   on what it returns, in the background: accesses are collected for `ACCESS_WRITE_DELAY_MS`
- *   and written in one transaction (`recordAccesses`); `flush()` writes what is collected now and
- *   resolves when every access write is done (a failed write is logged and never fails the
- *   retrieval).
+ * - `retrieve`: the store's hybrid search, episodic rounds of superseded facts marked
+ *   (`markPastRounds`); records an access (`lastAccessedAt`, `accessCount`) on what it returns,
+ *   in the background: accesses are collected for `ACCESS_WRITE_DELAY_MS` and written in one
+ *   transaction (`recordAccesses`); `flush()` writes what is collected now and resolves when
+ *   every access write is done (a failed write is logged and never fails the retrieval).
  * - `onExchange`: enqueues `ltm.episodic` and `ltm.extract` (with `EXTRACT_JOB_OPTIONS`) for the
  *   exchange, deduplicated per assistant message while queued. Returns once both are persisted.
  * - `runCommand`: "remember …" / "forget …" / "记住…" / "忘记…" (see `./commands.ts`).
@@ -73,7 +78,8 @@ export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory &
   };
   return {
     async retrieve(query) {
-      const results = await deps.store.search({ ...query, now: query.now ?? now() });
+      const t = query.now ?? now();
+      const results = await markPastRounds(deps.db, await deps.store.search({ ...query, now: t }), t);
       // Written later, in one batch: the prompt does not wait for the bookkeeping.
       const at = now();
       for (const id of new Set(results.map((r) => r.memory.id))) {
@@ -98,6 +104,28 @@ export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory &
   };
 }
 
+/**
+ * Sets `pastSince` on each episodic round of `results` from which a fact was extracted that a
+ * contradiction has closed by `at` (`supersededBy` set, `validUntil <= at`): the earliest such
+ * `validUntil`. One indexed read over the rounds' source message ids. Returns new objects.
+ */
+export async function markPastRounds(db: RecallDB, results: RetrievedMemory[], at: number): Promise<RetrievedMemory[]> {
+  const rounds = results.filter((r) => r.memory.kind === 'episodic' && r.memory.sourceMessageIds.length > 0);
+  if (rounds.length === 0) return results;
+  const facts = await db.memories
+    .where('sourceMessageIds')
+    .anyOf([...new Set(rounds.flatMap((r) => r.memory.sourceMessageIds))])
+    .filter((m) => m.kind !== 'episodic' && m.supersededBy !== undefined && m.validUntil !== null && m.validUntil <= at)
+    .toArray();
+  if (facts.length === 0) return results;
+  return results.map((r) => {
+    if (r.memory.kind !== 'episodic') return r;
+    const ids = new Set(r.memory.sourceMessageIds);
+    const closed = facts.filter((f) => f.namespace === r.memory.namespace && f.sourceMessageIds.some((id) => ids.has(id))).map((f) => f.validUntil!);
+    return closed.length > 0 ? { ...r, memory: { ...r.memory, pastSince: Math.min(...closed) } } : r;
+  });
+}
+
 function checkExchange(input: ExchangeInput): void {
   for (const key of ['conversationId', 'namespace', 'userMessageId', 'assistantMessageId'] as const) {
     if (typeof input?.[key] !== 'string' || !input[key]) throw new Error(`Exchange is missing "${key}"`);
@@ -111,9 +139,11 @@ function checkExchange(input: ExchangeInput): void {
  * when the reply is missing, failed, stopped by the user or empty (`rememberedReply`).
  */
 export function episodicText(user: MessageRecord, assistant: MessageRecord | undefined): string {
-  const parts = [`User: ${user.content.trim()}`];
+  // Each side gets half of MAX_MEMORY_TEXT_CHARS (minus its label and "…"), so the round always fits the store.
+  const half = Math.floor(MAX_MEMORY_TEXT_CHARS / 2) - 16;
+  const parts = [`User: ${capChars(user.content.trim(), half)}`];
   const reply = rememberedReply(assistant);
-  if (reply) parts.push(`Assistant: ${reply}`);
+  if (reply) parts.push(`Assistant: ${capChars(reply, half)}`);
   return parts.join('\n');
 }
 
@@ -123,7 +153,8 @@ export function episodicText(user: MessageRecord, assistant: MessageRecord | und
  * message's time, source conversation and both message ids). When the same text is already
  * stored (an exact duplicate, e.g. "Good morning" / "Good morning!"), the existing memory gains
  * the new message ids (history event `MERGE`) instead of a second copy.
- * Idempotent (a resumed job finds the memory it already stored, by source message id). An
+ * Idempotent (a resumed job finds the memory it already stored, by source message id); a round
+ * whose text the user deleted is not stored again (tombstone). An
  * exchange whose user message no longer exists (conversation deleted meanwhile) stores nothing.
  * @throws Error for a malformed payload (the queue marks the job failed after its retries).
  */
@@ -140,6 +171,7 @@ export function registerEpisodicJobs(jobs: JobQueue, deps: { store: MemoryStore;
  * for them in one read transaction (keyed index reads), and the new rounds stored with one `addMany` (one embedding
  * call, one transaction) when the store has it. Exact duplicates — of a stored memory or of an
  * earlier exchange of the batch — add their message ids to the memory they repeat (`MERGE`).
+ * Rounds whose text the user deleted or forgot (tombstoned) are not stored again.
  * @throws Error for a malformed exchange (nothing is written), or what the store throws.
  */
 export async function storeEpisodes(
@@ -153,7 +185,7 @@ export async function storeEpisodes(
   const userIds = inputs.map((i) => i.userMessageId);
   const existing = (await deps.db.transaction('r', deps.db.memories, () => Promise.all(userIds.map((id) => deps.db.memories.where('sourceMessageIds').equals(id).toArray())))).flat();
   const done = new Set(existing.filter((m) => m.kind === 'episodic').flatMap((m) => m.sourceMessageIds.map((id) => `${m.namespace}\u0000${id}`)));
-  const rounds: { input: ExchangeInput; memory: NewMemory }[] = [];
+  let rounds: { input: ExchangeInput; memory: NewMemory }[] = [];
   inputs.forEach((input, i) => {
     const user = rows[2 * i];
     const assistant = rows[2 * i + 1];
@@ -176,6 +208,13 @@ export async function storeEpisodes(
     });
   });
   signal?.throwIfAborted();
+  // The user deleted a round (or forgot what it says): a re-run must not bring it back.
+  const tombstoned = new Set<string>();
+  for (const namespace of new Set(rounds.map((r) => r.input.namespace))) {
+    const hashes = rounds.filter((r) => r.input.namespace === namespace).map((r) => memoryHash(r.memory.text));
+    for (const hash of await tombstonedHashes(deps.db, namespace, hashes)) tombstoned.add(`${namespace}\u0000${hash}`);
+  }
+  if (tombstoned.size > 0) rounds = rounds.filter((r) => !tombstoned.has(`${r.input.namespace}\u0000${memoryHash(r.memory.text)}`));
   if (rounds.length === 0) return;
   const source = (r: (typeof rounds)[number]) => `conversation:${r.input.conversationId}`;
   // One batch per source (the history records it); rounds of one conversation usually share it.
