@@ -1,9 +1,9 @@
 /**
  * Conversations and their messages (short-term memory, kept verbatim in Dexie).
  */
-import type { ConversationRecord, MessageRecord, RecallDB } from '../db/schema';
+import { DEFAULT_NAMESPACE, type ConversationRecord, type MessageRecord, type RecallDB } from '../db/schema';
 import type { StrategyConfig } from '../memory/short-term/types';
-import { DEFAULT_NAMESPACE, type ConversationSummary } from '../messaging/protocol';
+import type { ConversationSummary } from '../messaging/protocol';
 
 /** Title given to a new conversation until its first message names it. */
 export const UNTITLED = '';

@@ -21,6 +21,13 @@ import type { StrategyConfig, StrategyKind } from '../memory/short-term/types';
 export const DB_NAME = 'recall';
 
 /** A conversation (one chat thread). */
+/**
+ * The namespace of a conversation created without one (the only one the side panel offers today).
+ * Use it only where a conversation or a memory is created; every query takes the namespace of the
+ * conversation (or of the request) explicitly, so no profile reads another's memories.
+ */
+export const DEFAULT_NAMESPACE = 'default';
+
 export interface ConversationRecord {
   id: string;
   title: string;

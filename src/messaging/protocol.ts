@@ -135,12 +135,8 @@ export interface Settings {
   locale: 'auto' | 'en' | 'zh_CN';
 }
 
-/**
- * The namespace of a conversation created without one (the only one the side panel offers today).
- * Use it only where a conversation or a memory is created; every query takes the namespace of the
- * conversation (or of the request) explicitly, so no profile reads another's memories.
- */
-export const DEFAULT_NAMESPACE = 'default';
+/** See `DEFAULT_NAMESPACE` in `src/db/schema.ts` (declared there so the core can use it without loading the messaging runtime). */
+export { DEFAULT_NAMESPACE } from '../db/schema';
 
 /** Filter for the memory list. */
 export interface MemoryListQuery {
