@@ -112,11 +112,11 @@ export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory &
 export async function markPastRounds(db: RecallDB, results: RetrievedMemory[], at: number): Promise<RetrievedMemory[]> {
   const rounds = results.filter((r) => r.memory.kind === 'episodic' && r.memory.sourceMessageIds.length > 0);
   if (rounds.length === 0) return results;
-  const facts = await db.memories
-    .where('sourceMessageIds')
-    .anyOf([...new Set(rounds.flatMap((r) => r.memory.sourceMessageIds))])
-    .filter((m) => m.kind !== 'episodic' && m.supersededBy !== undefined && m.validUntil !== null && m.validUntil <= at)
-    .toArray();
+  // Keyed index reads in one transaction (on the turn's path: `anyOf` would walk a key cursor).
+  const ids = [...new Set(rounds.flatMap((r) => r.memory.sourceMessageIds))];
+  const found = await db.transaction('r', db.memories, () => Promise.all(ids.map((id) => db.memories.where('sourceMessageIds').equals(id).toArray())));
+  const unique = new Map(found.flat().map((m) => [m.id, m]));
+  const facts = [...unique.values()].filter((m) => m.kind !== 'episodic' && m.supersededBy !== undefined && m.validUntil !== null && m.validUntil <= at);
   if (facts.length === 0) return results;
   return results.map((r) => {
     if (r.memory.kind !== 'episodic') return r;
