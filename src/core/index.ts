@@ -81,6 +81,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   });
 
   const store = (await createMemoryStore({ db, embedder: () => engines.embedder(), now, loadVoyWasm: deps.loadVoyWasm })) as SearchableMemoryStore;
+  const opened = store.indexStats().open;
+  console.info(`[core] long-term memory searchable in ${Math.round(opened.ms)} ms (${opened.via}, ${store.indexStats().memories} memories)`);
   const longTerm = createLongTermMemory({ store, jobs, db, now });
   registerEpisodicJobs(jobs, { store, db, now });
   registerExtractionJobs(jobs, { db, store, engine: () => engines.chatEngine(), embedder: () => engines.embedder(), now });
@@ -170,6 +172,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       stopJobEvents();
       if (statsTimer) clearTimeout(statsTimer);
       await jobs.stop();
+      await store.flushSnapshot();
     },
   };
   return core;

@@ -10,7 +10,7 @@ import type { MemoryStore, MemoryView } from '../memory/long-term/types';
 import type { MemoryListQuery } from '../messaging/protocol';
 
 /** The store plus its search, as created by `createMemoryStore`. */
-export type SearchableMemoryStore = MemoryStore & Pick<LongTermStore, 'search' | 'rebuildIndexes'>;
+export type SearchableMemoryStore = MemoryStore & Pick<LongTermStore, 'search' | 'rebuildIndexes' | 'indexStats' | 'flushSnapshot'>;
 
 /** Strips the embedding (vectors never leave the core). */
 export function toView(memory: MemoryRecord): MemoryView {
@@ -27,7 +27,8 @@ export interface MemoryAdmin {
    * "in May" or "5月" are words here, not date ranges), best first, then memories that contain
    * the typed text anywhere (normalized: NFKC, lower case), so a partial word such as "Moch" or
    * "杭" matches too. Vector similarity is not used: every memory has a nearest neighbour, and a
-   * filter must be able to say "no match".
+   * filter must be able to say "no match". Reads no embeddings: the namespace's rows (texts and
+   * metadata only) once, and the lexical index.
    */
   list(query: MemoryListQuery): Promise<MemoryView[]>;
   history(query: { memoryId?: string; limit?: number }): Promise<MemoryHistoryRecord[]>;
@@ -41,7 +42,9 @@ export function createMemoryAdmin(db: RecallDB, store: SearchableMemoryStore): M
   return {
     async list({ namespace = 'default', search, includeInvalid = false, kinds, limit = 200 }) {
       const wanted = (m: MemoryView) => (includeInvalid || m.current === 1) && (!kinds || kinds.includes(m.kind));
-      const rows = await db.memories.where('namespace').equals(namespace).toArray();
+      // A text-only read: rows hold no vectors since schema v3, and `raw()` skips the store's
+      // reading hook that would attach them from the vector blocks.
+      const rows = (await db.memories.where('namespace').equals(namespace).raw().toArray()) as MemoryRecord[];
       const byRecency = (a: MemoryView, b: MemoryView) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt;
       if (!search?.trim()) return rows.map(toView).filter(wanted).sort(byRecency).slice(0, limit);
       const hits = await store.search({ text: search, namespace, k: limit, includeInvalid }, { mode: 'lexical', timeFilters: false });

@@ -5,13 +5,17 @@
  * Versions (bump with `db.version(n)`; never edit a published version, add a new one):
  * - v1: conversations, messages, strategyState, entities, memories, memoryHistory, jobs,
  *       promptTraces, settings, localModels.
- * The vector index (Voy) and the lexical index (MiniSearch) are not stored: they are rebuilt from
- * `memories` when the core starts (measurements in BENCHMARKS.md, "Long-term retrieval").
+ * - v3: `memoryIndex`, the persisted long-term index (vector and meta blocks, header, lexical
+ *       snapshot: `src/memory/long-term/retrieval/blocks.ts`), so the core opens without a
+ *       rebuild. The upgrade moves every memory's `embedding` out of its row into the vector
+ *       blocks (rows keep `embeddingModel`), and `memories` drops the indexes nothing queries
+ *       (`updatedAt`, `sourceConversationId`, `[namespace+current]`): fewer bytes per memory.
  */
 import Dexie, { type EntityTable, type Table } from 'dexie';
 import type { EngineErrorCode } from '../engines/types';
 import type { PromptTrace } from '../prompt/types';
 import type { StrategyConfig, StrategyKind } from '../memory/short-term/types';
+import { layoutFromRows, type LayoutRow, type MemoryIndexRecord } from '../memory/long-term/retrieval/blocks';
 
 /** Name of the IndexedDB database. */
 export const DB_NAME = 'recall';
@@ -99,7 +103,11 @@ export interface MemoryRecord {
   text: string;
   /** Short topic label from extraction, if any. */
   topic?: string;
-  /** L2-normalized embedding, stored as binary; `null` while not yet embedded. */
+  /**
+   * L2-normalized embedding; `null` while not yet embedded. Since v3 it is not stored in the row
+   * but in the vector blocks of `memoryIndex`; reads through Dexie while a store is open get it
+   * back here (the store's reading hook), so code that reads rows sees the same shape.
+   */
   embedding: Float32Array | null;
   /** Model id of `embedding`; a different current model means it must be re-embedded. */
   embeddingModel: string | null;
@@ -198,6 +206,8 @@ export class RecallDB extends Dexie {
   promptTraces!: EntityTable<PromptTraceRecord, 'messageId'>;
   settings!: EntityTable<SettingRecord, 'key'>;
   localModels!: EntityTable<LocalModelRecord, 'fileName'>;
+  /** The persisted long-term index (v3; see `retrieval/blocks.ts`). */
+  memoryIndex!: Table<MemoryIndexRecord, string>;
 
   /** @param name database name; tests pass a unique name per test. */
   constructor(name: string = DB_NAME) {
@@ -214,5 +224,18 @@ export class RecallDB extends Dexie {
       settings: 'key',
       localModels: 'fileName, addedAt',
     });
+    this.version(3)
+      .stores({
+        memories: 'id, namespace, kind, hash, current, *sourceMessageIds',
+        memoryIndex: 'key',
+      })
+      .upgrade(async (tx) => {
+        const rows = (await tx.table('memories').toArray()) as (LayoutRow & Record<string, unknown>)[];
+        const { records, unindexed } = layoutFromRows(rows, 1);
+        await tx.table('memoryIndex').bulkPut(records);
+        await tx.table('memories').bulkPut(
+          rows.filter((r) => 'embedding' in r).map(({ embedding: _embedding, ...row }) => (unindexed.has(row.id) ? { ...row, embeddingModel: null } : row)),
+        );
+      });
   }
 }
