@@ -9,6 +9,7 @@ import Dexie from 'dexie';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RecallDB, type MemoryRecord } from '../../src/db/schema';
 import { createMemoryStore, type LongTermStore } from '../../src/memory/long-term/store';
+import { createMemoryAdmin } from '../../src/core/memory-admin';
 import { BLOCK_SLOTS, BlockIndex, exactTopK, type IndexHeaderRecord, type LexicalSnapshotRecord } from '../../src/memory/long-term/retrieval/blocks';
 import { memoryHash } from '../../src/memory/long-term/text';
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
@@ -25,6 +26,53 @@ function newDb(name = `ltm-layout-${crypto.randomUUID()}`): RecallDB {
   const db = new RecallDB(name);
   dbs.push(db);
   return db;
+}
+
+/** A connection to database `name` that records every read of `memories` rows (DBCore middleware) and the rows returned. */
+function countingDb(name: string): { db: RecallDB; reads: { calls: string[]; rows: number; withEmbedding: number } } {
+  const reads = { calls: [] as string[], rows: 0, withEmbedding: 0 };
+  const seen = (values: unknown[]) => {
+    for (const v of values) {
+      if (!v || typeof v !== 'object') continue;
+      reads.rows += 1;
+      if ('embedding' in v) reads.withEmbedding += 1;
+    }
+  };
+  const db = newDb(name);
+  db.use({
+    stack: 'dbcore',
+    name: 'count-memory-reads',
+    create: (down) => ({
+      ...down,
+      table(tableName) {
+        const table = down.table(tableName);
+        if (tableName !== 'memories') return table;
+        return {
+          ...table,
+          get: async (req) => {
+            reads.calls.push('get');
+            const v = await table.get(req);
+            seen([v]);
+            return v;
+          },
+          getMany: async (req) => {
+            reads.calls.push('getMany');
+            const v = await table.getMany(req);
+            seen(v);
+            return v;
+          },
+          query: async (req) => {
+            reads.calls.push('query');
+            const res = await table.query(req);
+            if (req.values) seen(res.result);
+            return res;
+          },
+          openCursor: (req) => (reads.calls.push('openCursor'), table.openCursor(req)),
+        };
+      },
+    }),
+  });
+  return { db, reads };
 }
 
 const embedder = createHashedEmbedder();
@@ -159,29 +207,10 @@ describe('persisted index layout', () => {
     await store.flushSnapshot();
     const before = await answers(store);
     // A second connection that counts every read of `memories` rows (Dexie middleware, below the API).
-    const reads: string[] = [];
-    const counted = newDb(db.name);
-    counted.use({
-      stack: 'dbcore',
-      name: 'count-memory-reads',
-      create: (down) => ({
-        ...down,
-        table(name) {
-          const table = down.table(name);
-          if (name !== 'memories') return table;
-          return {
-            ...table,
-            get: (req) => (reads.push('get'), table.get(req)),
-            getMany: (req) => (reads.push('getMany'), table.getMany(req)),
-            query: (req) => (reads.push('query'), table.query(req)),
-            openCursor: (req) => (reads.push('openCursor'), table.openCursor(req)),
-          };
-        },
-      }),
-    });
+    const { db: counted, reads } = countingDb(db.name);
     dbs.pop(); // same database as `db`: deleted once
     const reopened = await openStore(counted);
-    expect(reads).toEqual([]); // only `count()`: no row, no text, no vector read
+    expect(reads.calls).toEqual([]); // only `count()`: no row, no text, no vector read
     const db2 = counted;
     expect(reopened.indexStats().open).toMatchObject({ via: 'blocks', replayed: 0 });
     expect(reopened.indexStats()).toMatchObject({ memories: 7, lexical: 7, vector: { size: 7 } });
@@ -267,6 +296,38 @@ describe('persisted index layout', () => {
     expect(warn).toHaveBeenCalledWith('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', expect.any(Error));
     warn.mockRestore();
     expect(await answers(reopened)).toEqual(before);
+  });
+});
+
+describe('Memory tab', () => {
+  it('lists and searches without reading a vector; after the first call only the rows it returns are read, and writes keep it current', async () => {
+    const { db, reads } = countingDb(`ltm-layout-${crypto.randomUUID()}`);
+    const store = await openStore(db);
+    const added = await fill(store);
+    const admin = createMemoryAdmin(db, store);
+    const first = await admin.list({ namespace: 'default', search: 'Moch' });
+    expect(first.map((m) => m.id)).toEqual([added[6]]);
+    expect((await admin.list({ namespace: 'work' })).map((m) => m.text)).toEqual(['I am allergic to peanuts', '我喜欢喝绿茶']); // builds that namespace's catalog too
+    expect(reads.withEmbedding).toBe(0);
+    expect(reads.calls).toContain('query'); // the one text-only read per namespace that builds the catalog
+    reads.calls.length = 0;
+    // A partial word ("Hang") and a Chinese character: the catalog answers.
+    expect((await admin.list({ namespace: 'default', search: 'Hang' })).map((m) => m.id)).toEqual([added[0]]);
+    expect((await admin.list({ namespace: 'work', search: '茶' })).map((m) => m.text)).toEqual(['我喜欢喝绿茶']);
+    // No whole-namespace read any more (`query`): only the lexical top-k (`getMany`) and the rows shown (a cursor over their ids).
+    expect(reads.calls).not.toContain('query');
+    expect(reads.calls.filter((c) => c === 'openCursor')).toHaveLength(2);
+    // Writes update the catalog: an edit, a new memory, a removal.
+    await store.update(added[0]!, { text: 'I live in Hamburg now' }, 'user');
+    const bike = await admin.add({ kind: 'fact', text: 'My bike is a Gazelle' });
+    await store.remove([added[6]!], 'DELETE', 'user');
+    expect((await admin.list({ namespace: 'default', search: 'Hamb' })).map((m) => m.id)).toEqual([added[0]]);
+    expect((await admin.list({ namespace: 'default', search: 'Gazel' })).map((m) => m.id)).toEqual([bike.id]);
+    expect(await admin.list({ namespace: 'default', search: 'Moch' })).toEqual([]);
+    // Without a search: pinned first, then newest; same as sorting the rows themselves.
+    const rows = (await db.memories.where('namespace').equals('default').toArray()).sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt);
+    expect((await admin.list({ namespace: 'default' })).map((m) => m.id)).toEqual(rows.map((r) => r.id));
+    expect(reads.withEmbedding).toBe(0);
   });
 });
 

@@ -35,7 +35,7 @@ import Dexie from 'dexie';
 import type { Embedder } from '../../engines/types';
 import type { MemoryEvent, MemoryHistoryRecord, MemoryKind, MemoryRecord, RecallDB } from '../../db/schema';
 import type { MemoryPatch, MemoryStore, MemoryView, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
-import { memoryHash } from './text';
+import { memoryHash, normalizeMemoryText } from './text';
 import { LexicalIndex } from './retrieval/lexical';
 import { l2normalize, type VectorIndexStats } from './retrieval/vector';
 import { loadVoy, type VoyClass } from './retrieval/voy';
@@ -69,6 +69,18 @@ export interface SearchOptions {
   recencyTieBreak?: boolean;
   /** Apply time filters stated in the query (default true). */
   timeFilters?: boolean;
+}
+
+/** One memory as the memory manager filters it (see `LongTermStore.catalog`). */
+export interface CatalogEntry {
+  id: string;
+  kind: MemoryKind;
+  current: 0 | 1;
+  pinned: boolean;
+  /** ms epoch. */
+  updatedAt: number;
+  /** The text normalized by `normalizeMemoryText` (NFKC, lower case, spaces collapsed). */
+  normalized: string;
 }
 
 /** How the store became searchable when it was created (the cold-start hook of the benchmarks). */
@@ -134,6 +146,12 @@ export interface LongTermStore extends MemoryStore {
   whenIndexed(): Promise<void>;
   /** Writes the lexical snapshot now if changes are pending (otherwise done when idle). */
   flushSnapshot(): Promise<void>;
+  /**
+   * What the memory manager lists and filters by, for every memory of `namespace`, without
+   * vectors: built by one text-only read of the namespace's rows on first use, then kept up to
+   * date by the store's writes (dropped by `rebuildIndexes`). Order: unspecified.
+   */
+  catalog(namespace: string): Promise<readonly CatalogEntry[]>;
   indexStats(): IndexStats;
 }
 
@@ -232,6 +250,16 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
   /** Generation of the header the live index matches. */
   let gen = 0;
   let snapshotTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Catalog per namespace, built on first use (see `catalog`). */
+  let catalogs = new Map<string, Map<string, CatalogEntry>>();
+  const catalogEntry = (r: MemoryRecord): CatalogEntry => ({ id: r.id, kind: r.kind, current: r.current, pinned: r.pinned, updatedAt: r.updatedAt, normalized: normalizeMemoryText(r.text) });
+  function catalogPut(r: MemoryRecord): void {
+    for (const [ns, entries] of catalogs) if (ns !== r.namespace) entries.delete(r.id);
+    catalogs.get(r.namespace)?.set(r.id, catalogEntry(r));
+  }
+  function catalogDelete(id: string): void {
+    for (const entries of catalogs.values()) entries.delete(id);
+  }
   let snapshotRun: Promise<void> = Promise.resolve();
 
   let chain: Promise<unknown> = Promise.resolve();
@@ -373,6 +401,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     index = done.index;
     lexical = done.lexical;
     gen = done.gen;
+    catalogs = new Map();
   }
 
   /** Opens from the persisted index, or repairs. */
@@ -451,7 +480,13 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       if (!indexed && next.embedding) Object.assign(next, { embedding: null, embeddingModel: null });
       await db.memories.put(toRow(next));
       await db.memoryHistory.add(history);
-      return { countDelta: 0, lexical: () => lexical.set(id, next.text, next.topic) };
+      return {
+        countDelta: 0,
+        lexical: () => {
+          lexical.set(id, next.text, next.topic);
+          catalogPut(next);
+        },
+      };
     });
     return next;
   }
@@ -564,7 +599,13 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
           if (!indexed && record.embedding) Object.assign(record, { embedding: null, embeddingModel: null });
           await db.memories.add(toRow(record));
           await db.memoryHistory.add({ memoryId: record.id, event: 'ADD', oldText: null, newText: text, at: t, source });
-          return { countDelta: 1, lexical: () => lexical.set(record.id, record.text, record.topic) };
+          return {
+            countDelta: 1,
+            lexical: () => {
+              lexical.set(record.id, record.text, record.topic);
+              catalogPut(record);
+            },
+          };
         });
         return { memory: record, created: true };
       });
@@ -595,7 +636,14 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
             await db.memoryHistory.bulkAdd(records.map((r) => ({ memoryId: r.id, event: 'DELETE' as const, oldText: r.text, newText: null, at: t, source })));
           }
           unique.forEach((id) => batch.remove(id));
-          return { countDelta: -found.length, lexical: () => unique.forEach((id) => lexical.delete(id)) };
+          return {
+            countDelta: -found.length,
+            lexical: () =>
+              unique.forEach((id) => {
+                lexical.delete(id);
+                catalogDelete(id);
+              }),
+          };
         });
       });
     },
@@ -658,6 +706,22 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     },
 
     whenIndexed: () => serial(async () => undefined),
+
+    async catalog(namespace) {
+      let entries = catalogs.get(namespace);
+      if (!entries) {
+        entries = await serial(async () => {
+          const built = catalogs.get(namespace);
+          if (built) return built;
+          // Text-only: rows hold no vectors, and `raw()` skips the reading hook that attaches them.
+          const rows = (await db.memories.where('namespace').equals(namespace).raw().toArray()) as MemoryRecord[];
+          const map = new Map(rows.map((r) => [r.id, catalogEntry(r)]));
+          catalogs.set(namespace, map);
+          return map;
+        });
+      }
+      return [...entries.values()];
+    },
 
     async flushSnapshot() {
       if (snapshotTimer) {

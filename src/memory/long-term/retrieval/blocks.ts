@@ -8,7 +8,8 @@
  *   range) and recency/importance weighting read these columns, never the memory rows.
  * - Vector blocks (`v|<model>|<namespace>|<n>`): per embedding model and namespace, `BLOCK_SLOTS`
  *   slots of L2-normalized f32 vectors in one contiguous `Float32Array` (`slot · dim` floats),
- *   the memory id of each slot and the slot's meta slot (so validity is read from the columns).
+ *   the memory id of each slot, the slot's meta slot, and `validUntil` again, aligned with the
+ *   vectors (the validity mask of the scan; time ranges are read through the meta slot).
  *   f32 is kept (not int8/f16): the exact dot product over it is what makes recall@10 = 1.0.
  * - The header (`header`): a generation counter bumped by every write, the number of memory rows
  *   the blocks describe, and the ids changed since the lexical snapshot (`dirty`).
@@ -73,6 +74,8 @@ export interface VectorBlockRecord {
   vectors: Float32Array;
   /** Meta slot (in the namespace's meta segment) of each vector slot, −1 when free. */
   meta: Int32Array;
+  /** The memory's `validUntil` (ms epoch, `NaN` = none) aligned with the slots: the validity mask the scan reads. */
+  validUntil: Float64Array;
 }
 
 /** Any record of the `memoryIndex` table. */
@@ -139,10 +142,11 @@ function emptyVectorBlock(model: string, namespace: string, block: number, dim: 
     ids: new Array<string | null>(BLOCK_SLOTS).fill(null),
     vectors: new Float32Array(BLOCK_SLOTS * dim),
     meta: new Int32Array(BLOCK_SLOTS).fill(-1),
+    validUntil: new Float64Array(BLOCK_SLOTS).fill(NaN),
   };
 }
 
-const copyVectorBlock = (b: VectorBlockRecord): VectorBlockRecord => ({ ...b, ids: b.ids.slice(), vectors: b.vectors.slice(), meta: b.meta.slice() });
+const copyVectorBlock = (b: VectorBlockRecord): VectorBlockRecord => ({ ...b, ids: b.ids.slice(), vectors: b.vectors.slice(), meta: b.meta.slice(), validUntil: b.validUntil.slice() });
 
 /** The slots of one namespace (meta) or one model + namespace (vectors). */
 interface Segment<B> {
@@ -198,7 +202,14 @@ function dotAt(q: Float32Array, data: Float32Array, offset: number, dim: number)
  */
 export function exactTopK(q: Float32Array, data: Float32Array, n: number, dim: number, k: number): [number, number][] {
   const top = new TopK(k);
-  for (let i = 0; i < n; i += 1) top.push(i, dotAt(q, data, i * dim, dim));
+  let floor = -Infinity;
+  for (let i = 0; i < n; i += 1) {
+    const score = dotAt(q, data, i * dim, dim);
+    if (score > floor) {
+      top.push(i, score);
+      floor = top.floor;
+    }
+  }
   return top.result().map(([i, , s]) => [i, s]);
 }
 
@@ -402,17 +413,29 @@ export class BlockIndex {
     if (!seg || !metaSeg || seg.live === 0 || q.length !== seg.dim || k <= 0) return [];
     const dim = seg.dim;
     const top = new TopK(k);
-    const plain = filter.includeInvalid === true && !filter.range;
+    const checkValidity = filter.includeInvalid !== true;
+    const now = filter.now;
+    const range = filter.range ?? null;
+    let floor = -Infinity;
     for (let b = 0; b < seg.blocks.length; b += 1) {
       const block = seg.blocks[b]!;
       const data = block.vectors;
       const meta = block.meta;
+      const until = block.validUntil;
       const end = Math.min(BLOCK_SLOTS, seg.next - b * BLOCK_SLOTS);
       for (let s = 0; s < end; s += 1) {
         const m = meta[s]!;
         if (m < 0) continue;
-        if (!plain && !acceptsSlot(metaSeg.blocks[m >> 8]!, m & 255, filter)) continue;
-        top.push(b, dotAt(q, data, s * dim, dim), s);
+        if (checkValidity) {
+          const u = until[s]!;
+          if (u <= now) continue; // NaN (no end) compares false: valid
+        }
+        if (range && !acceptsSlot(metaSeg.blocks[m >> 8]!, m & 255, filter)) continue;
+        const score = dotAt(q, data, s * dim, dim);
+        if (score > floor) {
+          top.push(b, score, s);
+          floor = top.floor;
+        }
       }
     }
     return top.result().map(([b, s, similarity]) => ({ id: seg.blocks[b]!.ids[s]!, similarity }));
@@ -562,6 +585,7 @@ export class IndexBatch {
     vb.ids[vs] = m.id;
     vb.vectors.set(vector!, vs * target.dim);
     vb.meta[vs] = slot;
+    vb.validUntil[vs] = toCol(m.validUntil);
     this.vecLoc.set(m.id, { model: target.model, namespace: target.namespace, slot: vslot });
     return true;
   }
@@ -573,6 +597,7 @@ export class IndexBatch {
     vb.ids[vs] = null;
     vb.vectors.fill(0, vs * seg.dim, (vs + 1) * seg.dim);
     vb.meta[vs] = -1;
+    vb.validUntil[vs] = NaN;
     this.release(seg, loc.slot);
     this.vecLoc.set(id, null);
   }
