@@ -48,11 +48,7 @@ export function createMemoryAdmin(db: RecallDB, store: SearchableMemoryStore): M
       // The catalog: kind, flags, time and normalized text of every memory, no vectors (see `LongTermStore.catalog`).
       const entries = await store.catalog(namespace);
       /** Rows of `ids`, in that order (texts are read for what is shown only). */
-      const rowsOf = async (ids: string[]) => {
-        const rows = (await db.memories.where('id').anyOf(ids).raw().toArray()) as MemoryRecord[]; // raw: no vectors attached
-        const byId = new Map(rows.map((r) => [r.id, r]));
-        return ids.flatMap((id) => (byId.has(id) ? [toView(byId.get(id)!)] : []));
-      };
+      const rowsOf = async (ids: string[]) => (await db.memories.bulkGet(ids)).flatMap((r) => (r ? [toView(r)] : []));
       if (!search?.trim()) return rowsOf(entries.filter(wanted).sort(byRecency).slice(0, limit).map((e) => e.id));
       const hits = await store.search({ text: search, namespace, k: limit, includeInvalid }, { mode: 'lexical', timeFilters: false });
       const matched = hits.map((h) => h.memory).filter(wanted);

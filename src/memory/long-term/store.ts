@@ -431,7 +431,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         return { via: 'blocks', replayed: 0 };
       }
       if (header.dirty.length > 0) {
-        const rows = (await db.memories.where('id').anyOf(header.dirty).raw().toArray()) as MemoryRecord[];
+        const rows = (await db.memories.bulkGet(header.dirty)).filter((r): r is MemoryRecord => r !== undefined);
         const present = new Set(rows.map((r) => r.id));
         for (const r of rows) lexical.set(r.id, r.text, r.topic);
         for (const id of header.dirty) if (!present.has(id)) lexical.delete(id);
@@ -625,7 +625,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         const t = now();
         let found: string[] = [];
         await writeIndexed(unique, async (batch) => {
-          const records = ((await db.memories.where('id').anyOf(unique).raw().toArray()) as MemoryRecord[]);
+          const records = (await db.memories.bulkGet(unique)).filter((r): r is MemoryRecord => r !== undefined);
           found = records.map((r) => r.id);
           await db.memories.bulkDelete(found);
           if (event === 'FORGET') {
@@ -679,7 +679,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       for (let start = 0; start < ids.length; start += batchSize) {
         options.signal?.throwIfAborted();
         const wanted = ids.slice(start, start + batchSize).filter(needs);
-        const batch = ((await db.memories.where('id').anyOf(wanted).raw().toArray()) as MemoryRecord[]);
+        const batch = (await db.memories.bulkGet(wanted)).filter((r): r is MemoryRecord => r !== undefined);
         if (batch.length === 0) continue;
         const texts = batch.map((r) => r.text);
         const vectorsOut = await embedder.embed(texts, options.signal);
@@ -688,7 +688,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
           writeIndexed([], async (ib) => {
             let done = 0;
             for (const [i, r] of batch.entries()) {
-              const fresh = (await db.memories.where('id').equals(r.id).raw().first()) as MemoryRecord | undefined;
+              const fresh = await db.memories.get(r.id);
               if (!fresh || fresh.text !== r.text) continue; // removed or edited meanwhile (the edit embedded it)
               if (!ib.put(metaOf(fresh), l2normalize(vectorsOut[i]!), model)) continue;
               await db.memories.put(toRow({ ...fresh, embedding: null, embeddingModel: model }));
