@@ -10,7 +10,7 @@
  *      checked against the exact answer. Not built at 1M (Voy pads to 768-d: > 3 GB of WASM memory).
  *    Also: the per-query set-up outside the scan (a search in a 1-memory namespace next to N
  *    others) and the index's bytes against the vectors' bytes.
- * 2. The store at 10k memories (rows + persisted index written directly; Dexie on fake-indexeddb,
+ * 2. The store at 10k memories (`--full`: also 100k; rows + persisted index written directly; Dexie on fake-indexeddb,
  *    so absolute times are Node's, not Chrome's): open from the blocks + lexical snapshot, open
  *    with the lexical index rebuilt from the rows instead (the alternative to the snapshot), full
  *    rebuild from the rows (`rebuildIndexes`, the repair path), first hybrid search after opening,
@@ -224,7 +224,11 @@ async function storeAt(n: number) {
     LexicalIndex.fromJSON((records.find((x) => x.key === 'lexical') as LexicalSnapshotRecord).json);
     lexicalMs.push(performance.now() - t);
   }
+  const mem = () => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+  const memBefore = mem();
   const store = await open();
+  // What one open store holds (blocks, id maps, lexical index), over the vectors' own bytes (fake-indexeddb's copy is not counted).
+  const memoryOverVectors = +((mem() - memBefore) / (n * DIM * 4)).toFixed(2);
   const warm: number[] = [];
   for (let r = 0; r < 20; r += 1) {
     const s = performance.now();
@@ -274,6 +278,7 @@ async function storeAt(n: number) {
   return {
     n,
     openFromBlocksAndSnapshotMs: stats(openMs),
+    memoryOverVectors,
     openParts: { readIndexTableMs: stats(readMs), blocksFromRecordsMs: stats(blocksMs), lexicalFromSnapshotMs: stats(lexicalMs), snapshotBytes: snapshot.json.length },
     firstHybridSearchAfterOpenMs: stats(firstSearchMs),
     warmHybridSearchMs: stats(warm),
@@ -303,8 +308,12 @@ export default {
       console.log(JSON.stringify(r));
       vector.push(r);
     }
-    const store = await storeAt(10_000);
-    console.log(JSON.stringify(store, null, 2));
+    const store = [];
+    for (const n of FULL ? [10_000, 100_000] : [10_000]) {
+      const r = await storeAt(n);
+      console.log(JSON.stringify(r, null, 2));
+      store.push(r);
+    }
     return { dim: DIM, k: K, vector, store };
   },
 };
