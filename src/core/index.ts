@@ -8,14 +8,15 @@
  */
 import type { RecallDB } from '../db/schema';
 import { createJobQueue, type JobQueue } from '../jobs/queue';
-import { exportAll, importAll } from '../memory/export';
+import { exportBytes, exportFileName, importAll, IMPORT_NOTICE_KEY, recoverInterruptedImport } from '../memory/export';
+import { BACKUPS_DIR, deleteModelFile, listStoredFiles, ModelFileError, openModelFile, writeFileChunks, type StorageRoot } from '../platform/model-files';
 import { createLongTermMemory, registerEpisodicJobs } from '../memory/long-term';
 import { MAINTENANCE_JOB, REEMBED_JOB, registerExtractionJobs } from '../memory/long-term/jobs';
 import { createMemoryStore } from '../memory/long-term/store';
 import type { LongTermMemory } from '../memory/long-term/types';
 import { createStrategy, registerShortTermJobs, type StrategyDeps } from '../memory/short-term';
 import type { RetrievedExchange, StrategyConfig } from '../memory/short-term/types';
-import type { ImportReport, Settings } from '../messaging/protocol';
+import type { ImportReport, InterruptedImport, Settings, TransferProgress } from '../messaging/protocol';
 import { createChatService, type ChatService } from './chat-service';
 import { createConversationStore, withChangeEvents, type ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
@@ -36,7 +37,11 @@ export interface CoreDeps {
     conversations?: (event: { conversationId: string | null }) => void;
     /** The settings changed (every open panel shows the new values). Optional. */
     settings?: (settings: Settings) => void;
+    /** Progress of an export or import (at most about one event per 1 % or 250 ms). Optional. */
+    transfer?: (progress: TransferProgress) => void;
   };
+  /** Root of the file store that holds `backups/` staging files (default: OPFS; tests pass an in-memory one). */
+  fileRoot?: StorageRoot;
   /** Deletes a model file from OPFS (the platform's file store). */
   deleteModelFile?: (fileName: string) => Promise<void>;
   now?: () => number;
@@ -55,8 +60,19 @@ export interface Core {
   chat: ChatService;
   /** Applies a settings patch; switching the embedding model reloads it and re-embeds memories. */
   updateSettings(patch: Partial<Settings>): Promise<Settings>;
-  exportAll(): Promise<{ fileName: string; json: string }>;
-  importAll(json: string): Promise<ImportReport>;
+  /**
+   * Writes the export file into `backups/` of the file store, in pages (see `exportBytes`).
+   * @returns the staging `fileName`, the name to download it as, and its size in bytes.
+   * @throws ModelFileError when the file cannot be written (e.g. `quota`).
+   */
+  exportToFile(): Promise<{ fileName: string; downloadName: string; sizeBytes: number }>;
+  /**
+   * Imports `backups/<fileName>` (see `importAll`) and deletes it afterwards, whatever the outcome.
+   * @throws ImportError (refused, nothing written) or ModelFileError (`not_found`).
+   */
+  importFile(fileName: string): Promise<ImportReport>;
+  /** The import undone at start-up (see `recoverInterruptedImport`), returned once, then `null`. */
+  importNotice(): Promise<InterruptedImport | null>;
   /** Erases memories, history, conversations, messages, traces, strategy state and jobs (settings and model files stay). */
   eraseAll(): Promise<void>;
   deleteLocalModel(fileName: string): Promise<void>;
@@ -79,6 +95,12 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       void jobs.stats().then(deps.events.jobs);
     }, 250);
   });
+
+  // An import cut short by a killed context or a closed browser is undone before the indexes are built.
+  await recoverInterruptedImport(db, now);
+  const files = { folder: BACKUPS_DIR, ...(deps.fileRoot ? { root: deps.fileRoot } : {}) };
+  await removeStagingFiles(files, now());
+  const transfer = throttledProgress(deps.events.transfer);
 
   const store = (await createMemoryStore({ db, embedder: () => engines.embedder(), now, loadVoyWasm: deps.loadVoyWasm })) as SearchableMemoryStore;
   const opened = store.indexStats().open;
@@ -121,6 +143,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     now,
   });
 
+  // Before any request is served: a turn the previous core was killed in gets its error reply.
+  await chat.recoverInterruptedTurns();
   await jobs.start();
   await jobs.enqueue(MAINTENANCE_JOB, {}, { dedupeKey: MAINTENANCE_JOB, delayMs: 60_000 });
 
@@ -144,15 +168,33 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       deps.events.settings?.(after);
       return after;
     },
-    exportAll: () => exportAll(db),
-    async importAll(json) {
-      const report = await importAll(db, store, json);
-      // Imported memories without a vector (or from another embedding model) are embedded in the background.
-      if (report.needsEmbedding > 0) {
-        await jobs.enqueue(REEMBED_JOB, { modelId: engines.status().embedder.modelId }, { dedupeKey: REEMBED_JOB });
+    async exportToFile() {
+      const exportedAt = now();
+      const downloadName = exportFileName(exportedAt);
+      const chunks = exportBytes(db, { exportedAt, onProgress: transfer });
+      const { fileName, sizeBytes } = await writeFileChunks(`export-${exportedAt}-${downloadName}`, chunks, files);
+      return { fileName, downloadName, sizeBytes };
+    },
+    async importFile(fileName) {
+      try {
+        const file = await openModelFile(fileName, files);
+        const report = await importAll(db, store, file, { now, embedder: engines.status().embedder, fileName, onProgress: transfer });
+        // Imported memories without a vector (or from another embedding model) are embedded in the background.
+        if (report.needsEmbedding > 0) {
+          await jobs.enqueue(REEMBED_JOB, { modelId: engines.status().embedder.modelId }, { dedupeKey: REEMBED_JOB });
+        }
+        conversationsChanged(null);
+        const { needsEmbedding: _n, ...rest } = report;
+        return rest;
+      } finally {
+        await deleteModelFile(fileName, files).catch((error: unknown) => console.warn('[import] could not delete the staging file', error));
       }
-      conversationsChanged(null);
-      return report;
+    },
+    async importNotice() {
+      const row = await db.settings.get(IMPORT_NOTICE_KEY);
+      if (!row) return null;
+      await db.settings.delete(IMPORT_NOTICE_KEY);
+      return row.value as InterruptedImport;
     },
     async eraseAll() {
       await jobs.stop();
@@ -176,6 +218,40 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     },
   };
   return core;
+}
+
+/** Age (ms) under which a `.partial` staging file may still be written by an open panel and is kept at start-up. */
+const STAGING_GRACE_MS = 60_000;
+
+/**
+ * Deletes the staging files of `backups/` left by an earlier run (an export never downloaded, an
+ * import whose context died, an upload cut short). A `.partial` file changed in the last minute may
+ * be an upload in progress and is kept. Failures (no OPFS) are logged, never thrown.
+ */
+async function removeStagingFiles(files: { folder: string; root?: StorageRoot }, at: number): Promise<void> {
+  try {
+    for (const f of await listStoredFiles({ ...files, includePartial: true })) {
+      if (f.fileName.endsWith('.partial') && at - f.lastModified < STAGING_GRACE_MS) continue;
+      await deleteModelFile(f.fileName, files);
+    }
+  } catch (error) {
+    // No file store in this context (unit tests in Node): nothing can have been staged.
+    if (error instanceof ModelFileError && error.code === 'unsupported') return;
+    console.warn('[core] could not clean the backup staging folder', error);
+  }
+}
+
+/** Forwards progress at most once per 1 % of `total` or 250 ms (and always the last step). */
+function throttledProgress(sink: ((progress: TransferProgress) => void) | undefined): (progress: TransferProgress) => void {
+  let last = { phase: '', done: -1, at: 0 };
+  return (progress) => {
+    if (!sink) return;
+    const t = Date.now();
+    const step = Math.max(1, progress.total / 100);
+    if (progress.phase === last.phase && progress.done < progress.total && progress.done - last.done < step && t - last.at < 250) return;
+    last = { phase: progress.phase, done: progress.done, at: t };
+    sink(progress);
+  };
 }
 
 /**

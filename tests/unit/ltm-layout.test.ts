@@ -349,6 +349,8 @@ describe('block scan', () => {
       validUntil: rand() < 0.2 ? T0 - 1 : null,
       importance: 0.5,
       pinned: false,
+      kind: 'fact',
+      slot: null,
     }));
     for (let i = 0; i < n; i += 1) batch.put(meta[i]!, data.subarray(i * dim, (i + 1) * dim), 'model');
     batch.commit();

@@ -14,6 +14,7 @@
 import type { MemoryKind } from '../../db/schema';
 import { cosineSimilarity, contentTerms, termCoverage } from './extraction/language';
 import { guessKind, prepareItem } from './extraction/items';
+import { MAX_MEMORY_TEXT_CHARS } from './text';
 import type { MemoryCommandResult, MemoryStore, RetrievalQuery, RetrievedMemory } from './types';
 
 /**
@@ -133,6 +134,7 @@ export async function runMemoryCommand(
 async function remember(store: SearchableStore, argument: string, context: MemoryCommandContext): Promise<MemoryCommandResult> {
   const now = context.now ?? Date.now();
   const text = argument.replace(/[。.!！]+$/u, '').trim();
+  if (text.length > MAX_MEMORY_TEXT_CHARS) return { command: 'remember', affected: [], refused: 'too_long' };
   const item = prepareItem({ kind: guessKind(text, now), text }, now);
   const { memory, created } = await store.add(
     {

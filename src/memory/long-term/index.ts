@@ -13,7 +13,8 @@ import type { MessageRecord, RecallDB } from '../../db/schema';
 import type { JobQueue } from '../../jobs/queue';
 import { runMemoryCommand } from './commands';
 import { EXTRACT_JOB, EXTRACT_JOB_OPTIONS } from './jobs';
-import { rememberedReply } from './text';
+import { capChars } from '../../prompt/neutralize';
+import { MAX_MEMORY_TEXT_CHARS, rememberedReply } from './text';
 import { recordAccess } from './store';
 import type { ExchangeInput, LongTermMemory, MemoryStore, RetrievalQuery, RetrievedMemory } from './types';
 
@@ -84,9 +85,11 @@ function checkExchange(input: ExchangeInput): void {
  * when the reply is missing, failed, stopped by the user or empty (`rememberedReply`).
  */
 export function episodicText(user: MessageRecord, assistant: MessageRecord | undefined): string {
-  const parts = [`User: ${user.content.trim()}`];
+  // Each side gets half of MAX_MEMORY_TEXT_CHARS (minus its label and "…"), so the round always fits the store.
+  const half = Math.floor(MAX_MEMORY_TEXT_CHARS / 2) - 16;
+  const parts = [`User: ${capChars(user.content.trim(), half)}`];
   const reply = rememberedReply(assistant);
-  if (reply) parts.push(`Assistant: ${reply}`);
+  if (reply) parts.push(`Assistant: ${capChars(reply, half)}`);
   return parts.join('\n');
 }
 

@@ -35,11 +35,12 @@ import Dexie from 'dexie';
 import type { Embedder } from '../../engines/types';
 import type { MemoryEvent, MemoryHistoryRecord, MemoryKind, MemoryRecord, RecallDB } from '../../db/schema';
 import type { MemoryPatch, MemoryStore, MemoryView, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
-import { memoryHash, normalizeMemoryText } from './text';
+import { MAX_MEMORY_TEXT_CHARS, memoryHash, MemoryTextTooLongError, normalizeMemoryText } from './text';
+import type { SlotKey } from './slots';
 import { LexicalIndex } from './retrieval/lexical';
 import { l2normalize, type VectorIndexStats } from './retrieval/vector';
 import { loadVoy, type VoyClass } from './retrieval/voy';
-import { BlockIndex, layoutFromRows, type IndexBatch, type LayoutRow, type IndexHeaderRecord, type LexicalSnapshotRecord, type MemoryIndexRecord, type ScanFilter } from './retrieval/blocks';
+import { BlockIndex, indexedOf, layoutFromRows, type IndexBatch, type LayoutRow, type IndexHeaderRecord, type LexicalSnapshotRecord, type MemoryIndexRecord, type ScanFilter } from './retrieval/blocks';
 import {
   CURRENT_STATE_WEIGHTING,
   DEFAULT_FUSION_WEIGHTS,
@@ -172,6 +173,9 @@ export interface MemoryStoreDeps {
   fusionWeights?: FusionWeights;
 }
 
+/** One string per slot key, for comparing in the index (`null` when the text is about no slot). */
+const slotLabel = (key: SlotKey | null): string | null => (key ? `${key.subject}:${key.slot}` : null);
+
 /**
  * Records that memories were retrieved: `lastAccessedAt = at` (ms epoch), `accessCount + 1`, in
  * one Dexie transaction. Unknown ids are ignored; content and `updatedAt` do not change.
@@ -292,6 +296,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
 
   function checkText(text: string): string {
     if (typeof text !== 'string' || !text.trim()) throw new Error('Memory text is empty');
+    if (text.length > MAX_MEMORY_TEXT_CHARS) throw new MemoryTextTooLongError(text.length);
     return text;
   }
 
@@ -445,16 +450,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     return { via: 'blocks', replayed };
   }
 
-  const metaOf = (r: MemoryRecord) => ({
-    id: r.id,
-    namespace: r.namespace,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-    validFrom: r.validFrom,
-    validUntil: r.validUntil,
-    importance: r.importance,
-    pinned: r.pinned,
-  });
+  const metaOf = (r: MemoryRecord) => indexedOf(r);
 
   async function applyUpdate(id: string, patch: MemoryPatch, source: string, event: MemoryEvent): Promise<MemoryRecord> {
     const old = await db.memories.get(id);
@@ -658,6 +654,14 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         const record = byId.get(h.id);
         return record ? [{ memory: toView(record), similarity: h.similarity }] : [];
       });
+    },
+
+    async inSlot(key, options) {
+      const label = slotLabel(key);
+      if (label === null) return [];
+      const ids = index.inSlot(options.namespace, label, now(), options.kinds ? new Set<string>(options.kinds) : null);
+      const records = await db.memories.bulkGet(ids.slice(0, Math.max(0, options.k)).map((x) => x.id));
+      return records.flatMap((r) => (r ? [toView(r)] : []));
     },
 
     embed,

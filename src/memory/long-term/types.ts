@@ -5,6 +5,7 @@
  * implements it.
  */
 import type { MemoryEvent, MemoryKind, MemoryRecord } from '../../db/schema';
+import type { SlotKey } from './slots';
 
 /** A memory as shown outside the store: everything but the embedding vector. */
 export type MemoryView = Omit<MemoryRecord, 'embedding'>;
@@ -42,8 +43,12 @@ export interface MemoryCommandResult {
   command: 'remember' | 'forget';
   /** Memories stored (remember) or removed (forget). */
   affected: { id: string; kind: MemoryKind; text: string }[];
-  /** Set when the command was understood but not carried out: "forget everything" is done in Memory → Erase everything…. */
-  refused?: 'forget_all';
+  /**
+   * Set when the command was understood but not carried out: "forget everything" is done in
+   * Memory → Erase everything… (`forget_all`); a "remember …" text longer than
+   * `MAX_MEMORY_TEXT_CHARS` is not stored (`too_long`).
+   */
+  refused?: 'forget_all' | 'too_long';
 }
 
 /** What the chat core needs from long-term memory. */
@@ -101,6 +106,12 @@ export interface MemoryStore {
   remove(ids: string[], event: 'DELETE' | 'FORGET', source: string): Promise<void>;
   /** Memories nearest to `vector` by cosine similarity (consolidation candidates), best first. */
   nearest(vector: Float32Array, options: { namespace: string; k: number; includeInvalid?: boolean }): Promise<{ memory: MemoryView; similarity: number }[]>;
+  /**
+   * Currently valid memories of `options.namespace` whose text is about the same slot of the same
+   * subject as `key` (`memorySlot` of `slots.ts`, computed from each memory's text), newest
+   * (`updatedAt`) first, at most `options.k`; only `options.kinds` when given. `[]` for a `null` key.
+   */
+  inSlot(key: SlotKey | null, options: { namespace: string; k: number; kinds?: readonly MemoryKind[] }): Promise<MemoryView[]>;
   /** Embeds a text with the current embedder, or `null` when none is available. */
   embed(text: string): Promise<Float32Array | null>;
 }

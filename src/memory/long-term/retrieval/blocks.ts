@@ -4,7 +4,7 @@
  *
  * - Meta blocks (`m|<namespace>|<n>`): per namespace, `BLOCK_SLOTS` slots of columns aligned by
  *   slot — memory id, createdAt / updatedAt / validFrom / validUntil (ms epoch as float64; `NaN`
- *   for `null`), importance (float32) and pinned (uint8). Filtering (namespace, validity, time
+ *   for `null`), importance (float32), pinned (uint8), kind and slot label (`memorySlotLabel`). Filtering (namespace, validity, time
  *   range) and recency/importance weighting read these columns, never the memory rows.
  * - Vector blocks (`v|<model>|<namespace>|<n>`): per embedding model and namespace, `BLOCK_SLOTS`
  *   slots of L2-normalized f32 vectors in one contiguous `Float32Array` (`slot · dim` floats),
@@ -23,6 +23,9 @@
  * with. (Disagreement from writers that bypass the store — an import, a cleared table — is
  * detected on open by the row count and repaired: see `store.ts`.)
  */
+
+import { memorySlot } from '../slots';
+import { isUsableVector } from './vector';
 
 /** Slots per block (a 384-d vector block is 384 KiB). */
 export const BLOCK_SLOTS = 256;
@@ -58,6 +61,10 @@ export interface MetaBlockRecord {
   validUntil: Float64Array;
   importance: Float32Array;
   pinned: Uint8Array;
+  /** Memory kind per slot (`null` when free). */
+  kinds: (string | null)[];
+  /** `subject:slot` label of the text per slot (`memorySlotLabel`), `null` when about no slot or free. */
+  slots: (string | null)[];
 }
 
 /** One vector block (see module doc). */
@@ -91,6 +98,9 @@ export interface IndexedMemory {
   validUntil: number | null;
   importance: number;
   pinned: boolean;
+  kind: string;
+  /** `memorySlotLabel` of the text. */
+  slot: string | null;
 }
 
 /** Metadata of one memory read back from the columns. */
@@ -115,6 +125,8 @@ function emptyMetaBlock(namespace: string, block: number): MetaBlockRecord {
     validUntil: new Float64Array(BLOCK_SLOTS).fill(NaN),
     importance: new Float32Array(BLOCK_SLOTS),
     pinned: new Uint8Array(BLOCK_SLOTS),
+    kinds: new Array<string | null>(BLOCK_SLOTS).fill(null),
+    slots: new Array<string | null>(BLOCK_SLOTS).fill(null),
   };
 }
 
@@ -128,6 +140,8 @@ function copyMetaBlock(b: MetaBlockRecord): MetaBlockRecord {
     validUntil: b.validUntil.slice(),
     importance: b.importance.slice(),
     pinned: b.pinned.slice(),
+    kinds: b.kinds.slice(),
+    slots: b.slots.slice(),
   };
 }
 
@@ -354,7 +368,27 @@ export class BlockIndex {
       validUntil: fromCol(b.validUntil[s]!),
       importance: b.importance[s]!,
       pinned: b.pinned[s] === 1,
+      kind: b.kinds[s]!,
+      slot: b.slots[s] ?? null,
     };
+  }
+
+  /**
+   * Currently valid memories of `namespace` whose slot label is `label` (and kind in `kinds`),
+   * newest (`updatedAt`) first, ties by id. O(namespace size) on the columns, no row read.
+   */
+  inSlot(namespace: string, label: string, now: number, kinds: ReadonlySet<string> | null): { id: string; updatedAt: number }[] {
+    const seg = this.metas.get(namespace);
+    if (!seg) return [];
+    const out: { id: string; updatedAt: number }[] = [];
+    for (const b of seg.blocks) {
+      for (let s = 0; s < BLOCK_SLOTS; s += 1) {
+        if (b.slots[s] !== label || !b.ids[s] || !acceptsSlot(b, s, { now })) continue;
+        if (kinds && !kinds.has(b.kinds[s]!)) continue;
+        out.push({ id: b.ids[s]!, updatedAt: b.updatedAt[s]! });
+      }
+    }
+    return out.sort((x, y) => y.updatedAt - x.updatedAt || x.id.localeCompare(y.id));
   }
 
   /**
@@ -552,7 +586,8 @@ export class IndexBatch {
 
   /**
    * Indexes (or re-indexes) a memory with its vector (`null`: none). A vector of another
-   * dimension than the model's existing vectors in this namespace is not indexed.
+   * dimension than the model's existing vectors in this namespace, or one with a non-finite
+   * component or a zero norm (`isUsableVector`), is not indexed.
    * @returns whether the vector was indexed.
    */
   put(m: IndexedMemory, vector: Float32Array | null, model: string | null): boolean {
@@ -572,10 +607,12 @@ export class IndexBatch {
     b.validUntil[s] = toCol(m.validUntil);
     b.importance[s] = m.importance;
     b.pinned[s] = m.pinned ? 1 : 0;
+    b.kinds[s] = m.kind;
+    b.slots[s] = m.slot;
     this.metaLoc.set(m.id, { namespace: m.namespace, slot });
 
     const old = this.getVecLoc(m.id);
-    let target: VectorSegment | null = vector && model ? this.vecSeg(model, m.namespace, vector.length) : null;
+    let target: VectorSegment | null = vector && model && isUsableVector(vector) ? this.vecSeg(model, m.namespace, vector.length) : null;
     if (target && target.dim !== vector!.length) target = null;
     if (old && (!target || old.model !== target.model || old.namespace !== target.namespace)) this.dropVector(m.id, old);
     if (!target) return false;
@@ -618,6 +655,8 @@ export class IndexBatch {
     b.validUntil[s] = NaN;
     b.importance[s] = 0;
     b.pinned[s] = 0;
+    b.kinds[s] = null;
+    b.slots[s] = null;
     this.release(seg, loc.slot);
     this.metaLoc.set(id, null);
   }
@@ -653,8 +692,31 @@ export class IndexBatch {
   }
 }
 
+/** The `subject:slot` label of a memory text (`memorySlot` of `slots.ts`), `null` when it is about no slot. */
+export function memorySlotLabel(text: string): string | null {
+  const key = memorySlot(text);
+  return key ? `${key.subject}:${key.slot}` : null;
+}
+
+/** What the index keeps about a memory row (`IndexedMemory` with the slot computed from the text). */
+export function indexedOf(r: LayoutRow): IndexedMemory {
+  return {
+    id: r.id,
+    namespace: r.namespace,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    validFrom: r.validFrom,
+    validUntil: r.validUntil,
+    importance: r.importance,
+    pinned: r.pinned,
+    kind: r.kind,
+    slot: memorySlotLabel(r.text),
+  };
+}
+
 /** The fields of a memory row that the layout reads (`MemoryRecord` satisfies it). */
-export interface LayoutRow extends IndexedMemory {
+export interface LayoutRow extends Omit<IndexedMemory, 'slot'> {
+  text: string;
   embedding?: Float32Array | null;
   embeddingModel: string | null;
 }
@@ -678,7 +740,7 @@ export function layoutFromRows(
   let count = 0;
   for (const r of rows) {
     const vector = vectorOf(r);
-    if (!batch.put(r, vector, r.embeddingModel) && vector) unindexed.add(r.id);
+    if (!batch.put(indexedOf(r), vector, r.embeddingModel) && vector) unindexed.add(r.id);
     count += 1;
   }
   const records: MemoryIndexRecord[] = batch.records();
