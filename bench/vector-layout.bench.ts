@@ -122,9 +122,22 @@ async function vectorSize(n: number) {
     return out;
   }
   const Voy = await loadVoy(nodeVoyWasm);
-  const embeddings = Array.from({ length: n }, (_, i) => ({ id: `m${i}`, title: '', url: '', embeddings: Array.from(data.subarray(i * DIM, (i + 1) * DIM)) }));
+  // Built as the app built it: `add` in batches (one constructor call with 100k items fails in the WASM).
   let voy!: InstanceType<typeof Voy>;
-  const buildMs = time(() => (voy = new Voy({ embeddings })));
+  let buildMs = 0;
+  try {
+    buildMs = time(() => {
+      voy = new Voy();
+      for (let start = 0; start < n; start += 1000) {
+        const embeddings = [];
+        for (let i = start; i < Math.min(n, start + 1000); i += 1) embeddings.push({ id: `m${i}`, title: '', url: '', embeddings: Array.from(data.subarray(i * DIM, (i + 1) * DIM)) });
+        voy.add({ embeddings });
+      }
+    });
+  } catch (error) {
+    out.voy = `build failed: ${(error as Error).message}`;
+    return out;
+  }
   const voyMs: number[] = [];
   let voyFound = 0;
   let voyWanted = 0;

@@ -10,6 +10,8 @@
  *       rebuild. The upgrade moves every memory's `embedding` out of its row into the vector
  *       blocks (rows keep `embeddingModel`), and `memories` drops the indexes nothing queries
  *       (`updatedAt`, `sourceConversationId`, `[namespace+current]`): fewer bytes per memory.
+ *       Rows written with an inline `embedding` (by anything but the store) are marked `pending`
+ *       by the table's hooks (sparse index), so the store finds them on open.
  */
 import Dexie, { type EntityTable, type Table } from 'dexie';
 import type { EngineErrorCode } from '../engines/types';
@@ -129,6 +131,13 @@ export interface MemoryRecord {
   hash: string;
   /** Id of the memory that replaced this one, when closed by a contradiction. */
   supersededBy?: string;
+  /**
+   * Set (to 1) by the table's own hooks when a row is written WITH an inline `embedding` field,
+   * i.e. not by the long-term store (an import, an undo): the persisted index may not describe it
+   * yet, and the store's next open repairs it. Sparse index: rows without it cost nothing. Reads
+   * through Dexie never show it.
+   */
+  pending?: 1;
 }
 
 /** Event recorded in the memory history. */
@@ -226,7 +235,7 @@ export class RecallDB extends Dexie {
     });
     this.version(3)
       .stores({
-        memories: 'id, namespace, kind, hash, current, *sourceMessageIds',
+        memories: 'id, namespace, kind, hash, current, *sourceMessageIds, pending',
         memoryIndex: 'key',
       })
       .upgrade(async (tx) => {
@@ -237,5 +246,18 @@ export class RecallDB extends Dexie {
           rows.filter((r) => 'embedding' in r).map(({ embedding: _embedding, ...row }) => (unindexed.has(row.id) ? { ...row, embeddingModel: null } : row)),
         );
       });
+    // Rows written with an inline vector bypassed the store's index: mark them (see `pending`).
+    const inline = (obj: object) => Object.prototype.hasOwnProperty.call(obj, 'embedding');
+    this.memories.hook('creating', (_key, obj) => {
+      if (inline(obj)) (obj as MemoryRecord).pending = 1;
+    });
+    this.memories.hook('updating', (mods) => {
+      if ((mods as Record<string, unknown>).embedding !== undefined) return { pending: 1 };
+      return undefined;
+    });
+    this.memories.hook('reading', (obj: MemoryRecord | undefined) => {
+      if (obj && obj.pending !== undefined) delete obj.pending;
+      return obj as MemoryRecord;
+    });
   }
 }

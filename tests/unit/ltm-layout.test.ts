@@ -283,6 +283,32 @@ describe('persisted index layout', () => {
     expect((await openStore(db)).indexStats().open.via).toBe('blocks');
   });
 
+  it('rows rewritten behind the store with the same row count (an import killed before its rebuildIndexes) are found on open', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const db = newDb();
+    const store = await openStore(db);
+    const added = await fill(store);
+    await store.flushSnapshot();
+    // What an import batch writes: whole records, vector inline. The context dies before `rebuildIndexes`.
+    const old = (await db.memories.get(added[0]!))!;
+    const [vector] = await embedder.embed(['I live in Chengdu near the panda base']);
+    await db.memories.put({ ...old, text: 'I live in Chengdu near the panda base', hash: memoryHash('I live in Chengdu near the panda base'), updatedAt: T0 + 1, embedding: vector! });
+    expect(((await db.memories.where('id').equals(added[0]!).raw().first()) as MemoryRecord).pending).toBe(1);
+    expect(await db.memories.get(added[0]!)).not.toHaveProperty('pending'); // internal: reads never show it
+    const reopened = await openStore(db);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('(1 written behind it)'));
+    warn.mockRestore();
+    expect(reopened.indexStats().open.via).toBe('rebuilt');
+    for (const mode of ['lexical', 'vector'] as const) {
+      expect(ids(await reopened.search({ text: 'Chengdu panda', namespace: 'default' }, { mode }))[0]).toBe(added[0]);
+    }
+    expect(ids(await reopened.search({ text: 'Hangzhou West Lake', namespace: 'default' }, { mode: 'lexical' }))).toEqual([]);
+    const raw = (await db.memories.where('id').equals(added[0]!).raw().first()) as MemoryRecord;
+    expect(raw).not.toHaveProperty('pending');
+    expect(raw).not.toHaveProperty('embedding');
+    expect((await openStore(db)).indexStats().open.via).toBe('blocks');
+  });
+
   it('an unreadable lexical snapshot is rebuilt from the rows, answers unchanged', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
     const db = newDb();

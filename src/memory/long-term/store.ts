@@ -9,8 +9,9 @@
  * `retrieval/blocks.ts`): meta and vector blocks, a header (generation, row count, ids changed
  * since the lexical snapshot) and a MiniSearch snapshot. `createMemoryStore` reads that table
  * (no memory row, no text), loads the snapshot and re-indexes only the `dirty` ids. When the
- * header is missing or its row count disagrees with `db.memories` (rows written or deleted
- * behind the store's back, a lost write), the whole index is rebuilt from the rows and persisted
+ * header is missing, its row count disagrees with `db.memories`, or rows are marked `pending`
+ * (written behind the store's back with an inline vector: an import killed before its
+ * `rebuildIndexes`; see `MemoryRecord.pending`), the whole index is rebuilt from the rows and persisted
  * again (`rebuildIndexes`, also run after an import or an erase).
  *
  * Writes are serialized (one mutation at a time), so the duplicate check and the index updates
@@ -229,7 +230,10 @@ function installReadingHook(db: RecallDB): void {
 }
 
 /** A row as stored since v3: the record without its embedding. */
-const toRow = (record: MemoryRecord): MemoryRecord => toView(record) as MemoryRecord;
+const toRow = (record: MemoryRecord): MemoryRecord => {
+  const { pending: _pending, ...row } = toView(record);
+  return row as MemoryRecord;
+};
 
 /**
  * Opens the store over `deps.db`: reads the persisted index (see module doc) and repairs it from
@@ -391,7 +395,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: nextGen, json: lex.toJSON() };
       await db.memoryIndex.clear();
       await db.memoryIndex.bulkPut([...layout.records, snapshot]);
-      const changed = rows.filter((r) => holdsEmbedding(r) || (r.embeddingModel !== null && !layout.index.hasVector(r.id, r.embeddingModel)));
+      const changed = rows.filter((r) => holdsEmbedding(r) || r.pending !== undefined || (r.embeddingModel !== null && !layout.index.hasVector(r.id, r.embeddingModel)));
       if (changed.length > 0) {
         await db.memories.bulkPut(
           changed.map((r) => {
@@ -411,12 +415,16 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
 
   /** Opens from the persisted index, or repairs. */
   async function open(): Promise<Omit<StoreOpenStats, 'ms' | 'at'>> {
-    const [records, rowCount] = await db.transaction('r', db.memories, db.memoryIndex, () => Promise.all([db.memoryIndex.toArray(), db.memories.count()]));
+    const [records, rowCount, pending] = await db.transaction('r', db.memories, db.memoryIndex, () =>
+      Promise.all([db.memoryIndex.toArray(), db.memories.count(), db.memories.where('pending').equals(1).count()]),
+    );
     const header = records.find((r): r is IndexHeaderRecord => r.key === 'header');
     if (!header && rowCount === 0) return { via: 'empty', replayed: 0 };
     const loaded = BlockIndex.fromRecords(records);
-    if (!header || header.count !== rowCount || loaded.size !== rowCount) {
-      if (rowCount > 0 || header) console.warn(`[ltm] the persisted memory index disagrees with the ${rowCount} stored memories; rebuilding it`);
+    if (!header || header.count !== rowCount || loaded.size !== rowCount || pending > 0) {
+      if (rowCount > 0 || header) {
+        console.warn(`[ltm] the persisted memory index disagrees with the ${rowCount} stored memories (${pending} written behind it); rebuilding it`);
+      }
       // The persisted blocks are where the vectors of rows without an `embedding` field are.
       index = loaded;
       await rebuild();
