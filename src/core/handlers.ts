@@ -69,7 +69,7 @@ export function registerCoreHandlers(core: Promise<Core>, startedAt: number): ()
   handle('chat.live', (c, { conversationId }) => c.chat.live(conversationId));
   handle('trace.get', async (c, { messageId }) => (await c.db.promptTraces.get(messageId))?.trace ?? null);
 
-  handle('memory.list', (c, query) => c.memoryAdmin.list(query ?? {}));
+  handle('memory.list', (c, query) => c.memoryAdmin.list(query));
   handle('memory.history', (c, query) => c.memoryAdmin.history(query ?? {}));
   handle('memory.add', (c, data) => c.memoryAdmin.add(data));
   handle('memory.update', (c, data) => c.memoryAdmin.update(data));

@@ -21,7 +21,8 @@ import { createChatService, type ChatService } from './chat-service';
 import { createConversationStore, withChangeEvents, type ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import { createMemoryAdmin, type MemoryAdmin, type SearchableMemoryStore } from './memory-admin';
-import { createSettingsStore, type SettingsStore } from './settings';
+import { createSettingsStore, DEFAULT_SETTINGS, type SettingsStore } from './settings';
+import { eraseUserData } from '../db/erase';
 
 /** Platform pieces the core needs. */
 export interface CoreDeps {
@@ -44,6 +45,8 @@ export interface CoreDeps {
   fileRoot?: StorageRoot;
   /** Deletes a model file from OPFS (the platform's file store). */
   deleteModelFile?: (fileName: string) => Promise<void>;
+  /** Removes the user's files from OPFS on "Erase everything" (all but `models/`: `eraseUserFiles`). */
+  eraseUserFiles?: () => Promise<unknown>;
   now?: () => number;
 }
 
@@ -73,7 +76,14 @@ export interface Core {
   importFile(fileName: string): Promise<ImportReport>;
   /** The import undone at start-up (see `recoverInterruptedImport`), returned once, then `null`. */
   importNotice(): Promise<InterruptedImport | null>;
-  /** Erases memories, history, conversations, messages, traces, strategy state and jobs (settings and model files stay). */
+  /**
+   * Erases everything derived from the user (`eraseUserData`: every table holding user data —
+   * conversations, messages, memories, history, tombstones, jobs, traces, strategy state, entities —
+   * and every settings row but the preferences), the user's OPFS files (`eraseUserFiles`: all but
+   * `models/`), and the in-memory indexes; then schedules the daily maintenance again. Model files
+   * and preferences stay. Tombstones go too, so a re-import of an old export afterwards brings its
+   * memories back (by design: nothing about the erased data remains to refuse them).
+   */
   eraseAll(): Promise<void>;
   deleteLocalModel(fileName: string): Promise<void>;
   stop(): Promise<void>;
@@ -102,19 +112,50 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   await removeStagingFiles(files, now());
   const transfer = throttledProgress(deps.events.transfer);
 
-  const store = (await createMemoryStore({ db, embedder: () => engines.embedder(), now, loadVoyWasm: deps.loadVoyWasm })) as SearchableMemoryStore;
+  /**
+   * Queues `ltm.reembed` (deduplicated; an old deferral is moved up to now) when some memory lacks
+   * a vector from the loaded embedder — or any vector while none is loaded. Runs on start, when the
+   * embedder becomes ready and whenever a memory was stored without a vector, so every memory
+   * eventually gets one (memories saved before the embedder was ready used to stay lexical-only).
+   */
+  let embedCheck: Promise<void> = Promise.resolve();
+  const ensureEmbedded = (): Promise<void> =>
+    (embedCheck = embedCheck.then(async () => {
+      const model = engines.embedder()?.modelId ?? null;
+      // The store's index answers "nothing missing" without reading a row (this runs on every start).
+      if (store.missingVectors(model) === 0) return;
+      // Then the first such row (the scan stops there). NOTE: enqueueing without this read first made
+      // core-embedding.test.ts hang after its first drain; not diagnosed yet (see the h6 report).
+      const missing = await db.memories.filter((m) => m.embeddingModel === null || (model !== null && m.embeddingModel !== model)).first();
+      if (missing) await jobs.enqueue(REEMBED_JOB, {}, { dedupeKey: REEMBED_JOB, advance: engines.embedder() !== null });
+    }).catch((error: unknown) => console.warn('[ltm] could not queue re-embedding:', error)));
+  const store = (await createMemoryStore({
+    db,
+    embedder: () => engines.embedder(),
+    now,
+    loadVoyWasm: deps.loadVoyWasm,
+    onMissingEmbedding: () => void ensureEmbedded(),
+  })) as SearchableMemoryStore;
   const opened = store.indexStats().open;
   console.info(`[core] long-term memory searchable in ${Math.round(opened.ms)} ms (${opened.via}, ${store.indexStats().memories} memories)`);
+  let embedderModel: string | null = null;
+  const stopEmbedderWatch = engines.onChange((status) => {
+    const ready = status.embedder.state === 'ready' ? status.embedder.modelId : null;
+    if (ready !== embedderModel) {
+      embedderModel = ready;
+      if (ready) void ensureEmbedded();
+    }
+  });
   const longTerm = createLongTermMemory({ store, jobs, db, now });
   registerEpisodicJobs(jobs, { store, db, now });
   registerExtractionJobs(jobs, { db, store, engine: () => engines.chatEngine(), embedder: () => engines.embedder(), now });
 
-  /** Past exchanges (episodic memories) most similar to `text`: by embedding, or by keywords while no embedder is loaded. */
-  const searchExchanges = async (text: string, k: number): Promise<RetrievedExchange[]> => {
+  /** Past exchanges (episodic memories) of `namespace` most similar to `text`: by embedding, or by keywords while no embedder is loaded. */
+  const searchExchanges: StrategyDeps['searchExchanges'] = async ({ text, k, namespace }): Promise<RetrievedExchange[]> => {
     const vector = await store.embed(text);
     const hits = vector
-      ? (await store.nearest(vector, { namespace: 'default', k: k * 3 })).map((h) => ({ memory: h.memory, similarity: h.similarity as number | null }))
-      : (await store.search({ text, namespace: 'default', k: k * 3 })).map((h) => ({ memory: h.memory, similarity: null }));
+      ? (await store.nearest(vector, { namespace, k: k * 3 })).map((h) => ({ memory: h.memory, similarity: h.similarity as number | null }))
+      : (await store.search({ text, namespace, k: k * 3 })).map((h) => ({ memory: h.memory, similarity: null }));
     return hits
       .filter((h) => h.memory.kind === 'episodic' && h.memory.sourceConversationId)
       .slice(0, k)
@@ -145,8 +186,11 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
 
   // Before any request is served: a turn the previous core was killed in gets its error reply.
   await chat.recoverInterruptedTurns();
+  /** The periodic maintenance, first run a minute after start (or after an erase); it reschedules itself. */
+  const scheduleMaintenance = () => jobs.enqueue(MAINTENANCE_JOB, {}, { dedupeKey: MAINTENANCE_JOB, delayMs: 60_000 });
   await jobs.start();
-  await jobs.enqueue(MAINTENANCE_JOB, {}, { dedupeKey: MAINTENANCE_JOB, delayMs: 60_000 });
+  await scheduleMaintenance();
+  await ensureEmbedded();
 
   const core: Core = {
     db,
@@ -198,13 +242,15 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     },
     async eraseAll() {
       await jobs.stop();
-      const tables = [db.memories, db.memoryHistory, db.conversations, db.messages, db.promptTraces, db.strategyState, db.entities, db.jobs];
-      await db.transaction('rw', tables, async () => {
-        await Promise.all(tables.map((t) => t.clear()));
-      });
-      await store.rebuildIndexes();
-      await jobs.start();
-      conversationsChanged(null);
+      try {
+        await eraseUserData(db, { isPreference: (key) => Object.hasOwn(DEFAULT_SETTINGS, key) });
+        await deps.eraseUserFiles?.();
+      } finally {
+        await store.rebuildIndexes();
+        await jobs.start();
+        conversationsChanged(null);
+      }
+      await scheduleMaintenance();
     },
     async deleteLocalModel(fileName) {
       await deps.deleteModelFile?.(fileName);
@@ -212,6 +258,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     },
     async stop() {
       stopJobEvents();
+      stopEmbedderWatch();
+      await embedCheck;
       if (statsTimer) clearTimeout(statsTimer);
       await jobs.stop();
       await store.flushSnapshot();

@@ -7,6 +7,7 @@ import { emitEvent } from '../messaging/protocol';
 import { loadVoyWasm, packagedModelsUrl, readPackagedModels, readPackagedWebllmLibs, wllamaWasmUrl } from '../platform/assets';
 import { probeGpu } from '../platform/gpu';
 import { deleteModelFile } from '../platform/model-files';
+import { eraseUserFiles } from '../platform/user-files';
 import { createEngineManager } from './engine-manager';
 import { registerCoreHandlers } from './handlers';
 import { createCore, restoreEngines } from './index';
@@ -40,6 +41,7 @@ export function startCoreInOffscreen(): void {
         transfer: (progress) => emitEvent('event.transfer', progress),
       },
       deleteModelFile,
+      eraseUserFiles: () => eraseUserFiles(),
     });
   });
   registerCoreHandlers(core, startedAt);

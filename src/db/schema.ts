@@ -5,6 +5,10 @@
  * Versions (bump with `db.version(n)`; never edit a published version, add a new one):
  * - v1: conversations, messages, strategyState, entities, memories, memoryHistory, jobs,
  *       promptTraces, settings, localModels.
+ * - v2: `tombstones` (what the user deleted or forgot, as a text hash: re-runs and imports must not
+ *       bring it back). New table only; no data migration (no tombstones exist for older deletes).
+ * Every table is classified in `TABLE_DATA` (user data or device data), which "Erase everything"
+ * follows, so a table added later is erased unless it is declared device data.
  * - v3: `memoryIndex`, the persisted long-term index (vector and meta blocks, header, lexical
  *       snapshot: `src/memory/long-term/retrieval/blocks.ts`), so the core opens without a
  *       rebuild. The upgrade moves every memory's `embedding` out of its row into the vector
@@ -155,8 +159,11 @@ export interface MemoryHistoryRecord {
   source: string;
 }
 
-/** Status of a background job. */
-export type JobStatus = 'queued' | 'running' | 'done' | 'failed';
+/**
+ * Status of a background job. `parked`: no handler is registered for its type (a job left by an
+ * older or newer version); it is not picked again until a handler for that type registers.
+ */
+export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'parked';
 
 /** A persisted background job (see `src/jobs/queue.ts`). */
 export interface JobRecord {
@@ -184,6 +191,21 @@ export interface PromptTraceRecord {
   conversationId: string;
   createdAt: number;
   trace: PromptTrace;
+}
+
+/**
+ * A memory the user deleted or forgot, by the hash of its normalized text (`memoryHash`, FNV-1a
+ * 64-bit of NFKC lower-cased text): no text is stored. Extraction/consolidation ADD and import skip
+ * a tombstoned hash in its namespace; an explicit "remember …" by the user lifts it. Primary key
+ * `[namespace+hash]` (one row per text and namespace; a later delete refreshes `deletedAt`).
+ */
+export interface TombstoneRecord {
+  namespace: string;
+  hash: string;
+  /** When it was deleted or forgotten (ms epoch). */
+  deletedAt: number;
+  /** `DELETE` (memory manager) or `FORGET` ("forget …" command). */
+  reason: 'DELETE' | 'FORGET';
 }
 
 /** A key/value setting (the offscreen document has no `chrome.storage`, so settings live here). */
@@ -215,6 +237,7 @@ export class RecallDB extends Dexie {
   promptTraces!: EntityTable<PromptTraceRecord, 'messageId'>;
   settings!: EntityTable<SettingRecord, 'key'>;
   localModels!: EntityTable<LocalModelRecord, 'fileName'>;
+  tombstones!: Table<TombstoneRecord, [string, string]>;
   /** The persisted long-term index (v3; see `retrieval/blocks.ts`). */
   memoryIndex!: Table<MemoryIndexRecord, string>;
 
@@ -232,6 +255,9 @@ export class RecallDB extends Dexie {
       promptTraces: 'messageId, conversationId, createdAt',
       settings: 'key',
       localModels: 'fileName, addedAt',
+    });
+    this.version(2).stores({
+      tombstones: '[namespace+hash], deletedAt',
     });
     this.version(3)
       .stores({
@@ -261,3 +287,27 @@ export class RecallDB extends Dexie {
     });
   }
 }
+
+/**
+ * What each table holds, for "Erase everything" (`eraseUserData` in `./erase.ts`):
+ * - `user`: derived from what the user said or did — erased whole;
+ * - `settings`: erased row by row by key (`settingHoldsUserData`: preferences stay, `stats.*`,
+ *   `state.*` and unknown keys go);
+ * - `device`: about this device, not the user's words (GGUF model files they opened) — kept.
+ * A table missing here is treated as `user` (erased), so a new table is never left behind.
+ */
+export const TABLE_DATA: Readonly<Record<string, 'user' | 'settings' | 'device'>> = {
+  conversations: 'user',
+  messages: 'user',
+  strategyState: 'user',
+  entities: 'user',
+  memories: 'user',
+  memoryHistory: 'user',
+  jobs: 'user',
+  promptTraces: 'user',
+  tombstones: 'user',
+  // The lexical snapshot holds the memories' terms: user data, erased with them.
+  memoryIndex: 'user',
+  settings: 'settings',
+  localModels: 'device',
+};

@@ -53,6 +53,7 @@ import { z } from 'zod';
 import type { ConversationRecord, MemoryHistoryRecord, MemoryRecord, MessageRecord, RecallDB } from '../db/schema';
 import type { ImportReport, InterruptedImport, TransferProgress } from '../messaging/protocol';
 import { memoryHash } from './long-term/text';
+import { isTombstoned } from './long-term/store';
 import { isUsableVector, l2normalize } from './long-term/retrieval/vector';
 
 /** Same key as `MAINTENANCE_STATE_KEY` of `./long-term/jobs` (not imported, to keep this module free of the job code). */
@@ -77,6 +78,8 @@ export interface ImportResult extends ImportReport {
   needsEmbedding: number;
   /** Vectors of the file left out (wrong dimension, NaN/Infinity, zero norm); their memories are re-embedded. */
   vectorsDropped: number;
+  /** Memories of the file left out because the user deleted or forgot them here (tombstones); counted in `skipped` too. */
+  forgotten: number;
 }
 
 /** Settings key of the journal of the import being written (see module doc). */
@@ -549,19 +552,22 @@ interface ImportUndo {
 }
 
 /** What happens to one memory of the file (see `decideMemory`). */
-export type MemoryDecision = { action: 'add' } | { action: 'update'; existing: MemoryRecord } | { action: 'skip'; reason: 'up_to_date' | 'duplicate' };
+export type MemoryDecision = { action: 'add' } | { action: 'update'; existing: MemoryRecord } | { action: 'skip'; reason: 'up_to_date' | 'duplicate' | 'forgotten' };
 
 /**
  * The one place that decides what an import does with a memory of the file (run inside the
  * import's write transaction, which must include `db.memories`): `update` when a stored memory
  * with its id is older (`updatedAt`), `skip` ('up_to_date') when the stored one is as new or
  * newer, `skip` ('duplicate') when a current memory of the same namespace has the same text
- * (hash recomputed from the text, never the file's), else `add`.
+ * (hash recomputed from the text, never the file's), `skip` ('forgotten') when the user deleted
+ * or forgot that text in that namespace (a tombstone, see `isTombstoned`: a re-import of an old
+ * export must not bring it back), else `add`. The transaction must also include `db.tombstones`.
  * @param incoming the memory as it will be stored (hash, `current` and vector already recomputed).
  */
 export async function decideMemory(db: RecallDB, incoming: MemoryRecord): Promise<MemoryDecision> {
   const existing = await db.memories.get(incoming.id);
   if (existing) return incoming.updatedAt > existing.updatedAt ? { action: 'update', existing } : { action: 'skip', reason: 'up_to_date' };
+  if (await isTombstoned(db, incoming.namespace, incoming.hash)) return { action: 'skip', reason: 'forgotten' };
   if (incoming.current === 1) {
     const duplicate = await db.memories
       .where('hash')
@@ -601,7 +607,7 @@ const undoKey = (importId: string, batch: number) => `${IMPORT_UNDO_PREFIX}${imp
  * then removes the journal row.
  */
 export async function rollbackImport(db: RecallDB, importId: string): Promise<void> {
-  const tables = [db.memories, db.memoryHistory, db.conversations, db.messages, db.settings];
+  const tables = [db.memories, db.memoryHistory, db.conversations, db.messages, db.settings, db.tombstones];
   const keys = (await db.settings.where('key').startsWith(`${IMPORT_UNDO_PREFIX}${importId}.`).primaryKeys()).sort().reverse();
   for (const key of keys) {
     await db.transaction('rw', tables, async () => {
@@ -684,12 +690,12 @@ export async function importAll(
     await db.settings.put({ key: IMPORT_JOURNAL_KEY, value: journal });
   });
 
-  const report: ImportResult = { added: 0, updated: 0, skipped: 0, errors: [], needsEmbedding: 0, vectorsDropped: 0 };
+  const report: ImportResult = { added: 0, updated: 0, skipped: 0, errors: [], needsEmbedding: 0, vectorsDropped: 0, forgotten: 0 };
   const imported = new Set<string>();
   const processedMemories = new Set<string>();
   const deferredHistory: ExportFile['memoryHistory'] = [];
   const batchSize = Math.max(1, options.batchSize ?? IMPORT_BATCH_SIZE);
-  const tables = [db.memories, db.memoryHistory, db.conversations, db.messages, db.settings];
+  const tables = [db.memories, db.memoryHistory, db.conversations, db.messages, db.settings, db.tombstones];
   let batchNo = 0;
   let queue: FileRecord[] = [];
 
@@ -743,6 +749,7 @@ export async function importAll(
           const decision = await decideMemory(db, m);
           if (decision.action === 'skip') {
             report.skipped += 1;
+            if (decision.reason === 'forgotten') report.forgotten += 1;
             continue;
           }
           if (vectorDropped) report.vectorsDropped += 1;

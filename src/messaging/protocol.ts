@@ -135,9 +135,17 @@ export interface Settings {
   locale: 'auto' | 'en' | 'zh_CN';
 }
 
+/**
+ * The namespace of a conversation created without one (the only one the side panel offers today).
+ * Use it only where a conversation or a memory is created; every query takes the namespace of the
+ * conversation (or of the request) explicitly, so no profile reads another's memories.
+ */
+export const DEFAULT_NAMESPACE = 'default';
+
 /** Filter for the memory list. */
 export interface MemoryListQuery {
-  namespace?: string;
+  /** Required: the list never mixes namespaces (profiles). The side panel sends `DEFAULT_NAMESPACE`. */
+  namespace: string;
   /** Text search over memory text (lexical). */
   search?: string;
   includeInvalid?: boolean;
@@ -154,6 +162,8 @@ export interface ImportReport {
   errors: string[];
   /** Vectors of the file left out (wrong dimension, NaN/Infinity, zero norm); their memories are re-embedded. */
   vectorsDropped?: number;
+  /** Memories left out because the user deleted or forgot them on this device (tombstones); also counted in `skipped`. */
+  forgotten?: number;
 }
 
 /**
@@ -218,9 +228,10 @@ export interface ProtocolMap {
 
   'memory.list'(data: MemoryListQuery): MemoryView[];
   'memory.history'(data: { memoryId?: string; limit?: number }): MemoryHistoryRecord[];
-  'memory.add'(data: { namespace?: string; kind: MemoryKind; text: string; pinned?: boolean }): MemoryView;
+  'memory.add'(data: { namespace: string; kind: MemoryKind; text: string; pinned?: boolean }): MemoryView;
   'memory.update'(data: { id: string; text?: string; kind?: MemoryKind; pinned?: boolean; importance?: number }): MemoryView;
-  'memory.delete'(data: { id: string }): void;
+  /** Returns the rounds that state the deleted fact (see `MemoryAdmin.delete`). */
+  'memory.delete'(data: { id: string }): { rounds: MemoryView[] };
   /**
    * Writes the JSON export of all memories, conversations and history (format: `src/memory/export.ts`)
    * into OPFS `backups/<fileName>` (`src/platform/model-files.ts`, `BACKUPS_DIR`); progress via

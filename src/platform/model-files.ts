@@ -60,7 +60,7 @@ export interface DirectoryHandleLike {
   readonly kind?: 'directory';
   getFileHandle(name: string, options?: { create?: boolean }): Promise<FileHandleLike>;
   getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<DirectoryHandleLike>;
-  removeEntry(name: string): Promise<void>;
+  removeEntry(name: string, options?: { recursive?: boolean }): Promise<void>;
   entries(): AsyncIterableIterator<[string, FileHandleLike | DirectoryHandleLike | { kind: string }]>;
 }
 
@@ -73,7 +73,8 @@ export interface FileStoreOptions {
   folder?: string;
 }
 
-const opfsRoot: StorageRoot = async () => {
+/** The extension's OPFS root. @throws ModelFileError('unsupported') where there is no OPFS. */
+export const opfsRoot: StorageRoot = async () => {
   const storage = (globalThis.navigator as { storage?: { getDirectory?: () => Promise<unknown> } } | undefined)?.storage;
   if (!storage?.getDirectory) throw new ModelFileError('unsupported', 'This browser context has no Origin Private File System.');
   return (await storage.getDirectory()) as DirectoryHandleLike;

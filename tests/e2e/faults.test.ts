@@ -141,7 +141,7 @@ describe.skipIf(!GGUF)('faults in a real browser', () => {
     expect(users.indexOf(texts[0]!)).toBeLessThan(users.indexOf(texts[2]!));
     expect(users.indexOf(texts[1]!)).toBeLessThan(users.indexOf(texts[3]!));
 
-    const memory = await callCore<{ id: string }>(page, 'memory.add', { kind: 'fact', text: 'The office is on floor 3' });
+    const memory = await callCore<{ id: string }>(page, 'memory.add', { namespace: 'default', kind: 'fact', text: 'The office is on floor 3' });
     await Promise.all([
       callCore(page, 'memory.update', { id: memory.id, text: 'The office is on floor 4' }),
       callCore(other, 'memory.update', { id: memory.id, text: 'The office is on floor 5' }),

@@ -65,7 +65,7 @@ describe('backups through the core and the file store', () => {
     const source = createFakeOpfs();
     const progress: TransferProgress[] = [];
     const a = await start(source, progress);
-    for (let i = 0; i < 30; i += 1) await a.memoryAdmin.add({ kind: 'fact', text: `Fact number ${i}: 我喜欢第${i}本书` });
+    for (let i = 0; i < 30; i += 1) await a.memoryAdmin.add({ namespace: 'default', kind: 'fact', text: `Fact number ${i}: 我喜欢第${i}本书` });
     const conversation = await a.conversations.create({ strategy: { kind: 'full-buffer' } });
     await a.conversations.append({ id: 'msg-1', conversationId: conversation.id, role: 'user', content: '你好', createdAt: Date.now(), status: 'complete' });
 

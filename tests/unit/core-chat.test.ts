@@ -291,7 +291,9 @@ describe('the core, end to end in Node', () => {
     await c.jobs.drain();
     expect(await db.memories.count()).toBeGreaterThan(0);
     await c.eraseAll();
-    for (const table of [db.memories, db.memoryHistory, db.conversations, db.messages, db.promptTraces, db.jobs]) expect(await table.count()).toBe(0);
+    for (const table of [db.memories, db.memoryHistory, db.conversations, db.messages, db.promptTraces]) expect(await table.count()).toBe(0);
+    // Only the daily maintenance is queued again (tests/unit/core-erase.test.ts checks every table).
+    expect((await db.jobs.toArray()).map((j) => j.type)).toEqual(['ltm.maintenance']);
     expect(await c.store.search({ text: 'Hangzhou', namespace: 'default' })).toEqual([]);
     const again = await c.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 } });
     expect((await c.chat.send({ conversationId: again.id, text: 'hi', requestId: 'x' })).assistantMessage.status).toBe('complete');

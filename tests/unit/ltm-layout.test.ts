@@ -346,7 +346,7 @@ describe('Memory tab', () => {
     expect(reads.rows).toBe(2);
     // Writes update the catalog: an edit, a new memory, a removal.
     await store.update(added[0]!, { text: 'I live in Hamburg now' }, 'user');
-    const bike = await admin.add({ kind: 'fact', text: 'My bike is a Gazelle' });
+    const bike = await admin.add({ namespace: 'default', kind: 'fact', text: 'My bike is a Gazelle' });
     await store.remove([added[6]!], 'DELETE', 'user');
     expect((await admin.list({ namespace: 'default', search: 'Hamb' })).map((m) => m.id)).toEqual([added[0]]);
     expect((await admin.list({ namespace: 'default', search: 'Gazel' })).map((m) => m.id)).toEqual([bike.id]);

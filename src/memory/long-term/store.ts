@@ -38,6 +38,7 @@ import type { MemoryEvent, MemoryHistoryRecord, MemoryKind, MemoryRecord, Recall
 import type { MemoryPatch, MemoryStore, MemoryView, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
 import { MAX_MEMORY_TEXT_CHARS, memoryHash, MemoryTextTooLongError, normalizeMemoryText } from './text';
 import type { SlotKey } from './slots';
+import { contentTerms, termCoverage } from './extraction/language';
 import { LexicalIndex } from './retrieval/lexical';
 import { l2normalize, type VectorIndexStats } from './retrieval/vector';
 import { loadVoy, type VoyClass } from './retrieval/voy';
@@ -53,6 +54,9 @@ import {
   type WeightingOptions,
 } from './retrieval/fusion';
 import { asksForCurrentState, parseTimeFilter } from './retrieval/time-filter';
+
+/** Share of a fact's content words a round's text must contain to count as stating it (`roundsStating`). */
+export const ROUND_COVERAGE = 0.75;
 
 /** Which retrievers a search uses (benchmarks compare them; the app always uses `hybrid`). */
 export type RetrievalMode = 'hybrid' | 'lexical' | 'vector';
@@ -154,6 +158,18 @@ export interface LongTermStore extends MemoryStore {
    * date by the store's writes (dropped by `rebuildIndexes`). Order: unspecified.
    */
   catalog(namespace: string): Promise<readonly CatalogEntry[]>;
+  /**
+   * How many memories lack a vector of `modelId` (`null`: lack any vector), from the index: no
+   * row is read. The core queues `ltm.reembed` when it is > 0.
+   */
+  missingVectors(modelId: string | null): number;
+  /**
+   * The episodic rounds of `fact.namespace` that state `fact`: rounds citing one of its source
+   * messages (the round it was extracted from), and rounds whose text contains nearly all of its
+   * content words (coverage ≥ `ROUND_COVERAGE`, the "forget" command's strong match). For a fact
+   * that is itself a round, `[]`. Newest first; valid or not.
+   */
+  roundsStating(fact: Pick<MemoryRecord, 'id' | 'namespace' | 'kind' | 'text' | 'sourceMessageIds'>): Promise<MemoryView[]>;
   indexStats(): IndexStats;
 }
 
@@ -172,6 +188,12 @@ export interface MemoryStoreDeps {
   loadVoyWasm: () => Promise<BufferSource>;
   /** Weights of the lexical and vector lists in RRF, default `DEFAULT_FUSION_WEIGHTS` (plain RRF). */
   fusionWeights?: FusionWeights;
+  /**
+   * Called (synchronously, after the write) whenever a memory was stored or re-written without a
+   * vector (no embedder was ready, or embedding failed): the core queues `ltm.reembed` so every
+   * memory eventually gets its vector. Must not throw.
+   */
+  onMissingEmbedding?: () => void;
 }
 
 /** One string per slot key, for comparing in the index (`null` when the text is about no slot). */
@@ -191,6 +213,23 @@ export async function recordAccess(db: RecallDB, ids: string[], at: number): Pro
       r.lastAccessedAt = at;
       r.accessCount += 1;
     });
+}
+
+/**
+ * Whether the user deleted or forgot a memory with this normalized-text hash (`memoryHash`) in
+ * `namespace` (a `tombstones` row; see `TombstoneRecord`). Work that re-creates memories on its
+ * own — extraction/consolidation re-runs, episodic rounds, import — must skip such a text.
+ */
+export async function isTombstoned(db: RecallDB, namespace: string, hash: string): Promise<boolean> {
+  return (await db.tombstones.get([namespace, hash])) !== undefined;
+}
+
+/** Batch form of `isTombstoned`: the subset of `hashes` tombstoned in `namespace` (one indexed read). */
+export async function tombstonedHashes(db: RecallDB, namespace: string, hashes: string[]): Promise<Set<string>> {
+  const unique = [...new Set(hashes)];
+  if (unique.length === 0) return new Set();
+  const rows = await db.tombstones.bulkGet(unique.map((hash) => [namespace, hash] as [string, string]));
+  return new Set(rows.flatMap((r) => (r ? [r.hash] : [])));
 }
 
 /** The memory without its embedding. */
@@ -320,15 +359,15 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
    * header (generation + 1, row count + `countDelta`, `ids` added to `dirty`) are written in the
    * same transaction. The live index and the lexical index change only after the commit.
    */
-  async function writeIndexed(ids: string[], write: (batch: IndexBatch) => Promise<{ countDelta: number; lexical: () => void }>): Promise<void> {
+  async function writeIndexed(ids: string[], write: (batch: IndexBatch) => Promise<{ countDelta: number; lexical: () => void; dirty?: string[] }>): Promise<void> {
     const batch = index.batch();
-    let after: { countDelta: number; lexical: () => void } | null = null;
+    let after: { countDelta: number; lexical: () => void; dirty?: string[] } | null = null;
     let header: IndexHeaderRecord | null = null;
-    await db.transaction('rw', [db.memories, db.memoryHistory, db.memoryIndex], async () => {
+    await db.transaction('rw', [db.memories, db.memoryHistory, db.memoryIndex, db.tombstones], async () => {
       after = await write(batch);
       const old = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
       const dirty = new Set(old?.dirty ?? []);
-      for (const id of ids) dirty.add(id);
+      for (const id of [...ids, ...(after.dirty ?? [])]) dirty.add(id);
       header = { key: 'header', gen: (old?.gen ?? gen) + 1, count: (old?.count ?? 0) + after.countDelta, dirty: [...dirty] };
       await db.memoryIndex.bulkPut([...batch.records(), header]);
     });
@@ -394,7 +433,8 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       const lex = lexicalFrom(rows);
       const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: nextGen, json: lex.toJSON() };
       await db.memoryIndex.clear();
-      await db.memoryIndex.bulkPut([...layout.records, snapshot]);
+      // No memory, no index: an empty store leaves nothing behind (erase everything).
+      if (rows.length > 0) await db.memoryIndex.bulkPut([...layout.records, snapshot]);
       const changed = rows.filter((r) => holdsEmbedding(r) || r.pending !== undefined || (r.embeddingModel !== null && !layout.index.hasVector(r.id, r.embeddingModel)));
       if (changed.length > 0) {
         await db.memories.bulkPut(
@@ -411,6 +451,41 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     lexical = done.lexical;
     gen = done.gen;
     catalogs = new Map();
+  }
+
+  /**
+   * Re-indexes the rows marked `pending` (written behind the store with an inline vector, e.g. a
+   * bulk `modify` or an import batch while the store is open), in one transaction: the row's own
+   * `embedding` field wins, the rows lose it (and the mark), and the blocks take it. Rows removed
+   * behind the store are not seen here (the next open's row count catches them). Cheap when there
+   * are none: one count on a sparse index.
+   * @returns how many rows were re-indexed.
+   */
+  async function reconcilePending(): Promise<number> {
+    if ((await db.memories.where('pending').equals(1).count()) === 0) return 0;
+    let n = 0;
+    await writeIndexed([], async (batch) => {
+      const rows = (await db.memories.where('pending').equals(1).raw().toArray()) as MemoryRecord[];
+      let added = 0;
+      for (const r of rows) {
+        if (!index.has(r.id)) added += 1;
+        const own = holdsEmbedding(r) ? (r.embedding ? l2normalize(r.embedding) : null) : index.vector(r.id)?.vector ?? null;
+        const indexed = own !== null && r.embeddingModel !== null && batch.put(indexedOf(r), own, r.embeddingModel);
+        if (!indexed) batch.put(indexedOf(r), null, null);
+        await db.memories.put(indexed ? toRow(r) : { ...toRow(r), embeddingModel: null });
+      }
+      n = rows.length;
+      return {
+        countDelta: added,
+        dirty: rows.map((r) => r.id),
+        lexical: () =>
+          rows.forEach((r) => {
+            lexical.set(r.id, r.text, r.topic);
+            catalogPut(r);
+          }),
+      };
+    });
+    return n;
   }
 
   /** Opens from the persisted index, or repairs. */
@@ -473,6 +548,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       Object.assign(next, await embedForStorage(patch.text));
     }
     next.current = validAt(next, t) ? 1 : 0;
+    const missingVector = patch.text !== undefined && patch.text !== old.text && next.embedding === null;
     const history: MemoryHistoryRecord = { memoryId: id, event, oldText: old.text, newText: next.text, at: t, source };
     await writeIndexed([id], async (batch) => {
       // Keep access statistics written meanwhile by `recordAccess` (which is not serialized).
@@ -492,6 +568,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         },
       };
     });
+    if (missingVector) deps.onMissingEmbedding?.();
     return next;
   }
 
@@ -603,6 +680,8 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
           if (!indexed && record.embedding) Object.assign(record, { embedding: null, embeddingModel: null });
           await db.memories.add(toRow(record));
           await db.memoryHistory.add({ memoryId: record.id, event: 'ADD', oldText: null, newText: text, at: t, source });
+          // The user stores this text again on purpose ("remember …", memory manager): lift its tombstone.
+          if (source === 'user') await db.tombstones.delete([record.namespace, hash]);
           return {
             countDelta: 1,
             lexical: () => {
@@ -611,6 +690,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
             },
           };
         });
+        if (record.embedding === null) deps.onMissingEmbedding?.();
         return { memory: record, created: true };
       });
     },
@@ -632,6 +712,10 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
           const records = (await db.memories.bulkGet(unique)).filter((r): r is MemoryRecord => r !== undefined);
           found = records.map((r) => r.id);
           await db.memories.bulkDelete(found);
+          // What the user removed stays removed: re-runs and imports check these (no text is stored).
+          if (source === 'user') {
+            await db.tombstones.bulkPut(records.map((r) => ({ namespace: r.namespace, hash: r.hash, deletedAt: t, reason: event })));
+          }
           if (event === 'FORGET') {
             // Erase every trace of the text; keep a content-free record that something was forgotten.
             await db.memoryHistory.where('memoryId').anyOf(found).delete();
@@ -681,40 +765,58 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     recordAccess: (ids, at = now()) => recordAccess(db, ids, at),
 
     async reembed(options = {}) {
+      // Rows rewritten behind the store (a bulk `modify`, an import batch) first: their vectors decide what is missing.
+      await serial(reconcilePending);
       const embedder = deps.embedder();
       if (!embedder) return { embedded: 0, remaining: index.size };
       const model = embedder.modelId;
       const needs = (id: string) => index.has(id) && !index.hasVector(id, model);
+      // From the index, not the rows: ids only (36 bytes each); texts are read a batch at a time.
       const ids = [...index.ids()].filter(needs);
+      const total = ids.length;
       const batchSize = Math.max(1, options.batchSize ?? 32);
       let embedded = 0;
+      let done = 0;
       for (let start = 0; start < ids.length; start += batchSize) {
         options.signal?.throwIfAborted();
-        const wanted = ids.slice(start, start + batchSize).filter(needs);
-        const batch = (await db.memories.bulkGet(wanted)).filter((r): r is MemoryRecord => r !== undefined);
-        if (batch.length === 0) continue;
-        const texts = batch.map((r) => r.text);
-        const vectorsOut = await embedder.embed(texts, options.signal);
-        if (vectorsOut.length !== texts.length) throw new Error(`Embedder ${model} returned ${vectorsOut.length} vectors for ${texts.length} texts`);
-        await serial(() =>
-          writeIndexed([], async (ib) => {
-            let done = 0;
-            for (const [i, r] of batch.entries()) {
-              const fresh = await db.memories.get(r.id);
-              if (!fresh || fresh.text !== r.text) continue; // removed or edited meanwhile (the edit embedded it)
-              if (!ib.put(metaOf(fresh), l2normalize(vectorsOut[i]!), model)) continue;
-              await db.memories.put(toRow({ ...fresh, embedding: null, embeddingModel: model }));
-              done += 1;
-            }
-            embedded += done;
-            return { countDelta: 0, lexical: () => undefined };
-          }),
-        );
-        options.onProgress?.(Math.min(ids.length, start + batchSize), ids.length);
+        const slice = ids.slice(start, start + batchSize);
+        done += slice.length;
+        const batch = (await db.memories.bulkGet(slice.filter(needs))).filter((r): r is MemoryRecord => r !== undefined);
+        if (batch.length > 0) {
+          const texts = batch.map((r) => r.text);
+          const vectorsOut = await embedder.embed(texts, options.signal);
+          if (vectorsOut.length !== texts.length) throw new Error(`Embedder ${model} returned ${vectorsOut.length} vectors for ${texts.length} texts`);
+          await serial(() =>
+            writeIndexed([], async (ib) => {
+              let stored = 0;
+              for (const [i, r] of batch.entries()) {
+                const fresh = await db.memories.get(r.id);
+                if (!fresh || fresh.text !== r.text) continue; // removed or edited meanwhile (the edit embedded it)
+                if (!ib.put(metaOf(fresh), l2normalize(vectorsOut[i]!), model)) continue;
+                await db.memories.put(toRow({ ...fresh, embedding: null, embeddingModel: model }));
+                stored += 1;
+              }
+              embedded += stored;
+              return { countDelta: 0, lexical: () => undefined };
+            }),
+          );
+        }
+        options.onProgress?.(Math.min(total, done), total);
       }
-      let remaining = 0;
-      for (const id of index.ids()) if (!index.hasVector(id, model)) remaining += 1;
-      return { embedded, remaining };
+      return { embedded, remaining: store.missingVectors(model) };
+    },
+
+    missingVectors(modelId) {
+      let missing = 0;
+      if (modelId === null) {
+        const counts = index.vectorCounts();
+        let withVector = 0;
+        for (const { count } of counts.values()) withVector += count;
+        // A memory has at most one vector, so the memories without one are the rest.
+        return index.size - withVector;
+      }
+      for (const id of index.ids()) if (!index.hasVector(id, modelId)) missing += 1;
+      return missing;
     },
 
     whenIndexed: () => serial(async () => undefined),
@@ -754,6 +856,24 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         open: openStats,
       };
     },
+
+    async roundsStating(fact) {
+      if (fact.kind === 'episodic') return [];
+      const bySource = fact.sourceMessageIds.length > 0 ? await db.memories.where('sourceMessageIds').anyOf(fact.sourceMessageIds).toArray() : [];
+      const terms = contentTerms(fact.text);
+      const byText =
+        terms.length === 0
+          ? []
+          : await search({ text: fact.text, namespace: fact.namespace, k: 50, includeInvalid: true }, { mode: 'lexical', timeFilters: false }).then((hits) =>
+              hits.map((h) => h.memory).filter((m) => m.kind === 'episodic' && termCoverage(terms, m.text) >= ROUND_COVERAGE),
+            );
+      const rounds = new Map<string, MemoryView>();
+      for (const m of [...bySource.map(toView), ...byText]) {
+        if (m.kind === 'episodic' && m.namespace === fact.namespace && m.id !== fact.id) rounds.set(m.id, m);
+      }
+      return [...rounds.values()].sort((a, b) => b.createdAt - a.createdAt);
+    },
+
   };
 
   const [opened, Voy] = await Promise.all([open(), voyLoad]);

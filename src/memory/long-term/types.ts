@@ -8,7 +8,13 @@ import type { MemoryEvent, MemoryKind, MemoryRecord } from '../../db/schema';
 import type { SlotKey } from './slots';
 
 /** A memory as shown outside the store: everything but the embedding vector. */
-export type MemoryView = Omit<MemoryRecord, 'embedding'>;
+export type MemoryView = Omit<MemoryRecord, 'embedding'> & {
+  /**
+   * Set by retrieval (`LongTermMemory.retrieve`) on an episodic round when a fact extracted from it
+   * was closed by a contradiction (`supersededBy`): when (ms epoch). The prompt marks the round as past.
+   */
+  pastSince?: number;
+};
 
 /** A retrieval request. */
 export interface RetrievalQuery {
@@ -93,7 +99,10 @@ export type MemoryPatch = Partial<
  */
 export interface MemoryStore {
   get(id: string): Promise<MemoryRecord | undefined>;
-  /** Adds a memory. Exact duplicates (same namespace + normalized-text hash, still valid) return the existing record. */
+  /**
+   * Adds a memory. Exact duplicates (same namespace + normalized-text hash, still valid) return the
+   * existing record. An add by the user (`source === 'user'`) lifts a tombstone of the same text.
+   */
   add(input: NewMemory, source: string): Promise<{ memory: MemoryRecord; created: boolean }>;
   /** Changes a memory and records `event` (default `UPDATE`) in the history. @throws when `id` is unknown. */
   update(id: string, patch: MemoryPatch, source: string, event?: MemoryEvent): Promise<MemoryRecord>;
@@ -101,7 +110,9 @@ export interface MemoryStore {
   invalidate(id: string, at: number, source: string, supersededBy?: string): Promise<void>;
   /**
    * Removes memories from the store and indexes. `DELETE` keeps their history; `FORGET` also
-   * erases their history so the text is nowhere searchable any more.
+   * erases their history so the text is nowhere searchable any more. A removal by the user
+   * (`source === 'user'`) also writes a tombstone per memory (namespace + text hash, no text) in
+   * the same transaction, so re-run jobs and imports do not bring it back (`isTombstoned`).
    */
   remove(ids: string[], event: 'DELETE' | 'FORGET', source: string): Promise<void>;
   /** Memories nearest to `vector` by cosine similarity (consolidation candidates), best first. */
