@@ -11,13 +11,14 @@
  * REGISTRY: one line per bench file. Each file default-exports `defineBench({ name, title,
  * method, quick, full, run(params, ctx) })` (interface and rules in `bench/lib/bench.ts`): `run`
  * gets the quick or full parameters and returns `{ tables, headline?, notes?, raw? }`. To add a
- * bench, write `bench/<name>.bench.ts` and add its line here. A file that still exports the older
- * `{ name, run() }` shape runs too; its result goes to JSON only.
+ * bench, write `bench/<name>.bench.ts` and add its line here (a `*.bench.ts` file missing from
+ * the registry still runs, after the listed ones, with a reminder). A file that still exports the
+ * older `{ name, run() }` shape runs too; its result goes to JSON only.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Bench, BenchContext, BenchResult } from './lib/bench';
 import { machineInfo } from './lib/machine';
 import { renderBenchSection, renderRunSection, replaceSection, type RunEntry } from './lib/report';
@@ -34,6 +35,12 @@ const REGISTRY: Record<string, Loader> = {
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..');
+for (const file of readdirSync(here).filter((f) => f.endsWith('.bench.ts')).sort()) {
+  const name = file.slice(0, -'.bench.ts'.length);
+  if (REGISTRY[name]) continue;
+  console.warn(`bench/${file} is not in bench/run.ts's REGISTRY: running it after the listed benches (add its line).`);
+  REGISTRY[name] = () => import(pathToFileURL(join(here, file)).href);
+}
 const args = process.argv.slice(2);
 const full = args.includes('--full');
 const write = !args.includes('--no-write');
