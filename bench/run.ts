@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: runs the benchmarks and writes their results into BENCHMARKS.md (generated
  * sections between `<!-- bench:<id>:begin/end -->` markers; the hand-written text around them
- * stays) and as JSON into `bench-results/<name>.json`.
+ * stays) and as JSON into `bench-results/<name>.json`. The run section at the top (machine,
+ * headline, run time per bench) is rewritten only by a run of every bench.
  *
  *   npm run bench                      quick default run of every bench (≤ 10 min on the 2-core dev machine)
  *   npm run bench -- --full            the larger sizes too (longer)
@@ -92,7 +93,7 @@ for (const name of selected) {
       const params = full ? mod.full : mod.quick;
       const result: BenchResult = await mod.run(params, ctx);
       const seconds = (performance.now() - started) / 1000;
-      const section = renderBenchSection(mod, params, result, seconds, full);
+      const section = renderBenchSection(mod, params, result, seconds, full, startedAt);
       console.log(`\n${section}`);
       writeFileSync(join(outDir, `${name}.json`), JSON.stringify({ name, title, full, params, seconds, machine, result }, null, 2));
       doc = replaceSection(doc, name, section);
@@ -113,7 +114,9 @@ for (const name of selected) {
 }
 
 const totalSeconds = (performance.now() - runStarted) / 1000;
-doc = replaceSection(doc, 'run', renderRunSection(machine, entries, { full, startedAt, totalSeconds }));
+// The run section (machine, headline, run times) describes one run of every bench; a run of some
+// benches only rewrites their own sections.
+if (only.length === 0) doc = replaceSection(doc, 'run', renderRunSection(machine, entries, { full, startedAt, totalSeconds }));
 if (write) {
   writeFileSync(benchmarksPath, doc);
   console.log(`\nBENCHMARKS.md updated (${entries.map((e) => e.name).join(', ')}); total ${(totalSeconds / 60).toFixed(1)} min`);

@@ -49,10 +49,10 @@ export function replaceSection(doc: string, id: string, content: string): string
 }
 
 /** The generated section of one bench: parameters, tables, notes. */
-export function renderBenchSection(bench: { name: string; title: string; method: string }, params: unknown, result: BenchResult, seconds: number, full: boolean): string {
+export function renderBenchSection(bench: { name: string; title: string; method: string }, params: unknown, result: BenchResult, seconds: number, full: boolean, at: Date): string {
   const parts = [
     `### ${bench.title} (generated)`,
-    `\`npm run bench -- ${bench.name}${full ? ' --full' : ''}\` (\`bench/${bench.name}.bench.ts\`), parameters \`${JSON.stringify(params)}\`, ${seconds.toFixed(0)} s. ${bench.method}`,
+    `\`npm run bench -- ${bench.name}${full ? ' --full' : ''}\` (\`bench/${bench.name}.bench.ts\`), run ${at.toISOString().slice(0, 16).replace('T', ' ')} UTC, parameters \`${JSON.stringify(params)}\`, ${seconds.toFixed(0)} s. ${bench.method}`,
     ...result.tables.map(renderTable),
     ...(result.notes ?? []),
   ];
