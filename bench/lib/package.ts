@@ -1,6 +1,6 @@
 /**
  * What the built extension package (`.output/chrome-mv3`) is made of: size by part, and code
- * shipped twice. Used by `bench/package.bench.ts` (BENCHMARKS.md) and `tests/e2e/package.test.ts`.
+ * shipped twice. Used by `bench/package.bench.ts` (BENCHMARKS.md) and `tests/e2e/package-size.test.ts`.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
