@@ -1,5 +1,7 @@
 import { defineConfig } from 'wxt';
+import { existsSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { noRemoteCode } from './scripts/build/no-remote-code';
 
 /**
  * WASM runtimes that must ship inside the package (no CDN at run time).
@@ -41,18 +43,16 @@ export default defineConfig({
       // memory and cached models must not be evicted under storage pressure
       'unlimitedStorage',
     ],
-    // Only the hosts that model weights, tokenizers and WebLLM model libraries are downloaded from.
-    host_permissions: [
-      'https://huggingface.co/*',
-      'https://*.huggingface.co/*',
-      'https://*.hf.co/*',
-      'https://raw.githubusercontent.com/*',
-    ],
+    // Only the hosts that model weights and tokenizers (data, not code) are downloaded from. WebLLM's
+    // model libraries (WebAssembly) are never downloaded at run time: the package ships them.
+    host_permissions: ['https://huggingface.co/*', 'https://*.huggingface.co/*', 'https://*.hf.co/*'],
     content_security_policy: {
       extension_pages: "script-src 'self' 'wasm-unsafe-eval'; object-src 'self';",
     },
   },
   vite: () => ({
+    // Rewrites libraries' CDN defaults to packaged files and fails the build on any code-CDN URL left.
+    plugins: [noRemoteCode()],
     resolve: {
       alias: [
         // transformers.js imports ORT's *bundled* WebGPU build, which inlines the WASM loader and
@@ -68,6 +68,18 @@ export default defineConfig({
     'build:publicAssets': (wxt, files) => {
       for (const asset of RUNTIME_ASSETS) {
         files.push({ absoluteSrc: resolve(wxt.config.root, 'node_modules', asset.src), relativeDest: asset.dest });
+      }
+      // WebLLM model libraries are WebAssembly, which an extension may not fetch at run time: the
+      // package offers only the models whose library it ships (public/runtime/webllm/, filled by
+      // `npm run fetch:webllm-libs`). This manifest tells the core which ones
+      // (src/engines/webllm/models.ts PACKAGED_WEBLLM_MANIFEST_PATH); every build and zip says so.
+      const libsDir = resolve(wxt.config.publicDir, 'runtime/webllm');
+      const libraries = existsSync(libsDir) ? readdirSync(libsDir).filter((f) => f.endsWith('.wasm')).sort() : [];
+      files.push({ contents: `${JSON.stringify({ libraries })}\n`, relativeDest: 'runtime/webllm/packaged.json' });
+      if (libraries.length > 0) {
+        wxt.logger.info(`WebLLM model libraries in the package (${libraries.length}): ${libraries.join(', ')}`);
+      } else {
+        wxt.logger.warn('No WebLLM model libraries in the package: GPU models are not offered (only the CPU engine). Run `npm run fetch:webllm-libs` before building to include them.');
       }
     },
   },

@@ -122,7 +122,7 @@ function lexicalSearch(getExchanges: () => { text: string; conversationId: strin
     for (const x of b.values()) nb += x * x;
     return na && nb ? dot / Math.sqrt(na * nb) : 0;
   };
-  return async (text: string, k: number): Promise<RetrievedExchange[]> => {
+  return async ({ text, k }: { text: string; k: number }): Promise<RetrievedExchange[]> => {
     const q = features(text);
     return getExchanges()
       .map((x) => ({ ...x, similarity: cos(q, features(x.text)) }))

@@ -33,8 +33,8 @@ export interface Harness {
   setEngine(engine: ChatEngine | null): void;
   /** Replaces the counter returned by `deps.tokens()`. */
   setCounter(counter: TokenCounter): void;
-  /** Stores a conversation record with `strategy`. */
-  addConversation(id: string, strategy: StrategyConfig): Promise<void>;
+  /** Stores a conversation row (namespace default `'default'`). */
+  addConversation(id: string, strategy: StrategyConfig, namespace?: string): Promise<void>;
   /** Stores one exchange (user message + reply) after the last message; returns their ids. */
   addExchange(conversationId: string, user: string, assistant: string): Promise<{ userMessageId: string; assistantMessageId: string }>;
   /** Stores a single message (e.g. a failed reply). */
@@ -49,7 +49,7 @@ export interface Harness {
  * @param options.now clock (default `Date.now`).
  */
 export function createHarness(
-  options: { counter?: TokenCounter; engine?: ChatEngine | null; searchExchanges?: (text: string, k: number) => Promise<RetrievedExchange[]>; now?: () => number; dbName?: string } = {},
+  options: { counter?: TokenCounter; engine?: ChatEngine | null; searchExchanges?: StrategyDeps['searchExchanges']; now?: () => number; dbName?: string } = {},
 ): Harness {
   const db = new RecallDB(options.dbName ?? `short-term-${crypto.randomUUID()}`);
   const now = options.now ?? Date.now;
@@ -79,8 +79,8 @@ export function createHarness(
     deps,
     setEngine: (e) => void (engine = e),
     setCounter: (c) => void (counter = c),
-    async addConversation(id, strategy) {
-      await db.conversations.put({ id, title: id, namespace: 'default', strategy, createdAt: now(), updatedAt: now() });
+    async addConversation(id, strategy, namespace = 'default') {
+      await db.conversations.put({ id, title: id, namespace, strategy, createdAt: now(), updatedAt: now() });
     },
     async addExchange(conversationId, user, assistant) {
       const userMessageId = await addMessage(conversationId, 'user', user);

@@ -11,10 +11,12 @@
  * The user's message is stored first and is never lost, whatever fails later.
  */
 import { Mutex } from 'async-mutex';
+import { asStorageError } from '../db/errors';
 import type { MessageRecord, RecallDB } from '../db/schema';
 import { EngineError, type ChatEngine } from '../engines/types';
 import type { JobQueue } from '../jobs/queue';
 import type { LongTermMemory, RetrievedMemory } from '../memory/long-term/types';
+import { MAX_MEMORY_TEXT_CHARS } from '../memory/long-term/text';
 import type { ContextStrategy, ShortTermContext, StrategyConfig } from '../memory/short-term/types';
 import type { ChatTurnResult, LiveTurn } from '../messaging/protocol';
 import { maxAnswerTokensFor } from '../prompt/answer-budget';
@@ -50,7 +52,29 @@ export interface ChatService {
    * `event.chatDelta`.
    */
   live(conversationId: string): LiveTurn | null;
+  /**
+   * Closes the turns a killed context left open (run once when the core starts, before it serves
+   * requests): each turn whose user message is stored but no reply gets one `error` reply
+   * (`errorCode: 'disconnected'`, `INTERRUPTED_REPLY_MESSAGE`), so the panel says what happened;
+   * a turn whose reply was stored gets nothing more. The partial text of the killed reply was only
+   * in memory and is gone. @returns the number of replies stored.
+   */
+  recoverInterruptedTurns(): Promise<number>;
 }
+
+/** Key prefix of the open-turn markers in `settings` (`state.openTurn.<user message id>` → `OpenTurn`). */
+export const OPEN_TURN_PREFIX = 'state.openTurn.';
+
+/** A chat turn whose user message is stored and whose reply is not yet: ids and start time (ms). */
+export interface OpenTurn {
+  conversationId: string;
+  userMessageId: string;
+  startedAt: number;
+}
+
+/** Error text of the reply stored for a turn the memory core was killed in (`errorCode: 'disconnected'`). */
+export const INTERRUPTED_REPLY_MESSAGE =
+  'The reply was interrupted: the memory core was closed while the model was writing. Your message is kept; send it again to get a reply.';
 
 /** Longest user message accepted, in characters. */
 export const MAX_MESSAGE_CHARS = 32_000;
@@ -73,6 +97,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       const strategy = deps.strategyFor(conversation.strategy);
       const controller = new AbortController();
       running.set(requestId, controller);
+      let openTurnKey: string | null = null;
       const turn = turns.runExclusive(() =>
         deps.jobs.runForeground(async () => {
           const engine: ChatEngine | null = deps.engines.chatEngine();
@@ -87,14 +112,23 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
             (context) => ({ context, error: null }),
             (error: unknown) => ({ context: null, error }),
           );
-          const userMessage = await deps.conversations.append({
-            id: crypto.randomUUID(),
-            conversationId,
-            role: 'user',
-            content,
-            createdAt: now(),
-            status: 'complete',
+          // The user message and an open-turn marker are stored together; the marker is removed
+          // when the turn ends (`finally` below). A marker left behind means the context running
+          // the turn was killed mid-reply: `recoverInterruptedTurns` closes such turns on start.
+          const userMessage = await deps.db.transaction('rw', [deps.db.messages, deps.db.conversations, deps.db.settings], async () => {
+            const stored = await deps.conversations.append({
+              id: crypto.randomUUID(),
+              conversationId,
+              role: 'user',
+              content,
+              createdAt: now(),
+              status: 'complete',
+            });
+            const marker: OpenTurn = { conversationId, userMessageId: stored.id, startedAt: now() };
+            await deps.db.settings.put({ key: OPEN_TURN_PREFIX + stored.id, value: marker });
+            return stored;
           });
+          openTurnKey = OPEN_TURN_PREFIX + userMessage.id;
 
           const command = await deps.longTerm.runCommand(content, {
             namespace: conversation.namespace,
@@ -187,17 +221,6 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
             live.delete(requestId);
           }
           const status: MessageRecord['status'] = result.finishReason === 'abort' ? 'aborted' : 'complete';
-          const assistantMessage = await deps.conversations.append({
-            id: assistantId,
-            conversationId,
-            role: 'assistant',
-            content: result.content,
-            createdAt: now(),
-            status,
-            ...(engine.modelId ? { modelId: engine.modelId } : {}),
-            ...(result.usage ? { usage: result.usage } : {}),
-            ...(result.finishReason === 'length' ? { truncated: true } : {}),
-          });
           const trace: PromptTrace = {
             messages: prompt.messages,
             sections: prompt.sections,
@@ -211,7 +234,23 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
               ...(deps.engines.embedder() ? [] : [{ code: 'keyword_memory_only' as const }]),
             ],
           };
-          await deps.db.promptTraces.put({ messageId: assistantId, conversationId, createdAt: now(), trace });
+          // The reply and its trace are stored together or not at all (a full disk or a failed
+          // write leaves neither half; the user's message above is already stored).
+          const assistantMessage = await deps.db.transaction('rw', [deps.db.messages, deps.db.conversations, deps.db.promptTraces], async () => {
+            const stored = await deps.conversations.append({
+              id: assistantId,
+              conversationId,
+              role: 'assistant',
+              content: result.content,
+              createdAt: now(),
+              status,
+              ...(engine.modelId ? { modelId: engine.modelId } : {}),
+              ...(result.usage ? { usage: result.usage } : {}),
+              ...(result.finishReason === 'length' ? { truncated: true } : {}),
+            });
+            await deps.db.promptTraces.put({ messageId: assistantId, conversationId, createdAt: now(), trace });
+            return stored;
+          });
 
           const exchange = { userMessageId: userMessage.id, assistantMessageId: assistantId };
           if (result.content.trim()) await strategy.onExchange(conversationId, exchange);
@@ -225,13 +264,51 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       );
       try {
         return await turn;
+      } catch (error) {
+        // A full disk becomes `StorageFullError` (code `storage_full`), which the panel translates.
+        throw asStorageError(error);
       } finally {
         running.delete(requestId);
+        if (openTurnKey) await deps.db.settings.delete(openTurnKey).catch((error: unknown) => console.warn('[chat] could not clear the open-turn marker:', error));
       }
     },
 
     stop(requestId) {
       running.get(requestId)?.abort();
+    },
+
+    async recoverInterruptedTurns() {
+      const markers = await deps.db.settings.where('key').startsWith(OPEN_TURN_PREFIX).toArray();
+      let closed = 0;
+      for (const { key, value } of markers) {
+        const turn = value as OpenTurn;
+        await deps.db.transaction('rw', [deps.db.messages, deps.db.conversations, deps.db.settings], async () => {
+          const conversation = await deps.db.conversations.get(turn.conversationId);
+          const user = await deps.db.messages.get(turn.userMessageId);
+          if (conversation && user) {
+            const later = await deps.db.messages
+              .where('[conversationId+seq]')
+              .between([turn.conversationId, user.seq + 1], [turn.conversationId, Infinity])
+              .toArray();
+            // Only when the turn stored no reply at all (a stored reply is never written twice).
+            if (!later.some((m) => m.role === 'assistant')) {
+              await deps.conversations.append({
+                id: crypto.randomUUID(),
+                conversationId: turn.conversationId,
+                role: 'assistant',
+                content: '',
+                createdAt: now(),
+                status: 'error',
+                error: INTERRUPTED_REPLY_MESSAGE,
+                errorCode: 'disconnected',
+              });
+              closed += 1;
+            }
+          }
+          await deps.db.settings.delete(key);
+        });
+      }
+      return closed;
     },
 
     live(conversationId) {
@@ -244,9 +321,14 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 /** Longest quote of a memory in a command reply, in characters (an episodic round can be long). */
 export const COMMAND_QUOTE_CHARS = 120;
 
-/** The reply to an explicit memory command, in the language of the command. */
-export function describeCommand(result: { command: 'remember' | 'forget'; affected: { text: string }[]; refused?: 'forget_all' }, commandText: string): string {
+/** The reply to an explicit memory command, in the language of the command (a refusal says why and that nothing changed). */
+export function describeCommand(result: { command: 'remember' | 'forget'; affected: { text: string }[]; refused?: 'forget_all' | 'too_long' }, commandText: string): string {
   const zh = /[\u3400-\u9fff]/.test(commandText);
+  if (result.refused === 'too_long') {
+    return zh
+      ? `这段内容太长，无法作为一条记忆保存（最多 ${MAX_MEMORY_TEXT_CHARS} 个字符）。请缩短后再说“记住…”。这次没有保存任何内容。`
+      : `That is too long to keep as one memory (at most ${MAX_MEMORY_TEXT_CHARS} characters). Shorten it and say “remember …” again. Nothing was saved.`;
+  }
   if (result.refused === 'forget_all') {
     return zh
       ? '我不会凭一句聊天就清空全部记忆。要删除所有记忆，请打开“记忆”页，点“清除全部…”（会先确认）。这次没有删除任何内容。'

@@ -3,7 +3,7 @@
  */
 import type { ConversationRecord, MessageRecord, RecallDB } from '../db/schema';
 import type { StrategyConfig } from '../memory/short-term/types';
-import type { ConversationSummary } from '../messaging/protocol';
+import { DEFAULT_NAMESPACE, type ConversationSummary } from '../messaging/protocol';
 
 /** Title given to a new conversation until its first message names it. */
 export const UNTITLED = '';
@@ -59,7 +59,7 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
       const record: ConversationRecord = {
         id: crypto.randomUUID(),
         title: title?.trim() ?? UNTITLED,
-        namespace: namespace ?? 'default',
+        namespace: namespace ?? DEFAULT_NAMESPACE,
         strategy,
         createdAt: t,
         updatedAt: t,

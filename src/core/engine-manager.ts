@@ -6,7 +6,8 @@ import { Mutex } from 'async-mutex';
 import type { ChatEngine, Embedder, EngineErrorCode, LoadProgress, TokenCounter } from '../engines/types';
 import { EngineError } from '../engines/types';
 import { createTransformersEmbedder } from '../engines/transformers';
-import { createWebLLMEngine, DEFAULT_WEBLLM_MODEL, WEBLLM_MODELS, webllmVariantFor, type WebLLMChatEngine } from '../engines/webllm';
+import { prebuiltAppConfig } from '@mlc-ai/web-llm';
+import { createWebLLMEngine, DEFAULT_WEBLLM_MODEL, shippedWebllmModels, WEBLLM_MODELS, webllmVariantFor, type WebLLMChatEngine } from '../engines/webllm';
 import { loadWebLLMTokenCounter } from '../engines/webllm/tokenizer';
 import { createWllamaEngine, WLLAMA_MODELS, type WllamaChatEngine } from '../engines/wllama';
 import type { RecallDB } from '../db/schema';
@@ -21,6 +22,11 @@ export interface EngineAssets {
   packagedModelsUrl: string;
   /** Ids of the embedding models the package ships (from `/models/packaged.json`); others are cached or downloaded. */
   packagedEmbeddingModels: readonly string[];
+  /**
+   * File names of the WebLLM model libraries (`*-webgpu.wasm`) the package ships (from
+   * `/runtime/webllm/packaged.json`); only their models are offered. Empty: no GPU model.
+   */
+  packagedWebllmLibs: readonly string[];
 }
 
 /** See module doc. */
@@ -144,11 +150,13 @@ export function createEngineManager(deps: EngineManagerDeps): EngineManager {
     async catalog() {
       const g = await probeOnce();
       const localFiles = await deps.db.localModels.orderBy('addedAt').reverse().toArray();
+      const webllmModels = shippedWebllmModels(WEBLLM_MODELS, g, prebuiltAppConfig.model_list, deps.assets.packagedWebllmLibs);
+      const defaultWebllm = webllmVariantFor(DEFAULT_WEBLLM_MODEL, g);
       return {
-        webllm: WEBLLM_MODELS.map((m) => ({ ...m, id: webllmVariantFor(m.id, g) })),
+        webllm: webllmModels,
         wllama: WLLAMA_MODELS.map(({ url: _url, ...m }) => m),
         localFiles,
-        defaultWebllmModel: webllmVariantFor(DEFAULT_WEBLLM_MODEL, g),
+        defaultWebllmModel: webllmModels.some((m) => m.id === defaultWebllm) ? defaultWebllm : (webllmModels[0]?.id ?? ''),
       };
     },
 

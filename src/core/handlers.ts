@@ -66,13 +66,14 @@ export function registerCoreHandlers(core: Promise<Core>, startedAt: number): ()
   handle('chat.live', (c, { conversationId }) => c.chat.live(conversationId));
   handle('trace.get', async (c, { messageId }) => (await c.db.promptTraces.get(messageId))?.trace ?? null);
 
-  handle('memory.list', (c, query) => c.memoryAdmin.list(query ?? {}));
+  handle('memory.list', (c, query) => c.memoryAdmin.list(query));
   handle('memory.history', (c, query) => c.memoryAdmin.history(query ?? {}));
   handle('memory.add', (c, data) => c.memoryAdmin.add(data));
   handle('memory.update', (c, data) => c.memoryAdmin.update(data));
   handle('memory.delete', (c, { id }) => c.memoryAdmin.delete(id));
-  handle('memory.export', (c) => c.exportAll());
-  handle('memory.import', (c, { json }) => c.importAll(json));
+  handle('memory.export', (c) => c.exportToFile());
+  handle('memory.import', (c, { fileName }) => c.importFile(fileName));
+  handle('memory.importNotice', (c) => c.importNotice());
   handle('memory.eraseAll', (c) => c.eraseAll());
 
   handle('settings.get', (c) => c.settings.get());

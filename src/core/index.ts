@@ -8,19 +8,21 @@
  */
 import type { RecallDB } from '../db/schema';
 import { createJobQueue, type JobQueue } from '../jobs/queue';
-import { exportAll, importAll } from '../memory/export';
+import { exportBytes, exportFileName, importAll, IMPORT_NOTICE_KEY, recoverInterruptedImport } from '../memory/export';
+import { BACKUPS_DIR, deleteModelFile, listStoredFiles, ModelFileError, openModelFile, writeFileChunks, type StorageRoot } from '../platform/model-files';
 import { createLongTermMemory, registerEpisodicJobs } from '../memory/long-term';
 import { MAINTENANCE_JOB, REEMBED_JOB, registerExtractionJobs } from '../memory/long-term/jobs';
 import { createMemoryStore } from '../memory/long-term/store';
 import type { LongTermMemory } from '../memory/long-term/types';
 import { createStrategy, registerShortTermJobs, type StrategyDeps } from '../memory/short-term';
 import type { RetrievedExchange, StrategyConfig } from '../memory/short-term/types';
-import type { ImportReport, Settings } from '../messaging/protocol';
+import type { ImportReport, InterruptedImport, Settings, TransferProgress } from '../messaging/protocol';
 import { createChatService, type ChatService } from './chat-service';
 import { createConversationStore, withChangeEvents, type ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import { createMemoryAdmin, type MemoryAdmin, type SearchableMemoryStore } from './memory-admin';
-import { createSettingsStore, type SettingsStore } from './settings';
+import { createSettingsStore, DEFAULT_SETTINGS, type SettingsStore } from './settings';
+import { eraseUserData } from '../db/erase';
 
 /** Platform pieces the core needs. */
 export interface CoreDeps {
@@ -36,9 +38,15 @@ export interface CoreDeps {
     conversations?: (event: { conversationId: string | null }) => void;
     /** The settings changed (every open panel shows the new values). Optional. */
     settings?: (settings: Settings) => void;
+    /** Progress of an export or import (at most about one event per 1 % or 250 ms). Optional. */
+    transfer?: (progress: TransferProgress) => void;
   };
+  /** Root of the file store that holds `backups/` staging files (default: OPFS; tests pass an in-memory one). */
+  fileRoot?: StorageRoot;
   /** Deletes a model file from OPFS (the platform's file store). */
   deleteModelFile?: (fileName: string) => Promise<void>;
+  /** Removes the user's files from OPFS on "Erase everything" (all but `models/`: `eraseUserFiles`). */
+  eraseUserFiles?: () => Promise<unknown>;
   now?: () => number;
 }
 
@@ -55,9 +63,27 @@ export interface Core {
   chat: ChatService;
   /** Applies a settings patch; switching the embedding model reloads it and re-embeds memories. */
   updateSettings(patch: Partial<Settings>): Promise<Settings>;
-  exportAll(): Promise<{ fileName: string; json: string }>;
-  importAll(json: string): Promise<ImportReport>;
-  /** Erases memories, history, conversations, messages, traces, strategy state and jobs (settings and model files stay). */
+  /**
+   * Writes the export file into `backups/` of the file store, in pages (see `exportBytes`).
+   * @returns the staging `fileName`, the name to download it as, and its size in bytes.
+   * @throws ModelFileError when the file cannot be written (e.g. `quota`).
+   */
+  exportToFile(): Promise<{ fileName: string; downloadName: string; sizeBytes: number }>;
+  /**
+   * Imports `backups/<fileName>` (see `importAll`) and deletes it afterwards, whatever the outcome.
+   * @throws ImportError (refused, nothing written) or ModelFileError (`not_found`).
+   */
+  importFile(fileName: string): Promise<ImportReport>;
+  /** The import undone at start-up (see `recoverInterruptedImport`), returned once, then `null`. */
+  importNotice(): Promise<InterruptedImport | null>;
+  /**
+   * Erases everything derived from the user (`eraseUserData`: every table holding user data —
+   * conversations, messages, memories, history, tombstones, jobs, traces, strategy state, entities —
+   * and every settings row but the preferences), the user's OPFS files (`eraseUserFiles`: all but
+   * `models/`), and the in-memory indexes; then schedules the daily maintenance again. Model files
+   * and preferences stay. Tombstones go too, so a re-import of an old export afterwards brings its
+   * memories back (by design: nothing about the erased data remains to refuse them).
+   */
   eraseAll(): Promise<void>;
   deleteLocalModel(fileName: string): Promise<void>;
   stop(): Promise<void>;
@@ -80,17 +106,50 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     }, 250);
   });
 
-  const store = (await createMemoryStore({ db, embedder: () => engines.embedder(), now, loadVoyWasm: deps.loadVoyWasm })) as SearchableMemoryStore;
+  // An import cut short by a killed context or a closed browser is undone before the indexes are built.
+  await recoverInterruptedImport(db, now);
+  const files = { folder: BACKUPS_DIR, ...(deps.fileRoot ? { root: deps.fileRoot } : {}) };
+  await removeStagingFiles(files, now());
+  const transfer = throttledProgress(deps.events.transfer);
+
+  /**
+   * Queues `ltm.reembed` (deduplicated; an old deferral is moved up to now) when some memory lacks
+   * a vector from the loaded embedder — or any vector while none is loaded. Runs on start, when the
+   * embedder becomes ready and whenever a memory was stored without a vector, so every memory
+   * eventually gets one (memories saved before the embedder was ready used to stay lexical-only).
+   */
+  let embedCheck: Promise<void> = Promise.resolve();
+  const ensureEmbedded = (): Promise<void> =>
+    (embedCheck = embedCheck.then(async () => {
+      const model = engines.embedder()?.modelId ?? null;
+      const missing = await db.memories.filter((m) => m.embedding === null || (model !== null && m.embeddingModel !== model)).first();
+      if (missing) await jobs.enqueue(REEMBED_JOB, {}, { dedupeKey: REEMBED_JOB, advance: engines.embedder() !== null });
+    }).catch((error: unknown) => console.warn('[ltm] could not queue re-embedding:', error)));
+  const store = (await createMemoryStore({
+    db,
+    embedder: () => engines.embedder(),
+    now,
+    loadVoyWasm: deps.loadVoyWasm,
+    onMissingEmbedding: () => void ensureEmbedded(),
+  })) as SearchableMemoryStore;
+  let embedderModel: string | null = null;
+  const stopEmbedderWatch = engines.onChange((status) => {
+    const ready = status.embedder.state === 'ready' ? status.embedder.modelId : null;
+    if (ready !== embedderModel) {
+      embedderModel = ready;
+      if (ready) void ensureEmbedded();
+    }
+  });
   const longTerm = createLongTermMemory({ store, jobs, db, now });
   registerEpisodicJobs(jobs, { store, db, now });
   registerExtractionJobs(jobs, { db, store, engine: () => engines.chatEngine(), embedder: () => engines.embedder(), now });
 
-  /** Past exchanges (episodic memories) most similar to `text`: by embedding, or by keywords while no embedder is loaded. */
-  const searchExchanges = async (text: string, k: number): Promise<RetrievedExchange[]> => {
+  /** Past exchanges (episodic memories) of `namespace` most similar to `text`: by embedding, or by keywords while no embedder is loaded. */
+  const searchExchanges: StrategyDeps['searchExchanges'] = async ({ text, k, namespace }): Promise<RetrievedExchange[]> => {
     const vector = await store.embed(text);
     const hits = vector
-      ? (await store.nearest(vector, { namespace: 'default', k: k * 3 })).map((h) => ({ memory: h.memory, similarity: h.similarity as number | null }))
-      : (await store.search({ text, namespace: 'default', k: k * 3 })).map((h) => ({ memory: h.memory, similarity: null }));
+      ? (await store.nearest(vector, { namespace, k: k * 3 })).map((h) => ({ memory: h.memory, similarity: h.similarity as number | null }))
+      : (await store.search({ text, namespace, k: k * 3 })).map((h) => ({ memory: h.memory, similarity: null }));
     return hits
       .filter((h) => h.memory.kind === 'episodic' && h.memory.sourceConversationId)
       .slice(0, k)
@@ -119,8 +178,13 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     now,
   });
 
+  // Before any request is served: a turn the previous core was killed in gets its error reply.
+  await chat.recoverInterruptedTurns();
+  /** The periodic maintenance, first run a minute after start (or after an erase); it reschedules itself. */
+  const scheduleMaintenance = () => jobs.enqueue(MAINTENANCE_JOB, {}, { dedupeKey: MAINTENANCE_JOB, delayMs: 60_000 });
   await jobs.start();
-  await jobs.enqueue(MAINTENANCE_JOB, {}, { dedupeKey: MAINTENANCE_JOB, delayMs: 60_000 });
+  await scheduleMaintenance();
+  await ensureEmbedded();
 
   const core: Core = {
     db,
@@ -142,25 +206,45 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       deps.events.settings?.(after);
       return after;
     },
-    exportAll: () => exportAll(db),
-    async importAll(json) {
-      const report = await importAll(db, store, json);
-      // Imported memories without a vector (or from another embedding model) are embedded in the background.
-      if (report.needsEmbedding > 0) {
-        await jobs.enqueue(REEMBED_JOB, { modelId: engines.status().embedder.modelId }, { dedupeKey: REEMBED_JOB });
+    async exportToFile() {
+      const exportedAt = now();
+      const downloadName = exportFileName(exportedAt);
+      const chunks = exportBytes(db, { exportedAt, onProgress: transfer });
+      const { fileName, sizeBytes } = await writeFileChunks(`export-${exportedAt}-${downloadName}`, chunks, files);
+      return { fileName, downloadName, sizeBytes };
+    },
+    async importFile(fileName) {
+      try {
+        const file = await openModelFile(fileName, files);
+        const report = await importAll(db, store, file, { now, embedder: engines.status().embedder, fileName, onProgress: transfer });
+        // Imported memories without a vector (or from another embedding model) are embedded in the background.
+        if (report.needsEmbedding > 0) {
+          await jobs.enqueue(REEMBED_JOB, { modelId: engines.status().embedder.modelId }, { dedupeKey: REEMBED_JOB });
+        }
+        conversationsChanged(null);
+        const { needsEmbedding: _n, ...rest } = report;
+        return rest;
+      } finally {
+        await deleteModelFile(fileName, files).catch((error: unknown) => console.warn('[import] could not delete the staging file', error));
       }
-      conversationsChanged(null);
-      return report;
+    },
+    async importNotice() {
+      const row = await db.settings.get(IMPORT_NOTICE_KEY);
+      if (!row) return null;
+      await db.settings.delete(IMPORT_NOTICE_KEY);
+      return row.value as InterruptedImport;
     },
     async eraseAll() {
       await jobs.stop();
-      const tables = [db.memories, db.memoryHistory, db.conversations, db.messages, db.promptTraces, db.strategyState, db.entities, db.jobs];
-      await db.transaction('rw', tables, async () => {
-        await Promise.all(tables.map((t) => t.clear()));
-      });
-      await store.rebuildIndexes();
-      await jobs.start();
-      conversationsChanged(null);
+      try {
+        await eraseUserData(db, { isPreference: (key) => Object.hasOwn(DEFAULT_SETTINGS, key) });
+        await deps.eraseUserFiles?.();
+      } finally {
+        await store.rebuildIndexes();
+        await jobs.start();
+        conversationsChanged(null);
+      }
+      await scheduleMaintenance();
     },
     async deleteLocalModel(fileName) {
       await deps.deleteModelFile?.(fileName);
@@ -168,11 +252,47 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     },
     async stop() {
       stopJobEvents();
+      stopEmbedderWatch();
+      await embedCheck;
       if (statsTimer) clearTimeout(statsTimer);
       await jobs.stop();
     },
   };
   return core;
+}
+
+/** Age (ms) under which a `.partial` staging file may still be written by an open panel and is kept at start-up. */
+const STAGING_GRACE_MS = 60_000;
+
+/**
+ * Deletes the staging files of `backups/` left by an earlier run (an export never downloaded, an
+ * import whose context died, an upload cut short). A `.partial` file changed in the last minute may
+ * be an upload in progress and is kept. Failures (no OPFS) are logged, never thrown.
+ */
+async function removeStagingFiles(files: { folder: string; root?: StorageRoot }, at: number): Promise<void> {
+  try {
+    for (const f of await listStoredFiles({ ...files, includePartial: true })) {
+      if (f.fileName.endsWith('.partial') && at - f.lastModified < STAGING_GRACE_MS) continue;
+      await deleteModelFile(f.fileName, files);
+    }
+  } catch (error) {
+    // No file store in this context (unit tests in Node): nothing can have been staged.
+    if (error instanceof ModelFileError && error.code === 'unsupported') return;
+    console.warn('[core] could not clean the backup staging folder', error);
+  }
+}
+
+/** Forwards progress at most once per 1 % of `total` or 250 ms (and always the last step). */
+function throttledProgress(sink: ((progress: TransferProgress) => void) | undefined): (progress: TransferProgress) => void {
+  let last = { phase: '', done: -1, at: 0 };
+  return (progress) => {
+    if (!sink) return;
+    const t = Date.now();
+    const step = Math.max(1, progress.total / 100);
+    if (progress.phase === last.phase && progress.done < progress.total && progress.done - last.done < step && t - last.at < 250) return;
+    last = { phase: progress.phase, done: progress.done, at: t };
+    sink(progress);
+  };
 }
 
 /**

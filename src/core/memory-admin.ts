@@ -10,7 +10,7 @@ import type { MemoryStore, MemoryView } from '../memory/long-term/types';
 import type { MemoryListQuery } from '../messaging/protocol';
 
 /** The store plus its search, as created by `createMemoryStore`. */
-export type SearchableMemoryStore = MemoryStore & Pick<LongTermStore, 'search' | 'rebuildIndexes'>;
+export type SearchableMemoryStore = MemoryStore & Pick<LongTermStore, 'search' | 'rebuildIndexes' | 'roundsStating'>;
 
 /** Strips the embedding (vectors never leave the core). */
 export function toView(memory: MemoryRecord): MemoryView {
@@ -31,15 +31,21 @@ export interface MemoryAdmin {
    */
   list(query: MemoryListQuery): Promise<MemoryView[]>;
   history(query: { memoryId?: string; limit?: number }): Promise<MemoryHistoryRecord[]>;
-  add(input: { namespace?: string; kind: MemoryKind; text: string; pinned?: boolean }): Promise<MemoryView>;
+  add(input: { namespace: string; kind: MemoryKind; text: string; pinned?: boolean }): Promise<MemoryView>;
   update(input: { id: string; text?: string; kind?: MemoryKind; pinned?: boolean; importance?: number }): Promise<MemoryView>;
-  delete(id: string): Promise<void>;
+  /**
+   * Deletes a memory (history event `DELETE`, tombstone). Returns the conversation rounds
+   * (episodic memories) that state the deleted fact (`roundsStating`), still stored: the UI offers
+   * to remove them too, since they would bring the fact back into prompts. `[]` for a round.
+   */
+  delete(id: string): Promise<{ rounds: MemoryView[] }>;
 }
 
 /** Creates the admin API over the store. */
 export function createMemoryAdmin(db: RecallDB, store: SearchableMemoryStore): MemoryAdmin {
   return {
-    async list({ namespace = 'default', search, includeInvalid = false, kinds, limit = 200 }) {
+    async list({ namespace, search, includeInvalid = false, kinds, limit = 200 }) {
+      if (typeof namespace !== 'string' || !namespace) throw new Error('memory.list needs a namespace');
       const wanted = (m: MemoryView) => (includeInvalid || m.current === 1) && (!kinds || kinds.includes(m.kind));
       const rows = await db.memories.where('namespace').equals(namespace).toArray();
       const byRecency = (a: MemoryView, b: MemoryView) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt;
@@ -61,7 +67,7 @@ export function createMemoryAdmin(db: RecallDB, store: SearchableMemoryStore): M
         : await db.memoryHistory.orderBy('at').reverse().limit(limit).toArray();
       return rows.sort((a, b) => b.at - a.at).slice(0, limit);
     },
-    async add({ namespace = 'default', kind, text, pinned = true }) {
+    async add({ namespace, kind, text, pinned = true }) {
       const clean = text.trim();
       if (!clean) throw new Error('A memory needs some text');
       const { memory } = await store.add({ namespace, kind, text: clean, pinned, importance: pinned ? 0.9 : 0.5 }, 'user');
@@ -79,7 +85,10 @@ export function createMemoryAdmin(db: RecallDB, store: SearchableMemoryStore): M
       return toView(await store.update(id, patch, 'user', event));
     },
     async delete(id) {
+      const record = await store.get(id);
+      const rounds = record ? await store.roundsStating(record) : [];
       await store.remove([id], 'DELETE', 'user');
+      return { rounds };
     },
   };
 }

@@ -4,9 +4,10 @@
  */
 import { RecallDB } from '../db/schema';
 import { emitEvent } from '../messaging/protocol';
-import { loadVoyWasm, packagedModelsUrl, readPackagedModels, wllamaWasmUrl } from '../platform/assets';
+import { loadVoyWasm, packagedModelsUrl, readPackagedModels, readPackagedWebllmLibs, wllamaWasmUrl } from '../platform/assets';
 import { probeGpu } from '../platform/gpu';
 import { deleteModelFile } from '../platform/model-files';
+import { eraseUserFiles } from '../platform/user-files';
 import { createEngineManager } from './engine-manager';
 import { registerCoreHandlers } from './handlers';
 import { createCore, restoreEngines } from './index';
@@ -15,14 +16,15 @@ import { createCore, restoreEngines } from './index';
 export function startCoreInOffscreen(): void {
   const startedAt = Date.now();
   const db = new RecallDB();
-  const packaged = readPackagedModels();
-  const core = packaged.then((manifest) => {
+  const packaged = Promise.all([readPackagedModels(), readPackagedWebllmLibs()]);
+  const core = packaged.then(([manifest, webllmLibs]) => {
     const engines = createEngineManager({
       db,
       assets: {
         wllamaWasmUrl: wllamaWasmUrl(),
         packagedModelsUrl: packagedModelsUrl(),
         packagedEmbeddingModels: manifest ? [manifest.embeddingModelId] : [],
+        packagedWebllmLibs: webllmLibs,
       },
       probe: probeGpu,
     });
@@ -36,12 +38,14 @@ export function startCoreInOffscreen(): void {
         jobs: (stats) => emitEvent('event.jobs', stats),
         conversations: (event) => emitEvent('event.conversations', event),
         settings: (settings) => emitEvent('event.settings', settings),
+        transfer: (progress) => emitEvent('event.transfer', progress),
       },
       deleteModelFile,
+      eraseUserFiles: () => eraseUserFiles(),
     });
   });
   registerCoreHandlers(core, startedAt);
   Promise.all([core, packaged])
-    .then(([c, manifest]) => restoreEngines(c, manifest))
+    .then(([c, [manifest]]) => restoreEngines(c, manifest))
     .catch((error: unknown) => console.error('[core] failed to start', error));
 }

@@ -5,6 +5,10 @@
  * Versions (bump with `db.version(n)`; never edit a published version, add a new one):
  * - v1: conversations, messages, strategyState, entities, memories, memoryHistory, jobs,
  *       promptTraces, settings, localModels.
+ * - v2: `tombstones` (what the user deleted or forgot, as a text hash: re-runs and imports must not
+ *       bring it back). New table only; no data migration (no tombstones exist for older deletes).
+ * Every table is classified in `TABLE_DATA` (user data or device data), which "Erase everything"
+ * follows, so a table added later is erased unless it is declared device data.
  * The vector index (Voy) and the lexical index (MiniSearch) are not stored: they are rebuilt from
  * `memories` when the core starts (measurements in BENCHMARKS.md, "Long-term retrieval").
  */
@@ -138,8 +142,11 @@ export interface MemoryHistoryRecord {
   source: string;
 }
 
-/** Status of a background job. */
-export type JobStatus = 'queued' | 'running' | 'done' | 'failed';
+/**
+ * Status of a background job. `parked`: no handler is registered for its type (a job left by an
+ * older or newer version); it is not picked again until a handler for that type registers.
+ */
+export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'parked';
 
 /** A persisted background job (see `src/jobs/queue.ts`). */
 export interface JobRecord {
@@ -167,6 +174,21 @@ export interface PromptTraceRecord {
   conversationId: string;
   createdAt: number;
   trace: PromptTrace;
+}
+
+/**
+ * A memory the user deleted or forgot, by the hash of its normalized text (`memoryHash`, FNV-1a
+ * 64-bit of NFKC lower-cased text): no text is stored. Extraction/consolidation ADD and import skip
+ * a tombstoned hash in its namespace; an explicit "remember …" by the user lifts it. Primary key
+ * `[namespace+hash]` (one row per text and namespace; a later delete refreshes `deletedAt`).
+ */
+export interface TombstoneRecord {
+  namespace: string;
+  hash: string;
+  /** When it was deleted or forgotten (ms epoch). */
+  deletedAt: number;
+  /** `DELETE` (memory manager) or `FORGET` ("forget …" command). */
+  reason: 'DELETE' | 'FORGET';
 }
 
 /** A key/value setting (the offscreen document has no `chrome.storage`, so settings live here). */
@@ -198,6 +220,7 @@ export class RecallDB extends Dexie {
   promptTraces!: EntityTable<PromptTraceRecord, 'messageId'>;
   settings!: EntityTable<SettingRecord, 'key'>;
   localModels!: EntityTable<LocalModelRecord, 'fileName'>;
+  tombstones!: Table<TombstoneRecord, [string, string]>;
 
   /** @param name database name; tests pass a unique name per test. */
   constructor(name: string = DB_NAME) {
@@ -214,5 +237,30 @@ export class RecallDB extends Dexie {
       settings: 'key',
       localModels: 'fileName, addedAt',
     });
+    this.version(2).stores({
+      tombstones: '[namespace+hash], deletedAt',
+    });
   }
 }
+
+/**
+ * What each table holds, for "Erase everything" (`eraseUserData` in `./erase.ts`):
+ * - `user`: derived from what the user said or did — erased whole;
+ * - `settings`: erased row by row by key (`settingHoldsUserData`: preferences stay, `stats.*`,
+ *   `state.*` and unknown keys go);
+ * - `device`: about this device, not the user's words (GGUF model files they opened) — kept.
+ * A table missing here is treated as `user` (erased), so a new table is never left behind.
+ */
+export const TABLE_DATA: Readonly<Record<string, 'user' | 'settings' | 'device'>> = {
+  conversations: 'user',
+  messages: 'user',
+  strategyState: 'user',
+  entities: 'user',
+  memories: 'user',
+  memoryHistory: 'user',
+  jobs: 'user',
+  promptTraces: 'user',
+  tombstones: 'user',
+  settings: 'settings',
+  localModels: 'device',
+};

@@ -61,6 +61,10 @@ export interface JobStats {
   running: number;
   failed: number;
   done: number;
+  /** Jobs of a type no handler is registered for (kept, not run, never polled; see `JobStatus`). */
+  parked: number;
+  /** The parked job types (sorted), for the UI. */
+  parkedTypes: string[];
   current: { type: string; progress: number | null } | null;
   /** The latest failed jobs (at most 5, newest first) with their last error. */
   recentFailures: { type: string; lastError: string; at: number }[];
@@ -74,6 +78,12 @@ export interface EnqueueOptions {
   delayMs?: number;
   /** Attempts before the job is marked failed (default 5). */
   maxAttempts?: number;
+  /**
+   * With `dedupeKey`: when a queued job with that key waits longer (a deferral or a backoff), move
+   * its time up to this request's (`now + delayMs`), so work that can run now (e.g. the embedder
+   * just became ready) does not wait out an old deferral. Default false (the existing job keeps its time).
+   */
+  advance?: boolean;
 }
 
 /** The queue's public interface. */
@@ -139,6 +149,11 @@ export function createJobQueue(
     }
   }
 
+  /**
+   * The next job to run now. Runnable jobs of a type without a handler are parked on the way
+   * (status `parked`), so they neither block nor wake the loop again (a wake time in the past
+   * made the loop poll IndexedDB about 1,000 times a second).
+   */
   async function nextRunnable(): Promise<JobRecord | undefined> {
     const t = now();
     const ready = await db.jobs
@@ -146,7 +161,31 @@ export function createJobQueue(
       .between(['queued', -Infinity], ['queued', t], true, true)
       .toArray();
     ready.sort((a, b) => a.runAfter - b.runAfter || a.createdAt - b.createdAt);
+    const orphans = ready.filter((j) => !handlers.has(j.type));
+    if (orphans.length > 0) {
+      await db.jobs.bulkUpdate(
+        orphans.map((j) => ({ key: j.id, changes: { status: 'parked' as const, lastError: `No handler is registered for job type "${j.type}"`, updatedAt: t } })),
+      );
+      emit();
+    }
     return ready.find((j) => handlers.has(j.type));
+  }
+
+  /** Puts parked jobs of the given types (default: every type with a handler now) back in the queue. */
+  async function unpark(types?: string[]): Promise<number> {
+    const wanted = (types ?? [...handlers.keys()]).filter((type) => handlers.has(type));
+    if (wanted.length === 0) return 0;
+    const n = await db.jobs
+      .where('status')
+      .equals('parked')
+      .and((j) => wanted.includes(j.type))
+      .modify((j) => {
+        j.status = 'queued';
+        delete j.lastError;
+        j.updatedAt = now();
+      });
+    if (n > 0) emit();
+    return n;
   }
 
   async function nextWakeTime(): Promise<number | undefined> {
@@ -225,7 +264,11 @@ export function createJobQueue(
     register(type, handler) {
       if (handlers.has(type)) throw new Error(`Job handler already registered for "${type}"`);
       handlers.set(type, handler);
-      if (running) kick();
+      // Jobs parked because nobody handled this type can run now.
+      void unpark([type]).then(
+        () => running && kick(),
+        (error: unknown) => console.warn(`[jobs] could not resume parked "${type}" jobs:`, error),
+      );
     },
 
     async enqueue(type, payload, opts = {}) {
@@ -236,7 +279,22 @@ export function createJobQueue(
           .equals(opts.dedupeKey)
           .and((j) => j.status === 'queued')
           .first();
-        if (existing) return existing.id;
+        if (existing) {
+          const wanted = t + (opts.delayMs ?? 0);
+          if (opts.advance) {
+            // Every queued job with the key (one may have been added while another was running).
+            const moved = await db.jobs
+              .where('dedupeKey')
+              .equals(opts.dedupeKey)
+              .and((j) => j.status === 'queued' && j.runAfter > wanted)
+              .modify({ runAfter: wanted, updatedAt: t });
+            if (moved > 0) {
+              emit();
+              kick();
+            }
+          }
+          return existing.id;
+        }
       }
       const job: JobRecord = {
         id: crypto.randomUUID(),
@@ -260,6 +318,7 @@ export function createJobQueue(
       if (running) return;
       // A context killed mid-job leaves it `running`: resume it (handlers are idempotent).
       await db.jobs.where('status').equals('running').modify({ status: 'queued' });
+      await unpark();
       await cleanup();
       running = true;
       kick();
@@ -306,11 +365,12 @@ export function createJobQueue(
     async stats() {
       const all = await db.jobs.toArray();
       const t = now();
-      const s: JobStats = { queued: 0, scheduled: 0, retrying: 0, running: 0, failed: 0, done: 0, current: null, recentFailures: [] };
+      const s: JobStats = { queued: 0, scheduled: 0, retrying: 0, running: 0, failed: 0, done: 0, parked: 0, parkedTypes: [], current: null, recentFailures: [] };
       for (const j of all) {
         const waiting = j.status === 'queued' && j.runAfter > t;
         s[waiting ? (j.attempts > 0 ? 'retrying' : 'scheduled') : j.status] += 1;
       }
+      s.parkedTypes = [...new Set(all.filter((j) => j.status === 'parked').map((j) => j.type))].sort();
       s.recentFailures = all
         .filter((j) => j.status === 'failed')
         .sort((a, b) => b.updatedAt - a.updatedAt)

@@ -78,11 +78,12 @@ export interface ModelOption {
 
 /** The model pickers' contents. */
 export interface ModelCatalog {
+  /** WebLLM models whose WebGPU library ships in this package (variant ids for this GPU); `[]` when none ships. */
   webllm: ModelOption[];
   wllama: ModelOption[];
   /** GGUF files the user opened or downloaded before (stored in OPFS). */
   localFiles: LocalModelRecord[];
-  /** WebLLM model id to use by default for this GPU (q4f32 when `shader-f16` is missing). */
+  /** WebLLM model id to use by default for this GPU (q4f32 when `shader-f16` is missing); `''` when no GPU model ships. */
   defaultWebllmModel: string;
 }
 
@@ -134,9 +135,17 @@ export interface Settings {
   locale: 'auto' | 'en' | 'zh_CN';
 }
 
+/**
+ * The namespace of a conversation created without one (the only one the side panel offers today).
+ * Use it only where a conversation or a memory is created; every query takes the namespace of the
+ * conversation (or of the request) explicitly, so no profile reads another's memories.
+ */
+export const DEFAULT_NAMESPACE = 'default';
+
 /** Filter for the memory list. */
 export interface MemoryListQuery {
-  namespace?: string;
+  /** Required: the list never mixes namespaces (profiles). The side panel sends `DEFAULT_NAMESPACE`. */
+  namespace: string;
   /** Text search over memory text (lexical). */
   search?: string;
   includeInvalid?: boolean;
@@ -151,6 +160,29 @@ export interface ImportReport {
   skipped: number;
   /** Messages about rejected records (never silently dropped). */
   errors: string[];
+  /** Vectors of the file left out (wrong dimension, NaN/Infinity, zero norm); their memories are re-embedded. */
+  vectorsDropped?: number;
+  /** Memories left out because the user deleted or forgot them on this device (tombstones); also counted in `skipped`. */
+  forgotten?: number;
+}
+
+/**
+ * Progress of an export or import (`event.transfer`): `done` of `total` — records for `export`,
+ * bytes of the file for `check` (validation pass) and `write` (writing pass).
+ */
+export interface TransferProgress {
+  phase: 'export' | 'check' | 'write';
+  done: number;
+  total: number;
+}
+
+/** An import that did not finish (context killed, browser closed) and was undone when the core started. */
+export interface InterruptedImport {
+  /** Name of the staging file that was being imported. */
+  fileName: string;
+  /** ms epoch when it started and when it was undone. */
+  startedAt: number;
+  undoneAt: number;
 }
 
 /** Requests (and their replies) and events, by message type. */
@@ -190,12 +222,25 @@ export interface ProtocolMap {
 
   'memory.list'(data: MemoryListQuery): MemoryView[];
   'memory.history'(data: { memoryId?: string; limit?: number }): MemoryHistoryRecord[];
-  'memory.add'(data: { namespace?: string; kind: MemoryKind; text: string; pinned?: boolean }): MemoryView;
+  'memory.add'(data: { namespace: string; kind: MemoryKind; text: string; pinned?: boolean }): MemoryView;
   'memory.update'(data: { id: string; text?: string; kind?: MemoryKind; pinned?: boolean; importance?: number }): MemoryView;
-  'memory.delete'(data: { id: string }): void;
-  /** JSON export of all memories, conversations and history (see `src/memory/export.ts` for the format). */
-  'memory.export'(): { fileName: string; json: string };
-  'memory.import'(data: { json: string }): ImportReport;
+  /** Returns the rounds that state the deleted fact (see `MemoryAdmin.delete`). */
+  'memory.delete'(data: { id: string }): { rounds: MemoryView[] };
+  /**
+   * Writes the JSON export of all memories, conversations and history (format: `src/memory/export.ts`)
+   * into OPFS `backups/<fileName>` (`src/platform/model-files.ts`, `BACKUPS_DIR`); progress via
+   * `event.transfer`. The panel downloads the file as `downloadName` and then deletes it.
+   * `sizeBytes` in bytes.
+   */
+  'memory.export'(): { fileName: string; downloadName: string; sizeBytes: number };
+  /**
+   * Imports the export file the panel copied into OPFS `backups/<fileName>` (the file never travels
+   * in a message); progress via `event.transfer`. The staging file is deleted afterwards, whatever
+   * the outcome. Rejects with the reason in plain words when the file is refused (nothing written).
+   */
+  'memory.import'(data: { fileName: string }): ImportReport;
+  /** The import undone at the last start-up (context killed or browser closed mid-import), once; then `null`. */
+  'memory.importNotice'(): InterruptedImport | null;
   /** Erases every memory, conversation, message, trace and job. */
   'memory.eraseAll'(): void;
 
@@ -210,6 +255,8 @@ export interface ProtocolMap {
   'event.jobs'(data: JobStats): void;
   'event.conversations'(data: { conversationId: string | null }): void;
   'event.settings'(data: Settings): void;
+  /** Progress of the export or import running now. */
+  'event.transfer'(data: TransferProgress): void;
 }
 
 /** Typed `sendMessage` / `onMessage` for the protocol above. */

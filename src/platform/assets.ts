@@ -40,3 +40,20 @@ export async function readPackagedModels(): Promise<{ embeddingModelId: string }
   }
   return null;
 }
+
+/**
+ * The WebLLM model libraries this package ships (file names from
+ * `/runtime/webllm/packaged.json`, generated at build time). `[]` when the build ships none or the
+ * manifest is missing or invalid (then no GPU model is offered).
+ */
+export async function readPackagedWebllmLibs(): Promise<string[]> {
+  try {
+    const response = await fetch(url('/runtime/webllm/packaged.json'));
+    if (!response.ok) return [];
+    const json: unknown = await response.json();
+    const libraries = (json as { libraries?: unknown } | null)?.libraries;
+    return Array.isArray(libraries) ? libraries.filter((l): l is string => typeof l === 'string') : [];
+  } catch {
+    return [];
+  }
+}

@@ -1,6 +1,7 @@
 /**
- * Model files the user opened from disk (GGUF for wllama), kept in the Origin Private File System
- * (OPFS) folder `models/`. OPFS is shared by every page of the extension's origin, so the side
+ * Files kept in the Origin Private File System (OPFS): model files the user opened from disk
+ * (GGUF for wllama) in the folder `models/`, and staging copies of memory backups (export and
+ * import files) in `backups/` (`BACKUPS_DIR`; every function takes `options.folder`). OPFS is shared by every page of the extension's origin, so the side
  * panel can copy a picked file there and the offscreen engine host can open it later, with no
  * network and across browser restarts. Files travel between pages by name, never through
  * messages (which cannot carry Blobs).
@@ -13,6 +14,9 @@
 
 /** Name of the OPFS folder that holds the model files. */
 export const MODELS_DIR = 'models';
+
+/** Name of the OPFS folder that holds export/import staging files (deleted after use and on start-up). */
+export const BACKUPS_DIR = 'backups';
 
 /** Bytes read and written per step when copying a file (8 MiB: large enough to be fast, small enough to keep memory flat). */
 export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
@@ -56,25 +60,32 @@ export interface DirectoryHandleLike {
   readonly kind?: 'directory';
   getFileHandle(name: string, options?: { create?: boolean }): Promise<FileHandleLike>;
   getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<DirectoryHandleLike>;
-  removeEntry(name: string): Promise<void>;
+  removeEntry(name: string, options?: { recursive?: boolean }): Promise<void>;
   entries(): AsyncIterableIterator<[string, FileHandleLike | DirectoryHandleLike | { kind: string }]>;
 }
 
 /** Where the `models/` folder lives: the OPFS root by default; tests pass an in-memory folder. */
 export type StorageRoot = () => Promise<DirectoryHandleLike>;
 
-const opfsRoot: StorageRoot = async () => {
+/** Options shared by the file functions: storage root (default OPFS) and folder (default `MODELS_DIR`). */
+export interface FileStoreOptions {
+  root?: StorageRoot;
+  folder?: string;
+}
+
+/** The extension's OPFS root. @throws ModelFileError('unsupported') where there is no OPFS. */
+export const opfsRoot: StorageRoot = async () => {
   const storage = (globalThis.navigator as { storage?: { getDirectory?: () => Promise<unknown> } } | undefined)?.storage;
   if (!storage?.getDirectory) throw new ModelFileError('unsupported', 'This browser context has no Origin Private File System.');
   return (await storage.getDirectory()) as DirectoryHandleLike;
 };
 
-async function modelsDir(root: StorageRoot): Promise<DirectoryHandleLike> {
+async function modelsDir(options: FileStoreOptions): Promise<DirectoryHandleLike> {
   try {
-    return await (await root()).getDirectoryHandle(MODELS_DIR, { create: true });
+    return await (await (options.root ?? opfsRoot)()).getDirectoryHandle(options.folder ?? MODELS_DIR, { create: true });
   } catch (cause) {
     if (cause instanceof ModelFileError) throw cause;
-    throw new ModelFileError('io', `Cannot open the model folder: ${describe(cause)}`, { cause });
+    throw new ModelFileError('io', `Cannot open the folder "${options.folder ?? MODELS_DIR}": ${describe(cause)}`, { cause });
   }
 }
 
@@ -107,8 +118,8 @@ function describe(error: unknown): string {
 }
 
 /**
- * Copies `file` into OPFS `models/`, chunk by chunk (`file.slice` → write; memory use stays at
- * one chunk whatever the file size).
+ * Copies `file` into OPFS `models/` (or `options.folder`), chunk by chunk (`file.slice` → write;
+ * memory use stays at one chunk whatever the file size), through `writeFileChunks`.
  * @param onProgress called after each chunk with the bytes written so far.
  * @param options.chunkBytes bytes per step (default `DEFAULT_CHUNK_BYTES`).
  * @param options.signal aborting stops the copy and removes the partial file.
@@ -122,31 +133,65 @@ function describe(error: unknown): string {
 export async function saveModelFile(
   file: File,
   onProgress?: (writtenBytes: number) => void,
-  options: { signal?: AbortSignal; root?: StorageRoot; chunkBytes?: number } = {},
+  options: { signal?: AbortSignal; chunkBytes?: number } & FileStoreOptions = {},
 ): Promise<{ fileName: string; sizeBytes: number }> {
-  const fileName = sanitizeModelFileName(file.name);
+  const chunkBytes = Math.max(1, options.chunkBytes ?? DEFAULT_CHUNK_BYTES);
+  async function* slices(): AsyncGenerator<Uint8Array> {
+    for (let offset = 0; offset < file.size; offset += chunkBytes) {
+      try {
+        yield new Uint8Array(await file.slice(offset, offset + chunkBytes).arrayBuffer());
+      } catch (error) {
+        if (isNamed(error, 'NotReadableError')) throw new ModelFileError('io', `"${file.name}" could not be read (was it moved or deleted?).`, { cause: error });
+        throw error;
+      }
+    }
+  }
+  return writeFileChunks(file.name, slices(), { ...options, ...(onProgress ? { onProgress } : {}), expectedBytes: file.size });
+}
+
+/**
+ * Writes a stream of byte chunks as one file in OPFS `options.folder` (default `models/`): into a
+ * temporary `<name>.<random>.partial` file, renamed to the real name only once complete, so a
+ * killed page, a full disk or an abort never leaves a truncated file under the real name. Memory
+ * use is one chunk (the caller's) at a time.
+ * @param name wanted file name (made safe with `sanitizeModelFileName`).
+ * @param chunks the content, in order.
+ * @param options.onProgress called after each chunk with the bytes written so far.
+ * @param options.expectedBytes when given, the stored size must equal it.
+ * @returns stored name and size in bytes.
+ * @throws ModelFileError: `invalid_name`, `aborted`, `quota`, `io`, `unsupported` (nothing left
+ *   behind; an existing file of the same name is only replaced on success). An error thrown by
+ *   `chunks` is rethrown as is when it is a `ModelFileError`, else wrapped as `io`.
+ */
+export async function writeFileChunks(
+  name: string,
+  chunks: AsyncIterable<Uint8Array>,
+  options: { signal?: AbortSignal; onProgress?: (writtenBytes: number) => void; expectedBytes?: number } & FileStoreOptions = {},
+): Promise<{ fileName: string; sizeBytes: number }> {
+  const fileName = sanitizeModelFileName(name);
   const { signal } = options;
-  const dir = await modelsDir(options.root ?? opfsRoot);
+  const dir = await modelsDir(options);
   const tempName = `${fileName}.${Math.random().toString(36).slice(2, 10)}${PARTIAL_SUFFIX}`;
   let writable: WritableFileLike | null = null;
   let closed = false;
+  let written = 0;
   try {
-    if (signal?.aborted) throw new ModelFileError('aborted', 'Saving the model file was cancelled.');
+    if (signal?.aborted) throw new ModelFileError('aborted', 'Saving the file was cancelled.');
     const handle = await dir.getFileHandle(tempName, { create: true });
     if (typeof handle.move !== 'function') throw new ModelFileError('unsupported', 'This browser cannot rename files in its private storage.');
     writable = await handle.createWritable();
-    const chunkBytes = Math.max(1, options.chunkBytes ?? DEFAULT_CHUNK_BYTES);
-    for (let offset = 0; offset < file.size; offset += chunkBytes) {
-      if (signal?.aborted) throw new ModelFileError('aborted', 'Saving the model file was cancelled.');
-      const chunk = new Uint8Array(await file.slice(offset, offset + chunkBytes).arrayBuffer());
+    for await (const chunk of chunks) {
+      if (signal?.aborted) throw new ModelFileError('aborted', 'Saving the file was cancelled.');
       await writable.write(chunk);
-      onProgress?.(offset + chunk.byteLength);
+      written += chunk.byteLength;
+      options.onProgress?.(written);
     }
     await writable.close();
     closed = true;
     const stored = await handle.getFile();
-    if (stored.size !== file.size) {
-      throw new ModelFileError('io', `The stored copy has ${stored.size} bytes instead of ${file.size}.`);
+    const expected = options.expectedBytes ?? written;
+    if (stored.size !== expected) {
+      throw new ModelFileError('io', `The stored copy has ${stored.size} bytes instead of ${expected}.`);
     }
     await dir.removeEntry(fileName).catch((error: unknown) => {
       if (!isNamed(error, 'NotFoundError')) throw error;
@@ -158,10 +203,7 @@ export async function saveModelFile(
     await dir.removeEntry(tempName).catch(() => undefined);
     if (error instanceof ModelFileError) throw error;
     if (isNamed(error, 'QuotaExceededError')) {
-      throw new ModelFileError('quota', `Not enough storage space to keep "${fileName}" (${Math.ceil(file.size / 1048576)} MB).`, { cause: error });
-    }
-    if (isNamed(error, 'NotReadableError')) {
-      throw new ModelFileError('io', `"${file.name}" could not be read (was it moved or deleted?).`, { cause: error });
+      throw new ModelFileError('quota', `Not enough storage space to keep "${fileName}" (${Math.ceil((options.expectedBytes ?? written) / 1048576)} MB).`, { cause: error });
     }
     throw new ModelFileError('io', `Saving "${fileName}" failed: ${describe(error)}`, { cause: error });
   }
@@ -171,9 +213,9 @@ export async function saveModelFile(
  * Opens a stored model file. The returned `File` reads lazily from disk (no copy in memory).
  * @throws ModelFileError('not_found') when no complete file has that name; 'io' otherwise.
  */
-export async function openModelFile(fileName: string, options: { root?: StorageRoot } = {}): Promise<File> {
+export async function openModelFile(fileName: string, options: FileStoreOptions = {}): Promise<File> {
   if (fileName.endsWith(PARTIAL_SUFFIX)) throw new ModelFileError('not_found', `The model file "${fileName}" is not stored.`);
-  const dir = await modelsDir(options.root ?? opfsRoot);
+  const dir = await modelsDir(options);
   try {
     return await (await dir.getFileHandle(fileName)).getFile();
   } catch (cause) {
@@ -188,8 +230,8 @@ export async function openModelFile(fileName: string, options: { root?: StorageR
  * Deletes a stored model file. Deleting a file that does not exist is not an error.
  * @throws ModelFileError('io') when the file exists but cannot be removed (e.g. open elsewhere).
  */
-export async function deleteModelFile(fileName: string, options: { root?: StorageRoot } = {}): Promise<void> {
-  const dir = await modelsDir(options.root ?? opfsRoot);
+export async function deleteModelFile(fileName: string, options: FileStoreOptions = {}): Promise<void> {
+  const dir = await modelsDir(options);
   try {
     await dir.removeEntry(fileName);
   } catch (cause) {
@@ -202,12 +244,24 @@ export async function deleteModelFile(fileName: string, options: { root?: Storag
  * Lists the complete model files (partial files of an interrupted copy are left out), by name.
  * @returns name and size in bytes of each file, sorted by name.
  */
-export async function listModelFiles(options: { root?: StorageRoot } = {}): Promise<{ fileName: string; sizeBytes: number }[]> {
-  const dir = await modelsDir(options.root ?? opfsRoot);
-  const out: { fileName: string; sizeBytes: number }[] = [];
+export async function listModelFiles(options: FileStoreOptions = {}): Promise<{ fileName: string; sizeBytes: number }[]> {
+  return (await listStoredFiles(options)).map(({ fileName, sizeBytes }) => ({ fileName, sizeBytes }));
+}
+
+/**
+ * Lists the files of a folder, by name, with their last change (ms epoch).
+ * @param options.includePartial also list `.partial` files of copies in progress or interrupted.
+ * @returns name, size in bytes and `lastModified` of each file, sorted by name.
+ */
+export async function listStoredFiles(
+  options: FileStoreOptions & { includePartial?: boolean } = {},
+): Promise<{ fileName: string; sizeBytes: number; lastModified: number }[]> {
+  const dir = await modelsDir(options);
+  const out: { fileName: string; sizeBytes: number; lastModified: number }[] = [];
   for await (const [name, handle] of dir.entries()) {
-    if (handle.kind !== 'file' || name.endsWith(PARTIAL_SUFFIX)) continue;
-    out.push({ fileName: name, sizeBytes: (await (handle as FileHandleLike).getFile()).size });
+    if (handle.kind !== 'file' || (name.endsWith(PARTIAL_SUFFIX) && !options.includePartial)) continue;
+    const file = await (handle as FileHandleLike).getFile();
+    out.push({ fileName: name, sizeBytes: file.size, lastModified: file.lastModified });
   }
   return out.sort((a, b) => a.fileName.localeCompare(b.fileName));
 }

@@ -14,13 +14,21 @@
  * and the user message always go in. Memories, summary, entities and retrieved exchanges each get
  * at most a share of what is left (`SECTION_SHARES`); recent turns get the rest, dropping the
  * oldest whole messages first (the stored conversation is never changed).
+ *
+ * Every piece of stored text (memories, summary, entity notes, retrieved exchanges) passes
+ * `neutralizerFor(counter).stored` after being cut to `MAX_INJECTED_TEXT_CHARS`, and its
+ * continuation lines are indented (`indentContinuation`), so it cannot close its section, open
+ * another, or inject a chat-template control token; recent turns (cut to `MAX_RECENT_TURN_CHARS`)
+ * and the user message pass `.turn` (special tokens only). Each section records what was
+ * neutralized (`PromptSection.neutralized`).
  */
 import type { ChatMessage, TokenCounter } from '../engines/types';
 import type { RetrievedMemory } from '../memory/long-term/types';
 import { formatMemoriesForPrompt } from '../memory/long-term/retrieval/format';
 import type { ContextMessage, ShortTermContext } from '../memory/short-term/types';
 import { countPromptTokens } from '../tokens';
-import type { MemoryCitation, PromptBudget, PromptSection, PromptSectionKind } from './types';
+import { capChars, indentContinuation, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS, mergeReports, neutralizerFor } from './neutralize';
+import type { MemoryCitation, NeutralizedReport, PromptBudget, PromptSection, PromptSectionKind } from './types';
 
 /**
  * Largest share of the free budget each optional section may take (fractions of the tokens left
@@ -57,7 +65,8 @@ export function fitText(text: string, counter: TokenCounter, maxTokens: number):
  */
 export function shortTermBudget(input: Pick<AssembleInput, 'systemInstruction' | 'userText' | 'counter' | 'contextWindow' | 'reserveForAnswer'>): number {
   const { counter } = input;
-  const fixed = counter.replyPrimerTokens + counter.count(input.systemInstruction) + counter.count(input.userText) + 2 * counter.perMessageOverhead;
+  const userText = neutralizerFor(counter).turn(input.userText).text;
+  const fixed = counter.replyPrimerTokens + counter.count(input.systemInstruction) + counter.count(userText) + 2 * counter.perMessageOverhead;
   const free = input.contextWindow - input.reserveForAnswer - fixed;
   return Math.max(0, Math.floor(free * (1 - SECTION_SHARES.memories)));
 }
@@ -127,10 +136,19 @@ const MAX_PASSES = 4;
  * @throws PromptTooLongError when the instruction plus the user message exceed the available budget.
  */
 export function assemblePrompt(input: AssembleInput): AssembledPrompt {
-  const uncovered = (sent: ReadonlySet<string>) => input.memories.filter((r) => !coveredBy(r, sent));
+  // Each memory's text is cut and neutralized once for all passes; citations keep the stored text.
+  const gate = neutralizerFor(input.counter);
+  const prepared = new Map<RetrievedMemory, Prepared>();
+  const all = input.memories.map((r) => {
+    const n = gate.stored(capChars(r.memory.text, MAX_INJECTED_TEXT_CHARS));
+    const p: RetrievedMemory = n.text === r.memory.text ? r : { ...r, memory: { ...r.memory, text: n.text } };
+    prepared.set(p, { original: r, report: n });
+    return p;
+  });
+  const uncovered = (sent: ReadonlySet<string>) => all.filter((r) => !coveredBy(r, sent));
   let memories = uncovered(new Set(input.shortTerm.recent.map((m) => m.id)));
   for (let pass = 1; ; pass++) {
-    const { prompt, sentRecentIds } = assembleOnce({ ...input, memories });
+    const { prompt, sentRecentIds } = assembleOnce({ ...input, memories }, prepared);
     if (pass >= MAX_PASSES) return prompt;
     const next = uncovered(sentRecentIds);
     // Same memories as this pass (the usual case: none came from a dropped turn): nothing to redo.
@@ -139,13 +157,27 @@ export function assemblePrompt(input: AssembleInput): AssembledPrompt {
   }
 }
 
-/** One assembly with the memories as given; also returns the ids of the recent turns it sent. */
-function assembleOnce(input: AssembleInput): { prompt: AssembledPrompt; sentRecentIds: Set<string> } {
+/** A memory as placed in the prompt: the stored one and what neutralizing its text replaced. */
+interface Prepared {
+  original: RetrievedMemory;
+  report: NeutralizedReport;
+}
+
+/** `report` when it replaced something, else nothing (the `neutralized` field of a section). */
+const neutralizedField = (report: NeutralizedReport) => (report.count > 0 ? { neutralized: { count: report.count, pieces: report.pieces } } : {});
+
+/**
+ * One assembly with the memories as given (already prepared by `assemblePrompt`; `prepared` maps
+ * them to the stored memories); also returns the ids of the recent turns it sent.
+ */
+function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemory, Prepared>): { prompt: AssembledPrompt; sentRecentIds: Set<string> } {
   const { counter } = input;
+  const gate = neutralizerFor(counter);
   const overhead = counter.perMessageOverhead;
   const available = input.contextWindow - input.reserveForAnswer - counter.replyPrimerTokens;
   const instructionTokens = counter.count(input.systemInstruction) + overhead;
-  const userTokens = counter.count(input.userText) + overhead;
+  const user = gate.turn(input.userText);
+  const userTokens = counter.count(user.text) + overhead;
   if (instructionTokens + userTokens > available) {
     throw new PromptTooLongError(instructionTokens + userTokens, Math.max(0, available));
   }
@@ -164,7 +196,7 @@ function assembleOnce(input: AssembleInput): { prompt: AssembledPrompt; sentRece
     input.memories.length > 0 && memoryCap > wrapperTokens
       ? formatMemoriesForPrompt(input.memories, counter, memoryCap - wrapperTokens)
       : { text: '', included: [] as RetrievedMemory[], dropped: input.memories.length };
-  const memoryCitations: MemoryCitation[] = formatted.included.map((r) => ({
+  const memoryCitations: MemoryCitation[] = formatted.included.map((p) => prepared.get(p)?.original ?? p).map((r) => ({
     memoryId: r.memory.id,
     kind: r.memory.kind,
     text: r.memory.text,
@@ -180,7 +212,8 @@ function assembleOnce(input: AssembleInput): { prompt: AssembledPrompt; sentRece
     const tokens = partTokens(text);
     systemParts.push(text);
     used += tokens;
-    sections.push({ kind: 'memories', text, tokens, items: formatted.included.length, dropped: formatted.dropped });
+    const report = mergeReports(formatted.included.map((p) => prepared.get(p)?.report ?? { count: 0, pieces: [] }));
+    sections.push({ kind: 'memories', text, tokens, items: formatted.included.length, dropped: formatted.dropped, ...neutralizedField(report) });
   } else if (input.memories.length > 0) {
     sections.push({ kind: 'memories', text: '', tokens: 0, items: 0, dropped: input.memories.length });
   }
@@ -192,11 +225,22 @@ function assembleOnce(input: AssembleInput): { prompt: AssembledPrompt; sentRece
 
   // Optional short-term sections, each under its share. Entity notes and retrieved exchanges are
   // dropped from the end; a summary too long for its share is shortened, never dropped.
-  const optional: { kind: PromptSectionKind; tag: string; intro: string; items: string[]; share: number }[] = [
-    { kind: 'summary', tag: 'conversation_summary', intro: INTROS.summary, items: input.shortTerm.summary?.trim() ? [input.shortTerm.summary.trim()] : [], share: SECTION_SHARES.summary },
-    { kind: 'entities', tag: 'entities', intro: INTROS.entities, items: input.shortTerm.entities.map((e) => `- ${e.name}: ${e.summary}`), share: SECTION_SHARES.entities },
-    { kind: 'retrieved', tag: 'related_past_exchanges', intro: INTROS.retrieved, items: retrieved.map((r) => r.text.trim()), share: SECTION_SHARES.retrieved },
-  ];
+  // Stored text → one item: cut, neutralized, continuation lines indented.
+  const storedItem = (prefix: string, text: string) => {
+    const n = gate.stored(capChars(text.trim(), MAX_INJECTED_TEXT_CHARS));
+    return { text: indentContinuation(`${prefix}${n.text}`), report: n as NeutralizedReport };
+  };
+  const optional: { kind: PromptSectionKind; tag: string; intro: string; items: string[]; reports: NeutralizedReport[]; share: number }[] = [];
+  const summaryItems = input.shortTerm.summary?.trim() ? [storedItem('', input.shortTerm.summary)] : [];
+  const entityItems = input.shortTerm.entities.map((e) => storedItem('- ', `${e.name}: ${e.summary}`));
+  const retrievedItems = retrieved.map((r) => storedItem('', r.text));
+  for (const [kind, tag, intro, items, share] of [
+    ['summary', 'conversation_summary', INTROS.summary, summaryItems, SECTION_SHARES.summary],
+    ['entities', 'entities', INTROS.entities, entityItems, SECTION_SHARES.entities],
+    ['retrieved', 'related_past_exchanges', INTROS.retrieved, retrievedItems, SECTION_SHARES.retrieved],
+  ] as const) {
+    optional.push({ kind, tag, intro, items: items.map((i) => i.text), reports: items.map((i) => i.report), share });
+  }
   for (const section of optional) {
     if (section.items.length === 0) continue;
     const cap = Math.floor(free * section.share);
@@ -218,40 +262,43 @@ function assembleOnce(input: AssembleInput): { prompt: AssembledPrompt; sentRece
     const tokens = partTokens(text);
     systemParts.push(text);
     used += tokens;
-    sections.push({ kind: section.kind, text, tokens, items: kept, dropped: section.items.length - kept });
+    sections.push({ kind: section.kind, text, tokens, items: kept, dropped: section.items.length - kept, ...neutralizedField(mergeReports(section.reports.slice(0, kept))) });
   }
 
   // Recent turns: newest first until the budget is spent; never start on an assistant reply.
+  // Each turn is cut to MAX_RECENT_TURN_CHARS before it is counted (a 1 MB message stays cheap).
   const recentBudget = free - used;
-  const recent: ContextMessage[] = [];
+  const recent: { m: ContextMessage; content: string; tokens: number; report: NeutralizedReport }[] = [];
   let recentTokens = 0;
   for (let i = input.shortTerm.recent.length - 1; i >= 0; i--) {
     const m = input.shortTerm.recent[i]!;
-    const t = counter.count(m.content) + overhead;
+    const n = gate.turn(capChars(m.content, MAX_RECENT_TURN_CHARS));
+    const t = counter.count(n.text) + overhead;
     if (recentTokens + t > recentBudget) break;
-    recent.unshift(m);
+    recent.unshift({ m, content: n.text, tokens: t, report: n });
     recentTokens += t;
   }
-  while (recent[0]?.role === 'assistant') recentTokens -= counter.count(recent.shift()!.content) + overhead;
+  while (recent[0]?.m.role === 'assistant') recentTokens -= recent.shift()!.tokens;
   const recentDropped = input.shortTerm.recent.length - recent.length;
 
   const systemText = systemParts.join('\n\n');
   const messages: ChatMessage[] = [
     { role: 'system', content: systemText },
-    ...recent.map((m) => ({ role: m.role, content: m.content })),
-    { role: 'user', content: input.userText },
+    ...recent.map((r) => ({ role: r.m.role, content: r.content })),
+    { role: 'user', content: user.text },
   ];
   sections.unshift({ kind: 'system', text: input.systemInstruction, tokens: instructionTokens, items: 1, dropped: 0 });
   if (recent.length > 0 || recentDropped > 0) {
     sections.push({
       kind: 'recent',
-      text: recent.map((m) => `${m.role}: ${m.content}`).join('\n'),
+      text: recent.map((r) => `${r.m.role}: ${r.content}`).join('\n'),
       tokens: recentTokens,
       items: recent.length,
       dropped: recentDropped,
+      ...neutralizedField(mergeReports(recent.map((r) => r.report))),
     });
   }
-  sections.push({ kind: 'user', text: input.userText, tokens: userTokens, items: 1, dropped: 0 });
+  sections.push({ kind: 'user', text: user.text, tokens: userTokens, items: 1, dropped: 0, ...neutralizedField(user) });
 
   // The whole prompt is counted once more as the engine will see it (exact with the model's own
   // tokenizer and chat template); sections are counted piecewise and may differ by a few tokens.
@@ -268,7 +315,7 @@ function assembleOnce(input: AssembleInput): { prompt: AssembledPrompt; sentRece
       exact: counter.exact,
     },
   };
-  return { prompt, sentRecentIds: new Set(recent.map((m) => m.id)) };
+  return { prompt, sentRecentIds: new Set(recent.map((r) => r.m.id)) };
 }
 
 /**

@@ -20,6 +20,22 @@ export interface PromptSection {
   items: number;
   /** Items left out to stay under the token budget. */
   dropped: number;
+  /**
+   * Delimiters and special tokens neutralized in this section's text (`src/prompt/neutralize.ts`);
+   * absent when nothing was (and in traces stored by older versions).
+   */
+  neutralized?: NeutralizedReport;
+}
+
+/** What was neutralized in one piece of text or one section. */
+export interface NeutralizedReport {
+  /** Number of occurrences replaced. */
+  count: number;
+  /**
+   * Distinct original strings replaced (e.g. `</long_term_memories>`, `<|im_start|>`), first seen
+   * first; at most 20, each cut to 64 characters.
+   */
+  pieces: string[];
 }
 
 /** A long-term memory injected into a prompt, with where it came from. */

@@ -19,6 +19,13 @@ export interface ChatTokenCounter extends TokenCounter {
    * role markers) plus the reply primer — what the engine will feed the model.
    */
   countChat(messages: readonly ChatMessage[]): number;
+  /**
+   * Strings the tokenizer turns into special tokens when they appear in text (Hugging Face
+   * `added_tokens`, special or not; GGUF tokens of type CONTROL or USER_DEFINED), e.g.
+   * `<|im_start|>`. Stored text is neutralized against them before it enters a prompt
+   * (`src/prompt/neutralize.ts`). Empty when the tokenizer declares none.
+   */
+  readonly specialTokens: readonly string[];
 }
 
 /** `true` when `counter` can count whole prompts exactly (see `ChatTokenCounter`). */
@@ -82,6 +89,8 @@ export function makeChatCounter(options: {
    * because then text on both sides of a piece boundary can merge.
    */
   joined?: boolean;
+  /** See `ChatTokenCounter.specialTokens` (default none). */
+  specialTokens?: readonly string[];
 }): ChatTokenCounter {
   const count = cachedCount(options.countText);
   const extra = options.extraFixedTokens ?? 0;
@@ -113,6 +122,7 @@ export function makeChatCounter(options: {
     perMessageOverhead,
     replyPrimerTokens: Math.max(0, replyPrimerTokens),
     chatTemplate: options.template,
+    specialTokens: options.specialTokens ?? [],
     countChat: (messages) => countChat(messages, true),
   };
 }

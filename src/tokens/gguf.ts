@@ -84,7 +84,8 @@ function numberArray(value: unknown): number[] | null {
 /**
  * Builds an exact counter from a GGUF model's own tokenizer metadata (see module doc).
  * @param model the GGUF file (a `File` from a picker or an OPFS file); only header slices are read.
- * @returns a `ChatTokenCounter` with id `gguf:<general.name>:<model>[:<pre>]`, or `null` for an
+ * @returns a `ChatTokenCounter` with id `gguf:<general.name>:<model>[:<pre>]` (its
+ *   `specialTokens`: the CONTROL and USER_DEFINED tokens of the vocabulary), or `null` for an
  *   unsupported tokenizer type or pre-tokenizer, or a GGUF without tokenizer metadata.
  * @throws GgufReadError when the Blob is not a GGUF file or its header is corrupt/truncated.
  */
@@ -98,6 +99,8 @@ export async function createGgufTokenCounter(model: Blob): Promise<ChatTokenCoun
   const templateSource = typeof md['tokenizer.chat_template'] === 'string' ? md['tokenizer.chat_template'] : null;
   const template = detectChatTemplate(templateSource, true);
   const bosId = num(md['tokenizer.ggml.bos_token_id']);
+  // Strings llama.cpp parses as special tokens in text (`parse_special`): CONTROL and USER_DEFINED.
+  const specialTokens = tokens.filter((text, id) => text.length > 0 && (types[id] === GGUF_TOKEN_TYPE.control || types[id] === GGUF_TOKEN_TYPE.userDefined));
   const bosText = bosId !== undefined ? tokens[bosId] : undefined;
   // llama.cpp prepends BOS when add_bos_token is set, unless the rendered prompt already starts with it.
   const bosExtra = (addBos: boolean) => {
@@ -120,6 +123,7 @@ export async function createGgufTokenCounter(model: Blob): Promise<ChatTokenCoun
       template,
       extraFixedTokens: bosExtra(bool(md['tokenizer.ggml.add_bos_token'], true)),
       joined: true,
+      specialTokens,
       ...(bosText !== undefined ? { bos: bosText } : {}),
     });
   }
@@ -158,6 +162,7 @@ export async function createGgufTokenCounter(model: Blob): Promise<ChatTokenCoun
       countText: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids.length,
       template,
       extraFixedTokens: bosExtra(bool(md['tokenizer.ggml.add_bos_token'], false)),
+      specialTokens,
       ...(bosText !== undefined ? { bos: bosText } : {}),
     });
   }

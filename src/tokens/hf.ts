@@ -34,7 +34,8 @@ function tokenText(value: unknown): string | undefined {
  *   `bos_token` the BOS text. A `chat_template` given as a list of named templates uses `default`.
  * @param options.id counter id (default `hf:<model type>`), e.g. `hf:Qwen/Qwen2.5-1.5B-Instruct`.
  * @returns a `ChatTokenCounter`; `count` counts without BOS/EOS, with special-token strings
- *   parsed as single tokens.
+ *   parsed as single tokens; `specialTokens` lists every entry of `added_tokens` (the tokenizer
+ *   matches each in text as one id, whatever its `special` flag).
  * @throws TokenizerLoadError when `tokenizerJson` is not a tokenizer definition.
  */
 export function createHfTokenCounter(tokenizerJson: unknown, tokenizerConfig?: unknown, options: { id?: string } = {}): ChatTokenCounter {
@@ -54,7 +55,12 @@ export function createHfTokenCounter(tokenizerJson: unknown, tokenizerConfig?: u
   }
   const modelType = typeof tokenizerJson.model.type === 'string' ? tokenizerJson.model.type : 'unknown';
   const bos = tokenText(config.bos_token);
+  const added = Array.isArray(tokenizerJson.added_tokens) ? tokenizerJson.added_tokens : [];
+  // Every added token, not only `special: true` ones: the tokenizer matches all of them in text as
+  // single ids (Qwen2.5's `<tool_call>` is `special: false` and still one token).
+  const specialTokens = added.filter((t): t is { content: string } => isRecord(t) && typeof t.content === 'string').map((t) => t.content);
   return makeChatCounter({
+    specialTokens,
     id: options.id ?? `hf:${modelType}`,
     countText: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids.length,
     template: detectChatTemplate(typeof template === 'string' ? template : null),

@@ -161,7 +161,7 @@ describe.skipIf(!GGUF)('the whole loop in a real browser', () => {
     await item.waitFor({ state: 'detached' });
     const left = await callCore<{ id: string }[]>(page, 'conversations.list');
     expect(left.map((c) => c.id)).not.toContain(firstConversation!.id);
-    const kept = await callCore<{ text: string }[]>(page, 'memory.list', { search: '篮球' });
+    const kept = await callCore<{ text: string }[]>(page, 'memory.list', { namespace: 'default', search: '篮球' });
     expect(kept.some((m) => m.text.includes('篮球'))).toBe(true);
 
     expect(browser.console.errors).toEqual([]);

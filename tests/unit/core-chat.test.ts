@@ -291,9 +291,124 @@ describe('the core, end to end in Node', () => {
     await c.jobs.drain();
     expect(await db.memories.count()).toBeGreaterThan(0);
     await c.eraseAll();
-    for (const table of [db.memories, db.memoryHistory, db.conversations, db.messages, db.promptTraces, db.jobs]) expect(await table.count()).toBe(0);
+    for (const table of [db.memories, db.memoryHistory, db.conversations, db.messages, db.promptTraces]) expect(await table.count()).toBe(0);
+    // Only the daily maintenance is queued again (tests/unit/core-erase.test.ts checks every table).
+    expect((await db.jobs.toArray()).map((j) => j.type)).toEqual(['ltm.maintenance']);
     expect(await c.store.search({ text: 'Hangzhou', namespace: 'default' })).toEqual([]);
     const again = await c.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 } });
     expect((await c.chat.send({ conversationId: again.id, text: 'hi', requestId: 'x' })).assistantMessage.status).toBe('complete');
+  });
+});
+
+describe('a full disk (IndexedDB QuotaExceededError) during a turn', () => {
+  /**
+   * Makes the next `times` inserts into `table` fail with a QuotaExceededError, as IndexedDB does
+   * when storage is full (a Dexie `creating` hook that throws aborts the write and its transaction).
+   */
+  function failInserts(table: { hook(event: 'creating', fn: () => void): void }, times = 1): () => number {
+    let left = times;
+    let thrown = 0;
+    table.hook('creating', () => {
+      if (left <= 0) return;
+      left -= 1;
+      thrown += 1;
+      throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+    });
+    return () => thrown;
+  }
+
+  it('the reply and its trace are stored together or not at all; the user message stays; the error has code storage_full; the next turn works', async () => {
+    const engine = model(() => 'A reply that will not fit.');
+    const c = await start(engine);
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    // The trace write is the last write of a turn: the reply row was already added in the same transaction.
+    const thrown = failInserts(db.promptTraces);
+    const jobsBefore = (await db.jobs.toArray()).map((j) => j.type);
+    const error = await c.chat.send({ conversationId: conversation.id, text: 'My locker is number 12', requestId: 'r1' }).catch((e: unknown) => e);
+    expect(thrown()).toBe(1);
+    expect(error).toMatchObject({ name: 'StorageFullError', code: 'storage_full' });
+    const stored = await c.conversations.messages(conversation.id);
+    expect(stored.map((m) => [m.seq, m.role, m.content])).toEqual([[0, 'user', 'My locker is number 12']]);
+    expect(await db.promptTraces.count()).toBe(0);
+    // Nothing was learned from a turn whose reply was not stored (only jobs that existed before, e.g. maintenance).
+    expect((await db.jobs.toArray()).map((j) => j.type)).toEqual(jobsBefore);
+
+    const next = await c.chat.send({ conversationId: conversation.id, text: 'Try again', requestId: 'r2' });
+    expect(next.assistantMessage).toMatchObject({ seq: 2, status: 'complete', content: 'A reply that will not fit.' });
+    expect((await c.conversations.messages(conversation.id)).map((m) => m.seq)).toEqual([0, 1, 2]);
+    expect(await db.promptTraces.get(next.assistantMessage.id)).toBeDefined();
+  });
+
+  it('a user message that does not fit stores nothing (no message, no new title) and reports storage_full', async () => {
+    const c = await start(model(() => 'unused'));
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    failInserts(db.messages);
+    const error = await c.chat.send({ conversationId: conversation.id, text: 'Hello there', requestId: 'r1' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'storage_full' });
+    expect(await db.messages.count()).toBe(0);
+    expect((await c.conversations.get(conversation.id))!.title).toBe(conversation.title);
+  });
+});
+
+describe('the memory core killed mid-reply', () => {
+  /** A model that streams its first words, then never finishes (the context running it dies meanwhile). */
+  function stallingModel(): ChatEngine & { started: Promise<void> } {
+    const base = model(() => 'unused');
+    let markStarted!: () => void;
+    const started = new Promise<void>((resolve) => (markStarted = resolve));
+    return Object.assign(Object.create(base) as ChatEngine, {
+      started,
+      complete: async (_request: unknown, onDelta?: (d: string) => void) => {
+        onDelta?.('Once upon a ');
+        markStarted();
+        return new Promise<never>(() => undefined);
+      },
+    });
+  }
+
+  it('the next core stores exactly one error reply (disconnected) after the kept user message, once, and the next turn works', async () => {
+    const engine = stallingModel();
+    const dying = await start(engine);
+    const firstDb = db;
+    const conversation = await dying.conversations.create({ strategy: { kind: 'full-buffer' } });
+    core = null;
+    void dying.chat.send({ conversationId: conversation.id, text: 'Tell me a long story', requestId: 'r1' });
+    await engine.started;
+    // "Killed": the context's memory is gone; only what reached IndexedDB remains.
+    await dying.stop();
+    firstDb.close();
+
+    // The offscreen document is created again (core.ensure) on the same database.
+    db = new RecallDB(firstDb.name);
+    const reborn = await createCore({
+      db,
+      engines: engineManager(model(() => 'The end.')),
+      loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
+      events: { chatDelta: () => undefined, jobs: () => undefined },
+    });
+    core = reborn;
+    const messages = await reborn.conversations.messages(conversation.id);
+    expect(messages.map((m) => [m.seq, m.role, m.status, m.content, m.errorCode ?? null])).toEqual([
+      [0, 'user', 'complete', 'Tell me a long story', null],
+      [1, 'assistant', 'error', '', 'disconnected'],
+    ]);
+    expect(messages[1]!.error).toMatch(/interrupted/);
+    expect(await db.settings.where('key').startsWith('state.openTurn.').count()).toBe(0);
+    // Recovering again stores nothing more.
+    expect(await reborn.chat.recoverInterruptedTurns()).toBe(0);
+
+    const next = await reborn.chat.send({ conversationId: conversation.id, text: 'Again please', requestId: 'r2' });
+    expect(next.assistantMessage).toMatchObject({ seq: 3, status: 'complete', content: 'The end.' });
+  });
+
+  it('a turn whose reply was stored before the kill gets no second reply', async () => {
+    const c = await start(model(() => 'Stored reply.'));
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    const turn = await c.chat.send({ conversationId: conversation.id, text: 'Hi', requestId: 'r1' });
+    // Killed between storing the reply and clearing the marker: the marker is still there.
+    await db.settings.put({ key: `state.openTurn.${turn.userMessage.id}`, value: { conversationId: conversation.id, userMessageId: turn.userMessage.id, startedAt: 1 } });
+    expect(await c.chat.recoverInterruptedTurns()).toBe(0);
+    expect((await c.conversations.messages(conversation.id)).map((m) => m.status)).toEqual(['complete', 'complete']);
+    expect(await db.settings.where('key').startsWith('state.openTurn.').count()).toBe(0);
   });
 });

@@ -46,13 +46,13 @@ function fakeWllama(log: string[]): WllamaChatEngine {
   };
 }
 
-function manager(log: string[]) {
+function manager(log: string[], packagedWebllmLibs: string[] = [], gpu = { available: false, shaderF16: false, adapter: null as string | null }) {
   db = new RecallDB(`engines-${crypto.randomUUID()}`);
   const events: EngineStatus[] = [];
   const m = createEngineManager({
     db,
-    assets: { wllamaWasmUrl: 'x', packagedModelsUrl: 'x', packagedEmbeddingModels: [] },
-    probe: async () => ({ available: false, shaderF16: false, adapter: null }),
+    assets: { wllamaWasmUrl: 'x', packagedModelsUrl: 'x', packagedEmbeddingModels: [], packagedWebllmLibs },
+    probe: async () => gpu,
     createWllama: () => fakeWllama(log),
     openFile: async (name) => new Blob([`bytes of ${name}`]),
     createEmbedder: async ({ modelId }) => {
@@ -105,5 +105,25 @@ describe('engine manager', () => {
     expect(m.embedder()).toBeNull();
     const again = await m.reloadEmbedder();
     expect(again.embedder).toMatchObject({ modelId: 'some/model', state: 'error', errorCode: 'download' });
+  });
+});
+
+describe('catalog: GPU models offered only when their library ships', () => {
+  const F16 = { available: true, shaderF16: true, adapter: 'fake' };
+
+  it('offers no GPU model (and no default) when the package ships no WebLLM library; the CPU catalogue stays', async () => {
+    const { m } = manager([], [], F16);
+    const catalog = await m.catalog();
+    expect(catalog.webllm).toEqual([]);
+    expect(catalog.defaultWebllmModel).toBe('');
+    expect(catalog.wllama.length).toBeGreaterThan(0);
+  });
+
+  it('offers the shipped model and makes it the default when the usual default is not shipped', async () => {
+    // WebLLM 0.2.86 builds Qwen2.5 0.5B (q4f16) on the Qwen2 0.5B library.
+    const { m } = manager([], ['Qwen2-0.5B-Instruct-q4f16_1_cs1k-webgpu.wasm'], F16);
+    const catalog = await m.catalog();
+    expect(catalog.webllm.map((o) => o.id)).toEqual(['Qwen2.5-0.5B-Instruct-q4f16_1-MLC']);
+    expect(catalog.defaultWebllmModel).toBe('Qwen2.5-0.5B-Instruct-q4f16_1-MLC');
   });
 });

@@ -77,6 +77,32 @@ describe('saveModelFile / openModelFile', () => {
     expect(opfs.list(['models'])).toEqual([]);
   });
 
+  it('a copy that fails midway (the source stops after two chunks) leaves no partial file, and the retry starts clean', async () => {
+    const opfs = createFakeOpfs();
+    const file = patternFile('stories.gguf', 300_000);
+    const failing = patternFile('stories.gguf', 300_000);
+    let reads = 0;
+    Object.defineProperty(failing, 'slice', {
+      value: (start: number, end: number) => {
+        reads += 1;
+        if (reads > 2) return { arrayBuffer: () => Promise.reject(new DOMException('connection lost', 'NotReadableError')) };
+        return file.slice(start, end);
+      },
+    });
+    const progress: number[] = [];
+    const error = await saveModelFile(failing, (n) => progress.push(n), { root: opfs.root, chunkBytes: 65_536 }).catch((e: unknown) => e);
+    expect((error as ModelFileError).code).toBe('io');
+    expect(progress).toEqual([65_536, 131_072]); // it did fail midway
+    expect(opfs.list(['models'])).toEqual([]); // nothing under the final name, no .partial either
+    await expect(openModelFile('stories.gguf', { root: opfs.root })).rejects.toMatchObject({ code: 'not_found' });
+
+    const saved = await saveModelFile(file, undefined, { root: opfs.root, chunkBytes: 65_536 });
+    expect(saved.sizeBytes).toBe(300_000);
+    expect(opfs.list(['models'])).toEqual(['stories.gguf']);
+    const back = await openModelFile('stories.gguf', { root: opfs.root });
+    expect(Buffer.from(await back.arrayBuffer()).equals(Buffer.from(await file.arrayBuffer()))).toBe(true);
+  });
+
   it('keeps Chinese names, strips paths and forbidden characters', async () => {
     expect(sanitizeModelFileName('C:\\models\\通义千问 1.5B.gguf')).toBe('通义千问 1.5B.gguf');
     expect(sanitizeModelFileName('a/b/c:d*e?.gguf')).toBe('c_d_e_.gguf');

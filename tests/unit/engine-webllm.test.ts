@@ -11,7 +11,10 @@ import {
   createWebLLMEngine,
   createWebLLMProgressMapper,
   DEFAULT_WEBLLM_MODEL,
+  libraryNotPackagedMessage,
   mapWebLLMLoadError,
+  shippedWebllmModels,
+  webllmLibraryFileName,
   WEBLLM_MODELS,
   webllmVariantFor,
   type WebLLMChatEngine,
@@ -31,9 +34,12 @@ afterEach(async () => {
   engines = [];
 });
 
+/** A package that ships every model library (what `npm run fetch:webllm-libs` + build produce). */
+const shipsEveryLib = async (url: string) => `chrome-extension://${FAKE_EXTENSION_ID}/runtime/webllm/${url.split('/').pop()}`;
+
 function setup(gpu: GpuInfo = F16, extra: Parameters<typeof createWebLLMEngine>[0] = {}) {
   const world = createWebLLMWorld();
-  const engine = createWebLLMEngine({ connect: world.connect, probeGpu: async () => gpu, resolvePackagedLib: async () => null, ...extra });
+  const engine = createWebLLMEngine({ connect: world.connect, probeGpu: async () => gpu, resolvePackagedLib: shipsEveryLib, ...extra });
   engines.push(engine);
   return { world, engine };
 }
@@ -186,9 +192,39 @@ describe('load', () => {
     });
     await engine.load(DEFAULT_WEBLLM_MODEL);
     const config = world.engine.appConfigs.at(-1)!;
-    expect(config.model_list.find((m) => m.model_id === DEFAULT_WEBLLM_MODEL)!.model_lib).toBe(packaged);
-    const other = config.model_list.find((m) => m.model_id === 'Qwen2.5-0.5B-Instruct-q4f16_1-MLC')!;
-    expect(other.model_lib).toMatch(/^https:\/\/raw\.githubusercontent\.com\//);
+    // The worker gets the loaded model's record only, pointing at the packaged file: no remote library URL reaches it.
+    expect(config.model_list.map((m) => [m.model_id, m.model_lib])).toEqual([[DEFAULT_WEBLLM_MODEL, packaged]]);
+  });
+
+  it('refuses a model whose library the package does not ship, and never hands the worker a remote library URL', async () => {
+    const asked: string[] = [];
+    const { world, engine } = setup(F16, {
+      resolvePackagedLib: async (url) => {
+        asked.push(url);
+        return null;
+      },
+    });
+    const error = await engine.load(DEFAULT_WEBLLM_MODEL).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EngineError);
+    expect(error).toMatchObject({ code: 'unsupported', message: libraryNotPackagedMessage(DEFAULT_WEBLLM_MODEL) });
+    expect((error as Error).message).toMatch(/not included in this build.*npm run fetch:webllm-libs/);
+    // It looked up the library WebLLM would have fetched from GitHub, and sent the worker nothing.
+    expect(asked).toEqual([prebuiltAppConfig.model_list.find((m) => m.model_id === DEFAULT_WEBLLM_MODEL)!.model_lib]);
+    expect(asked[0]).toMatch(/^https:\/\/raw\.githubusercontent\.com\/.*-webgpu\.wasm$/);
+    expect(world.engine.reloads).toEqual([]);
+    expect(world.engine.appConfigs).toEqual([]);
+    expect(engine.isLoaded()).toBe(false);
+  });
+
+  it('hands the worker no raw.githubusercontent URL in any load of any picker model (f16 and f32)', async () => {
+    for (const gpu of [F16, NO_F16]) {
+      const { world, engine } = setup(gpu);
+      for (const m of WEBLLM_MODELS) await engine.load(m.id);
+      const sent = JSON.stringify(world.engine.appConfigs);
+      expect(world.engine.appConfigs.length).toBe(WEBLLM_MODELS.length);
+      expect(sent).not.toContain('raw.githubusercontent.com');
+      expect(sent).not.toMatch(/https?:\/\/[^"]*\.wasm/);
+    }
   });
 });
 
@@ -343,5 +379,27 @@ describe('service worker registration', () => {
     expect(fromTab.closed).toBe(true);
     expect(fromOther.closed).toBe(true);
     expect(unrelated.closed).toBe(false); // not ours to judge: other listeners may own that port name
+  });
+});
+
+describe('models offered by a package (only those whose library ships)', () => {
+  const lib = (id: string) => webllmLibraryFileName(prebuiltAppConfig.model_list.find((m) => m.model_id === id)!.model_lib);
+
+  it('offers nothing when the package ships no library', () => {
+    expect(shippedWebllmModels(WEBLLM_MODELS, F16, prebuiltAppConfig.model_list, [])).toEqual([]);
+    expect(shippedWebllmModels(WEBLLM_MODELS, NO_F16, prebuiltAppConfig.model_list, [])).toEqual([]);
+  });
+
+  it('offers exactly the models whose variant library ships, in picker order, by variant id', () => {
+    // Ships the f16 library of Qwen2.5 0.5B and the f32 library of Llama 3.2 1B.
+    const libs = [lib('Qwen2.5-0.5B-Instruct-q4f16_1-MLC'), lib('Llama-3.2-1B-Instruct-q4f32_1-MLC')];
+    expect(libs).toEqual(['Qwen2-0.5B-Instruct-q4f16_1_cs1k-webgpu.wasm', 'Llama-3.2-1B-Instruct-q4f32_1_cs1k-webgpu.wasm']);
+    expect(shippedWebllmModels(WEBLLM_MODELS, F16, prebuiltAppConfig.model_list, libs).map((m) => m.id)).toEqual(['Qwen2.5-0.5B-Instruct-q4f16_1-MLC']);
+    expect(shippedWebllmModels(WEBLLM_MODELS, NO_F16, prebuiltAppConfig.model_list, libs).map((m) => m.id)).toEqual(['Llama-3.2-1B-Instruct-q4f32_1-MLC']);
+  });
+
+  it('offers every picker model when every library ships (what fetch:webllm-libs downloads)', () => {
+    const all = prebuiltAppConfig.model_list.map((m) => webllmLibraryFileName(m.model_lib));
+    expect(shippedWebllmModels(WEBLLM_MODELS, F16, prebuiltAppConfig.model_list, all).map((m) => m.label)).toEqual(WEBLLM_MODELS.map((m) => m.label));
   });
 });

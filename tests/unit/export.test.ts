@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecallDB, type MemoryRecord } from '../../src/db/schema';
-import { base64ToVector, exportAll, importAll, ImportError, parseExportFile, vectorToBase64 } from '../../src/memory/export';
+import { base64ToVector, exportAll, importAll as importFile, ImportError, parseExportFile, vectorToBase64 } from '../../src/memory/export';
+import { memoryHash } from '../../src/memory/long-term/text';
+import { importReportView } from '../../src/ui/lib/import-report';
+import { openTestStore } from '../helpers/ltm-test-store';
+
+/** `importAll` over the text of a file (as the extension does over the OPFS copy of the picked file). */
+const importAll = (db: RecallDB, store: { rebuildIndexes(): Promise<void> }, json: string, options?: Parameters<typeof importFile>[3]) =>
+  importFile(db, store, new Blob([json]), options);
 
 const dbs: RecallDB[] = [];
 const open = () => {
@@ -33,7 +40,7 @@ function memory(id: string, text: string, extra: Partial<MemoryRecord> = {}): Me
     sourceConversationId: 'c1',
     sourceMessageIds: ['m1', 'm2'],
     pinned: false,
-    hash: `h-${id}`,
+    hash: memoryHash(text),
     ...extra,
   };
 }
@@ -101,7 +108,7 @@ describe('exportAll / importAll', () => {
     // Imported memories keep old times: the next maintenance must compare everything again.
     expect(await target.settings.get('state.ltmMaintenance')).toBeUndefined();
     // 3 memories + 4 history rows + 1 conversation + 5 messages.
-    expect(report).toEqual({ added: 13, updated: 0, skipped: 0, errors: [], needsEmbedding: 1 });
+    expect(report).toEqual({ added: 13, updated: 0, skipped: 0, errors: [], needsEmbedding: 1, vectorsDropped: 0, forgotten: 0 });
     expect(idx.rebuilt()).toBe(1);
 
     const before = await snapshot(source);
@@ -133,7 +140,7 @@ describe('exportAll / importAll', () => {
     const target = open();
     await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 });
     const second = await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 });
-    expect(second).toEqual({ added: 0, updated: 0, skipped: 13, errors: [], needsEmbedding: 0 });
+    expect(second).toEqual({ added: 0, updated: 0, skipped: 13, errors: [], needsEmbedding: 0, vectorsDropped: 0, forgotten: 0 });
 
     await source.memories.update('b', { text: 'Lives in Hangzhou, Xihu district', updatedAt: T0 + 1000 });
     const third = await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 + 2000 });
@@ -143,18 +150,54 @@ describe('exportAll / importAll', () => {
     expect(last).toMatchObject({ event: 'IMPORT', oldText: 'Lives in Hangzhou', newText: 'Lives in Hangzhou, Xihu district', source: 'import' });
   });
 
-  it('skips a memory that duplicates a current one and reports a taken message position', async () => {
+  it('a re-import of an old export does not bring back what the user deleted or forgot here (tombstones), and says so', async () => {
+    const source = open();
+    await seed(source);
+    const json = (await exportAll(source)).json;
+    const { db: target, store } = await openTestStore({ embedder: null, now: T0 });
+    dbs.push(target);
+    await importAll(target, store, json, { now: () => T0 });
+    await store.remove(['b'], 'DELETE', 'user'); // the user deletes "Lives in Hangzhou"
+    await store.remove(['a'], 'FORGET', 'user'); // and forgets the trip
+    // Under other ids too: the tombstone is on the (recomputed) text hash, not on the id.
+    const file = JSON.parse(json) as { memories: { id: string }[] };
+    file.memories = file.memories.map((m) => ({ ...m, id: `again-${m.id}` }));
+    const report = await importAll(target, store, json, { now: () => T0 });
+    const renamed = await importAll(target, store, JSON.stringify(file), { now: () => T0 });
+    for (const r of [report, renamed]) expect(r.forgotten).toBe(2);
+    expect(await target.memories.get('a')).toBeUndefined();
+    expect(await target.memories.get('b')).toBeUndefined();
+    expect(await target.memories.get('again-b')).toBeUndefined();
+    // The past fact that was not deleted still comes in under its new id.
+    expect((await target.memories.get('again-c'))?.text).toBe('Lives in Shenzhen');
+    expect(importReportView(report).lines).toContainEqual({ key: 'memory.importReport.forgotten', count: 2 });
+  });
+
+  it('skips a memory that duplicates a current one (same text, by the recomputed hash)', async () => {
+    const source = open();
+    await seed(source);
+    const target = open();
+    await target.conversations.add({ id: 'c1', title: 'x', namespace: 'default', strategy: { kind: 'full-buffer' }, createdAt: T0, updatedAt: T0 + 99 });
+    await target.memories.add(memory('zz', 'lives in  HANGZHOU'));
+    const report = await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 });
+    expect(report.errors).toEqual([]);
+    expect(await target.memories.get('b')).toBeUndefined();
+    // The local conversation is newer: kept.
+    expect((await target.conversations.get('c1'))!.title).toBe('x');
+  });
+
+  it('refuses the whole file when a message position is already taken by another message (nothing written)', async () => {
     const source = open();
     await seed(source);
     const target = open();
     await target.conversations.add({ id: 'c1', title: 'x', namespace: 'default', strategy: { kind: 'full-buffer' }, createdAt: T0, updatedAt: T0 + 99 });
     await target.messages.add({ id: 'other', conversationId: 'c1', seq: 0, role: 'user', content: 'hi', createdAt: T0, status: 'complete' });
-    await target.memories.add(memory('zz', 'Lives in Hangzhou', { hash: 'h-b' }));
-    const report = await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 });
-    expect(report.errors).toEqual(['Message m1 was not imported: position 0 of conversation c1 already holds message other.']);
-    expect(await target.memories.get('b')).toBeUndefined();
-    // The local conversation is newer: kept.
-    expect((await target.conversations.get('c1'))!.title).toBe('x');
+    const before = await snapshot(target);
+    await expect(importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 })).rejects.toThrow(
+      'Message m1 cannot be imported: position 0 of conversation c1 already holds another message (other). Nothing was imported.',
+    );
+    expect(await snapshot(target)).toEqual(before);
+    expect((await target.settings.toArray()).map((r) => r.key)).toEqual([]);
   });
 
   describe('a bad file changes nothing', () => {

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { DBCore } from 'dexie';
 import { RecallDB } from '../../src/db/schema';
 import { backoffMs, createJobQueue, JobDeferred } from '../../src/jobs/queue';
 
@@ -17,7 +18,7 @@ describe('job queue', () => {
     await q.start();
     await q.drain();
     expect(seen).toEqual([1, 2]);
-    expect(await q.stats()).toEqual({ queued: 0, scheduled: 0, retrying: 0, running: 0, failed: 0, done: 2, current: null, recentFailures: [] });
+    expect(await q.stats()).toEqual({ queued: 0, scheduled: 0, retrying: 0, running: 0, failed: 0, done: 2, parked: 0, parkedTypes: [], current: null, recentFailures: [] });
     await q.stop();
   });
 
@@ -142,5 +143,80 @@ describe('job queue', () => {
     expect(runs).toEqual(['start', 'foreground', 'start', 'end']);
     expect(await db.jobs.get(id)).toMatchObject({ status: 'done', attempts: 1 });
     await q.stop();
+  });
+
+  it('parks a job of an unknown type instead of polling IndexedDB, and runs it once a handler registers', async () => {
+    open();
+    // Count every read the queue makes, at Dexie's DBCore level (get, getMany, query, openCursor, count).
+    let reads = 0;
+    db.use({
+      stack: 'dbcore',
+      name: 'count-reads',
+      create: (down: DBCore): DBCore => ({
+        ...down,
+        table: (name) => {
+          const table = down.table(name);
+          const counted = <A extends unknown[], R>(fn: (...args: A) => R) => (...args: A): R => {
+            reads += 1;
+            return fn(...args);
+          };
+          return {
+            ...table,
+            get: counted(table.get.bind(table)),
+            getMany: counted(table.getMany.bind(table)),
+            query: counted(table.query.bind(table)),
+            openCursor: counted(table.openCursor.bind(table)),
+            count: counted(table.count.bind(table)),
+          };
+        },
+      }),
+    });
+    // Fake clock for the queue's timers only (fake-indexeddb schedules with setImmediate, kept real).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let t = 1_000_000;
+      const q = createJobQueue(db, { now: () => t });
+      const id = await q.enqueue('from.a.newer.version', { x: 1 });
+      await q.start();
+      await q.drain();
+      const afterStart = reads;
+      // 100 scheduler ticks of 10 ms each (one second of the old ~1,000 polls a second).
+      for (let tick = 0; tick < 100; tick++) {
+        t += 10;
+        await vi.advanceTimersByTimeAsync(10);
+      }
+      expect(reads - afterStart).toBe(0);
+      expect(vi.getTimerCount()).toBe(0); // nothing is scheduled to wake the loop
+      expect(await db.jobs.get(id)).toMatchObject({ status: 'parked', attempts: 0, lastError: 'No handler is registered for job type "from.a.newer.version"' });
+      expect(await q.stats()).toMatchObject({ queued: 0, parked: 1, parkedTypes: ['from.a.newer.version'] });
+
+      // A handler for the type registers (e.g. after an update): the parked job runs.
+      const seen: unknown[] = [];
+      q.register('from.a.newer.version', async (payload) => void seen.push(payload));
+      await vi.waitFor(async () => expect((await db.jobs.get(id))?.status).toBe('done'));
+      expect(seen).toEqual([{ x: 1 }]);
+      expect(await q.stats()).toMatchObject({ parked: 0, parkedTypes: [], done: 1 });
+      await q.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('resumes parked jobs on start when their handler is registered by then', async () => {
+    open();
+    const first = createJobQueue(db);
+    const id = await first.enqueue('later', {});
+    await first.start();
+    await first.drain();
+    await first.stop();
+    expect((await db.jobs.get(id))?.status).toBe('parked');
+    const second = createJobQueue(db);
+    let ran = 0;
+    second.register('later', async () => void (ran += 1));
+    await second.start();
+    await second.drain();
+    expect(ran).toBe(1);
+    expect((await db.jobs.get(id))?.status).toBe('done');
+    await second.stop();
   });
 });

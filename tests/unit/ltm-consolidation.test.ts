@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecallDB } from '../../src/db/schema';
 import type { ChatRequest } from '../../src/engines/types';
-import { applyConsolidation, consolidate, parseDecision, planConsolidation, type ConsolidationContext } from '../../src/memory/long-term/consolidation';
+import { applyConsolidation, consolidate, parseDecision, planConsolidation, updateChangesMeaning, updateTextProblem, type ConsolidationContext } from '../../src/memory/long-term/consolidation';
 import { prepareItem, type RawItem } from '../../src/memory/long-term/extraction/items';
 import type { LongTermStore } from '../../src/memory/long-term/store';
 import { createScriptedEngine, type ScriptedEngine } from '../helpers/scripted-engine';
@@ -229,5 +229,122 @@ describe('consolidation with LLM decisions (scripted engine)', () => {
     const second = await applyConsolidation(plan, ctx);
     expect(second).toMatchObject({ added: 0, invalidated: 0 });
     expect(await db.memories.count()).toBe(after);
+  });
+});
+
+describe('same-slot candidates (a contradiction that shares no word)', () => {
+  /** Replies `{"event": <event>, "id": <id of the line holding `needle`>}` (+ text), read from the prompt. */
+  const replyFor = (needle: string, event: string, text?: string) => (request: ChatRequest) => {
+    const line = request.messages[1]!.content.split('\n').find((l) => l.includes(needle));
+    if (!line) return '{"event": "ADD"}';
+    return JSON.stringify({ event, id: line.split(':')[0], ...(text ? { text } : {}) });
+  };
+
+  it('English: "Moved to Hangzhou" is compared with "Lives in Shenzhen", and an INVALIDATE reply closes it', async () => {
+    const store = await setup();
+    const shenzhen = await seed(store, 'Lives in Shenzhen');
+    await seed(store, 'Works as a nurse');
+    await seed(store, 'My sister Ana lives in Lisbon');
+    const engine = createScriptedEngine();
+    engine.push(replyFor('Lives in Shenzhen', 'INVALIDATE'));
+    const out = await consolidate(items({ kind: 'profile', text: 'Moved to Hangzhou' }), context(store, engine));
+    // The old memory is shown to the model; other slots and other subjects are not.
+    expect(engine.requests[0]!.messages[1]!.content).toBe('EXISTING:\n0: Lives in Shenzhen\nNEW: Moved to Hangzhou\nJSON:');
+    expect(out.actions.map((a) => [a.event, a.reason])).toEqual([['DELETE', 'llm']]);
+    const newId = out.summary.memoryIds[0]!;
+    expect(await store.get(shenzhen.id)).toMatchObject({ current: 0, validUntil: T2, supersededBy: newId });
+    expect(await store.get(newId)).toMatchObject({ text: 'Moved to Hangzhou', current: 1 });
+  });
+
+  it('Chinese: 搬到了杭州 is compared with 我住在深圳, and an UPDATE reply keeps 深圳 as a past fact', async () => {
+    const store = await setup();
+    const shenzhen = await seed(store, '我住在深圳');
+    await seed(store, '在一家医院当护士');
+    const engine = createScriptedEngine();
+    engine.push(replyFor('我住在深圳', 'UPDATE', '住在杭州'));
+    const out = await consolidate(items({ kind: 'profile', text: '搬到了杭州' }), context(store, engine));
+    expect(engine.requests[0]!.messages[1]!.content).toBe('EXISTING:\n0: 我住在深圳\nNEW: 搬到了杭州\nJSON:');
+    expect(out.actions.map((a) => [a.event, a.reason])).toEqual([['DELETE', 'update-changes-meaning']]);
+    const newId = out.summary.memoryIds[0]!;
+    expect(await store.get(newId)).toMatchObject({ text: '住在杭州', current: 1 });
+    expect(await store.get(shenzhen.id)).toMatchObject({ text: '我住在深圳', current: 0, validUntil: T2, supersededBy: newId });
+  });
+
+  it('a pet name, a job and an age find their slot across wordings', async () => {
+    const store = await setup();
+    const dog = await seed(store, 'My dog is called Rex');
+    const job = await seed(store, '在腾讯当程序员');
+    const age = await seed(store, 'I am 34 years old');
+    const engine = createScriptedEngine({ fallback: '{"event": "ADD"}' });
+    await planConsolidation(items({ kind: 'fact', text: 'Our dog got renamed Bolt' }, { kind: 'profile', text: '跳槽到了阿里巴巴' }, { kind: 'profile', text: 'Birthday was last week, turned 35' }), context(store, engine));
+    const shown = engine.requests.map((r) => r.messages[1]!.content.split('\n')[1]);
+    expect(shown).toEqual([`0: ${dog.text}`, `0: ${job.text}`, `0: ${age.text}`]);
+  });
+
+  it('unrelated slots are not added as candidates: the model is not asked', async () => {
+    const store = await setup();
+    await seed(store, 'Lives in Shenzhen');
+    await seed(store, 'Works as a nurse');
+    await seed(store, '我住在深圳');
+    const engine = createScriptedEngine(); // throws if called
+    const out = await consolidate(items({ kind: 'fact', text: 'Has a cat named Mimi' }, { kind: 'preference', text: '喜欢喝乌龙茶' }), context(store, engine));
+    expect(out.actions.map((a) => [a.event, a.reason])).toEqual([['ADD', 'no-candidates'], ['ADD', 'no-candidates']]);
+    expect(engine.requests).toHaveLength(0);
+  });
+});
+
+describe('UPDATE replies are checked before they rewrite a memory', () => {
+  it('{"event":"UPDATE","id":"0","text":"ok"} leaves "Lives in Shenzhen" as it is and stores "Lives in Hangzhou"', async () => {
+    const store = await setup();
+    const shenzhen = await seed(store, 'Lives in Shenzhen');
+    const engine = createScriptedEngine();
+    engine.push('{"event":"UPDATE","id":"0","text":"ok"}');
+    const out = await consolidate(items({ kind: 'profile', text: 'Lives in Hangzhou' }), context(store, engine));
+    expect(out.actions.map((a) => [a.event, a.reason])).toEqual([['ADD', 'invalid-update']]);
+    expect(out.llmFailures).toEqual(['UPDATE for "Lives in Hangzhou" refused, the item is added instead: the merged text "ok" is not grounded in the new fact or the old memory (0% of its words occur in them)']);
+    expect(await store.get(shenzhen.id)).toMatchObject({ text: 'Lives in Shenzhen', current: 1 });
+    expect(await store.get(out.summary.memoryIds[0]!)).toMatchObject({ text: 'Lives in Hangzhou', current: 1 });
+    const history = await db.memoryHistory.where('memoryId').equals(shenzhen.id).toArray();
+    expect(history.map((h) => h.event)).toEqual(['ADD']);
+  });
+
+  it('a plausible UPDATE that changes the meaning keeps the past state: old closed, merged text a new memory, history on both', async () => {
+    const store = await setup();
+    const shenzhen = await seed(store, 'Lives in Shenzhen');
+    const engine = createScriptedEngine();
+    engine.push('{"event":"UPDATE","id":"0","text":"Lives in Hangzhou"}');
+    const out = await consolidate(items({ kind: 'profile', text: 'Lives in Hangzhou now' }), context(store, engine));
+    expect(out.summary).toMatchObject({ added: 1, updated: 0, invalidated: 1 });
+    const newId = out.summary.memoryIds[0]!;
+    expect(await store.get(newId)).toMatchObject({ text: 'Lives in Hangzhou', current: 1, createdAt: T2 });
+    expect(await store.get(shenzhen.id)).toMatchObject({ text: 'Lives in Shenzhen', current: 0, validUntil: T2, supersededBy: newId });
+    const history = await db.memoryHistory.where('memoryId').equals(shenzhen.id).toArray();
+    expect(history.map((h) => [h.event, h.oldText, h.newText])).toEqual([
+      ['ADD', null, 'Lives in Shenzhen'],
+      ['INVALIDATE', 'Lives in Shenzhen', 'Lives in Shenzhen'],
+    ]);
+  });
+
+  it('other ungrounded merges fall back to ADD: a story, one that drops the new fact, one far too long', async () => {
+    const store = await setup();
+    const tea = await seed(store, '喜欢喝茶', 'preference');
+    const long = `喜欢喝茶${'，'.repeat(1)}${'也喜欢乌龙茶'.repeat(10)}`;
+    for (const text of ['从前有一只小兔子', '喜欢喝茶', long]) {
+      const engine = createScriptedEngine();
+      engine.push(JSON.stringify({ event: 'UPDATE', id: '0', text }));
+      const plan = await planConsolidation(items({ kind: 'preference', text: '也喜欢乌龙茶' }), context(store, engine));
+      expect(plan.actions.map((a) => [a.event, a.reason])).toEqual([['ADD', 'invalid-update']]);
+    }
+    expect((await store.get(tea.id))!.text).toBe('喜欢喝茶');
+  });
+
+  it('updateTextProblem and updateChangesMeaning on hand-made cases', () => {
+    expect(updateTextProblem('Lives in Hangzhou, moved from Shenzhen', 'Moved to Hangzhou', 'Lives in Shenzhen')).toBeNull();
+    expect(updateTextProblem('Lives in Porto', 'Moved to Hangzhou', 'Lives in Shenzhen')).toMatch(/drops the new fact \(0% of its words kept\)/);
+    expect(updateTextProblem('...', 'Moved to Hangzhou', 'Lives in Shenzhen')).toMatch(/has no content words/);
+    expect(updateChangesMeaning('Lives in Shenzhen', 'Lives in Hangzhou')).toBe(true);
+    expect(updateChangesMeaning('Lives in Shenzhen', 'Lives in Shenzhen, Nanshan district')).toBe(false);
+    expect(updateChangesMeaning('喜欢喝茶', '喜欢喝茶，尤其是乌龙茶')).toBe(false);
+    expect(updateChangesMeaning('我住在深圳', '住在杭州')).toBe(true);
   });
 });

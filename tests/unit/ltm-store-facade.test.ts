@@ -64,8 +64,8 @@ describe('long-term memory facade', () => {
       sourceConversationId: 'c1', sourceMessageIds: ['c1-u0', 'c1-a0'], importance: 0.3, pinned: false,
     });
     expect((await db.memoryHistory.toArray())[0]).toMatchObject({ event: 'ADD', source: 'conversation:c1' });
-    // The extraction job has no handler here (LTM-B registers it): it stays queued, untouched.
-    expect((await db.jobs.where('type').equals(EXTRACT_JOB).first())?.status).toBe('queued');
+    // The extraction job has no handler here (LTM-B registers it): it is parked, never attempted.
+    expect(await db.jobs.where('type').equals(EXTRACT_JOB).first()).toMatchObject({ status: 'parked', attempts: 0 });
     expect((await store.search({ text: '成都出差', namespace: 'default' }))[0]?.memory.id).toBe(memories[0]!.id);
   });
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatResult } from '../../src/engines/types';
 import { conversationLanguage, cjkShare, dominantLanguage, languageMatches } from '../../src/memory/short-term/language';
-import { entityKey, groundedShare, mentions, parseEntityReply, parseJsonObject, parseSummaryReply, summaryGroundingProblem } from '../../src/memory/short-term/parse';
+import { entityKey, groundedShare, keyFacts, mentions, missingKeyFacts, parseEntityReply, parseJsonObject, parseSummaryReply, summaryGroundingProblem } from '../../src/memory/short-term/parse';
 import { entityPrompt, summaryPrompt } from '../../src/memory/short-term/prompts';
 import { wordCounter } from '../../bench/data/strategy-harness';
 
@@ -68,7 +68,32 @@ describe('summary grounding', () => {
     expect(summaryGroundingProblem('Yes,', '', conv)).toBe('summary has no content words');
     expect(summaryGroundingProblem('Hello.', '', 'Hi! Hello!')).toBeNull(); // nothing to summarize: a short gist is fine
     expect(summaryGroundingProblem('Ana plans a trip to Kyoto in April.', previous, 'I am planning a trip to Kyoto in April.')).toMatch(/drops the previous summary/);
-    expect(summaryGroundingProblem('Ana, a nurse, lives in Porto with her dog Bolt (adopted 3 May), loves hiking, and plans a trip to Kyoto in April.', previous, 'I am planning a trip to Kyoto in April.')).toBeNull();
+    // Every key fact of the previous summary must survive: the Gerês mountains may not be dropped.
+    expect(summaryGroundingProblem('Ana, a nurse, lives in Porto with her dog Bolt (adopted 3 May), loves hiking, and plans a trip to Kyoto in April.', previous, 'I am planning a trip to Kyoto in April.')).toBe(
+      'summary drops key facts of the previous summary: Gerês',
+    );
+    expect(summaryGroundingProblem('Ana, a nurse, lives in Porto with her dog Bolt (adopted 3 May), loves hiking in the Gerês mountains, and plans a trip to Kyoto in April.', previous, 'I am planning a trip to Kyoto in April.')).toBeNull();
+  });
+
+  it('key facts of a previous summary (names, places, dates, numbers, Chinese proper nouns) must survive, however short it is', () => {
+    expect(keyFacts('The user said: My sister Ana lives in Lisbon.')).toEqual(['Ana', 'Lisbon']);
+    expect(keyFacts('She met Bo on 2024-05-10 at 14:30 and paid 120 euros.')).toEqual(['Bo', '2024-05-10', '14:30', '120']);
+    // 里斯本 (three characters), 安娜 after 妹妹, 咪咪 after 叫, 北京 after 去了; 2024 and 5 before 年/月.
+    expect(keyFacts('用户的妹妹安娜住在里斯本，她的猫叫咪咪，2024年5月去了北京。')).toEqual(['安娜', '里斯本', '咪咪', '北京', '2024', '5']);
+    expect(missingKeyFacts('My sister Ana lives in Lisbon.', 'The user adopted a cat called Miso.')).toEqual(['Ana', 'Lisbon']);
+    expect(missingKeyFacts('My sister Ana lives in Lisbon.', "The user's sister ana lives in LISBON.")).toEqual([]);
+    expect(missingKeyFacts("Ana's dog Bolt lives in Lisbon.", "Bolt, Ana’s dog, is in Lisbon's old town.")).toEqual([]);
+    expect(missingKeyFacts('用户的妹妹安娜住在里斯本。', '用户养了一只猫。安娜在里斯本。')).toEqual([]);
+    // The case: fewer than 8 key words before, so the retained-share rule never applied.
+    const previous = 'The user said: My sister Ana lives in Lisbon.';
+    expect(summaryGroundingProblem('The user adopted a cat called Miso.', previous, 'I adopted a cat called Miso.', 'I adopted a cat called Miso.')).toBe(
+      'summary drops key facts of the previous summary: Ana, Lisbon',
+    );
+    expect(summaryGroundingProblem('The user adopted a cat called Miso; their sister Ana lives in Lisbon.', previous, 'I adopted a cat called Miso.', 'I adopted a cat called Miso.')).toBeNull();
+    expect(summaryGroundingProblem('用户养了一只猫，叫味噌。', '用户的妹妹安娜住在里斯本。', '我养了一只猫，叫味噌。', '我养了一只猫，叫味噌。')).toMatch(/^summary drops the previous summary/);
+    expect(
+      parseSummaryReply(ok('{"summary": "The user adopted a cat called Miso."}'), { counter, maxTokens: 100, language: 'en', grounding: { previous, lines: 'I adopted a cat called Miso.' } }),
+    ).toEqual({ ok: false, reason: 'summary drops key facts of the previous summary: Ana, Lisbon', missingFacts: ['Ana', 'Lisbon'] });
   });
 
   it("rejects a summary that keeps none of the user's own words, even when it echoes the replies", () => {

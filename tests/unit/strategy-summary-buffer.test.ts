@@ -277,6 +277,32 @@ describe('garbage summarizer replies never corrupt the stored summary', () => {
     });
   }
 
+  it('a fold that forgets the short previous summary (Ana, Lisbon) is retried once naming them, then rejected: the turns stay verbatim until a good fold', async () => {
+    setup();
+    // 100 tokens per word, limit 1000: the first fold takes exchange 1 (600 + 300), the second the next user line.
+    await h.addExchange('c1', 'My sister Ana lives in Lisbon', 'Lisbon is lovely');
+    await h.addExchange('c1', 'I adopted a cat called Miso', 'Congratulations on Miso');
+    const forgetful = summaryJson('The user adopted a cat called Miso.');
+    engine.push(summaryJson("The user's sister Ana lives in Lisbon."), forgetful, forgetful);
+    const s = createStrategy({ kind: 'summary-buffer', maxTokens: 1000 }, h.deps);
+    await s.onExchange('c1', { userMessageId: 'x', assistantMessageId: 'y' });
+    await h.jobs.start();
+    await h.jobs.drain();
+    expect(engine.requests.map((r) => linesOf(r))).toEqual(['User: My sister Ana lives in Lisbon\nAssistant: Lisbon is lovely', 'User: I adopted a cat called Miso', 'User: I adopted a cat called Miso']);
+    expect(engine.requests[2]!.messages[1]!.content).toContain('left out facts of the previous summary: Ana, Lisbon.');
+    const state = await readSummaryState(h.db, 'c1', 'summary-buffer');
+    expect(state).toMatchObject({ summary: "The user's sister Ana lives in Lisbon.", folds: 1, rejectedReplies: 1, lastError: 'summary drops key facts of the previous summary: Ana, Lisbon' });
+    const ctx = await s.load('c1', { userText: 'next', budgetTokens: 100_000 });
+    expect(ctx.summary).toBe("The user's sister Ana lives in Lisbon.");
+    expect(ctx.recent.map((m) => m.content)).toEqual(['I adopted a cat called Miso', 'Congratulations on Miso']);
+    expect(ctx.pending).toMatchObject({ messages: 1 });
+
+    engine.push(summaryJson('Sister Ana lives in Lisbon; adopted cat Miso.')); // 8 words: within twice the 400-token target
+    t += 2_000;
+    await h.jobs.drain();
+    expect(await readSummaryState(h.db, 'c1', 'summary-buffer')).toMatchObject({ summary: 'Sister Ana lives in Lisbon; adopted cat Miso.', folds: 2, lastError: null });
+  });
+
   it('rejects an English summary of a Chinese conversation, and keeps Chinese text untranslated in the prompt', async () => {
     setup({ counter: wordCounter(0, 0, 100) });
     await h.addExchange('c1', '我叫李雷 住在杭州 我的猫叫麻薯', '好的 我记住了 你的猫叫麻薯');

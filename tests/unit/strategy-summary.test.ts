@@ -109,3 +109,55 @@ describe('summary strategy', () => {
     expect(ctx.recent.map((m) => m.content)).toEqual(['I am allergic to peanuts.', 'I will remember that.']);
   });
 });
+
+describe('a summary that forgets the previous one', () => {
+  /** Folds a first exchange into `first`, then a second exchange with `replies` queued. */
+  async function twoFolds(first: [string, string, string], second: [string, string], ...replies: string[]) {
+    setup();
+    const s = createStrategy({ kind: 'summary' }, h.deps);
+    await h.addExchange('c1', first[0], first[1]);
+    engine.push(summaryJson(first[2]));
+    await s.onExchange('c1', { userMessageId: 'u', assistantMessageId: 'a' });
+    await h.jobs.start();
+    await h.jobs.drain();
+    await h.addExchange('c1', second[0], second[1]);
+    engine.push(...replies);
+    await s.onExchange('c1', { userMessageId: 'u', assistantMessageId: 'a' });
+    await h.jobs.drain();
+    return s;
+  }
+
+  it('English: a fold that drops Ana and Lisbon (a previous summary of fewer than 8 key words) is asked again, naming them, and the good reply is kept', async () => {
+    const s = await twoFolds(
+      ['My sister Ana lives in Lisbon.', 'Lisbon is lovely!', 'The user said: My sister Ana lives in Lisbon.'],
+      ['I adopted a cat called Miso.', 'Congratulations on Miso!'],
+      summaryJson('The user adopted a cat called Miso.'),
+      summaryJson("The user's sister Ana lives in Lisbon. The user adopted a cat called Miso."),
+    );
+    expect(engine.requests).toHaveLength(3);
+    expect(engine.requests[2]!.messages[1]!.content).toContain('Important: an earlier answer left out facts of the previous summary: Ana, Lisbon.');
+    expect(engine.requests[1]!.messages[1]!.content).not.toContain('Important:');
+    const state = await readSummaryState(h.db, 'c1', 'summary');
+    expect(state).toMatchObject({ summary: "The user's sister Ana lives in Lisbon. The user adopted a cat called Miso.", coveredSeq: 3, folds: 2, lastError: null });
+    expect((await s.load('c1', { userText: 'x', budgetTokens: 1000 })).recent).toEqual([]);
+  });
+
+  it('Chinese: a fold that forgets 安娜 and 里斯本 twice is rejected; the previous summary and the new turns are both kept', async () => {
+    const s = await twoFolds(
+      ['我妹妹安娜住在里斯本。', '里斯本很美！', '用户的妹妹安娜住在里斯本。'],
+      ['我养了一只猫，叫味噌。', '恭喜你有了味噌！'],
+      summaryJson('用户养了一只猫，叫味噌。'),
+      summaryJson('用户养了一只叫味噌的猫。'),
+    );
+    expect(engine.requests).toHaveLength(3); // one corrective retry, bounded
+    expect(engine.requests[2]!.messages[1]!.content).toContain('left out facts of the previous summary: 安娜, 里斯本.');
+    const state = await readSummaryState(h.db, 'c1', 'summary');
+    expect(state).toMatchObject({ summary: '用户的妹妹安娜住在里斯本。', coveredSeq: 1, rejectedReplies: 1 });
+    expect(state.lastError).toMatch(/^summary drops the previous summary/);
+    const job = (await h.db.jobs.where('status').equals('queued').toArray())[0];
+    expect(job).toMatchObject({ type: SUMMARY_JOB, attempts: 1 }); // retried later with backoff, up to the job's maxAttempts
+    const ctx = await s.load('c1', { userText: 'x', budgetTokens: 1000 });
+    expect(ctx.summary).toBe('用户的妹妹安娜住在里斯本。');
+    expect(ctx.recent.map((m) => m.content)).toEqual(['我养了一只猫，叫味噌。', '恭喜你有了味噌！']);
+  });
+});

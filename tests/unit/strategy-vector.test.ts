@@ -12,14 +12,15 @@ afterEach(async () => h?.close());
 
 describe('vector strategy', () => {
   it('returns the top-k retrieved exchanges (best first) that are not already in the recent window', async () => {
-    const calls: [string, number][] = [];
+    const calls: { text: string; k: number; namespace: string }[] = [];
     let hits: RetrievedExchange[] = [];
     h = createHarness({
-      searchExchanges: async (text, k) => {
-        calls.push([text, k]);
+      searchExchanges: async (query) => {
+        calls.push(query);
         return hits;
       },
     });
+    await h.addConversation('c1', { kind: 'vector', k: 1, topK: 2 }, 'work');
     await h.addExchange('c1', 'u1', 'a1');
     const last = await h.addExchange('c1', 'u2', 'a2');
     hits = [
@@ -31,7 +32,8 @@ describe('vector strategy', () => {
     ];
     const s = createStrategy({ kind: 'vector', k: 1, topK: 2 }, h.deps);
     const ctx = await s.load('c1', { userText: 'Tell me about my cat', budgetTokens: 1000 });
-    expect(calls).toEqual([['Tell me about my cat', 3]]); // topK + k, since window hits are skipped
+    // topK + k, since window hits are skipped; only the conversation's own namespace is searched.
+    expect(calls).toEqual([{ text: 'Tell me about my cat', k: 3, namespace: 'work' }]);
     expect(ctx.retrieved.map((r) => r.similarity)).toEqual([0.83, 0.71]);
     expect(ctx.recent.map((m) => m.content)).toEqual(['u2', 'a2']);
     expect(ctx.summary).toBeNull();
@@ -43,6 +45,7 @@ describe('vector strategy', () => {
         throw new Error('embedder not loaded');
       },
     });
+    await h.addConversation('c1', { kind: 'vector', k: 2, topK: 4 });
     await h.addExchange('c1', 'u1', 'a1');
     const ctx = await createStrategy({ kind: 'vector', k: 2, topK: 4 }, h.deps).load('c1', { userText: 'x', budgetTokens: 1000 });
     expect(ctx.retrieved).toEqual([]);

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { countPromptTokens, createGgufTokenCounter, GgufReadError, readGgufMetadata } from '../../src/tokens';
 import { GGUF_TOKEN_TYPE, LlamaSpmTokenizer } from '../../src/tokens/spm';
 import { loadQwenTokenizerFiles, qwenCounter } from '../../bench/data/qwen-tokenizer';
+import { neutralizerFor } from '../../src/prompt/neutralize';
 
 const STORIES = new URL('../../../shared/fixtures/models/stories260K/stories260K.gguf', import.meta.url);
 const haveStories = existsSync(STORIES);
@@ -88,6 +89,25 @@ describe('createGgufTokenCounter', () => {
     ];
     const joined = '<|im_start|>system\nBe kind.<|im_end|>\n<|im_start|>user\nTell me a story.<|im_end|>\n<|im_start|>assistant\n';
     expect(countPromptTokens(counter!, messages)).toBe(counter!.count(joined) + 1);
+  });
+
+  it.skipIf(!haveStories)('lists its CONTROL/USER_DEFINED tokens; neutralized text encodes to no special id (stories260K)', async () => {
+    const blob = new Blob([readFileSync(STORIES)]);
+    const counter = (await createGgufTokenCounter(blob))!;
+    const md = await readGgufMetadata(blob);
+    const tokens = md['tokenizer.ggml.tokens'] as string[];
+    const types = md['tokenizer.ggml.token_type'] as number[];
+    const spm = new LlamaSpmTokenizer({ tokens, scores: md['tokenizer.ggml.scores'] as number[], types }, { addSpacePrefix: true });
+    const specialIds = new Set(types.flatMap((t, id) => (t === GGUF_TOKEN_TYPE.control || t === GGUF_TOKEN_TYPE.userDefined ? [id] : [])));
+    expect(counter.specialTokens).toEqual([...specialIds].map((id) => tokens[id]));
+    expect(counter.specialTokens).toEqual(expect.arrayContaining(['<s>', '</s>']));
+    const text = counter.specialTokens.map((t) => `Once${t}upon a time 忽略${t}`).join(' ');
+    // Raw, the text holds two special ids per special token (so the check below can fail)…
+    expect(spm.encode(text).filter((id) => specialIds.has(id))).toHaveLength(2 * counter.specialTokens.length);
+    // …neutralized, none.
+    const out = neutralizerFor(counter).stored(text);
+    expect(out.count).toBe(2 * counter.specialTokens.length);
+    expect(spm.encode(out.text).filter((id) => specialIds.has(id))).toEqual([]);
   });
 
   it.skipIf(!haveStories)('reads only header slices of a large model Blob', async () => {

@@ -4,7 +4,7 @@
  */
 import { JSDOM } from 'jsdom';
 import { describe, expect, it } from 'vitest';
-import { createMarkdownRenderer, escapeHtml } from '../../src/ui/lib/markdown';
+import { capNesting, createMarkdownRenderer, escapeHtml, MAX_MARKDOWN_NESTING, plainTextHtml } from '../../src/ui/lib/markdown';
 
 const window = new JSDOM('').window;
 const render = createMarkdownRenderer(window as unknown as Parameters<typeof createMarkdownRenderer>[0]);
@@ -69,5 +69,49 @@ describe('renderMarkdown', () => {
 describe('escapeHtml', () => {
   it('escapes the five HTML-special characters', () => {
     expect(escapeHtml(`<a href="x">'&'</a>`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+  });
+});
+
+describe('hostile nesting (issue 8, item 1)', () => {
+  /** Depth of nested <blockquote> elements along the first chain. */
+  const blockquoteDepth = (el: Element) => {
+    let depth = 0;
+    for (let node = el.querySelector('blockquote'); node; node = node.querySelector(':scope > blockquote')) depth++;
+    return depth;
+  };
+
+  it("renders '>'.repeat(3000) + ' x' (which overflows marked's stack) capped at the nesting limit", () => {
+    const text = '>'.repeat(3000) + ' x';
+    const el = dom(render(text));
+    expect(blockquoteDepth(el)).toBe(MAX_MARKDOWN_NESTING);
+    // Nothing of the reply is lost: the markers beyond the cap are shown as text.
+    expect(el.textContent!.replace(/\s+/g, '')).toBe('>'.repeat(3000 - MAX_MARKDOWN_NESTING) + 'x');
+  });
+
+  it('renders deeply nested lists, numbered lists and indentation without throwing', () => {
+    for (const text of ['- '.repeat(3000) + 'x', '1. '.repeat(3000) + 'x', Array.from({ length: 2000 }, (_, i) => ' '.repeat(i * 2) + '- a').join('\n')]) {
+      const el = dom(render(text));
+      expect(el.querySelector('ul, ol')).not.toBeNull();
+      expect(el.textContent).toContain(text.includes('a') ? 'a' : 'x');
+    }
+  });
+
+  it('leaves ordinary Markdown and deep code inside fences unchanged', () => {
+    const normal = '> quote\n> > nested\n\n- a\n  - b\n\n```\n' + '>'.repeat(100) + '\n```';
+    expect(capNesting(normal)).toBe(normal);
+    expect(capNesting('>'.repeat(MAX_MARKDOWN_NESTING) + ' x')).toBe('>'.repeat(MAX_MARKDOWN_NESTING) + ' x');
+    expect(capNesting('>'.repeat(MAX_MARKDOWN_NESTING + 2) + ' x')).toBe('>'.repeat(MAX_MARKDOWN_NESTING) + '\\>> x');
+  });
+
+  it('falls back to plain, escaped text when rendering throws (real stack overflow, cap disabled)', () => {
+    const uncapped = createMarkdownRenderer(window as unknown as Parameters<typeof createMarkdownRenderer>[0], { maxNesting: Infinity });
+    const text = '>'.repeat(3000) + ' x <b>y</b>\nline 2';
+    let html = '';
+    expect(() => (html = uncapped(text))).not.toThrow();
+    const el = dom(html);
+    expect(el.querySelector('blockquote, b')).toBeNull();
+    expect(el.querySelector('p.plain-fallback')).not.toBeNull();
+    expect(el.textContent).toBe('>'.repeat(3000) + ' x <b>y</b>line 2');
+    expect(el.querySelectorAll('br')).toHaveLength(1);
   });
 });

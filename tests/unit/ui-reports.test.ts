@@ -174,11 +174,11 @@ describe('importReportView', () => {
       const target = open();
       const store = { rebuildIndexes: async () => undefined };
 
-      const first = importReportView(await importAll(target, store, json, { now: () => T0 }));
+      const first = importReportView(await importAll(target, store, new Blob([json]), { now: () => T0 }));
       expect(first.title).toBe('memory.importReport.title');
       expect(first.lines).toEqual([{ key: 'memory.importReport.added', count: 3 }]); // 1 conversation + 2 messages
 
-      const again = importReportView(await importAll(target, store, json, { now: () => T0 }));
+      const again = importReportView(await importAll(target, store, new Blob([json]), { now: () => T0 }));
       expect(again.title).toBe('memory.importReport.titleNothingNew');
       expect(again.lines).toEqual([{ key: 'memory.importReport.upToDate', count: 3 }]);
     });

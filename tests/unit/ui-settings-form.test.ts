@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Settings } from '../../src/messaging/protocol';
 import { controlPatch, parseIntInRange, patchChangesSettings, settingsToForm } from '../../src/ui/lib/settings-form';
-import { checkImportText, MAX_IMPORT_BYTES } from '../../src/ui/lib/import-file';
+import { checkImportFile, checkImportStart, MAX_IMPORT_BYTES } from '../../src/ui/lib/import-file';
 import { resolveUiLanguage } from '../../src/ui/lib/locale';
 
 const settings: Settings = {
@@ -63,18 +63,20 @@ describe('settings form (each control saves on its own)', () => {
   });
 });
 
-describe('checkImportText', () => {
-  it('accepts a JSON object or array (BOM and spaces removed)', () => {
-    expect(checkImportText('\uFEFF  {"version":1}\n', 20)).toEqual({ ok: true, json: '{"version":1}' });
-    expect(checkImportText('[]', 2)).toEqual({ ok: true, json: '[]' });
+describe('checkImportStart / checkImportFile', () => {
+  it('accepts a file that starts a JSON object (BOM and spaces removed); the core checks the rest while streaming', async () => {
+    expect(checkImportStart('\uFEFF  {"version":1}\n', 20)).toEqual({ ok: true });
+    expect(await checkImportFile(new Blob(['{"format": "recall-export"' + ' '.repeat(10_000)]))).toEqual({ ok: true });
   });
-  it('explains what is wrong with other files', () => {
-    expect(checkImportText('   ', 3)).toEqual({ ok: false, reason: 'empty' });
-    expect(checkImportText('{}', MAX_IMPORT_BYTES + 1)).toEqual({ ok: false, reason: 'too_large' });
-    const truncated = checkImportText('{"memories": [{"text": "我喜欢打篮球"', 40);
-    expect(truncated.ok).toBe(false);
-    expect(truncated).toMatchObject({ reason: 'not_json' });
-    expect(checkImportText('"just a string"', 15)).toEqual({ ok: false, reason: 'not_json', detail: 'top level is not an object' });
+  it('explains what is wrong with other files', async () => {
+    expect(checkImportStart('   ', 3)).toEqual({ ok: false, reason: 'empty' });
+    expect(await checkImportFile(new Blob([]))).toEqual({ ok: false, reason: 'empty' });
+    expect(checkImportStart('{}', MAX_IMPORT_BYTES + 1)).toEqual({ ok: false, reason: 'too_large' });
+    expect(checkImportStart('[]', 2)).toEqual({ ok: false, reason: 'not_json', detail: 'it does not start with a JSON object' });
+    expect(checkImportStart('"just a string"', 15)).toMatchObject({ ok: false, reason: 'not_json' });
+  });
+  it('accepts files far above the old 200 MB limit (a backup of 26,100 memories with vectors is about 70 MB)', () => {
+    expect(checkImportStart('{', 1_000_000_000)).toEqual({ ok: true });
   });
 });
 

@@ -35,6 +35,11 @@ export const PACKAGED_WEBLLM_LIBS_PATH = '/runtime/webllm/';
 export const NO_WEBGPU_MESSAGE =
   'WebGPU is not available in this browser or on this device, so the GPU engine (WebLLM) cannot run. Use the CPU engine (wllama) instead.';
 
+/** Message of the `unsupported` error thrown when the model's WebGPU library is not in this build. */
+export function libraryNotPackagedMessage(modelId: string): string {
+  return `The GPU model library of ${modelId} is not included in this build (run npm run fetch:webllm-libs before building). Use the CPU engine instead.`;
+}
+
 /** The subset of `chrome.runtime.Port` the proxy uses (tests pass a fake pair of ports). */
 export interface WebLLMPort {
   readonly name: string;
@@ -51,7 +56,7 @@ export interface WebLLMChatEngine extends ChatEngine {
    * browser cache). The f32 variant is used when the GPU lacks `shader-f16`, so `modelId`
    * afterwards may differ from the argument.
    * @throws EngineError: `no_webgpu` (no adapter), `unsupported` (unknown model id, missing GPU
-   *   feature), `download` (network failure), `load` (out of GPU memory, cancelled through
+   *   feature), also when the model's WebGPU library is not shipped in the package, `download` (network failure), `load` (out of GPU memory, cancelled through
    *   `options.signal`, other failures), `disconnected` (the service worker stopped meanwhile).
    *   The engine is not loaded after a failure.
    */
@@ -72,7 +77,8 @@ export interface WebLLMEngineOptions {
   appConfig?: AppConfig;
   /**
    * Given a model record's `model_lib` URL, returns the URL of the same library shipped in the
-   * package, or `null` to use the original. Default: looks for the file name under
+   * package, or `null` when the package does not ship it (then `load` throws
+   * `EngineError('unsupported')`: a library fetched at run time would be remote code). Default: looks for the file name under
    * `/runtime/webllm/` in the extension (so release builds can ship every WASM file).
    */
   resolvePackagedLib?: (modelLibUrl: string) => Promise<string | null>;
@@ -233,10 +239,11 @@ export function createWebLLMEngine(options: WebLLMEngineOptions = {}): WebLLMCha
     contextWindow = null;
     counter = null;
 
+    // A model library is WebAssembly: an extension may only run the ones it ships. The worker is
+    // given one record, whose library is the packaged file, so no remote library URL reaches it.
     const packagedLib = await resolveLib(record.model_lib).catch(() => null);
-    const config: AppConfig = packagedLib
-      ? { ...appConfig, model_list: appConfig.model_list.map((m) => (m.model_id === variant ? { ...m, model_lib: packagedLib } : m)) }
-      : appConfig;
+    if (!packagedLib) throw new EngineError('unsupported', libraryNotPackagedMessage(variant));
+    const config: AppConfig = { ...appConfig, model_list: [{ ...record, model_lib: packagedLib }] };
     // Sent on every load: the worker's engine may still hold another load's library URLs.
     c.client.setAppConfig(config);
 

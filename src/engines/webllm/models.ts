@@ -79,3 +79,44 @@ export function webllmVariantFor(modelId: string, gpu: GpuInfo): string {
   if (gpu.shaderF16) return modelId;
   return modelId.replace(F16_VARIANT, (_match, bits: string, suffix: string | undefined) => `-q${bits}f32${suffix ?? ''}-MLC`);
 }
+
+/**
+ * Path, inside the package, of the generated list of WebLLM model libraries the build ships
+ * (written by `wxt.config.ts` from `public/runtime/webllm/*.wasm`). Shape: `PackagedWebllmLibs`.
+ */
+export const PACKAGED_WEBLLM_MANIFEST_PATH = '/runtime/webllm/packaged.json';
+
+/** Contents of the packaged-libraries manifest: the library file names (`*-webgpu.wasm`), sorted. */
+export interface PackagedWebllmLibs {
+  libraries: string[];
+}
+
+/** File name of a model library URL or path: the part after the last `/` (`…/x-webgpu.wasm` → `x-webgpu.wasm`). */
+export function webllmLibraryFileName(modelLibUrl: string): string {
+  return modelLibUrl.slice(modelLibUrl.lastIndexOf('/') + 1);
+}
+
+/**
+ * The picker's models that this package can run on this GPU: each model's variant id (see
+ * `webllmVariantFor`) whose compiled library ships in the package. An extension may not run
+ * WebAssembly fetched at run time, so a model whose library is missing is not offered at all.
+ * @param models picker models (base ids), e.g. `WEBLLM_MODELS`.
+ * @param gpu the probe result (picks f16 or f32 variants).
+ * @param modelList WebLLM's model records (`prebuiltAppConfig.model_list`): id → `model_lib` URL.
+ * @param packagedLibs library file names the package ships (`PackagedWebllmLibs.libraries`).
+ * @returns the offered models with their variant ids, in picker order; `[]` when none ships.
+ */
+export function shippedWebllmModels(
+  models: readonly ModelOption[],
+  gpu: GpuInfo,
+  modelList: readonly { model_id: string; model_lib: string }[],
+  packagedLibs: readonly string[],
+): ModelOption[] {
+  const shipped = new Set(packagedLibs);
+  return models
+    .map((m) => ({ ...m, id: webllmVariantFor(m.id, gpu) }))
+    .filter((m) => {
+      const record = modelList.find((r) => r.model_id === m.id);
+      return record !== undefined && shipped.has(webllmLibraryFileName(record.model_lib));
+    });
+}

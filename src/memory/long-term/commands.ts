@@ -4,7 +4,8 @@
  *   pinned memory at once (importance 0.9; relative dates made absolute against the message time;
  *   the user's wording and language kept as typed).
  * - "forget …", "forget about …", "忘记…", "忘掉…", "请忘记…" remove the memories that match from the
- *   store, its indexes and the memory history (store event `FORGET`), and report what matched.
+ *   store, its indexes and the memory history (store event `FORGET`), together with the
+ *   conversation rounds that state a removed fact (`roundsStating`), and report all of them.
  *
  * Forget is deliberately conservative (deleting the wrong memory is worse than keeping one): a
  * memory matches when it contains nearly all the content words of the argument, or at least half
@@ -14,7 +15,8 @@
 import type { MemoryKind } from '../../db/schema';
 import { cosineSimilarity, contentTerms, termCoverage } from './extraction/language';
 import { guessKind, prepareItem } from './extraction/items';
-import type { MemoryCommandResult, MemoryStore, RetrievalQuery, RetrievedMemory } from './types';
+import { MAX_MEMORY_TEXT_CHARS } from './text';
+import type { MemoryCommandResult, MemoryStore, MemoryView, RetrievalQuery, RetrievedMemory } from './types';
 
 /**
  * The store plus its hybrid search, as `createMemoryStore` returns it. `options.timeFilters: false`
@@ -23,6 +25,8 @@ import type { MemoryCommandResult, MemoryStore, RetrievalQuery, RetrievedMemory 
  */
 export type SearchableStore = MemoryStore & {
   search(query: RetrievalQuery, options?: { timeFilters?: boolean }): Promise<RetrievedMemory[]>;
+  /** The episodic rounds that state a fact (see `LongTermStore.roundsStating`). */
+  roundsStating(fact: Pick<MemoryView, 'id' | 'namespace' | 'kind' | 'text' | 'sourceMessageIds'>): Promise<MemoryView[]>;
 };
 
 /** A recognized command. `argument` is the text after the command word, trimmed. */
@@ -133,6 +137,7 @@ export async function runMemoryCommand(
 async function remember(store: SearchableStore, argument: string, context: MemoryCommandContext): Promise<MemoryCommandResult> {
   const now = context.now ?? Date.now();
   const text = argument.replace(/[。.!！]+$/u, '').trim();
+  if (text.length > MAX_MEMORY_TEXT_CHARS) return { command: 'remember', affected: [], refused: 'too_long' };
   const item = prepareItem({ kind: guessKind(text, now), text }, now);
   const { memory, created } = await store.add(
     {
@@ -194,6 +199,13 @@ export async function findForgetMatches(store: SearchableStore, argument: string
 
 async function forget(store: SearchableStore, argument: string, context: MemoryCommandContext): Promise<MemoryCommandResult> {
   const matches = await findForgetMatches(store, argument, context.namespace);
-  if (matches.length > 0) await store.remove(matches.map((m) => m.id), 'FORGET', 'user');
-  return { command: 'forget', affected: matches.map(({ id, kind, text }) => ({ id, kind, text })) };
+  const affected = new Map(matches.map(({ id, kind, text }) => [id, { id, kind, text }]));
+  // The conversation rounds that state a forgotten fact would bring it back into prompts: they go too.
+  for (const match of matches) {
+    const fact = await store.get(match.id);
+    if (!fact) continue;
+    for (const round of await store.roundsStating(fact)) if (!affected.has(round.id)) affected.set(round.id, { id: round.id, kind: round.kind, text: round.text });
+  }
+  if (affected.size > 0) await store.remove([...affected.keys()], 'FORGET', 'user');
+  return { command: 'forget', affected: [...affected.values()] };
 }

@@ -6,7 +6,10 @@
  * 1. For each new item, fetch the nearest existing memories of the same namespace (vector
  *    `store.nearest` plus lexical `store.search`, extracted kinds only — never episodic rounds or
  *    summaries), keeping those that look related (cosine ≥ `candidateMinSimilarity`, or sharing a
- *    content word).
+ *    content word), plus the current memories about the same slot of the same subject
+ *    (`store.inSlot`, `slots.ts`: where the user lives, their job, a pet's name, …), which a
+ *    contradiction may share no word with ("Lives in Shenzhen" / "Moved to Hangzhou"). Same-slot
+ *    memories rank first; at most `candidates` are shown.
  * 2. Without the LLM: an exact duplicate (same normalized text) or a near duplicate (cosine ≥
  *    `nearDuplicateCosine`, or content-word Jaccard ≥ 0.9) is a NOOP — or an UPDATE to the new text
  *    when that text says strictly more; an item with no related memory is an ADD; a repeat of an
@@ -18,6 +21,13 @@
  * 4. DELETE never erases: the new item is added and the old memory's validity is closed at the
  *    message time with `supersededBy` pointing at the new one ("I moved from Shenzhen to Hangzhou":
  *    Hangzhou current, Shenzhen past, both queryable).
+ * 5. UPDATE is checked before anything is written (`updateTextProblem`): a merged text that is not
+ *    grounded in the new item and the old memory ("ok"), drops the new fact or is far too long is
+ *    refused and the item is added as it is (reason `invalid-update`, reported in `llmFailures`).
+ *    An UPDATE that changes the meaning (`updateChangesMeaning`: a content word of the old text is
+ *    gone, "Lives in Shenzhen" → "Lives in Hangzhou") is applied like DELETE: the merged text
+ *    becomes a new current memory and the old one is closed as a past fact; only an UPDATE that
+ *    keeps every content word of the old text (adds detail) rewrites it in place.
  *
  * Safety: the whole plan (embeddings, searches, LLM calls) is computed before the first write, so a
  * misbehaving model cannot leave half a decision behind. An unusable decision reply (after a bounded
@@ -25,16 +35,17 @@
  * rewritten by the model: an UPDATE of it becomes an ADD. Each write is one store transaction with
  * its history entry; re-running a plan after a crash is harmless (repeats become exact duplicates).
  */
-import type { MemoryRecord } from '../../db/schema';
+import type { MemoryKind, MemoryRecord } from '../../db/schema';
 import type { ChatEngine, ChatMessage } from '../../engines/types';
 import type { SearchableStore } from './commands';
 import type { PreparedItem } from './extraction/items';
 import { parseJsonReply } from './extraction/json';
 import { containsCjk, contentTerms, cosineSimilarity, normalizeForCompare, termCoverage, truncateMiddle } from './extraction/language';
+import { memorySlot } from './slots';
 import type { MemoryView } from './types';
 
 /** Kinds consolidation compares against (episodic rounds and summaries are never candidates). */
-const CANDIDATE_KINDS = new Set(['profile', 'preference', 'event', 'fact', 'instruction']);
+const CANDIDATE_KINDS: ReadonlySet<MemoryKind> = new Set<MemoryKind>(['profile', 'preference', 'event', 'fact', 'instruction']);
 
 /** Tunables (defaults in `DEFAULT_CONSOLIDATION_OPTIONS`). */
 export interface ConsolidationOptions {
@@ -78,9 +89,14 @@ export interface ConsolidationContext {
 
 /** One planned change. `targetId` is a real memory id (never shown to the model). */
 export type ConsolidationAction =
-  | { event: 'ADD'; item: PreparedItem; reason: 'no-candidates' | 'llm' | 'llm-failed' | 'pinned-target' | 'target-taken' }
+  | { event: 'ADD'; item: PreparedItem; reason: 'no-candidates' | 'llm' | 'llm-failed' | 'pinned-target' | 'target-taken' | 'invalid-update' }
   | { event: 'UPDATE'; item: PreparedItem; targetId: string; text: string; reason: 'llm' | 'richer-duplicate' }
-  | { event: 'DELETE'; item: PreparedItem; targetId: string; reason: 'llm' }
+  /**
+   * Add a new current memory and close the target (`supersededBy` = the new one). `text` is the
+   * new memory's text when it is not the item's: an UPDATE that changes the target's meaning
+   * (`updateChangesMeaning`) keeps the old state as a past fact and stores the merged text anew.
+   */
+  | { event: 'DELETE'; item: PreparedItem; targetId: string; reason: 'llm' | 'update-changes-meaning'; text?: string }
   | { event: 'NOOP'; item: PreparedItem; targetId?: string; reason: 'exact-duplicate' | 'near-duplicate' | 'batch-duplicate' | 'llm' };
 
 /** The plan of one batch, plus what the model did. */
@@ -110,6 +126,8 @@ interface Candidate {
   similarity: number | null;
   /** Share of the item's content words found in the memory (0..1). */
   coverage: number;
+  /** About the same slot of the same subject as the item (`memorySlot`). */
+  sameSlot: boolean;
 }
 
 function abortError(signal?: AbortSignal): unknown {
@@ -143,25 +161,32 @@ function saysMore(richer: string, base: string): boolean {
 async function findCandidates(item: PreparedItem, vector: Float32Array | null, ctx: ConsolidationContext, o: ConsolidationOptions): Promise<Candidate[]> {
   const byId = new Map<string, Candidate>();
   const terms = contentTerms(item.text);
+  const similarityTo = async (id: string): Promise<number | null> => {
+    if (!vector) return null;
+    const record: MemoryRecord | undefined = await ctx.store.get(id);
+    return record?.embedding && record.embedding.length === vector.length ? cosineSimilarity(vector, record.embedding) : null;
+  };
   if (vector) {
     for (const hit of await ctx.store.nearest(vector, { namespace: ctx.namespace, k: o.candidates * 3 })) {
       if (!CANDIDATE_KINDS.has(hit.memory.kind)) continue;
-      byId.set(hit.memory.id, { memory: hit.memory, similarity: hit.similarity, coverage: termCoverage(terms, hit.memory.text) });
+      byId.set(hit.memory.id, { memory: hit.memory, similarity: hit.similarity, coverage: termCoverage(terms, hit.memory.text), sameSlot: false });
     }
   }
   const lexicalHits = await ctx.store.search({ text: item.text, namespace: ctx.namespace, k: o.candidates * 3, now: ctx.messageTime }, { timeFilters: false });
   for (const hit of lexicalHits) {
     if (!CANDIDATE_KINDS.has(hit.memory.kind) || byId.has(hit.memory.id)) continue;
-    let similarity: number | null = null;
-    if (vector) {
-      const record: MemoryRecord | undefined = await ctx.store.get(hit.memory.id);
-      if (record?.embedding && record.embedding.length === vector.length) similarity = cosineSimilarity(vector, record.embedding);
-    }
-    byId.set(hit.memory.id, { memory: hit.memory, similarity, coverage: termCoverage(terms, hit.memory.text) });
+    byId.set(hit.memory.id, { memory: hit.memory, similarity: await similarityTo(hit.memory.id), coverage: termCoverage(terms, hit.memory.text), sameSlot: false });
   }
+  // Same subject and slot ("Lives in Shenzhen" / "Moved to Hangzhou"): a candidate even with no shared word.
+  for (const memory of await ctx.store.inSlot(memorySlot(item.text), { namespace: ctx.namespace, k: o.candidates, kinds: [...CANDIDATE_KINDS] })) {
+    const known = byId.get(memory.id);
+    if (known) known.sameSlot = true;
+    else byId.set(memory.id, { memory, similarity: await similarityTo(memory.id), coverage: termCoverage(terms, memory.text), sameSlot: true });
+  }
+  const score = (c: Candidate) => (c.similarity ?? 0) + c.coverage + (c.sameSlot ? 1 : 0);
   return [...byId.values()]
-    .filter((c) => c.memory.current === 1 && ((c.similarity ?? 0) >= o.candidateMinSimilarity || c.coverage > 0))
-    .sort((a, b) => (b.similarity ?? 0) + b.coverage - ((a.similarity ?? 0) + a.coverage))
+    .filter((c) => c.memory.current === 1 && (c.sameSlot || (c.similarity ?? 0) >= o.candidateMinSimilarity || c.coverage > 0))
+    .sort((a, b) => score(b) - score(a))
     .slice(0, o.candidates);
 }
 
@@ -241,6 +266,53 @@ export function parseDecision(reply: string, candidateCount: number, itemText: s
     return { ok: false, message: 'The merged "text" must stay in Chinese (中文); never translate.' };
   }
   return { ok: true, decision: { event, index, text } };
+}
+
+/**
+ * Limits on an UPDATE's merged text (see `updateTextProblem`): `minGrounded` is the share (0..1)
+ * of its content words that must occur in the new item or the old memory; `minNewCoverage` the
+ * share it must keep of the new item's content words that the old memory lacks (the new
+ * information); `extraChars` how many characters (code points) it may be longer than the new item
+ * and the old memory together.
+ */
+export const UPDATE_TEXT_LIMITS = { minGrounded: 0.5, minNewCoverage: 0.5, extraChars: 40 } as const;
+
+/**
+ * Checks that an UPDATE's merged `text` is grounded in the new item and the old memory, so that a
+ * bad reply ("ok", a story, another subject) can neither overwrite a memory nor drop the new fact:
+ * it has content words (`contentTerms`), at least `minGrounded` of them occur in `itemText` or
+ * `oldText` (`termCoverage`: whole words, CJK as substrings), it keeps at least `minNewCoverage`
+ * of the item's content words that are not in `oldText` (what the item adds), and it is at most
+ * `extraChars` characters longer than both texts together.
+ * @returns a readable problem, or `null` when the text is usable.
+ * @example updateTextProblem('ok', 'Lives in Hangzhou', 'Lives in Shenzhen') // 'the merged text "ok" is not grounded …'
+ */
+export function updateTextProblem(text: string, itemText: string, oldText: string): string | null {
+  const limit = Array.from(itemText).length + Array.from(oldText).length + UPDATE_TEXT_LIMITS.extraChars;
+  const length = Array.from(text).length;
+  if (length > limit) return `the merged text is ${length} characters long (at most ${limit}: the new fact and the old memory together)`;
+  const terms = contentTerms(text);
+  const quoted = JSON.stringify(truncateMiddle(text, 60));
+  if (terms.length === 0) return `the merged text ${quoted} has no content words`;
+  const grounded = termCoverage(terms, `${itemText}\n${oldText}`);
+  if (grounded < UPDATE_TEXT_LIMITS.minGrounded) return `the merged text ${quoted} is not grounded in the new fact or the old memory (${Math.round(grounded * 100)}% of its words occur in them)`;
+  // What the item says that the old memory does not: the merge exists to carry it.
+  const newTerms = contentTerms(itemText).filter((t) => termCoverage([t], oldText) === 0);
+  const kept = termCoverage(newTerms, text);
+  if (newTerms.length > 0 && kept < UPDATE_TEXT_LIMITS.minNewCoverage) return `the merged text ${quoted} drops the new fact (${Math.round(kept * 100)}% of its words kept)`;
+  return null;
+}
+
+/**
+ * `true` when replacing `oldText` by `newText` changes its meaning rather than adding detail:
+ * some content word of the old text (`contentTerms`) is not contained in the new one
+ * (`termCoverage` < 1; token containment, CJK terms as substrings). "Lives in Shenzhen" →
+ * "Lives in Hangzhou" changes it (Shenzhen is gone); "喜欢喝茶" → "喜欢喝茶，尤其是乌龙茶" adds
+ * detail. A text without content words never changes meaning.
+ */
+export function updateChangesMeaning(oldText: string, newText: string): boolean {
+  const terms = contentTerms(oldText);
+  return terms.length > 0 && termCoverage(terms, newText) < 1;
 }
 
 async function decide(engine: ChatEngine, item: PreparedItem, candidates: Candidate[], ctx: ConsolidationContext, o: ConsolidationOptions): Promise<{ decision: Decision | null; calls: number; failure?: string }> {
@@ -342,7 +414,21 @@ export async function planConsolidation(items: PreparedItem[], ctx: Consolidatio
         plan.actions.push({ event: 'ADD', item, reason: 'pinned-target' });
         continue;
       }
+      const problem = updateTextProblem(decision.text, item.text, target.text);
+      if (problem) {
+        // Never overwrite a memory with an ungrounded text, never lose the new fact: add it as it is.
+        plan.llmFailures.push(`UPDATE for "${truncateMiddle(item.text, 60)}" refused, the item is added instead: ${problem}`);
+        planned.push(item);
+        plan.actions.push({ event: 'ADD', item, reason: 'invalid-update' });
+        continue;
+      }
       takenTargets.add(target.id);
+      if (updateChangesMeaning(target.text, decision.text)) {
+        // The old state was true until now: keep it as a closed past fact, store the merged text anew.
+        planned.push({ ...item, text: decision.text });
+        plan.actions.push({ event: 'DELETE', item, targetId: target.id, text: decision.text, reason: 'update-changes-meaning' });
+        continue;
+      }
       plan.actions.push({ event: 'UPDATE', item, targetId: target.id, text: decision.text, reason: 'llm' });
       continue;
     }
@@ -356,7 +442,8 @@ export async function planConsolidation(items: PreparedItem[], ctx: Consolidatio
 /**
  * Applies a plan to the store: ADD → `store.add`; UPDATE → `store.update` (text, importance =
  * max, source message ids merged, an event's end date follows the new item); DELETE → add the new
- * item, then `store.invalidate(old, messageTime, source, newId)`; NOOP → nothing.
+ * item (with the action's `text` when it has one: an UPDATE that changed the meaning), then
+ * `store.invalidate(old, messageTime, source, newId)`; NOOP → nothing.
  * @throws the store's errors (each change is its own transaction; what was applied before stays,
  *   and re-running the same plan is harmless).
  */
@@ -411,7 +498,7 @@ export async function applyConsolidation(plan: ConsolidationPlan, ctx: Consolida
         break;
       }
       case 'DELETE': {
-        const fresh = await add(action.item);
+        const fresh = await add(action.text === undefined ? action.item : { ...action.item, text: action.text });
         const old = await ctx.store.get(action.targetId);
         if (old && old.current === 1 && old.id !== fresh.id) {
           await ctx.store.invalidate(action.targetId, ctx.messageTime, source, fresh.id);

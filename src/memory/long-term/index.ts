@@ -13,12 +13,17 @@ import type { MessageRecord, RecallDB } from '../../db/schema';
 import type { JobQueue } from '../../jobs/queue';
 import { runMemoryCommand } from './commands';
 import { EXTRACT_JOB, EXTRACT_JOB_OPTIONS } from './jobs';
-import { rememberedReply } from './text';
-import { recordAccess } from './store';
-import type { ExchangeInput, LongTermMemory, MemoryStore, RetrievalQuery, RetrievedMemory } from './types';
+import { capChars } from '../../prompt/neutralize';
+import { MAX_MEMORY_TEXT_CHARS, memoryHash, rememberedReply } from './text';
+import { isTombstoned, recordAccess } from './store';
+import type { ExchangeInput, LongTermMemory, MemoryStore, MemoryView, RetrievalQuery, RetrievedMemory } from './types';
 
 /** The store as the facade needs it: `createMemoryStore`'s result satisfies it. */
-export type SearchableStore = MemoryStore & { search(query: RetrievalQuery): Promise<RetrievedMemory[]> };
+export type SearchableStore = MemoryStore & {
+  search(query: RetrievalQuery): Promise<RetrievedMemory[]>;
+  /** See `LongTermStore.roundsStating`. */
+  roundsStating(fact: Pick<MemoryView, 'id' | 'namespace' | 'kind' | 'text' | 'sourceMessageIds'>): Promise<MemoryView[]>;
+};
 
 /** Job type of the episodic-memory job. */
 export const EPISODIC_JOB = 'ltm.episodic';
@@ -38,7 +43,8 @@ export interface LongTermMemoryDeps {
 
 /**
  * Creates the facade.
- * - `retrieve`: the store's hybrid search; records an access (`lastAccessedAt`, `accessCount`)
+ * - `retrieve`: the store's hybrid search, episodic rounds of superseded facts marked
+ *   (`markPastRounds`); records an access (`lastAccessedAt`, `accessCount`)
  *   on what it returns, in the background (`flush()` resolves when those writes are done; a
  *   failed write is logged and never fails the retrieval).
  * - `onExchange`: enqueues `ltm.episodic` and `ltm.extract` (with `EXTRACT_JOB_OPTIONS`) for the
@@ -50,7 +56,8 @@ export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory &
   let accessWrites: Promise<void> = Promise.resolve();
   return {
     async retrieve(query) {
-      const results = await deps.store.search({ ...query, now: query.now ?? now() });
+      const t = query.now ?? now();
+      const results = await markPastRounds(deps.db, await deps.store.search({ ...query, now: t }), t);
       // Written in the background: the prompt does not wait for the bookkeeping.
       const ids = results.map((r) => r.memory.id);
       const at = now();
@@ -71,6 +78,28 @@ export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory &
   };
 }
 
+/**
+ * Sets `pastSince` on each episodic round of `results` from which a fact was extracted that a
+ * contradiction has closed by `at` (`supersededBy` set, `validUntil <= at`): the earliest such
+ * `validUntil`. One indexed read over the rounds' source message ids. Returns new objects.
+ */
+export async function markPastRounds(db: RecallDB, results: RetrievedMemory[], at: number): Promise<RetrievedMemory[]> {
+  const rounds = results.filter((r) => r.memory.kind === 'episodic' && r.memory.sourceMessageIds.length > 0);
+  if (rounds.length === 0) return results;
+  const facts = await db.memories
+    .where('sourceMessageIds')
+    .anyOf([...new Set(rounds.flatMap((r) => r.memory.sourceMessageIds))])
+    .filter((m) => m.kind !== 'episodic' && m.supersededBy !== undefined && m.validUntil !== null && m.validUntil <= at)
+    .toArray();
+  if (facts.length === 0) return results;
+  return results.map((r) => {
+    if (r.memory.kind !== 'episodic') return r;
+    const ids = new Set(r.memory.sourceMessageIds);
+    const closed = facts.filter((f) => f.namespace === r.memory.namespace && f.sourceMessageIds.some((id) => ids.has(id))).map((f) => f.validUntil!);
+    return closed.length > 0 ? { ...r, memory: { ...r.memory, pastSince: Math.min(...closed) } } : r;
+  });
+}
+
 function checkExchange(input: ExchangeInput): void {
   for (const key of ['conversationId', 'namespace', 'userMessageId', 'assistantMessageId'] as const) {
     if (typeof input?.[key] !== 'string' || !input[key]) throw new Error(`Exchange is missing "${key}"`);
@@ -84,9 +113,11 @@ function checkExchange(input: ExchangeInput): void {
  * when the reply is missing, failed, stopped by the user or empty (`rememberedReply`).
  */
 export function episodicText(user: MessageRecord, assistant: MessageRecord | undefined): string {
-  const parts = [`User: ${user.content.trim()}`];
+  // Each side gets half of MAX_MEMORY_TEXT_CHARS (minus its label and "…"), so the round always fits the store.
+  const half = Math.floor(MAX_MEMORY_TEXT_CHARS / 2) - 16;
+  const parts = [`User: ${capChars(user.content.trim(), half)}`];
   const reply = rememberedReply(assistant);
-  if (reply) parts.push(`Assistant: ${reply}`);
+  if (reply) parts.push(`Assistant: ${capChars(reply, half)}`);
   return parts.join('\n');
 }
 
@@ -96,7 +127,8 @@ export function episodicText(user: MessageRecord, assistant: MessageRecord | und
  * message's time, source conversation and both message ids). When the same text is already
  * stored (an exact duplicate, e.g. "Good morning" / "Good morning!"), the existing memory gains
  * the new message ids (history event `MERGE`) instead of a second copy.
- * Idempotent (a resumed job finds the memory it already stored, by source message id). An
+ * Idempotent (a resumed job finds the memory it already stored, by source message id); a round
+ * whose text the user deleted is not stored again (tombstone). An
  * exchange whose user message no longer exists (conversation deleted meanwhile) stores nothing.
  * @throws Error for a malformed payload (the queue marks the job failed after its retries).
  */
@@ -112,13 +144,16 @@ export function registerEpisodicJobs(jobs: JobQueue, deps: { store: MemoryStore;
       .first();
     if (existing) return;
     signal.throwIfAborted();
+    const text = episodicText(user, assistant);
+    // The user deleted this round (or forgot what it says): a re-run must not bring it back.
+    if (await isTombstoned(deps.db, input.namespace, memoryHash(text))) return;
     const source = `conversation:${input.conversationId}`;
     const sourceMessageIds = assistant ? [user.id, assistant.id] : [user.id];
     const { memory, created } = await deps.store.add(
       {
         namespace: input.namespace,
         kind: 'episodic',
-        text: episodicText(user, assistant),
+        text,
         importance: EPISODIC_IMPORTANCE,
         validFrom: user.createdAt,
         createdAt: user.createdAt,

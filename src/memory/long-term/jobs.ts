@@ -8,9 +8,13 @@
  *   (`JobFailedPermanently`, `lastError` set) — nothing was written; the exchange itself is
  *   already stored as an episodic memory by LTM-A's `ltm.episodic` job. A preempted job (foreground
  *   chat turn) is aborted and re-queued by the queue; re-running is harmless (repeats are exact
- *   duplicates).
- * - `ltm.reembed` (payload `{ modelId?: string }`): re-embeds memories whose vector comes from
- *   another model (`store.reembed`, batched and resumable), then rebuilds the store's indexes.
+ *   duplicates). Items whose text the user deleted or forgot (tombstoned) are dropped before
+ *   consolidation.
+ * - `ltm.reembed` (payload `{ modelId?: string }`): re-embeds memories without a vector or whose
+ *   vector comes from another model (`store.reembed`, in bounded pages, resumable), then rebuilds
+ *   the store's indexes. The core queues it after a model change or an import, on start and when
+ *   the embedder becomes ready if some memory lacks a vector, and whenever a memory is stored
+ *   without one (see `createCore`).
  *   Waits (`JobDeferred`) while no embedder is loaded or it is not yet the requested model.
  * - `ltm.maintenance` (payload `MaintenancePayload`, usually `{}`): expiry, retention, merging
  *   (see `./maintenance.ts`); the retention comes from the `episodicRetentionDays` setting unless
@@ -25,11 +29,12 @@ import { consolidate, type ConsolidationOptions } from './consolidation';
 import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions } from './extraction';
 import { runMaintenance, type MaintenanceReport } from './maintenance';
 import type { LongTermStore } from './store';
-import { rememberedReply } from './text';
+import { memoryHash, rememberedReply } from './text';
+import { tombstonedHashes } from './store';
 
 /** Job types registered here. */
 export const EXTRACT_JOB = 'ltm.extract';
-/** Job type that re-embeds memories after an embedding-model change or an import. */
+/** Job type that embeds memories lacking a vector from the current embedding model (see module doc). */
 export const REEMBED_JOB = 'ltm.reembed';
 /** Job type of the periodic maintenance (merge near-duplicates, expire events, retention). */
 export const MAINTENANCE_JOB = 'ltm.maintenance';
@@ -47,13 +52,17 @@ export const MAINTENANCE_STATS_KEY = 'stats.ltmMaintenance';
 /** `db.settings` key of the merge resume point (`{ mergedThrough: ms }`, see `MaintenanceOptions.mergeSince`). */
 export const MAINTENANCE_STATE_KEY = 'state.ltmMaintenance';
 
-/** One recorded extraction failure. */
+/**
+ * One recorded extraction failure. Only why each attempt failed (`reason`, our own `message`) is
+ * kept, never the model's reply: a sample of it (`replySample`) would copy the user's words (e.g.
+ * "…locker code is 4711…") into the settings table, where nothing needs it (no UI shows it).
+ */
 export interface ExtractionFailureRecord {
   at: number;
   conversationId: string;
   userMessageId: string;
   error: string;
-  attempts: ExtractionAttemptFailure[];
+  attempts: Omit<ExtractionAttemptFailure, 'replySample'>[];
 }
 
 /** Running totals of extraction, for the UI (memory panel / diagnostics). */
@@ -167,7 +176,13 @@ export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps):
         s.failed += 1;
         s.lastRunAt = now();
         s.recentFailures = [
-          { at: now(), conversationId: input.conversationId, userMessageId: input.userMessageId, error: error.message, attempts: error.failures },
+          {
+            at: now(),
+            conversationId: input.conversationId,
+            userMessageId: input.userMessageId,
+            error: error.message,
+            attempts: error.failures.map(({ reason, message }) => ({ reason, message })),
+          },
           ...s.recentFailures,
         ].slice(0, 20);
       });
@@ -175,7 +190,10 @@ export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps):
     }
     reportProgress(0.5);
 
-    const result = await consolidate(extraction.items, {
+    // What the user deleted or forgot is not learned again (e.g. a re-run after a killed context).
+    const tombstoned = await tombstonedHashes(db, input.namespace, extraction.items.map((item) => memoryHash(item.text)));
+    const items = extraction.items.filter((item) => !tombstoned.has(memoryHash(item.text)));
+    const result = await consolidate(items, {
       store,
       namespace: input.namespace,
       engine,

@@ -17,7 +17,9 @@
 import type { Embedder } from '../../engines/types';
 import type { MemoryEvent, MemoryHistoryRecord, MemoryKind, MemoryRecord, RecallDB } from '../../db/schema';
 import type { MemoryPatch, MemoryStore, MemoryView, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
-import { memoryHash } from './text';
+import { MAX_MEMORY_TEXT_CHARS, memoryHash, MemoryTextTooLongError } from './text';
+import { memorySlot, type SlotKey } from './slots';
+import { contentTerms, termCoverage } from './extraction/language';
 import { LexicalIndex } from './retrieval/lexical';
 import { VectorIndex, l2normalize, type VectorIndexStats } from './retrieval/vector';
 import { loadVoy, type VoyClass } from './retrieval/voy';
@@ -32,6 +34,9 @@ import {
   type WeightingOptions,
 } from './retrieval/fusion';
 import { asksForCurrentState, parseTimeFilter, type TimeFilter } from './retrieval/time-filter';
+
+/** Share of a fact's content words a round's text must contain to count as stating it (`roundsStating`). */
+export const ROUND_COVERAGE = 0.75;
 
 /** Which retrievers a search uses (benchmarks compare them; the app always uses `hybrid`). */
 export type RetrievalMode = 'hybrid' | 'lexical' | 'vector';
@@ -91,6 +96,13 @@ export interface LongTermStore extends MemoryStore {
   reembed(options?: { batchSize?: number; signal?: AbortSignal; onProgress?: (done: number, total: number) => void }): Promise<{ embedded: number; remaining: number }>;
   /** Resolves when the Voy index holds every vector (searches work before, by exact scan). */
   whenIndexed(): Promise<void>;
+  /**
+   * The episodic rounds of `fact.namespace` that state `fact`: rounds citing one of its source
+   * messages (the round it was extracted from), and rounds whose text contains nearly all of its
+   * content words (coverage ≥ `ROUND_COVERAGE`, the "forget" command's strong match). For a fact
+   * that is itself a round, `[]`. Newest first; valid or not.
+   */
+  roundsStating(fact: Pick<MemoryRecord, 'id' | 'namespace' | 'kind' | 'text' | 'sourceMessageIds'>): Promise<MemoryView[]>;
   indexStats(): IndexStats;
 }
 
@@ -109,6 +121,12 @@ export interface MemoryStoreDeps {
   loadVoyWasm: () => Promise<BufferSource>;
   /** Weights of the lexical and vector lists in RRF, default `DEFAULT_FUSION_WEIGHTS` (plain RRF). */
   fusionWeights?: FusionWeights;
+  /**
+   * Called (synchronously, after the write) whenever a memory was stored or re-written without a
+   * vector (no embedder was ready, or embedding failed): the core queues `ltm.reembed` so every
+   * memory eventually gets its vector. Must not throw.
+   */
+  onMissingEmbedding?: () => void;
 }
 
 /** What the indexes need about a memory to filter and weight candidates without Dexie. */
@@ -120,6 +138,9 @@ interface Meta {
   validUntil: number | null;
   importance: number;
   pinned: boolean;
+  kind: MemoryKind;
+  /** `subject:slot` of the text (`memorySlot`), `null` when it is about no slot. */
+  slot: string | null;
 }
 
 const KINDS: ReadonlySet<MemoryKind> = new Set(['profile', 'preference', 'event', 'fact', 'instruction', 'episodic', 'summary']);
@@ -132,7 +153,12 @@ const metaOf = (r: MemoryRecord): Meta => ({
   validUntil: r.validUntil,
   importance: r.importance,
   pinned: r.pinned,
+  kind: r.kind,
+  slot: slotLabel(memorySlot(r.text)),
 });
+
+/** One string per slot key, for comparing in the index (`null` when the text is about no slot). */
+const slotLabel = (key: SlotKey | null): string | null => (key ? `${key.subject}:${key.slot}` : null);
 
 /** Whether a memory is valid at `t`: its validity has not ended (a future `validFrom` is fine: plans). */
 const validAt = (m: { validUntil: number | null }, t: number) => m.validUntil === null || m.validUntil > t;
@@ -155,6 +181,23 @@ export async function recordAccess(db: RecallDB, ids: string[], at: number): Pro
       r.lastAccessedAt = at;
       r.accessCount += 1;
     });
+}
+
+/**
+ * Whether the user deleted or forgot a memory with this normalized-text hash (`memoryHash`) in
+ * `namespace` (a `tombstones` row; see `TombstoneRecord`). Work that re-creates memories on its
+ * own — extraction/consolidation re-runs, episodic rounds, import — must skip such a text.
+ */
+export async function isTombstoned(db: RecallDB, namespace: string, hash: string): Promise<boolean> {
+  return (await db.tombstones.get([namespace, hash])) !== undefined;
+}
+
+/** Batch form of `isTombstoned`: the subset of `hashes` tombstoned in `namespace` (one indexed read). */
+export async function tombstonedHashes(db: RecallDB, namespace: string, hashes: string[]): Promise<Set<string>> {
+  const unique = [...new Set(hashes)];
+  if (unique.length === 0) return new Set();
+  const rows = await db.tombstones.bulkGet(unique.map((hash) => [namespace, hash] as [string, string]));
+  return new Set(rows.flatMap((r) => (r ? [r.hash] : [])));
 }
 
 /** The memory without its embedding. */
@@ -226,6 +269,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
 
   function checkText(text: string): string {
     if (typeof text !== 'string' || !text.trim()) throw new Error('Memory text is empty');
+    if (text.length > MAX_MEMORY_TEXT_CHARS) throw new MemoryTextTooLongError(text.length);
     return text;
   }
 
@@ -245,7 +289,9 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       model = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
     }
     const entries = records.filter((r) => r.embedding && r.embeddingModel === model).map((r) => [r.id, r.embedding!] as [string, Float32Array]);
-    void vectors.replaceAll(entries, model);
+    const embedder = deps.embedder();
+    // The current embedder fixes the dimension; otherwise the most common one wins (see replaceAll).
+    void vectors.replaceAll(entries, model, embedder && embedder.modelId === model ? embedder.dimension : null);
   }
 
   async function applyUpdate(id: string, patch: MemoryPatch, source: string, event: MemoryEvent): Promise<MemoryRecord> {
@@ -261,6 +307,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       Object.assign(next, await embedForStorage(patch.text));
     }
     next.current = validAt(next, t) ? 1 : 0;
+    const missingVector = patch.text !== undefined && patch.text !== old.text && next.embedding === null;
     const history: MemoryHistoryRecord = { memoryId: id, event, oldText: old.text, newText: next.text, at: t, source };
     await db.transaction('rw', db.memories, db.memoryHistory, async () => {
       // Keep access statistics written meanwhile by `recordAccess` (which is not serialized).
@@ -272,6 +319,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       await db.memoryHistory.add(history);
     });
     indexRecord(next);
+    if (missingVector) deps.onMissingEmbedding?.();
     return next;
   }
 
@@ -380,11 +428,14 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
           pinned: input.pinned ?? false,
           hash,
         };
-        await db.transaction('rw', db.memories, db.memoryHistory, async () => {
+        await db.transaction('rw', db.memories, db.memoryHistory, db.tombstones, async () => {
           await db.memories.add(record);
           await db.memoryHistory.add({ memoryId: record.id, event: 'ADD', oldText: null, newText: text, at: t, source });
+          // The user stores this text again on purpose ("remember …", memory manager): lift its tombstone.
+          if (source === 'user') await db.tombstones.delete([record.namespace, hash]);
         });
         indexRecord(record);
+        if (record.embedding === null) deps.onMissingEmbedding?.();
         return { memory: record, created: true };
       });
     },
@@ -401,10 +452,14 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       return serial(async () => {
         const unique = [...new Set(ids)];
         const t = now();
-        await db.transaction('rw', db.memories, db.memoryHistory, async () => {
+        await db.transaction('rw', db.memories, db.memoryHistory, db.tombstones, async () => {
           const records = (await db.memories.bulkGet(unique)).filter((r): r is MemoryRecord => r !== undefined);
           const found = records.map((r) => r.id);
           await db.memories.bulkDelete(found);
+          // What the user removed stays removed: re-runs and imports check these (no text is stored).
+          if (source === 'user') {
+            await db.tombstones.bulkPut(records.map((r) => ({ namespace: r.namespace, hash: r.hash, deletedAt: t, reason: event })));
+          }
           if (event === 'FORGET') {
             // Erase every trace of the text; keep a content-free record that something was forgotten.
             await db.memoryHistory.where('memoryId').anyOf(found).delete();
@@ -429,6 +484,21 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       return hits.flatMap((h, i) => (records[i] ? [{ memory: toView(records[i]!), similarity: h.similarity }] : []));
     },
 
+    async inSlot(key, options) {
+      const t = now();
+      const label = slotLabel(key);
+      if (label === null) return [];
+      const kinds = options.kinds ? new Set(options.kinds) : null;
+      const ids: { id: string; at: number }[] = [];
+      for (const [id, m] of meta) {
+        if (m.slot !== label || m.namespace !== options.namespace || !validAt(m, t) || (kinds && !kinds.has(m.kind))) continue;
+        ids.push({ id, at: m.updatedAt });
+      }
+      ids.sort((a, b) => b.at - a.at || a.id.localeCompare(b.id));
+      const records = await db.memories.bulkGet(ids.slice(0, Math.max(0, options.k)).map((x) => x.id));
+      return records.flatMap((r) => (r ? [toView(r)] : []));
+    },
+
     embed,
 
     search,
@@ -441,13 +511,18 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       const embedder = deps.embedder();
       const needs = (r: MemoryRecord) => r.embeddingModel !== embedder?.modelId || r.embedding === null;
       if (!embedder) return { embedded: 0, remaining: await db.memories.count() };
-      const ids = (await db.memories.filter(needs).primaryKeys()) as string[];
+      const total = await db.memories.filter(needs).count();
       const batchSize = Math.max(1, options.batchSize ?? 32);
       let embedded = 0;
-      for (let start = 0; start < ids.length; start += batchSize) {
+      let done = 0;
+      // Pages in primary-key order: at most `batchSize` records are held at a time, whatever the store's size.
+      let after: string | null = null;
+      for (;;) {
         options.signal?.throwIfAborted();
-        const batch = (await db.memories.bulkGet(ids.slice(start, start + batchSize))).filter((r): r is MemoryRecord => r !== undefined && needs(r));
-        if (batch.length === 0) continue;
+        const range = after === null ? db.memories.toCollection() : db.memories.where(':id').above(after);
+        const batch: MemoryRecord[] = await range.filter(needs).limit(batchSize).toArray();
+        if (batch.length === 0) break;
+        after = batch[batch.length - 1]!.id;
         const texts = batch.map((r) => r.text);
         const vectorsOut = await embedder.embed(texts, options.signal);
         await serial(async () => {
@@ -462,13 +537,31 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
             embedded += 1;
           }
         });
-        options.onProgress?.(Math.min(ids.length, start + batchSize), ids.length);
+        done += batch.length;
+        options.onProgress?.(Math.min(total, done), total);
       }
       const remaining = await db.memories.filter(needs).count();
       return { embedded, remaining };
     },
 
     whenIndexed: () => vectors.whenReady(),
+
+    async roundsStating(fact) {
+      if (fact.kind === 'episodic') return [];
+      const bySource = fact.sourceMessageIds.length > 0 ? await db.memories.where('sourceMessageIds').anyOf(fact.sourceMessageIds).toArray() : [];
+      const terms = contentTerms(fact.text);
+      const byText =
+        terms.length === 0
+          ? []
+          : await search({ text: fact.text, namespace: fact.namespace, k: 50, includeInvalid: true }, { mode: 'lexical', timeFilters: false }).then((hits) =>
+              hits.map((h) => h.memory).filter((m) => m.kind === 'episodic' && termCoverage(terms, m.text) >= ROUND_COVERAGE),
+            );
+      const rounds = new Map<string, MemoryView>();
+      for (const m of [...bySource.map(toView), ...byText]) {
+        if (m.kind === 'episodic' && m.namespace === fact.namespace && m.id !== fact.id) rounds.set(m.id, m);
+      }
+      return [...rounds.values()].sort((a, b) => b.createdAt - a.createdAt);
+    },
 
     indexStats: () => ({ memories: meta.size, lexical: lexical.size, vector: vectors.stats() }),
   };

@@ -55,3 +55,23 @@ export function memoryHash(text: string): string {
 export function rememberedReply(assistant: Pick<MessageRecord, 'status' | 'content'> | undefined | null): string {
   return assistant && assistant.status === 'complete' ? assistant.content.trim() : '';
 }
+
+/**
+ * Longest memory text (characters, UTF-16 code units as `String.length` counts them) the store
+ * accepts on add and update. A memory is a fact or one exchange, not a document: a longer text
+ * (a pasted 1 MB "remember …", an edit) is refused with `MemoryTextTooLongError`, and an episodic
+ * round is cut to fit (`episodicText`), so no stored text can make every later turn slow.
+ */
+export const MAX_MEMORY_TEXT_CHARS = 8_000;
+
+/** Thrown by the memory store when a text is longer than `MAX_MEMORY_TEXT_CHARS`; nothing is stored. */
+export class MemoryTextTooLongError extends Error {
+  constructor(
+    /** Length of the refused text, in characters. */
+    readonly chars: number,
+    readonly maxChars: number = MAX_MEMORY_TEXT_CHARS,
+  ) {
+    super(`This memory is ${chars} characters long; a memory can hold at most ${maxChars}. Shorten it; nothing was saved.`);
+    this.name = 'MemoryTextTooLongError';
+  }
+}

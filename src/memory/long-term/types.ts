@@ -5,9 +5,16 @@
  * implements it.
  */
 import type { MemoryEvent, MemoryKind, MemoryRecord } from '../../db/schema';
+import type { SlotKey } from './slots';
 
 /** A memory as shown outside the store: everything but the embedding vector. */
-export type MemoryView = Omit<MemoryRecord, 'embedding'>;
+export type MemoryView = Omit<MemoryRecord, 'embedding'> & {
+  /**
+   * Set by retrieval (`LongTermMemory.retrieve`) on an episodic round when a fact extracted from it
+   * was closed by a contradiction (`supersededBy`): when (ms epoch). The prompt marks the round as past.
+   */
+  pastSince?: number;
+};
 
 /** A retrieval request. */
 export interface RetrievalQuery {
@@ -42,8 +49,12 @@ export interface MemoryCommandResult {
   command: 'remember' | 'forget';
   /** Memories stored (remember) or removed (forget). */
   affected: { id: string; kind: MemoryKind; text: string }[];
-  /** Set when the command was understood but not carried out: "forget everything" is done in Memory → Erase everything…. */
-  refused?: 'forget_all';
+  /**
+   * Set when the command was understood but not carried out: "forget everything" is done in
+   * Memory → Erase everything… (`forget_all`); a "remember …" text longer than
+   * `MAX_MEMORY_TEXT_CHARS` is not stored (`too_long`).
+   */
+  refused?: 'forget_all' | 'too_long';
 }
 
 /** What the chat core needs from long-term memory. */
@@ -88,7 +99,10 @@ export type MemoryPatch = Partial<
  */
 export interface MemoryStore {
   get(id: string): Promise<MemoryRecord | undefined>;
-  /** Adds a memory. Exact duplicates (same namespace + normalized-text hash, still valid) return the existing record. */
+  /**
+   * Adds a memory. Exact duplicates (same namespace + normalized-text hash, still valid) return the
+   * existing record. An add by the user (`source === 'user'`) lifts a tombstone of the same text.
+   */
   add(input: NewMemory, source: string): Promise<{ memory: MemoryRecord; created: boolean }>;
   /** Changes a memory and records `event` (default `UPDATE`) in the history. @throws when `id` is unknown. */
   update(id: string, patch: MemoryPatch, source: string, event?: MemoryEvent): Promise<MemoryRecord>;
@@ -96,11 +110,19 @@ export interface MemoryStore {
   invalidate(id: string, at: number, source: string, supersededBy?: string): Promise<void>;
   /**
    * Removes memories from the store and indexes. `DELETE` keeps their history; `FORGET` also
-   * erases their history so the text is nowhere searchable any more.
+   * erases their history so the text is nowhere searchable any more. A removal by the user
+   * (`source === 'user'`) also writes a tombstone per memory (namespace + text hash, no text) in
+   * the same transaction, so re-run jobs and imports do not bring it back (`isTombstoned`).
    */
   remove(ids: string[], event: 'DELETE' | 'FORGET', source: string): Promise<void>;
   /** Memories nearest to `vector` by cosine similarity (consolidation candidates), best first. */
   nearest(vector: Float32Array, options: { namespace: string; k: number; includeInvalid?: boolean }): Promise<{ memory: MemoryView; similarity: number }[]>;
+  /**
+   * Currently valid memories of `options.namespace` whose text is about the same slot of the same
+   * subject as `key` (`memorySlot` of `slots.ts`, computed from each memory's text), newest
+   * (`updatedAt`) first, at most `options.k`; only `options.kinds` when given. `[]` for a `null` key.
+   */
+  inSlot(key: SlotKey | null, options: { namespace: string; k: number; kinds?: readonly MemoryKind[] }): Promise<MemoryView[]>;
   /** Embeds a text with the current embedder, or `null` when none is available. */
   embed(text: string): Promise<Float32Array | null>;
 }

@@ -14,6 +14,10 @@ export interface StrategyDeps {
   jobs: JobQueue;
   /** Clock (ms epoch), default `Date.now`. */
   now?: () => number;
-  /** vector strategy: past exchanges most similar to `text` across conversations (wired by the core to long-term memory) */
-  searchExchanges: (text: string, k: number) => Promise<RetrievedExchange[]>;
+  /**
+   * vector strategy: at most `k` past exchanges most similar to `text`, across the conversations
+   * of `namespace` only (wired by the core to long-term memory; `namespace` is required so a
+   * profile never receives another profile's exchanges).
+   */
+  searchExchanges: (query: { text: string; k: number; namespace: string }) => Promise<RetrievedExchange[]>;
 }

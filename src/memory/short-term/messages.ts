@@ -5,6 +5,7 @@
 import type { TokenCounter } from '../../engines/types';
 import type { RecallDB } from '../../db/schema';
 import type { ContextMessage } from './types';
+import { capChars, MAX_RECENT_TURN_CHARS } from '../../prompt/neutralize';
 
 /**
  * Messages of a conversation that belong in a prompt, oldest first: complete and aborted
@@ -40,9 +41,13 @@ export function groupExchanges(messages: readonly ContextMessage[]): ContextMess
   return groups;
 }
 
-/** Tokens a message occupies in a prompt: its content plus the chat template's per-message overhead. */
+/**
+ * Tokens a message occupies in a prompt: its content, cut to `MAX_RECENT_TURN_CHARS` characters
+ * as the prompt assembler sends it (so a 1 MB message costs a bounded count at every later turn),
+ * plus the chat template's per-message overhead.
+ */
 export function messageTokens(counter: TokenCounter, message: Pick<ContextMessage, 'content'>): number {
-  return counter.count(message.content) + counter.perMessageOverhead;
+  return counter.count(capChars(message.content, MAX_RECENT_TURN_CHARS)) + counter.perMessageOverhead;
 }
 
 /** Σ `messageTokens` over `messages`. */

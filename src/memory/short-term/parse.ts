@@ -11,8 +11,11 @@ import type { ChatResult, TokenCounter } from '../../engines/types';
 import type { EntityNote } from './types';
 import { languageMatches, type DominantLanguage } from './language';
 
-/** Outcome of parsing one reply. */
-export type ParseOutcome<T> = { ok: true; value: T } | { ok: false; reason: string };
+/**
+ * Outcome of parsing one reply. A rejected summary that left out key facts of the previous one
+ * lists them in `missingFacts` (the summarizer asks again, naming them).
+ */
+export type ParseOutcome<T> = { ok: true; value: T } | { ok: false; reason: string; missingFacts?: string[] };
 
 /**
  * Cuts the first complete JSON object out of `text` (dropping Markdown fences and prose around
@@ -81,6 +84,80 @@ export function contentTokens(text: string): Set<string> {
   return out;
 }
 
+/** Capitalized English words that start sentences or address someone, not names. */
+const COMMON_CAPITALIZED = new Set(
+  (
+    "the a an my mine his her hers their our your its i i'm i've i'd i'll he she they we it you user user's users assistant assistant's " +
+    'this that these those there then when while after before since until in on at for and but or so also later now today tonight yesterday tomorrow ' +
+    'both each every some no not yes if as by with from to of about what who where which how why hello hi hey thanks thank ok okay sure well please dear ' +
+    'however meanwhile recently currently earlier finally first next last one'
+  ).split(' '),
+);
+/** Chinese words of three or more characters that carry no fact. */
+const COMMON_CJK = new Set(['为什么', '怎么样', '不知道', '没关系', '一下子', '所以说', '是不是', '有没有', '什么样']);
+/** Chinese words ending in a cue after which a two-character word is a place or a name ("住在深圳", "叫安娜", "妹妹安娜"). */
+const CJK_NAME_CUE = /(?:住在|在|到|去|去了|来自|从|叫|名叫|叫做|姓|加入|嫁给|娶了|妹妹|姐姐|哥哥|弟弟|朋友|同事|老板|女儿|儿子|妈妈|爸爸|老婆|老公|女朋友|男朋友)$/u;
+const CJK_RUN = /[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]/u;
+const factSegmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
+/** "Ana's" → "Ana": the segmenter keeps the possessive in the word. */
+const withoutPossessive = (word: string) => word.replace(/['’]s$/iu, '');
+
+/**
+ * Key facts of a summary, the words a fold must never lose: capitalized words (names, places,
+ * months and weekdays — sentence starters and pronouns such as "The", "She" excluded), numbers and
+ * dates as written ("3", "2024-05-10", "14:30"), and Chinese proper nouns and long terms: words of
+ * three or more CJK characters ("里斯本", "乌龙茶"), and two-character words right after a place or
+ * name cue ("住在深圳", "叫安娜", "妹妹安娜"). Words come from `Intl.Segmenter`; NFKC-normalized,
+ * de-duplicated in order of appearance; Latin words keep their case and lose a possessive "'s".
+ * @example keyFacts('The user said: My sister Ana lives in Lisbon.') // ['Ana', 'Lisbon']
+ */
+export function keyFacts(text: string): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const push = (fact: string) => {
+    const key = fact.toLowerCase();
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push(fact);
+  };
+  const normalized = text.normalize('NFKC');
+  let previous = '';
+  for (const { segment, isWordLike } of factSegmenter.segment(normalized)) {
+    if (!isWordLike) continue;
+    const word = withoutPossessive(segment.trim());
+    if (CJK_RUN.test(word)) {
+      const length = Array.from(word).length;
+      if ((length >= 3 && !COMMON_CJK.has(word)) || (length === 2 && CJK_NAME_CUE.test(previous))) push(word);
+    } else if (/^\p{Lu}/u.test(word) && /^\p{Script=Latin}/u.test(word) && word.length >= 2 && !COMMON_CAPITALIZED.has(word.toLowerCase())) {
+      push(word);
+    }
+    previous = word;
+  }
+  for (const n of normalized.match(/(?<![\p{Script=Latin}\p{N}])\p{N}+(?:[-/.:]\p{N}+)*(?![\p{Script=Latin}\p{N}])/gu) ?? []) push(n);
+  return out;
+}
+
+/**
+ * The key facts of `previous` (see `keyFacts`) that `summary` does not contain: Latin words and
+ * numbers must appear as whole words (case-insensitive, NFKC), CJK words as substrings.
+ * @returns the missing facts, in the order of `keyFacts(previous)` (empty when all survive).
+ */
+export function missingKeyFacts(previous: string, summary: string): string[] {
+  const normalized = summary.normalize('NFKC').toLowerCase();
+  const words = new Set<string>();
+  for (const { segment, isWordLike } of factSegmenter.segment(normalized)) if (isWordLike) words.add(withoutPossessive(segment));
+  const numbers = new Set(normalized.match(/(?<![\p{Script=Latin}\p{N}])\p{N}+(?:[-/.:]\p{N}+)*(?![\p{Script=Latin}\p{N}])/gu) ?? []);
+  return keyFacts(previous).filter((fact) => {
+    const key = fact.toLowerCase();
+    if (CJK_RUN.test(key)) return !normalized.includes(key);
+    if (/^\p{N}/u.test(key)) return !numbers.has(key) && !words.has(key);
+    return !words.has(key);
+  });
+}
+
+/** Start of the rejection reason of a summary that left out key facts of the previous one. */
+const KEY_FACTS_DROPPED = 'summary drops key facts of the previous summary:';
+
 /** Below this share of grounded content tokens a reply is not a summary of its source. */
 export const MIN_GROUNDED_SHARE = 0.2;
 /** Below this share of the previous summary's content tokens kept, a new summary wiped the old one. */
@@ -108,7 +185,9 @@ export function groundedShare(output: string, source: string): number | null {
  * (unless its source has almost none), at least `MIN_GROUNDED_SHARE` of its key words occur in
  * the source, and, when the previous summary had at least 8 key words, it keeps at least
  * `MIN_RETAINED_SHARE` of them (a progressive summary adds onto the previous one; a reply that
- * drops it would wipe the memory of everything already folded).
+ * drops it would wipe the memory of everything already folded). Whatever its length, every key
+ * fact of the previous summary (`keyFacts`: names, places, dates, numbers, Chinese proper nouns)
+ * must survive (`missingKeyFacts` empty).
  * When `userLines` (the folded user messages) is given, the summary must also keep some of the
  * user's own words — names, places, preferences come from the user: `ceil(MIN_USER_COVERAGE · n)`
  * of the n user content tokens, at least 1 and at most 8. This stops a model that only echoes its
@@ -127,6 +206,8 @@ export function summaryGroundingProblem(summary: string, previous: string, lines
     for (const t of before) if (after.has(t)) kept += 1;
     if (kept / before.size < MIN_RETAINED_SHARE) return `summary drops the previous summary (${Math.round((kept / before.size) * 100)}% of its key words kept)`;
   }
+  const missing = missingKeyFacts(previous, summary);
+  if (missing.length > 0) return `${KEY_FACTS_DROPPED} ${missing.join(', ')}`;
   if (userLines !== undefined) {
     const user = contentTokens(userLines);
     if (user.size > 0) {
@@ -149,7 +230,8 @@ const SummaryReply = z.object({ summary: z.string() });
  * @param options.language language of the summarized lines; the summary must match.
  * @param options.grounding the previous summary, the folded lines and (optionally) the folded
  *   user messages: when given, the summary must pass `summaryGroundingProblem`.
- * @returns the trimmed summary, or a rejection reason.
+ * @returns the trimmed summary, or a rejection reason (with `missingFacts` when the reply failed
+ *   the grounding check and left out key facts of the previous summary).
  */
 export function parseSummaryReply(
   result: ChatResult,
@@ -168,7 +250,11 @@ export function parseSummaryReply(
   if (!languageMatches(summary, options.language)) return { ok: false, reason: `summary not written in the conversation's language (${options.language})` };
   if (options.grounding) {
     const problem = summaryGroundingProblem(summary, options.grounding.previous, options.grounding.lines, options.grounding.userLines);
-    if (problem) return { ok: false, reason: problem };
+    if (problem) {
+      // Whatever check failed, name the previous summary's key facts the reply lost (the summarizer asks again with them).
+      const missing = missingKeyFacts(options.grounding.previous, summary);
+      return missing.length > 0 ? { ok: false, reason: problem, missingFacts: missing } : { ok: false, reason: problem };
+    }
   }
   return { ok: true, value: summary };
 }

@@ -36,6 +36,21 @@ export class SummaryRejectedError extends Error {
   }
 }
 
+/**
+ * Model calls per fold when a rejected reply dropped key facts of the previous summary
+ * (`missingFacts` of `parseSummaryReply`): the first, plus one corrective retry that names the
+ * facts. Other rejections are not retried here (the job fails and the queue retries it later).
+ */
+export const FOLD_ATTEMPTS = 2;
+
+/**
+ * The note appended to the summary request after a reply that left out `missing` (key facts of
+ * the previous summary, as `missingKeyFacts` returns them). About 40 tokens plus the facts.
+ */
+export function keyFactsRetryPrompt(missing: readonly string[]): string {
+  return `Important: an earlier answer left out facts of the previous summary: ${missing.join(', ')}. The new summary must keep every name, place, date and number of the previous summary and add the new lines.`;
+}
+
 /** The job was preempted (foreground chat turn) or stopped; the queue re-runs it. */
 export class PreemptedError extends Error {
   constructor() {
@@ -84,7 +99,10 @@ export function foldInputBudget(deps: StrategyDeps, engine: ChatEngine, state: S
 
 /**
  * Folds `lines` (the oldest not-yet-summarized messages, in order, directly after
- * `state.coveredSeq`) into the summary with one LLM call.
+ * `state.coveredSeq`) into the summary with one LLM call, or `FOLD_ATTEMPTS` when the reply drops
+ * key facts of the previous summary (the retry names them). A rejected fold changes neither the
+ * summary nor the watermark: the previous summary stays and the lines stay unsummarized (the
+ * strategies return them verbatim) until a later run of the job folds them.
  * @returns `true` when the new summary was stored, `false` when another run moved the watermark first.
  * @throws JobDeferred (no model), PreemptedError (aborted), SummaryRejectedError (bad reply;
  *   recorded in the state's `lastError`).
@@ -107,20 +125,30 @@ export async function foldLines(
   if (!last) return false;
   const engine = requireEngine(deps);
   const now = deps.now ?? Date.now;
-  const result = await engine.complete({
-    messages: summaryPrompt(state.summary, lines, targetTokens, language),
-    maxTokens: 2 * targetTokens + 64,
-    temperature: 0.2,
-    responseFormat: SUMMARY_FORMAT,
-    signal,
-  });
-  if (signal.aborted || result.finishReason === 'abort') throw new PreemptedError();
   const grounding = {
     previous: state.summary,
     lines: lines.map((m) => m.content).join('\n'),
     userLines: lines.filter((m) => m.role === 'user').map((m) => m.content).join('\n'),
   };
-  const parsed = parseSummaryReply(result, { counter: deps.tokens(), maxTokens: 2 * targetTokens, language, grounding });
+  const base = summaryPrompt(state.summary, lines, targetTokens, language);
+  let messages = base;
+  let parsed: ReturnType<typeof parseSummaryReply> = { ok: false, reason: 'no reply' };
+  for (let attempt = 1; attempt <= FOLD_ATTEMPTS; attempt++) {
+    const result = await engine.complete({
+      messages,
+      maxTokens: 2 * targetTokens + 64,
+      temperature: 0.2,
+      responseFormat: SUMMARY_FORMAT,
+      signal,
+    });
+    if (signal.aborted || result.finishReason === 'abort') throw new PreemptedError();
+    parsed = parseSummaryReply(result, { counter: deps.tokens(), maxTokens: 2 * targetTokens, language, grounding });
+    // Only a summary that forgot facts is asked again (naming them); other bad replies fail the job, which retries later.
+    if (parsed.ok || !parsed.missingFacts?.length) break;
+    const note = keyFactsRetryPrompt(parsed.missingFacts);
+    // The rejected reply is not sent back: the request stays within the room `foldInputBudget` left.
+    messages = base.map((m, i) => (i === base.length - 1 ? { ...m, content: `${m.content}\n\n${note}` } : m));
+  }
   if (!parsed.ok) {
     await writeSummaryState(deps.db, conversationId, kind, state.coveredSeq, {
       ...state,

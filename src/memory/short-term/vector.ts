@@ -1,6 +1,6 @@
 /**
  * Vector memory (LangChain `VectorStoreRetrieverMemory`): the `topK` past exchanges most similar
- * to the new message by embedding similarity, across conversations (the search is wired by the
+ * to the new message by embedding similarity, across the conversations of the same namespace (the search is wired by the
  * core to long-term memory, which embeds every exchange as an episodic memory), plus the last `k`
  * exchanges verbatim. Retrieved exchanges already in that window are skipped.
  */
@@ -17,10 +17,12 @@ export function createVector(deps: StrategyDeps, k: number, topK: number): Conte
       const messages = await loadContextMessages(deps.db, conversationId, userText);
       const recent = lastExchanges(messages, k);
       const inWindow = new Set(recent.map((m) => m.id));
+      const conversation = await deps.db.conversations.get(conversationId);
+      if (!conversation) throw new Error(`Unknown conversation "${conversationId}"`);
       let hits: RetrievedExchange[] = [];
       try {
         // Ask for more than topK: some hits may be the exchanges already in the window.
-        hits = await deps.searchExchanges(userText, topK + k);
+        hits = await deps.searchExchanges({ text: userText, k: topK + k, namespace: conversation.namespace });
       } catch {
         // No embedder yet (or it failed): the turn goes on with the recent window only.
         hits = [];

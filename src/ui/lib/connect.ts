@@ -4,6 +4,7 @@
  * context). `ensureCore` repeats `core.ensure` with capped exponential backoff until it
  * answers; `isConnectionError` tells "nobody is listening" apart from real handler errors.
  */
+import { STORAGE_FULL_CODE } from '../../db/errors';
 
 /** Delay before retry number `attempt` (1-based): 250 ms · 2^(attempt−1), capped at 4 s. */
 export function retryDelayMs(attempt: number): number {
@@ -60,4 +61,13 @@ export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   if (typeof error === 'object' && error !== null && 'message' in error && typeof error.message === 'string') return error.message;
   return String(error);
+}
+
+/**
+ * `true` when a rejected request failed because browser storage is full: the core throws
+ * `StorageFullError` (`src/db/errors.ts`), whose `code` (`storage_full`) survives the runtime
+ * messaging; the panel then shows `errors.storageFull` instead of the raw English message.
+ */
+export function isStorageFull(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === STORAGE_FULL_CODE;
 }

@@ -1,12 +1,15 @@
 /**
- * Saves text as a file through the browser's download UI (an object URL and a temporary
- * `<a download>`), with no `downloads` permission. Browser only.
- * @param fileName suggested file name, e.g. `recall-export-2025-03-04.json`.
- * @param text file content (UTF-8).
- * @param mimeType e.g. `application/json`.
+ * Saving files through the browser's download UI (an object URL and a temporary `<a download>`),
+ * with no `downloads` permission. Browser only.
  */
-export function downloadText(fileName: string, text: string, mimeType: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type: `${mimeType};charset=utf-8` }));
+import { BACKUPS_DIR, deleteModelFile, openModelFile } from '../../platform/model-files';
+
+/** How long (ms) a staged export is kept after its download started (then deleted; the core also clears `backups/` on start-up). */
+export const STAGED_EXPORT_KEEP_MS = 60_000;
+
+/** Starts a download of `blob` under `fileName`; the object URL is revoked after `keepMs`. */
+function downloadBlob(fileName: string, blob: Blob, keepMs: number, onDone?: () => void): void {
+  const url = URL.createObjectURL(blob);
   const link = document.createElement('a');
   link.href = url;
   link.download = fileName;
@@ -15,5 +18,20 @@ export function downloadText(fileName: string, text: string, mimeType: string): 
   link.click();
   link.remove();
   // Revoke later: revoking synchronously can cancel the download in Chromium.
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  setTimeout(() => {
+    URL.revokeObjectURL(url);
+    onDone?.();
+  }, keepMs);
+}
+
+/**
+ * Downloads a file the core wrote into OPFS `backups/` (an export), read lazily from disk (the
+ * `File` is not copied into memory), then deletes the staging file after `STAGED_EXPORT_KEEP_MS`.
+ * @param fileName stored name in `backups/`.
+ * @param downloadName name offered to the user.
+ * @throws ModelFileError('not_found') when the staging file is gone.
+ */
+export async function downloadStagedFile(fileName: string, downloadName: string): Promise<void> {
+  const file = await openModelFile(fileName, { folder: BACKUPS_DIR });
+  downloadBlob(downloadName, file, STAGED_EXPORT_KEEP_MS, () => void deleteModelFile(fileName, { folder: BACKUPS_DIR }).catch(() => undefined));
 }

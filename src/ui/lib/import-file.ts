@@ -1,30 +1,52 @@
 /**
- * Reading a memory export file picked by the user, before it is sent to `memory.import`.
- * The core validates every record; this check only catches files that are not JSON at all
- * (wrong file, truncated download) so the user gets a clear message at once.
+ * Staging a memory export file picked by the user for `memory.import`: a quick look at its first
+ * bytes (so a wrong pick gets a clear message at once), then a streamed copy into OPFS
+ * `backups/` (`src/platform/model-files.ts`: 8 MiB chunks, written under a `.partial` name and
+ * renamed when complete). Only the stored name travels to the core, which parses and validates
+ * the whole file as a stream; no step holds the file as one string.
  */
-
-/** Largest import file accepted (bytes): 200 MB, far above any realistic memory export. */
-export const MAX_IMPORT_BYTES = 200_000_000;
-
-/** Outcome of reading an import file. `reason` is stable, for translated messages. */
-export type ImportFileCheck = { ok: true; json: string } | { ok: false; reason: 'empty' | 'too_large' | 'not_json'; detail?: string };
+import { BACKUPS_DIR, saveModelFile, type StorageRoot } from '../../platform/model-files';
 
 /**
- * Checks the text of an import file: not empty, parseable JSON whose top level is an object or
- * an array. Returns the text unchanged (the core parses it again).
- * @param text file content.
- * @param sizeBytes file size in bytes (for the size limit).
+ * Largest import file accepted (bytes): 4 GB. The import streams (memory stays flat at any size);
+ * this only stops a wrong pick of a huge unrelated file before it is copied.
  */
-export function checkImportText(text: string, sizeBytes: number): ImportFileCheck {
+export const MAX_IMPORT_BYTES = 4_000_000_000;
+
+/** Bytes of the file's start looked at by `checkImportFile`. */
+const HEAD_BYTES = 4096;
+
+/** Outcome of checking an import file. `reason` is stable, for translated messages. */
+export type ImportFileCheck = { ok: true } | { ok: false; reason: 'empty' | 'too_large' | 'not_json'; detail?: string };
+
+/**
+ * Checks the start of an import file: not empty, not over `MAX_IMPORT_BYTES`, and (after an
+ * optional BOM and white space) a JSON object starts. Whether the rest is a valid export is
+ * checked by the core.
+ * @param head the first characters of the file (e.g. 4,096 bytes decoded as UTF-8).
+ * @param sizeBytes file size in bytes.
+ */
+export function checkImportStart(head: string, sizeBytes: number): ImportFileCheck {
   if (sizeBytes > MAX_IMPORT_BYTES) return { ok: false, reason: 'too_large' };
-  const trimmed = text.replace(/^\uFEFF/, '').trim();
-  if (!trimmed) return { ok: false, reason: 'empty' };
-  try {
-    const parsed: unknown = JSON.parse(trimmed);
-    if (parsed === null || typeof parsed !== 'object') return { ok: false, reason: 'not_json', detail: 'top level is not an object' };
-  } catch (error) {
-    return { ok: false, reason: 'not_json', detail: error instanceof Error ? error.message : String(error) };
-  }
-  return { ok: true, json: trimmed };
+  const trimmed = head.replace(/^\uFEFF/, '').trim();
+  if (sizeBytes === 0 || !trimmed) return { ok: false, reason: 'empty' };
+  if (!trimmed.startsWith('{')) return { ok: false, reason: 'not_json', detail: 'it does not start with a JSON object' };
+  return { ok: true };
+}
+
+/** `checkImportStart` on the first `HEAD_BYTES` of `file` (reads only those bytes). */
+export async function checkImportFile(file: Blob): Promise<ImportFileCheck> {
+  return checkImportStart(await file.slice(0, HEAD_BYTES).text(), file.size);
+}
+
+/**
+ * Copies the picked file into OPFS `backups/` under a fresh name.
+ * @param onProgress bytes copied so far.
+ * @returns the stored name to send with `memory.import`.
+ * @throws ModelFileError (`quota`, `io`, `unsupported`) — nothing is left behind.
+ */
+export async function stageImportFile(file: Blob, onProgress?: (bytes: number) => void, options: { root?: StorageRoot } = {}): Promise<string> {
+  const name = `import-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.json`;
+  const { fileName } = await saveModelFile(new File([file], name), onProgress, { folder: BACKUPS_DIR, ...options });
+  return fileName;
 }

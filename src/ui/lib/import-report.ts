@@ -3,7 +3,10 @@
  * kind together (memories, their history entries, conversations, messages; see
  * `src/memory/export.ts`): `added` = not here before, `updated` = the file held a newer version,
  * `skipped` = already here in the same or a newer version (or a memory with the same text), i.e.
- * already up to date, and `errors` = records that could not be merged (core text, English).
+ * already up to date, `errors` = records that could not be merged (core text, English), and
+ * `vectorsDropped` = memories whose vector was unusable (re-embedded; a line of its own), and
+ * `forgotten` = memories left out because the user deleted or forgot them here (part of `skipped`,
+ * shown on a line of its own instead of "up to date").
  * Pure; returns translation keys for unit tests.
  */
 import type { ImportReport } from '../../messaging/protocol';
@@ -33,8 +36,11 @@ export function importReportView(report: ImportReport): ImportReportView {
   const lines: ImportReportLine[] = [];
   if (report.added > 0) lines.push({ key: 'memory.importReport.added', count: report.added });
   if (report.updated > 0) lines.push({ key: 'memory.importReport.updated', count: report.updated });
-  if (report.skipped > 0) lines.push({ key: 'memory.importReport.upToDate', count: report.skipped });
+  const forgotten = report.forgotten ?? 0;
+  if (report.skipped - forgotten > 0) lines.push({ key: 'memory.importReport.upToDate', count: report.skipped - forgotten });
+  if (forgotten > 0) lines.push({ key: 'memory.importReport.forgotten', count: forgotten });
   if (report.errors.length > 0) lines.push({ key: 'memory.importReport.rejected', count: report.errors.length });
+  if ((report.vectorsDropped ?? 0) > 0) lines.push({ key: 'memory.importReport.vectorsDropped', count: report.vectorsDropped! });
   if (lines.length === 0) lines.push({ key: 'memory.importReport.empty', count: 0 });
   const empty = lines[0]?.key === 'memory.importReport.empty';
   const title: TranslationKey = empty

@@ -15,7 +15,7 @@ import type { PromptTrace } from '../../prompt/types';
 import { saveModelFile } from '../../platform/model-files';
 import browser from 'webextension-polyfill';
 import { setLanguage, t, type TranslationKey } from '../i18n/index.svelte';
-import { errorMessage } from '../lib/connect';
+import { errorMessage, isStorageFull } from '../lib/connect';
 import { engineErrorView, errorCodeOf } from '../lib/engine-errors';
 import { hasGgufExtension, inspectGgufFile } from '../lib/gguf';
 import { resolveUiLanguage } from '../lib/locale';
@@ -213,7 +213,8 @@ export class AppState {
 
   /** Shows an error notice: the translated context line, with the core's message as its detail line. */
   fail(context: TranslationKey, error: unknown): void {
-    this.notify('error', t(context), errorMessage(error));
+    // A full disk is said in the user's language, whatever the action was.
+    this.notify('error', t(context), isStorageFull(error) ? t('errors.storageFull') : errorMessage(error));
   }
 
   /** Removes a notice. */
@@ -425,7 +426,8 @@ export class AppState {
       }
     } catch (error) {
       if (this.current?.id === conversationId) {
-        this.messages = failTurn(this.messages, requestId, errorMessage(error));
+        this.messages = failTurn(this.messages, requestId, isStorageFull(error) ? t('errors.storageFull') : errorMessage(error));
+        if (isStorageFull(error)) this.fail('errors.sendFailed', error);
         const stored = await request('messages.list', { conversationId }, { retry: true }).catch(() => null);
         const { list, userStored } = stored ? reconcileFailedTurn(this.messages, stored, requestId) : { list: this.messages.slice(), userStored: false };
         this.messages = list;

@@ -26,14 +26,16 @@ const localDate = (ms: number) => {
 
 /**
  * One memory as a prompt line: `- [2024-05-03] I moved to Hangzhou`. Line breaks inside the text
- * become " / "; a memory whose validity ended gets ` (no longer true since YYYY-MM-DD)`.
+ * become " / "; a memory whose validity ended gets ` (no longer true since YYYY-MM-DD)`; a round
+ * stating a superseded fact (`pastSince`) gets ` (past, superseded on YYYY-MM-DD)`.
  */
 export function formatMemoryLine(memory: RetrievedMemory['memory'], maxChars = Infinity): string {
   const flat = memory.text.trim().replace(/\s*\n+\s*/gu, ' / ');
   const chars = Array.from(flat);
   const text = chars.length > maxChars ? `${chars.slice(0, maxChars).join('').trimEnd()}…` : flat;
   const ended = memory.validUntil !== null && memory.current === 0 ? ` (no longer true since ${localDate(memory.validUntil)})` : '';
-  return `- [${localDate(memory.createdAt)}] ${text}${ended}`;
+  const past = !ended && memory.pastSince !== undefined ? ` (past, superseded on ${localDate(memory.pastSince)})` : '';
+  return `- [${localDate(memory.createdAt)}] ${text}${ended}${past}`;
 }
 
 /** A memory line is never shortened below this many tokens (a stub that short says nothing). */

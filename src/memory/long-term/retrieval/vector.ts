@@ -16,7 +16,8 @@
  *   dropped, search falls back to the exact scan, and a fresh object is rebuilt from the map
  *   (after two failures Voy is abandoned for this index and only the scan is used).
  * - Voy pads vectors to 768 dimensions; longer vectors are not indexed in Voy (scan only).
- * - The index holds vectors of one embedding model: adding a vector of another model clears it.
+ * - The index holds vectors of one embedding model and one dimension: adding a vector of another
+ *   model clears it; a vector of the same model with another dimension (or non-finite) is refused.
  */
 import type { VoyClass, VoyInstance } from './voy';
 
@@ -62,6 +63,21 @@ export function l2normalize(v: Float32Array): Float32Array {
   if (norm === 0) return out;
   for (let i = 0; i < v.length; i += 1) out[i] = v[i]! / norm;
   return out;
+}
+
+/**
+ * Whether a vector can be indexed: at least one component, every component finite, norm > 0.
+ * @param v any float vector.
+ */
+export function isUsableVector(v: Float32Array): boolean {
+  if (v.length === 0) return false;
+  let norm = 0;
+  for (let i = 0; i < v.length; i += 1) {
+    const x = v[i]!;
+    if (!Number.isFinite(x)) return false;
+    norm += x * x;
+  }
+  return norm > 0 && Number.isFinite(norm);
 }
 
 /** 32-bit FNV-1a of a string, seed of the per-id jitter. */
@@ -150,39 +166,59 @@ export class VectorIndex {
 
   /**
    * Adds or replaces the vector of `id` (normalized here). A vector of another model than the
-   * ones held, or of another dimension, clears the index first (vectors of different models
-   * are not comparable).
+   * one held clears the index first (vectors of different models are not comparable). A vector
+   * of the same model but another dimension than the index's, or with a NaN/±Infinity component
+   * or a zero norm, is refused: the index is left unchanged (the id's old vector is removed, so
+   * the memory is found by keywords only until it is re-embedded).
+   * @returns `true` when the vector was stored, `false` when it was refused.
    */
-  set(id: string, vector: Float32Array, modelId: string): void {
+  set(id: string, vector: Float32Array, modelId: string): boolean {
+    if (!isUsableVector(vector)) {
+      this.delete(id);
+      return false;
+    }
     const v = l2normalize(vector);
+    if (this.model !== modelId) this.clear();
     const dimension = this.stats().dimension;
-    if (this.model !== modelId || (dimension !== null && dimension !== v.length)) this.clear();
+    if (dimension !== null && dimension !== v.length) {
+      console.warn(`[vector] refused a ${v.length}-d vector for ${id}: the index holds ${dimension}-d vectors of ${modelId}`);
+      this.delete(id);
+      return false;
+    }
     this.model = modelId;
     const old = this.vectors.get(id);
     this.vectors.set(id, v);
     if (!this.voy) {
       if (!this.building && this.voyUsable(v.length)) void this.build();
-      return;
+      return true;
     }
     this.withVoy((voy) => {
       if (old && this.voyIds.has(id)) voy.remove(resource(id, old));
       voy.add(resource(id, v));
       this.voyIds.add(id);
     });
+    return true;
   }
 
   /**
-   * Replaces the whole index with `entries` (all of model `modelId`; vectors of another
-   * dimension than the first are skipped) and rebuilds Voy in the background.
+   * Replaces the whole index with `entries` (all of model `modelId`) and rebuilds Voy in the
+   * background. The index's dimension is `dimension` when given (the current embedder's), else
+   * the most common one among the entries (ties: the first seen); vectors of another dimension,
+   * with a non-finite component or a zero norm are left out, so one malformed vector can never
+   * decide the dimension and hide every other vector.
    * @returns the build promise (resolves when Voy holds every vector); searches work meanwhile.
    */
-  replaceAll(entries: Iterable<[string, Float32Array]>, modelId: string | null): Promise<void> {
+  replaceAll(entries: Iterable<[string, Float32Array]>, modelId: string | null, dimension?: number | null): Promise<void> {
     this.clear();
-    let dimension: number | null = null;
-    for (const [id, vector] of entries) {
-      dimension ??= vector.length;
-      if (vector.length === dimension) this.vectors.set(id, l2normalize(vector));
+    const usable = [...entries].filter(([, vector]) => isUsableVector(vector));
+    let wanted = dimension ?? null;
+    if (wanted === null) {
+      const counts = new Map<number, number>();
+      for (const [, vector] of usable) counts.set(vector.length, (counts.get(vector.length) ?? 0) + 1);
+      let best = 0;
+      for (const [dim, count] of counts) if (count > best) [wanted, best] = [dim, count];
     }
+    for (const [id, vector] of usable) if (vector.length === wanted) this.vectors.set(id, l2normalize(vector));
     this.model = this.vectors.size > 0 ? modelId : null;
     return this.rebuild();
   }

@@ -1,0 +1,117 @@
+/**
+ * Export and import through the core (`createCore`), as the extension runs them: the export is
+ * written into the file store's `backups/` folder, the import reads a staged file from there, and
+ * only file names and small reports cross the message boundary. Real Dexie (fake-indexeddb), real
+ * store and job queue; the OPFS is the in-memory stand-in of tests/helpers/fixture-opfs.ts (Node
+ * has none); no models are needed (engine stand-in with neither chat model nor embedder).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { nodeVoyWasm } from '../../bench/data/node-voy';
+import type { EngineManager } from '../../src/core/engine-manager';
+import { createCore, type Core } from '../../src/core/index';
+import { RecallDB } from '../../src/db/schema';
+import type { EngineStatus, TransferProgress } from '../../src/messaging/protocol';
+import { BACKUPS_DIR, openModelFile, writeFileChunks } from '../../src/platform/model-files';
+import { createTokenEstimator } from '../../src/tokens';
+import { stageImportFile } from '../../src/ui/lib/import-file';
+import { createFakeOpfs, type FakeOpfs } from '../helpers/fixture-opfs';
+
+function noEngines(): EngineManager {
+  const status = (): EngineStatus => ({
+    chat: { kind: null, modelId: null, state: 'idle', progress: null, contextWindow: null, error: null, errorCode: null },
+    embedder: { modelId: null, dimension: null, state: 'idle', progress: null, error: null, errorCode: null },
+    gpu: { available: false, shaderF16: false, adapter: null },
+  });
+  const unsupported = () => Promise.reject(new Error('not in this test'));
+  const estimator = createTokenEstimator();
+  return {
+    status,
+    chatEngine: () => null,
+    embedder: () => null,
+    tokenCounter: () => estimator,
+    catalog: unsupported,
+    loadWebLLM: unsupported,
+    loadWllama: unsupported,
+    unloadChat: unsupported,
+    loadEmbedder: async () => status(),
+    reloadEmbedder: async () => status(),
+    onChange: () => () => undefined,
+  };
+}
+
+const running: { core: Core; db: RecallDB }[] = [];
+afterEach(async () => {
+  for (const { core, db } of running.splice(0)) {
+    await core.stop();
+    await db.delete();
+  }
+});
+
+async function start(opfs: FakeOpfs, progress: TransferProgress[] = []): Promise<Core> {
+  const db = new RecallDB(`core-backup-${crypto.randomUUID()}`);
+  const core = await createCore({
+    db,
+    engines: noEngines(),
+    loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
+    events: { chatDelta: () => undefined, jobs: () => undefined, transfer: (p) => void progress.push(p) },
+    fileRoot: opfs.root,
+  });
+  running.push({ core, db });
+  return core;
+}
+
+describe('backups through the core and the file store', () => {
+  it('exports into backups/, re-imports a staged copy elsewhere, and deletes the staging file', async () => {
+    const source = createFakeOpfs();
+    const progress: TransferProgress[] = [];
+    const a = await start(source, progress);
+    for (let i = 0; i < 30; i += 1) await a.memoryAdmin.add({ namespace: 'default', kind: 'fact', text: `Fact number ${i}: 我喜欢第${i}本书` });
+    const conversation = await a.conversations.create({ strategy: { kind: 'full-buffer' } });
+    await a.conversations.append({ id: 'msg-1', conversationId: conversation.id, role: 'user', content: '你好', createdAt: Date.now(), status: 'complete' });
+
+    const reply = await a.exportToFile();
+    // What crosses the message boundary is a name and a size, never the file.
+    expect(JSON.stringify(reply).length).toBeLessThan(200);
+    expect(reply.downloadName).toMatch(/^recall-export-\d{4}-\d\d-\d\d\.json$/);
+    expect(source.list([BACKUPS_DIR])).toEqual([reply.fileName]);
+    const exported = await openModelFile(reply.fileName, { root: source.root, folder: BACKUPS_DIR });
+    expect(exported.size).toBe(reply.sizeBytes);
+    const parsed = JSON.parse(await exported.text());
+    expect(parsed.memories).toHaveLength(30);
+    expect(progress.at(-1)).toEqual({ phase: 'export', done: 30 + 30 + 1 + 1, total: 62 }); // memories, ADD history rows, conversation, message
+
+    // Another device: the panel stages the picked file, the core imports it by name.
+    const target = createFakeOpfs();
+    const importProgress: TransferProgress[] = [];
+    const b = await start(target, importProgress);
+    const staged = await stageImportFile(exported, undefined, { root: target.root });
+    const report = await b.importFile(staged);
+    expect(report).toMatchObject({ added: 62, updated: 0, skipped: 0, errors: [], vectorsDropped: 0 });
+    expect(await b.db.memories.count()).toBe(30);
+    expect(target.list([BACKUPS_DIR])).toEqual([]);
+    expect(importProgress.map((p) => p.phase)).toEqual(expect.arrayContaining(['check', 'write']));
+    expect(importProgress.at(-1)).toEqual({ phase: 'write', done: exported.size, total: exported.size });
+  });
+
+  it('a refused file is deleted from backups/ too, and nothing is written', async () => {
+    const opfs = createFakeOpfs();
+    const core = await start(opfs);
+    const bad = '{"format": "recall-export", "version": 1, "memories": [], "conversations": [{"id": "c"}]}';
+    const staged = await stageImportFile(new Blob([bad]), undefined, { root: opfs.root });
+    await expect(core.importFile(staged)).rejects.toThrow(/The export file is damaged: conversations\.0\.title/);
+    expect(opfs.list([BACKUPS_DIR])).toEqual([]);
+    expect(await core.db.conversations.count()).toBe(0);
+  });
+
+  it('start-up removes staging files left by an earlier run', async () => {
+    const opfs = createFakeOpfs();
+    async function* bytes() {
+      yield new TextEncoder().encode('{}');
+    }
+    await writeFileChunks('export-1-recall-export-2025-01-01.json', bytes(), { root: opfs.root, folder: BACKUPS_DIR });
+    await writeFileChunks('import-1-abc.json', bytes(), { root: opfs.root, folder: BACKUPS_DIR });
+    expect(opfs.list([BACKUPS_DIR])).toHaveLength(2);
+    await start(opfs);
+    expect(opfs.list([BACKUPS_DIR])).toEqual([]);
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * Every memory eventually gets its vector: memories saved while no embedder was ready (or left
+ * without one by an older version, or embedded by another model) are re-embedded through the real
+ * job queue (`ltm.reembed`) once an embedder is ready — also after a restart. The whole core runs
+ * (tests/helpers/core-harness.ts) with real transformers.js embeddings on a fixture model; no chat
+ * model is needed.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Core } from '../../src/core/index';
+import { RecallDB, type MemoryRecord } from '../../src/db/schema';
+import type { Embedder } from '../../src/engines/types';
+import { REEMBED_JOB } from '../../src/memory/long-term/jobs';
+import type { LongTermStore } from '../../src/memory/long-term/store';
+import { memoryHash } from '../../src/memory/long-term/text';
+import { FIXTURE_EMBEDDER_ID, loadFixtureEmbedder, startTestCore } from '../helpers/core-harness';
+
+let embedder: Embedder;
+let dispose: () => Promise<void>;
+let core: Core | null = null;
+let db: RecallDB | null = null;
+
+beforeAll(async () => ({ embedder, dispose } = await loadFixtureEmbedder()));
+afterAll(async () => dispose());
+afterEach(async () => {
+  await core?.stop();
+  await db?.delete();
+  core = db = null;
+});
+
+const reembedJobs = async () => (await db!.jobs.toArray()).filter((j) => j.type === REEMBED_JOB);
+
+describe('memories saved before the embedder was ready', () => {
+  it('get their vector once an embedder is ready, even after a restart in between', async () => {
+    let ready: Embedder | null = null;
+    ({ core, db } = await startTestCore({ chat: () => null, embedder: () => ready }));
+    await core.memoryAdmin.add({ namespace: 'default', kind: 'fact', text: 'My cat is called Mochi' });
+    await core.memoryAdmin.add({ namespace: 'default', kind: 'profile', text: '我住在杭州' });
+    expect((await db.memories.toArray()).map((m) => m.embedding)).toEqual([null, null]);
+    // Queued at once, and it waits without failing (no attempt counted) while no embedder is ready.
+    await vi.waitFor(async () => expect((await reembedJobs()).length).toBeGreaterThan(0));
+    await core.jobs.drain();
+    const waiting = async () => (await reembedJobs()).every((j) => j.status === 'queued' && j.attempts === 0);
+    expect(await waiting()).toBe(true);
+
+    // The browser restarts before any embedder loaded.
+    await core.stop();
+    const restarted = await startTestCore({ db, chat: () => null, embedder: () => ready });
+    core = restarted.core;
+    await core.jobs.drain();
+    expect((await db.memories.toArray()).every((m) => m.embedding === null)).toBe(true);
+    expect(await waiting()).toBe(true);
+
+    // The embedder becomes ready: the waiting job is moved up and runs now (not after its 60 s deferral).
+    ready = embedder;
+    restarted.engines.notify();
+    await vi.waitFor(async () => expect((await db!.memories.toArray()).every((m) => m.embeddingModel === FIXTURE_EMBEDDER_ID && m.embedding !== null)).toBe(true), { timeout: 5_000 });
+    await core.jobs.drain();
+    const [mochi] = await core.store.search({ text: 'cat called Mochi', namespace: 'default', k: 1 }, { mode: 'vector' });
+    expect(mochi?.memory.text).toBe('My cat is called Mochi');
+    expect((await reembedJobs()).every((j) => j.status === 'done')).toBe(true);
+  });
+
+  it('re-embeds on start what an older version left without a vector or with another model’s, in bounded pages', async () => {
+    db = new RecallDB(`core-${crypto.randomUUID()}`);
+    const base = { namespace: 'default', kind: 'fact' as const, importance: 0.5, createdAt: 1, updatedAt: 1, validFrom: null, validUntil: null, current: 1 as const, lastAccessedAt: null, accessCount: 0, sourceConversationId: null, sourceMessageIds: [], pinned: false };
+    const rows: MemoryRecord[] = ['Likes green tea', 'Plays the cello', 'Works in Porto', 'Allergic to peanuts', 'Has two sisters'].map((text, i) => ({
+      ...base,
+      id: `m${i}`,
+      text,
+      hash: memoryHash(text),
+      embedding: i === 4 ? new Float32Array([1, 0, 0]) : null,
+      embeddingModel: i === 4 ? 'old/model' : null,
+    }));
+    await db.memories.bulkAdd(rows);
+    ({ core } = await startTestCore({ db, chat: () => null, embedder: () => embedder }));
+    await core.jobs.drain();
+    const after = await db.memories.toArray();
+    expect(after.map((m) => [m.id, m.embeddingModel, m.embedding?.length])).toEqual(rows.map((r) => [r.id, FIXTURE_EMBEDDER_ID, embedder.dimension]));
+    // Paged: batches of 2 report 2, 4, 5 of 5.
+    await db.memories.toCollection().modify({ embedding: null, embeddingModel: null });
+    const progress: number[] = [];
+    expect(await (core.store as unknown as LongTermStore).reembed({ batchSize: 2, onProgress: (done, total) => void progress.push(done, total) })).toEqual({ embedded: 5, remaining: 0 });
+    expect(progress).toEqual([2, 5, 4, 5, 5, 5]);
+  });
+});
