@@ -5,7 +5,7 @@
  * For each size N (0 = empty store, then e.g. 1k, 10k): a fresh profile; the production build
  * with a 384-d fixture embedding model shipped in the package (the e2e harness's BERT fixture,
  * 384-d like MiniLM, so nothing is downloaded); N memories seeded through the real core's
- * `memory.import` request (batches of `importBatch` memories; texts from the retrieval
+ * `memory.import` request (the file staged in OPFS `backups/`, as the panel does) (batches of `importBatch` memories; texts from the retrieval
  * benchmark's generator, vectors seeded random unit vectors of the packaged model, so no
  * re-embedding runs afterwards). Then, `runs` times each:
  * - **offscreen restart**: the service worker closes the offscreen document
@@ -82,11 +82,29 @@ async function settle(page: Page, timeoutMs = 300_000): Promise<void> {
   }
 }
 
-/** Imports `memories` through `memory.import`, `batch` per request. @throws Error when a memory is not added. */
+/**
+ * In-page script that stages an import file in OPFS `backups/<name>`, as the panel does before
+ * `memory.import` (source text: see ENSURE_AND_SEARCH).
+ */
+const STAGE_IMPORT_FILE = `async ({ name, json }) => {
+  const root = await navigator.storage.getDirectory();
+  const dir = await root.getDirectoryHandle('backups', { create: true });
+  const writable = await (await dir.getFileHandle(name, { create: true })).createWritable();
+  await writable.write(json);
+  await writable.close();
+}`;
+
+/**
+ * Imports `memories` as the panel does: each batch of `batch` written as an export file into OPFS
+ * `backups/`, then `memory.import { fileName }` (the core deletes the file afterwards).
+ * @throws Error when a memory is not added.
+ */
 async function seed(page: Page, memories: SeedMemory[], batch: number, log: (line: string) => void): Promise<void> {
   for (let i = 0; i < memories.length; i += batch) {
     const part = memories.slice(i, i + batch);
-    const report = await callCore<ImportReport>(page, 'memory.import', { json: importFileJson(part) });
+    const fileName = `bench-seed-${i}-${Date.now()}.json`;
+    await page.evaluate(`(${STAGE_IMPORT_FILE})(${JSON.stringify({ name: fileName, json: importFileJson(part) })})`);
+    const report = await callCore<ImportReport>(page, 'memory.import', { fileName });
     // Each memory also gets an IMPORT history record, counted in `added` too.
     if (report.errors.length > 0 || report.added < part.length) throw new Error(`import added ${report.added} of ${part.length}: ${report.errors.slice(0, 3).join('; ')}`);
     log(`  seeded ${Math.min(i + batch, memories.length)}/${memories.length}`);
@@ -121,7 +139,7 @@ const ENSURE_AND_SEARCH = `async ({ query, expectId }) => {
   const t0 = performance.now();
   await send('core.ensure');
   const t1 = performance.now();
-  const hits = await send('memory.list', { search: query });
+  const hits = await send('memory.list', { namespace: 'default', search: query });
   const t2 = performance.now();
   return { coreMs: t1 - t0, searchMs: t2 - t0, found: expectId === null || hits.some((h) => h.id === expectId), hits: hits.length };
 }`;
@@ -228,7 +246,7 @@ export default defineBench<ColdStartParams>({
   name: 'coldstart',
   title: 'Cold start and bytes per memory in Chromium',
   method:
-    'Real headless Chromium (Debian), the production build with a 384-d fixture embedding model packaged (nothing downloaded), N memories seeded through the core\'s own `memory.import` (texts of the retrieval generator, seeded random 384-d unit vectors of the packaged model). **Offscreen restart**: the service worker calls `chrome.offscreen.closeDocument()`; the panel page then sends `core.ensure` (the worker re-creates the document and waits for the core) and one memory search (`memory.list` with `search`: six words of a known memory, which must be in the answer); timed in the page from just after the close. **Browser restart**: the persistent context is closed and relaunched on the same profile; timed in Node from the relaunch call to the answered search (it includes starting Chromium, given separately as "worker up"). Each cold start is followed by waiting for the core to settle (embedder ready, job queue idle). **Bytes per memory**: `navigator.storage.estimate()` (`usageDetails.indexedDB`) in an extension page at N memories and at 2N (N more imported), each read after a browser restart (straight after writing, the estimate also counts LevelDB\'s write-ahead log): (usage at 2N − usage at N) / N, next to the mean text size (UTF-8) of those memories.',
+    'Real headless Chromium (Debian), the production build with a 384-d fixture embedding model packaged (nothing downloaded), N memories seeded through the core\'s own `memory.import` (the export file staged in OPFS `backups/` as the panel does; texts of the retrieval generator, seeded random 384-d unit vectors of the packaged model). **Offscreen restart**: the service worker calls `chrome.offscreen.closeDocument()`; the panel page then sends `core.ensure` (the worker re-creates the document and waits for the core) and one memory search (`memory.list` with `search`: six words of a known memory, which must be in the answer); timed in the page from just after the close. **Browser restart**: the persistent context is closed and relaunched on the same profile; timed in Node from the relaunch call to the answered search (it includes starting Chromium, given separately as "worker up"). Each cold start is followed by waiting for the core to settle (embedder ready, job queue idle). **Bytes per memory**: `navigator.storage.estimate()` (`usageDetails.indexedDB`) in an extension page at N memories and at 2N (N more imported), each read after a browser restart (straight after writing, the estimate also counts LevelDB\'s write-ahead log): (usage at 2N − usage at N) / N, next to the mean text size (UTF-8) of those memories.',
   quick: { sizes: [0, 1_000, 10_000], runs: 5, importBatch: 10_000, storageUpTo: 10_000 },
   full: { sizes: [0, 1_000, 10_000, 100_000], runs: 5, importBatch: 10_000, storageUpTo: 10_000 },
   async run(params, ctx) {
@@ -282,7 +300,7 @@ export default defineBench<ColdStartParams>({
       ],
       headline,
       notes: [
-        ...(params.sizes.includes(100_000) ? [] : ['100k memories: `npm run bench -- coldstart --full` (seeding 100k + 100k more through `memory.import` takes too long for the quick run).']),
+        ...(params.sizes.includes(100_000) ? [] : ['100k memories: `npm run bench -- coldstart --full` (seeding 100k through `memory.import` alone took 524 s here, too long for the quick run).']),
         ...(errors.length ? [`Console errors in the extension during the runs (${errors.length}): ${[...new Set(errors)].slice(0, 5).map((e) => `\`${e.slice(0, 160)}\``).join('; ')}`] : []),
       ],
       raw: results,
