@@ -253,11 +253,10 @@ export class ConversationsStore {
   }
 
   /**
-   * The prompt trace of an assistant message (context view): the cached last one, else read.
+   * Reads the prompt trace of an assistant message (context view; the last one is also in `lastTrace`).
    * @returns `null` when none was stored. @throws the core's error.
    */
-  async trace(messageId: string): Promise<PromptTrace | null> {
-    if (this.lastTrace?.messageId === messageId) return this.lastTrace.trace;
+  trace(messageId: string): Promise<PromptTrace | null> {
     return this.#deps.request('trace.get', { messageId }, { retry: true });
   }
 
