@@ -1,10 +1,14 @@
 import { defineConfig } from 'vitest/config';
 import { WxtVitest } from 'wxt/testing/vitest-plugin';
 import { fileURLToPath } from 'node:url';
+import { svelte } from '@sveltejs/vite-plugin-svelte';
 
-/** Unit tests: Node, fake-indexeddb, the WXT fake browser behind `webextension-polyfill`. */
+/**
+ * Unit tests: Node, fake-indexeddb, the WXT fake browser behind `webextension-polyfill`.
+ * The Svelte plugin compiles runes in `.svelte.ts` modules (the UI stores under `src/ui/state/`).
+ */
 export default defineConfig({
-  plugins: [WxtVitest()],
+  plugins: [WxtVitest(), svelte()],
   resolve: {
     alias: [
       {

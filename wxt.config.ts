@@ -10,8 +10,10 @@ import { noRemoteCode } from './scripts/build/no-remote-code';
  * (see `src/platform/assets.ts`, which is the single list of these paths at run time).
  */
 const RUNTIME_ASSETS: { src: string; dest: string }[] = [
-  { src: 'onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs', dest: 'runtime/ort/ort-wasm-simd-threaded.asyncify.mjs' },
-  { src: 'onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm', dest: 'runtime/ort/ort-wasm-simd-threaded.asyncify.wasm' },
+  // ORT's CPU-only (WASM execution provider) runtime, 14 MB: the embedder runs with `device: 'wasm'`;
+  // the .asyncify/.jsep builds (27–28 MB) add the WebGPU/WebNN providers, which it never uses.
+  { src: 'onnxruntime-web/dist/ort-wasm-simd-threaded.mjs', dest: 'runtime/ort/ort-wasm-simd-threaded.mjs' },
+  { src: 'onnxruntime-web/dist/ort-wasm-simd-threaded.wasm', dest: 'runtime/ort/ort-wasm-simd-threaded.wasm' },
   { src: '@wllama/wllama/esm/wasm/wllama.wasm', dest: 'runtime/wllama/wllama.wasm' },
   { src: 'voy-search/voy_search_bg.wasm', dest: 'runtime/voy/voy_search_bg.wasm' },
 ];
@@ -55,9 +57,10 @@ export default defineConfig({
       alias: [
         // transformers.js imports ORT's *bundled* WebGPU build, which inlines the WASM loader and
         // emits the 27 MB .wasm a second time (assets/, via `new URL(..., import.meta.url)`). The
-        // non-bundled build of the same version loads the runtime files shipped once under
-        // /runtime/ort/ (RUNTIME_ASSETS above; see src/engines/transformers for `wasmPaths`).
-        { find: /^onnxruntime-web\/webgpu$/, replacement: resolve(__dirname, 'node_modules/onnxruntime-web/dist/ort.webgpu.min.mjs') },
+        // non-bundled WASM-only build of the same version (same API, CPU execution provider only)
+        // loads the runtime files shipped once under /runtime/ort/ (RUNTIME_ASSETS above; see
+        // src/engines/transformers for `wasmPaths`).
+        { find: /^onnxruntime-web\/webgpu$/, replacement: resolve(__dirname, 'node_modules/onnxruntime-web/dist/ort.wasm.min.mjs') },
       ],
     },
   }),

@@ -15,8 +15,9 @@
  *
  * Environment: RETRIEVAL_BENCH_EMBEDDERS = comma-separated list of `fixture-bert`, `model2vec`,
  * `hashed` (default `fixture-bert,model2vec`; `model2vec` is skipped, with the reason printed,
- * when ../shared/fixtures is absent); RETRIEVAL_BENCH_SIZES = comma-separated sizes (default
- * 1000,10000); RETRIEVAL_BENCH_SEED (2; seed 1 is the tuning seed).
+ * when ../shared/fixtures is absent); RETRIEVAL_BENCH_SIZES = comma-separated sizes (overrides
+ * the parameters: quick run 1000, `--full` 1000,10000 — ingesting 10k rounds takes ~10 min of
+ * the bench's time here); RETRIEVAL_BENCH_SEED (2; seed 1 is the tuning seed).
  * Dexie runs on fake-indexeddb (Node): absolute times are Node's, not Chrome's.
  */
 import 'fake-indexeddb/auto';
@@ -37,6 +38,8 @@ import { MODEL2VEC_DIR, createNodeEmbedder, type EmbedderName, type NamedEmbedde
 import { generateBenchmark } from './data/generate';
 import { nodeVoyWasm } from './data/node-voy';
 import Dexie, { type Table } from 'dexie';
+import { defineBench } from './lib/bench';
+import { formatMs } from './lib/stats';
 
 /** A Voy snapshot as the rejected restore strategy would store it. */
 interface SnapshotRecord {
@@ -237,12 +240,17 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
 
 const pct = (x: number | null) => (x === null ? '  n/a' : (x * 100).toFixed(1).padStart(5));
 
-export default {
-  name: 'long-term retrieval (recall@k, update ranking, latency, index restore)',
-  async run() {
+export default defineBench<{ sizes: number[] }>({
+  name: 'retrieval',
+  title: 'Long-term retrieval (recall@k, update ranking, latency, index restore)',
+  method:
+    'The bilingual benchmark of `bench/data/generate.ts` (seed 2, 102 questions) ingested once per size through the real pipeline (job queue, episodic job, fake-indexeddb in Node), then asked with lexical-only, vector-only and hybrid retrieval, per embedder (the second one\'s vectors made by the `ltm.reembed` job). p50/p95 over the 102 questions. Full method, embedders and analysis: "Long-term retrieval" below.',
+  quick: { sizes: [1000] },
+  full: { sizes: [1000, 10000] },
+  async run(params) {
     const names = embedderNames();
     if (names.length === 0) throw new Error('No embedder to benchmark (RETRIEVAL_BENCH_EMBEDDERS)');
-    const sizes = (process.env.RETRIEVAL_BENCH_SIZES ?? '1000,10000').split(',').map(Number);
+    const sizes = process.env.RETRIEVAL_BENCH_SIZES ? process.env.RETRIEVAL_BENCH_SIZES.split(',').map(Number) : params.sizes;
     const seed = Number(process.env.RETRIEVAL_BENCH_SEED ?? 2);
     console.log(`embedders: ${names.join(', ')} (the first one's vectors are made at ingestion, the others' by the ltm.reembed job)\nseed: ${seed}`);
     const results: SizeResult[] = [];
@@ -250,19 +258,45 @@ export default {
       const r = await runSize(rounds, seed, names);
       results.push(r);
       console.log(`\n${r.memories} memories (${r.rounds} rounds), ingested once in ${r.ingestSeconds.toFixed(0)} s`);
-      for (const e of r.embedders) {
-        console.log(`  embedder: ${e.description}${e.vectors.via === 'ltm.reembed' ? ` (re-embedded by ltm.reembed in ${e.vectors.seconds.toFixed(1)} s)` : ''}`);
-        console.log(`  ${'mode'.padEnd(38)} R@1   R@5  R@10  upd>stale  p50 ms  p95 ms  | R@5 by category; R@5 with/without a shared term (${r.overlapQuestions}/${r.noOverlapQuestions} questions)`);
-        for (const [mode, s] of Object.entries(e.modes)) {
-          const cats = Object.entries(s.byCategory).map(([c, v]) => `${c} ${pct(v.recall[5]!).trim()}`).join(', ');
-          console.log(`  ${mode.padEnd(38)}${pct(s.recall[1]!)} ${pct(s.recall[5]!)} ${pct(s.recall[10]!)}  ${pct(s.updatedAboveStale)}     ${s.latency.p50.toFixed(1).padStart(6)}  ${s.latency.p95.toFixed(1).padStart(6)}  | ${cats}; ${pct(s.overlapRecall5).trim()} / ${pct(s.noOverlapRecall5).trim()}`);
-        }
-      }
-      const x = r.restore;
-      console.log(
-        `  restore (${x.embedder} vectors): open ${x.openMs.toFixed(0)} ms + Voy build ${x.voyBuildMs.toFixed(0)} ms (background) | snapshot ${(x.snapshotBytes / 1e6).toFixed(1)} MB: serialize ${x.serializeMs.toFixed(0)} ms, write ${x.snapshotWriteMs.toFixed(0)} ms, read ${x.snapshotReadMs.toFixed(0)} ms, deserialize ${x.deserializeMs.toFixed(0)} ms`,
-      );
     }
-    return { embedders: names, seed, results };
+    const short = (e: EmbedderResult) => e.name.replace('fixture-', '');
+    return {
+      tables: [
+        {
+          title: `Seed ${seed}; R@k and upd>stale in %, latency per question (query embedding included):`,
+          columns: ['memories', 'embedder', 'retrieval', 'R@1', 'R@5', 'R@10', 'upd>stale', 'p50 ms', 'p95 ms', 'R@5 with / without a shared term'],
+          rows: results.flatMap((r) =>
+            r.embedders.flatMap((e) =>
+              Object.entries(e.modes).map(([mode, m]) => [
+                r.memories,
+                short(e),
+                mode,
+                pct(m.recall[1]!).trim(),
+                pct(m.recall[5]!).trim(),
+                pct(m.recall[10]!).trim(),
+                pct(m.updatedAboveStale).trim(),
+                formatMs(m.latency.p50),
+                formatMs(m.latency.p95),
+                `${pct(m.overlapRecall5).trim()} / ${pct(m.noOverlapRecall5).trim()}`,
+              ]),
+            ),
+          ),
+        },
+        {
+          title: 'Ingestion, re-embedding and index restore (first embedder\'s vectors):',
+          columns: ['memories', 'ingest s', 're-embed s', 'open store ms', 'Voy build ms', 'Voy snapshot', 'serialize ms', 'deserialize ms'],
+          rows: results.map((r) => {
+            const re = r.embedders.find((e) => e.vectors.via === 'ltm.reembed')?.vectors;
+            const x = r.restore;
+            return [r.memories, r.ingestSeconds.toFixed(0), re && re.via === 'ltm.reembed' ? re.seconds.toFixed(1) : '–', formatMs(x.openMs), formatMs(x.voyBuildMs), `${(x.snapshotBytes / 1e6).toFixed(1)} MB`, formatMs(x.serializeMs), formatMs(x.deserializeMs)];
+          }),
+        },
+      ],
+      notes: [
+        ...(process.env.RETRIEVAL_BENCH_SIZES ? [`Sizes ${sizes.join(', ')} from RETRIEVAL_BENCH_SIZES (instead of the parameters above).`] : []),
+        ...(sizes.includes(10000) ? [] : ['10k rounds: `npm run bench -- retrieval --full` (ingesting them takes about 10 minutes here: 573 s of a 693 s run on 2026-12-01).']),
+      ],
+      raw: { embedders: names, seed, results },
+    };
   },
-};
+});

@@ -32,6 +32,7 @@ import { countPromptTokens, createGgufTokenCounter, createTokenEstimator, estima
 import { generateConversation, type GeneratedExchange } from './data/bilingual-conversation';
 import { qwenCounter } from './data/qwen-tokenizer';
 import { createHarness } from './data/strategy-harness';
+import { defineBench } from './lib/bench';
 
 const SYSTEM = 'You are Recall, a private assistant running on this device. Answer in the language of the user. Be concise and accurate; say so when you do not know.';
 const TURNS_REPORTED = [10, 50, 100, 200];
@@ -264,31 +265,52 @@ async function tokenCounting(conversation: GeneratedExchange[]) {
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
-export default {
-  name: 'Context strategies and token counting',
+export default defineBench({
+  name: 'strategies',
+  title: 'Context strategies and token counting',
+  method:
+    'A deterministic 200-exchange bilingual conversation replayed through the seven real strategies with default parameters (real Dexie on fake-indexeddb, real job queue, scripted summarizer/entity model); whole prompts counted with the Qwen2.5 tokenizer and ChatML template. Token counting: the fallback estimator against the Qwen2.5 tokenizer, and counting throughput (see "Context strategies" and "Token counting" below for the full method and assumptions).',
+  quick: {},
+  full: {},
   async run() {
     const conversation = generateConversation(200);
     const configs: StrategyConfig[] = (Object.keys(STRATEGIES) as (keyof typeof STRATEGIES)[]).map((k) => STRATEGIES[k].defaults);
     const strategies: StrategyResult[] = [];
     for (const config of configs) strategies.push(await runStrategy(config, conversation));
-
-    console.log('\nPrompt tokens per turn (Qwen2.5 tokenizer, ChatML), 200-exchange bilingual conversation, default parameters');
-    console.log(['strategy'.padEnd(34), ...TURNS_REPORTED.map((t) => `turn ${t}`.padStart(9)), 'bg calls'.padStart(9), 'mean bg prompt'.padStart(15)].join(''));
-    for (const r of strategies) {
-      const name = `${r.config.kind} ${JSON.stringify(r.config).replace(/"kind":"[^"]+",?/, '')}`;
-      console.log([name.padEnd(34), ...TURNS_REPORTED.map((t) => String(r.promptTokens[t]).padStart(9)), String(r.backgroundCalls).padStart(9), String(r.meanBackgroundPromptTokens ?? '-').padStart(15)].join(''));
-    }
     const full = strategies.find((r) => r.config.kind === 'full-buffer')!;
     const sb = strategies.find((r) => r.config.kind === 'summary-buffer')!;
     const compression = full.promptTokens[200]! / sb.promptTokens[200]!;
-    console.log(`\nsummary + buffer vs full buffer at turn 200: ${full.promptTokens[200]} / ${sb.promptTokens[200]} = ${compression.toFixed(1)}x fewer prompt tokens (target ≥ 5x: ${compression >= 5 ? 'met' : 'NOT met'})`);
-    console.log('\nTurn-200 prompt breakdown (tokens):');
-    for (const r of strategies) console.log(`  ${r.config.kind.padEnd(16)} ${JSON.stringify(r.turn200)}`);
-
     const tokens = await tokenCounting(conversation);
-    console.log('\nFallback estimator vs Qwen2.5 tokenizer (signed total error, mean |error| per text, max |error|):');
-    for (const [k, e] of Object.entries(tokens.errors)) console.log(`  ${k.padEnd(30)} n=${String(e.texts).padStart(3)}  total ${pct(e.totalError).padStart(6)}  mean ${pct(e.meanAbsError).padStart(6)}  max ${pct(e.maxAbsError).padStart(6)}`);
-    console.log(`\nCounting throughput (characters/s, uncached): ${Object.entries(tokens.charsPerSecond).map(([k, v]) => `${k} ${Math.round(v).toLocaleString('en')}`).join('; ')}; Qwen tokenizer.json load ${tokens.hfLoadMs.toFixed(0)} ms`);
-    return { strategies, compression, tokens };
+    const params = (r: StrategyResult) => JSON.stringify(r.config).replace(/"kind":"[^"]+",?/, '').replace(/[{}"]/g, '').replace(/:/g, ' = ');
+    return {
+      tables: [
+        {
+          title: `Prompt tokens per turn (whole prompt, Qwen2.5 tokenizer + ChatML). Summary + buffer vs full buffer at turn 200: ${full.promptTokens[200]!.toLocaleString('en')} / ${sb.promptTokens[200]!.toLocaleString('en')} = **${compression.toFixed(1)}× fewer prompt tokens** (target ≥ 5×).`,
+          columns: ['strategy (defaults)', ...TURNS_REPORTED.map((t) => `turn ${t}`), 'background LLM calls', 'mean tokens per background call'],
+          rows: strategies.map((r) => [`${r.label}${params(r) ? `, ${params(r)}` : ''}`, ...TURNS_REPORTED.map((t) => r.promptTokens[t]!), r.backgroundCalls, r.meanBackgroundPromptTokens ?? '–']),
+        },
+        {
+          title: 'Turn-200 prompt breakdown (tokens of each part\'s text; "template" is the chat template\'s markers):',
+          columns: ['strategy', 'system', 'summary / notes / retrieved', 'recent (messages)', 'user', 'template'],
+          rows: strategies.map((r) => {
+            const b = r.turn200;
+            const section = b.summary ?? b.entities ?? b.retrieved;
+            return [r.config.kind, b.system!, section === undefined ? '–' : section, `${b.recent!.toLocaleString('en')} (${b.recentMessages})`, b.user!, b.template!];
+          }),
+        },
+        {
+          title: 'Fallback estimator vs the Qwen2.5 tokenizer:',
+          columns: ['text set', 'texts', 'total (signed)', 'mean |error| per text', 'max |error|'],
+          rows: Object.entries(tokens.errors).map(([k, e]) => [k, e.texts, pct(e.totalError), pct(e.meanAbsError), pct(e.maxAbsError)]),
+        },
+        {
+          title: `Counting throughput (characters per second, distinct texts, uncached; Qwen2.5 \`tokenizer.json\` load ${tokens.hfLoadMs.toFixed(0)} ms):`,
+          columns: ['counter', 'characters / s'],
+          rows: Object.entries(tokens.charsPerSecond).map(([k, v]) => [k, Math.round(v)]),
+        },
+      ],
+      headline: [{ what: 'prompt tokens at turn 200: full buffer vs summary + buffer (defaults)', measured: `${full.promptTokens[200]!.toLocaleString('en')} tokens`, reference: `summary + buffer ${sb.promptTokens[200]!.toLocaleString('en')} tokens`, ratio: compression }],
+      raw: { strategies, compression, tokens },
+    };
   },
-};
+});

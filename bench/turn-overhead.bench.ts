@@ -61,7 +61,7 @@ function seededVector(text: string): Float32Array {
 const embedder: Embedder = {
   modelId: 'bench/seeded-384',
   dimension: EMBED_DIM,
-  embed: async (texts) => texts.map(seededVector),
+  embed: async (texts: string[]) => texts.map(seededVector),
   dispose: async () => undefined,
 } as unknown as Embedder;
 
@@ -199,7 +199,7 @@ async function measure(size: number, counterName: 'estimator' | 'qwen2.5', runs:
       loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
       events: { chatDelta: () => undefined, jobs: () => undefined },
     });
-    await core.store.whenIndexed?.();
+    await (core.store as { whenIndexed?: () => Promise<void> }).whenIndexed?.();
     const times: number[] = [];
     for (let i = 0; i <= turns; i++) {
       const startedCpu = process.cpuUsage();

@@ -14,6 +14,7 @@ import type { RecallDB } from '../db/schema';
 import type { EngineStatus, GpuInfo, ModelCatalog, WllamaSource } from '../messaging/protocol';
 import { openModelFile } from '../platform/model-files';
 import { createGgufTokenCounter, createTokenEstimator } from '../tokens';
+import { guardChatEngine } from '../prompt/neutralize';
 
 /** Where the engine runtimes find their files (URLs inside the extension package). */
 export interface EngineAssets {
@@ -143,7 +144,8 @@ export function createEngineManager(deps: EngineManagerDeps): EngineManager {
 
   return {
     status: snapshot,
-    chatEngine: () => (active?.isLoaded() ? active : null),
+    // Every model call (chat turns and background jobs) goes through the control-token gate.
+    chatEngine: () => (active?.isLoaded() ? guardChatEngine(active) : null),
     embedder: () => embedder,
     tokenCounter: () => (active?.isLoaded() ? (active.tokenCounter() ?? estimator) : estimator),
 

@@ -24,7 +24,10 @@ export function registerCoreHandlers(core: Promise<Core>, startedAt: number): ()
     );
   };
 
-  handle('core.ping', () => ({ ready: true, startedAt }));
+  handle('core.ping', (c) => {
+    const { via, ms, at } = c.store.indexStats().open;
+    return { ready: true, startedAt, memory: { via, openMs: ms, searchableAt: at } };
+  });
   handle('engine.status', (c) => c.engines.status());
   handle('engine.catalog', (c) => c.engines.catalog());
   handle('engine.loadWebLLM', async (c, { modelId }) => {

@@ -122,7 +122,11 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   const ensureEmbedded = (): Promise<void> =>
     (embedCheck = embedCheck.then(async () => {
       const model = engines.embedder()?.modelId ?? null;
-      const missing = await db.memories.filter((m) => m.embedding === null || (model !== null && m.embeddingModel !== model)).first();
+      // The store's index answers "nothing missing" without reading a row (this runs on every start).
+      if (store.missingVectors(model) === 0) return;
+      // Then the first such row (the scan stops there). NOTE: enqueueing without this read first made
+      // core-embedding.test.ts hang after its first drain; not diagnosed yet (see the h6 report).
+      const missing = await db.memories.filter((m) => m.embeddingModel === null || (model !== null && m.embeddingModel !== model)).first();
       if (missing) await jobs.enqueue(REEMBED_JOB, {}, { dedupeKey: REEMBED_JOB, advance: engines.embedder() !== null });
     }).catch((error: unknown) => console.warn('[ltm] could not queue re-embedding:', error)));
   const store = (await createMemoryStore({
@@ -132,6 +136,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     loadVoyWasm: deps.loadVoyWasm,
     onMissingEmbedding: () => void ensureEmbedded(),
   })) as SearchableMemoryStore;
+  const opened = store.indexStats().open;
+  console.info(`[core] long-term memory searchable in ${Math.round(opened.ms)} ms (${opened.via}, ${store.indexStats().memories} memories)`);
   let embedderModel: string | null = null;
   const stopEmbedderWatch = engines.onChange((status) => {
     const ready = status.embedder.state === 'ready' ? status.embedder.modelId : null;
@@ -257,6 +263,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       if (statsTimer) clearTimeout(statsTimer);
       await jobs.stop();
       await longTerm.flush(); // retrieval accesses collected for the next batch write
+      await store.flushSnapshot();
     },
   };
   return core;

@@ -10,7 +10,8 @@ import type { MemoryStore, MemoryView } from '../memory/long-term/types';
 import type { MemoryListQuery } from '../messaging/protocol';
 
 /** The store plus its search, as created by `createMemoryStore`. */
-export type SearchableMemoryStore = MemoryStore & Pick<LongTermStore, 'search' | 'rebuildIndexes' | 'roundsStating'>;
+export type SearchableMemoryStore = MemoryStore &
+  Pick<LongTermStore, 'search' | 'rebuildIndexes' | 'roundsStating' | 'indexStats' | 'flushSnapshot' | 'catalog' | 'missingVectors'>;
 
 /** Strips the embedding (vectors never leave the core). */
 export function toView(memory: MemoryRecord): MemoryView {
@@ -27,7 +28,9 @@ export interface MemoryAdmin {
    * "in May" or "5月" are words here, not date ranges), best first, then memories that contain
    * the typed text anywhere (normalized: NFKC, lower case), so a partial word such as "Moch" or
    * "杭" matches too. Vector similarity is not used: every memory has a nearest neighbour, and a
-   * filter must be able to say "no match".
+   * filter must be able to say "no match". Reads no embeddings: it filters the store's catalog
+   * (built by one text-only read, then kept in memory) and the lexical index, and reads the rows
+   * it returns only.
    */
   list(query: MemoryListQuery): Promise<MemoryView[]>;
   history(query: { memoryId?: string; limit?: number }): Promise<MemoryHistoryRecord[]>;
@@ -46,20 +49,24 @@ export function createMemoryAdmin(db: RecallDB, store: SearchableMemoryStore): M
   return {
     async list({ namespace, search, includeInvalid = false, kinds, limit = 200 }) {
       if (typeof namespace !== 'string' || !namespace) throw new Error('memory.list needs a namespace');
-      const wanted = (m: MemoryView) => (includeInvalid || m.current === 1) && (!kinds || kinds.includes(m.kind));
-      const rows = await db.memories.where('namespace').equals(namespace).toArray();
-      const byRecency = (a: MemoryView, b: MemoryView) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt;
-      if (!search?.trim()) return rows.map(toView).filter(wanted).sort(byRecency).slice(0, limit);
+      type Listed = Pick<MemoryView, 'current' | 'kind' | 'pinned' | 'updatedAt'>;
+      const wanted = (m: Listed) => (includeInvalid || m.current === 1) && (!kinds || kinds.includes(m.kind));
+      const byRecency = (a: Listed, b: Listed) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt;
+      // The catalog: kind, flags, time and normalized text of every memory, no vectors (see `LongTermStore.catalog`).
+      const entries = await store.catalog(namespace);
+      /** Rows of `ids`, in that order (texts are read for what is shown only). */
+      const rowsOf = async (ids: string[]) => (await db.memories.bulkGet(ids)).flatMap((r) => (r ? [toView(r)] : []));
+      if (!search?.trim()) return rowsOf(entries.filter(wanted).sort(byRecency).slice(0, limit).map((e) => e.id));
       const hits = await store.search({ text: search, namespace, k: limit, includeInvalid }, { mode: 'lexical', timeFilters: false });
       const matched = hits.map((h) => h.memory).filter(wanted);
       const seen = new Set(matched.map((m) => m.id));
       const needle = normalizeMemoryText(search);
-      const containing = rows
-        .filter((r) => needle !== '' && !seen.has(r.id) && normalizeMemoryText(r.text).includes(needle))
-        .map(toView)
-        .filter(wanted)
-        .sort(byRecency);
-      return [...matched, ...containing].slice(0, limit);
+      const containing = entries
+        .filter((e) => needle !== '' && !seen.has(e.id) && e.normalized.includes(needle) && wanted(e))
+        .sort(byRecency)
+        .slice(0, Math.max(0, limit - matched.length))
+        .map((e) => e.id);
+      return [...matched, ...(await rowsOf(containing))].slice(0, limit);
     },
     async history({ memoryId, limit = 200 }) {
       const rows = memoryId

@@ -9,13 +9,19 @@
  *       bring it back). New table only; no data migration (no tombstones exist for older deletes).
  * Every table is classified in `TABLE_DATA` (user data or device data), which "Erase everything"
  * follows, so a table added later is erased unless it is declared device data.
- * The vector index (Voy) and the lexical index (MiniSearch) are not stored: they are rebuilt from
- * `memories` when the core starts (measurements in BENCHMARKS.md, "Long-term retrieval").
+ * - v3: `memoryIndex`, the persisted long-term index (vector and meta blocks, header, lexical
+ *       snapshot: `src/memory/long-term/retrieval/blocks.ts`), so the core opens without a
+ *       rebuild. The upgrade moves every memory's `embedding` out of its row into the vector
+ *       blocks (rows keep `embeddingModel`), and `memories` drops the indexes nothing queries
+ *       (`updatedAt`, `sourceConversationId`, `[namespace+current]`): fewer bytes per memory.
+ *       Rows written with an inline `embedding` (by anything but the store) are marked `pending`
+ *       by the table's hooks (sparse index), so the store finds them on open.
  */
 import Dexie, { type EntityTable, type Table } from 'dexie';
 import type { EngineErrorCode } from '../engines/types';
 import type { PromptTrace } from '../prompt/types';
 import type { StrategyConfig, StrategyKind } from '../memory/short-term/types';
+import { layoutFromRows, type LayoutRow, type MemoryIndexRecord } from '../memory/long-term/retrieval/blocks';
 
 /** Name of the IndexedDB database. */
 export const DB_NAME = 'recall';
@@ -110,7 +116,11 @@ export interface MemoryRecord {
   text: string;
   /** Short topic label from extraction, if any. */
   topic?: string;
-  /** L2-normalized embedding, stored as binary; `null` while not yet embedded. */
+  /**
+   * L2-normalized embedding; `null` while not yet embedded. Since v3 it is not stored in the row
+   * but in the vector blocks of `memoryIndex`; reads through Dexie while a store is open get it
+   * back here (the store's reading hook), so code that reads rows sees the same shape.
+   */
   embedding: Float32Array | null;
   /** Model id of `embedding`; a different current model means it must be re-embedded. */
   embeddingModel: string | null;
@@ -132,6 +142,13 @@ export interface MemoryRecord {
   hash: string;
   /** Id of the memory that replaced this one, when closed by a contradiction. */
   supersededBy?: string;
+  /**
+   * Set (to 1) by the table's own hooks when a row is written WITH an inline `embedding` field,
+   * i.e. not by the long-term store (an import, an undo): the persisted index may not describe it
+   * yet, and the store's next open repairs it. Sparse index: rows without it cost nothing. Reads
+   * through Dexie never show it.
+   */
+  pending?: 1;
 }
 
 /** Event recorded in the memory history. */
@@ -228,6 +245,8 @@ export class RecallDB extends Dexie {
   settings!: EntityTable<SettingRecord, 'key'>;
   localModels!: EntityTable<LocalModelRecord, 'fileName'>;
   tombstones!: Table<TombstoneRecord, [string, string]>;
+  /** The persisted long-term index (v3; see `retrieval/blocks.ts`). */
+  memoryIndex!: Table<MemoryIndexRecord, string>;
 
   /** @param name database name; tests pass a unique name per test. */
   constructor(name: string = DB_NAME) {
@@ -246,6 +265,32 @@ export class RecallDB extends Dexie {
     });
     this.version(2).stores({
       tombstones: '[namespace+hash], deletedAt',
+    });
+    this.version(3)
+      .stores({
+        memories: 'id, namespace, kind, hash, current, *sourceMessageIds, pending',
+        memoryIndex: 'key',
+      })
+      .upgrade(async (tx) => {
+        const rows = (await tx.table('memories').toArray()) as (LayoutRow & Record<string, unknown>)[];
+        const { records, unindexed } = layoutFromRows(rows, 1);
+        await tx.table('memoryIndex').bulkPut(records);
+        await tx.table('memories').bulkPut(
+          rows.filter((r) => 'embedding' in r).map(({ embedding: _embedding, ...row }) => (unindexed.has(row.id) ? { ...row, embeddingModel: null } : row)),
+        );
+      });
+    // Rows written with an inline vector bypassed the store's index: mark them (see `pending`).
+    const inline = (obj: object) => Object.prototype.hasOwnProperty.call(obj, 'embedding');
+    this.memories.hook('creating', (_key, obj) => {
+      if (inline(obj)) (obj as MemoryRecord).pending = 1;
+    });
+    this.memories.hook('updating', (mods) => {
+      if ((mods as Record<string, unknown>).embedding !== undefined) return { pending: 1 };
+      return undefined;
+    });
+    this.memories.hook('reading', (obj: MemoryRecord | undefined) => {
+      if (obj && obj.pending !== undefined) delete obj.pending;
+      return obj as MemoryRecord;
     });
   }
 }
@@ -268,6 +313,8 @@ export const TABLE_DATA: Readonly<Record<string, 'user' | 'settings' | 'device'>
   jobs: 'user',
   promptTraces: 'user',
   tombstones: 'user',
+  // The lexical snapshot holds the memories' terms: user data, erased with them.
+  memoryIndex: 'user',
   settings: 'settings',
   localModels: 'device',
 };

@@ -188,7 +188,13 @@ export interface ProtocolMap {
   'core.ensure'(): { ready: true };
 
   // ── handled by the offscreen core ───────────────────────────────────────────
-  'core.ping'(): { ready: true; startedAt: number };
+  /**
+   * `startedAt`: when the offscreen document started the core (ms epoch). `memory`: how the
+   * long-term store opened (`via` blocks / rebuilt / empty) and when it became searchable
+   * (`searchableAt`, ms epoch; `openMs`: the store's own open time in ms) — the cold-start hook
+   * of the benchmarks.
+   */
+  'core.ping'(): { ready: true; startedAt: number; memory: { via: 'blocks' | 'rebuilt' | 'empty'; openMs: number; searchableAt: number } };
   'engine.status'(): EngineStatus;
   'engine.catalog'(): ModelCatalog;
   /** Loads a WebLLM model (WebGPU, in the service worker). Resolves when ready; progress via `event.engine`. */

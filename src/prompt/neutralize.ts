@@ -14,7 +14,7 @@
  * `［`/`］` (U+FF3B/U+FF3D), e.g. `<|im_start|>` → `‹|im_start|›`; a token without brackets gets a
  * WORD JOINER (U+2060) after its first character.
  */
-import type { TokenCounter } from '../engines/types';
+import type { ChatEngine, TokenCounter } from '../engines/types';
 import { isChatTokenCounter } from '../tokens/counter';
 import type { NeutralizedReport } from './types';
 
@@ -215,4 +215,37 @@ export function mergeReports(reports: readonly NeutralizedReport[]): Neutralized
     for (const p of r.pieces) if (!pieces.includes(p)) pieces.push(p);
   }
   return { count, pieces };
+}
+
+const guardedEngines = new WeakMap<ChatEngine, ChatEngine>();
+/** The neutralizer of `COMMON_SPECIAL_TOKENS` alone, for an engine without a local tokenizer. */
+let builtInOnly: Neutralizer | undefined;
+
+/**
+ * `engine` with every message of every request passed through its model's `turn` neutralizer
+ * before it reaches the engine, so no text — a stored message inside a summarizer, entity,
+ * extraction or consolidation prompt as much as a chat turn — can carry a chat-template control
+ * token into the prompt. Section delimiters are not touched (the system message needs its own);
+ * `assemble.ts` has already neutralized stored text in sections, and neutralizing again changes
+ * nothing (the lookalikes are no tokens), so its exact token counts still hold. One wrapper per
+ * engine (the same object is returned each time); every other member is the engine's own.
+ */
+export function guardChatEngine(engine: ChatEngine): ChatEngine {
+  let guarded = guardedEngines.get(engine);
+  if (!guarded) {
+    const complete: ChatEngine['complete'] = (request, onDelta) => {
+      const counter = engine.tokenCounter();
+      const n = counter ? neutralizerFor(counter) : (builtInOnly ??= createNeutralizer());
+      return engine.complete({ ...request, messages: request.messages.map((m) => ({ ...m, content: n.turn(m.content).text })) }, onDelta);
+    };
+    guarded = new Proxy(engine, {
+      get(target, prop) {
+        if (prop === 'complete') return complete;
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    guardedEngines.set(engine, guarded);
+  }
+  return guarded;
 }

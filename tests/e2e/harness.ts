@@ -8,12 +8,13 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } fro
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { JobStats } from '../../src/jobs/queue';
 import { writeBertFixtureModel } from '../helpers/fixture-models';
 
-/** Root of the repository. */
-export const ROOT = resolve(__dirname, '../..');
+/** Root of the repository (from `import.meta.url`, so the harness also loads outside Vitest, e.g. in `npm run bench`). */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The built extension. */
 export const BUILD_DIR = resolve(ROOT, process.env.RECALL_OUT_DIR ?? '.output', 'chrome-mv3');
 /** `../shared` beside the repository (fixtures), or null when absent. */

@@ -96,6 +96,21 @@ describe('summary grounding', () => {
     ).toEqual({ ok: false, reason: 'summary drops key facts of the previous summary: Ana, Lisbon', missingFacts: ['Ana', 'Lisbon'] });
   });
 
+  it('a full previous summary may be compressed: up to half of its key facts may go, never more', () => {
+    // Key facts: Ana, Porto, Bolt, May, Gerês, 3 (6). The compressed summary keeps Ana, Porto, Bolt and drops May, Gerês, 3 (3 of 6).
+    const previous = 'Ana lives in Porto with her dog Bolt, adopted on 3 May. She works as a nurse and loves hiking in the Gerês mountains.';
+    expect(keyFacts(previous)).toEqual(['Ana', 'Porto', 'Bolt', 'May', 'Gerês', '3']); // words first, then numbers
+    const lines = 'I am planning a trip to Kyoto in April.';
+    const compressed = '{"summary": "Ana, a nurse in Porto with her dog Bolt, loves hiking and plans a trip to Kyoto in April."}';
+    const tooMuch = '{"summary": "Ana, a nurse who loves hiking, plans a trip to Kyoto in April."}'; // drops Porto, Bolt, 3, May, Gerês (5 of 6)
+    const fullAt = Math.ceil(counter.count(previous) / 0.4); // the previous summary is 40 % of the accepted maximum: full
+    const parse = (reply: string, maxTokens: number) => parseSummaryReply(ok(reply), { counter, maxTokens, language: 'en', grounding: { previous, lines } });
+    expect(parse(compressed, fullAt)).toEqual({ ok: true, value: 'Ana, a nurse in Porto with her dog Bolt, loves hiking and plans a trip to Kyoto in April.' });
+    expect(parse(tooMuch, fullAt)).toMatchObject({ ok: false, missingFacts: ['Porto', 'Bolt', 'May', 'Gerês', '3'] });
+    // With room left (maximum four times larger), nothing may go.
+    expect(parse(compressed, fullAt * 4)).toEqual({ ok: false, reason: 'summary drops key facts of the previous summary: May, Gerês, 3', missingFacts: ['May', 'Gerês', '3'] });
+  });
+
   it("rejects a summary that keeps none of the user's own words, even when it echoes the replies", () => {
     const user = 'My dog Bruno loves the beach in Xiamen.'; // content tokens: dog, bruno, loves, beach, xiamen → 1 required
     const reply = 'Once upon a time there was a shark. The shark swam well in the sea.';

@@ -20,10 +20,13 @@ import { EngineError, type Embedder, type LoadProgress } from '../types';
 /** Default embedding model: multilingual (zh/en and 50+ more), 384-d, quantized ONNX from Xenova. */
 export const DEFAULT_EMBEDDING_MODEL = 'Xenova/paraphrase-multilingual-MiniLM-L12-v2';
 
-/** Package paths of ONNX Runtime Web's WASM build (see RUNTIME_ASSETS in wxt.config.ts). */
+/**
+ * Package paths of ONNX Runtime Web's CPU-only WASM build (see RUNTIME_ASSETS in wxt.config.ts,
+ * which also maps transformers.js's `onnxruntime-web/webgpu` import to the matching WASM-only API).
+ */
 export const ORT_RUNTIME_PATHS = {
-  mjs: '/runtime/ort/ort-wasm-simd-threaded.asyncify.mjs',
-  wasm: '/runtime/ort/ort-wasm-simd-threaded.asyncify.wasm',
+  mjs: '/runtime/ort/ort-wasm-simd-threaded.mjs',
+  wasm: '/runtime/ort/ort-wasm-simd-threaded.wasm',
 } as const;
 
 /** Texts embedded per ONNX run (bounds memory: batch × tokens × hidden floats). */
@@ -117,7 +120,7 @@ export async function createTransformersEmbedder(options: TransformersEmbedderOp
       // Threads need cross-origin isolation (SharedArrayBuffer); without it ORT would warn and use 1.
       if (!(globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated) wasm.numThreads = 1;
     }
-    // The runtime is already in the package; do not copy 27 MB of it into Cache Storage.
+    // The runtime is already in the package; do not copy 14 MB of it into Cache Storage.
     env.useWasmCache = false;
   }
 

@@ -1,28 +1,48 @@
 /**
  * The long-term memory store: memories in Dexie (`db.memories`), every change in
  * `db.memoryHistory` (Mem0-style history: old text, new text, event, time, source), and two
- * in-memory indexes kept in sync with the table — a lexical BM25 index (MiniSearch, CJK-aware
- * tokenization) and a vector index (Voy) — fused by reciprocal rank fusion at search time.
+ * indexes kept in sync with the table — a lexical BM25 index (MiniSearch, CJK-aware
+ * tokenization) and an exact vector index over contiguous f32 blocks — fused by reciprocal rank
+ * fusion at search time.
  *
- * Index restore when a context starts: the indexes are rebuilt from the stored texts and
- * embeddings (`rebuildIndexes`), the Voy part in the background while searches use an exact
- * scan. Restoring a serialized Voy snapshot instead was measured and rejected (see BENCHMARKS.md,
- * "Long-term retrieval": at 10k memories the snapshot is ~84 MB of JSON, and it goes stale on
- * every change), so no snapshot is stored.
+ * Opening without a rebuild: the index is persisted in `db.memoryIndex` (layout in
+ * `retrieval/blocks.ts`): meta and vector blocks, a header (generation, row count, ids changed
+ * since the lexical snapshot) and a MiniSearch snapshot. `createMemoryStore` reads that table
+ * (no memory row, no text), loads the snapshot and re-indexes only the `dirty` ids. When the
+ * header is missing, its row count disagrees with `db.memories`, or rows are marked `pending`
+ * (written behind the store's back with an inline vector: an import killed before its
+ * `rebuildIndexes`; see `MemoryRecord.pending`), the whole index is rebuilt from the rows and persisted
+ * again (`rebuildIndexes`, also run after an import or an erase).
  *
  * Writes are serialized (one mutation at a time), so the duplicate check and the index updates
- * never interleave. A write that fails in Dexie leaves the indexes untouched; a failed embedding
- * never loses a memory: it is stored with `embedding: null` (lexical only) until `reembed`.
+ * never interleave. Each write puts the memory row, its history entry, the blocks it changes and
+ * the header in ONE Dexie transaction; the live index changes only after it committed, so a
+ * write that fails leaves rows, persisted index and live index as they were. The lexical
+ * snapshot is written later (idle, `SNAPSHOT_DELAY_MS`); until then the header's `dirty` list
+ * says which memories to re-index on open. A failed embedding never loses a memory: it is stored
+ * without a vector (lexical only) until `reembed`.
+ *
+ * Rows no longer hold their `embedding` (schema v3): it lives in the vector blocks. While a store
+ * is open over a database, reading a row through Dexie gives the `MemoryRecord` shape back
+ * (`embedding` filled from the blocks by a reading hook), so export, maintenance and
+ * consolidation read vectors as before. A row written by someone else WITH an `embedding` field
+ * (an import) keeps it until `rebuildIndexes` moves it into the blocks, in one transaction.
+ *
+ * Voy (k-d tree) is loaded but not used for search: measured side by side with the block scan
+ * (bench/vector-layout.bench.ts) it never beat the exact scan at 384 dimensions, from 1k to 100k
+ * vectors, and costs seconds of build and several times the vectors' size in memory.
  */
+import Dexie from 'dexie';
 import type { Embedder } from '../../engines/types';
 import type { MemoryEvent, MemoryHistoryRecord, MemoryKind, MemoryRecord, RecallDB } from '../../db/schema';
 import type { MemoryPatch, MemoryStore, MemoryView, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
-import { MAX_MEMORY_TEXT_CHARS, memoryHash, MemoryTextTooLongError } from './text';
-import { memorySlot, type SlotKey } from './slots';
+import { MAX_MEMORY_TEXT_CHARS, memoryHash, MemoryTextTooLongError, normalizeMemoryText } from './text';
+import type { SlotKey } from './slots';
 import { contentTerms, termCoverage } from './extraction/language';
 import { LexicalIndex } from './retrieval/lexical';
-import { VectorIndex, l2normalize, type VectorIndexStats } from './retrieval/vector';
+import { l2normalize, type VectorIndexStats } from './retrieval/vector';
 import { loadVoy, type VoyClass } from './retrieval/voy';
+import { BlockIndex, indexedOf, layoutFromRows, type IndexBatch, type LayoutRow, type IndexHeaderRecord, type LexicalSnapshotRecord, type MemoryIndexRecord, type ScanFilter } from './retrieval/blocks';
 import {
   CURRENT_STATE_WEIGHTING,
   DEFAULT_FUSION_WEIGHTS,
@@ -33,7 +53,7 @@ import {
   type FusionWeights,
   type WeightingOptions,
 } from './retrieval/fusion';
-import { asksForCurrentState, parseTimeFilter, type TimeFilter } from './retrieval/time-filter';
+import { asksForCurrentState, parseTimeFilter } from './retrieval/time-filter';
 
 /** Share of a fact's content words a round's text must contain to count as stating it (`roundsStating`). */
 export const ROUND_COVERAGE = 0.75;
@@ -57,14 +77,44 @@ export interface SearchOptions {
   timeFilters?: boolean;
 }
 
+/** One memory as the memory manager filters it (see `LongTermStore.catalog`). */
+export interface CatalogEntry {
+  id: string;
+  kind: MemoryKind;
+  current: 0 | 1;
+  pinned: boolean;
+  /** ms epoch. */
+  updatedAt: number;
+  /** The text normalized by `normalizeMemoryText` (NFKC, lower case, spaces collapsed). */
+  normalized: string;
+}
+
+/** How the store became searchable when it was created (the cold-start hook of the benchmarks). */
+export interface StoreOpenStats {
+  /** `blocks`: from the persisted index (+ snapshot); `rebuilt`: repaired from the rows; `empty`: nothing stored. */
+  via: 'blocks' | 'rebuilt' | 'empty';
+  /** Milliseconds from `createMemoryStore` being called to the store answering searches. */
+  ms: number;
+  /** When it became searchable (ms epoch, `Date.now()`). */
+  at: number;
+  /** Ids re-indexed from the header's `dirty` list (changes the lexical snapshot had not caught). */
+  replayed: number;
+}
+
 /** Sizes and state of the indexes. */
 export interface IndexStats {
   /** Memories in the store (all namespaces, valid or not). */
   memories: number;
   /** Memories in the lexical index (= `memories` when in sync). */
   lexical: number;
-  /** Vector index state (memories embedded with its model). */
+  /**
+   * Vectors of the active model (the current embedder's, else the most common stored one), all
+   * namespaces. `voyReady` says whether the Voy module loaded (Voy is not on the search path, see
+   * the module doc); `voyFailures` is always 0.
+   */
   vector: VectorIndexStats;
+  /** How the store opened. */
+  open: StoreOpenStats;
 }
 
 /** The store returned by `createMemoryStore`: `MemoryStore` plus retrieval and maintenance. */
@@ -80,7 +130,7 @@ export interface LongTermStore extends MemoryStore {
    */
   addMany(inputs: readonly NewMemory[], source: string): Promise<{ memory: MemoryRecord; created: boolean }[]>;
   /**
-   * Hybrid retrieval: BM25 (MiniSearch) and vector (Voy) candidates, each filtered to the
+   * Hybrid retrieval: BM25 (MiniSearch) and exact vector (block scan) candidates, each filtered to the
    * namespace, to currently valid memories (unless `includeInvalid`) and to a time range stated
    * in the query ("last week", "上个月", see `retrieval/time-filter.ts`), fused with (weighted)
    * reciprocal rank fusion (k = 60) and weighted by recency and importance (`retrieval/fusion.ts`;
@@ -91,7 +141,11 @@ export interface LongTermStore extends MemoryStore {
    * @returns at most `query.k` (default 8) memories, best first.
    */
   search(query: RetrievalQuery, options?: SearchOptions): Promise<RetrievedMemory[]>;
-  /** Re-reads every memory from Dexie and rebuilds both indexes (Voy in the background). */
+  /**
+   * Re-reads every memory row from Dexie and rebuilds the persisted index (blocks, header,
+   * lexical snapshot) in one transaction that also moves any `embedding` found in a row into the
+   * blocks (rows written by an import). The repair path: O(rows).
+   */
   rebuildIndexes(): Promise<void>;
   /** Sets `lastAccessedAt = at` and increments `accessCount` of the given memories (unknown ids are ignored). */
   recordAccess(ids: string[], at?: number): Promise<void>;
@@ -104,8 +158,21 @@ export interface LongTermStore extends MemoryStore {
    * @throws the embedder's EngineError when embedding fails, or the abort reason when aborted.
    */
   reembed(options?: { batchSize?: number; signal?: AbortSignal; onProgress?: (done: number, total: number) => void }): Promise<{ embedded: number; remaining: number }>;
-  /** Resolves when the Voy index holds every vector (searches work before, by exact scan). */
+  /** Resolves when pending index writes are done (the index itself is complete once the store is created). */
   whenIndexed(): Promise<void>;
+  /** Writes the lexical snapshot now if changes are pending (otherwise done when idle). */
+  flushSnapshot(): Promise<void>;
+  /**
+   * What the memory manager lists and filters by, for every memory of `namespace`, without
+   * vectors: built by one text-only read of the namespace's rows on first use, then kept up to
+   * date by the store's writes (dropped by `rebuildIndexes`). Order: unspecified.
+   */
+  catalog(namespace: string): Promise<readonly CatalogEntry[]>;
+  /**
+   * How many memories lack a vector of `modelId` (`null`: lack any vector), from the index: no
+   * row is read. The core queues `ltm.reembed` when it is > 0.
+   */
+  missingVectors(modelId: string | null): number;
   /**
    * The episodic rounds of `fact.namespace` that state `fact`: rounds citing one of its source
    * messages (the round it was extracted from), and rounds whose text contains nearly all of its
@@ -125,8 +192,8 @@ export interface MemoryStoreDeps {
   now?: () => number;
   /**
    * Bytes of `voy_search_bg.wasm` (browser: `loadVoyWasm` of `src/platform/assets.ts`; Node: the
-   * file in `node_modules/voy-search/`). When it fails the store still works, with an exact
-   * vector scan instead of Voy.
+   * file in `node_modules/voy-search/`). Loaded while the index opens; a failure is logged and
+   * changes nothing (search is an exact block scan either way).
    */
   loadVoyWasm: () => Promise<BufferSource>;
   /** Weights of the lexical and vector lists in RRF, default `DEFAULT_FUSION_WEIGHTS` (plain RRF). */
@@ -139,43 +206,8 @@ export interface MemoryStoreDeps {
   onMissingEmbedding?: () => void;
 }
 
-/** What the indexes need about a memory to filter and weight candidates without Dexie. */
-interface Meta {
-  namespace: string;
-  createdAt: number;
-  updatedAt: number;
-  validFrom: number | null;
-  validUntil: number | null;
-  importance: number;
-  pinned: boolean;
-  kind: MemoryKind;
-  /** `subject:slot` of the text (`memorySlot`), `null` when it is about no slot. */
-  slot: string | null;
-}
-
-const KINDS: ReadonlySet<MemoryKind> = new Set(['profile', 'preference', 'event', 'fact', 'instruction', 'episodic', 'summary']);
-
-const metaOf = (r: MemoryRecord): Meta => ({
-  namespace: r.namespace,
-  createdAt: r.createdAt,
-  updatedAt: r.updatedAt,
-  validFrom: r.validFrom,
-  validUntil: r.validUntil,
-  importance: r.importance,
-  pinned: r.pinned,
-  kind: r.kind,
-  slot: slotLabel(memorySlot(r.text)),
-});
-
 /** One string per slot key, for comparing in the index (`null` when the text is about no slot). */
 const slotLabel = (key: SlotKey | null): string | null => (key ? `${key.subject}:${key.slot}` : null);
-
-/** Whether a memory is valid at `t`: its validity has not ended (a future `validFrom` is fine: plans). */
-const validAt = (m: { validUntil: number | null }, t: number) => m.validUntil === null || m.validUntil > t;
-
-/** Whether a memory's time (when it happened, or when it was said) is in the filter's range. */
-const inRange = (m: Meta, f: TimeFilter) =>
-  (m.validFrom !== null && m.validFrom >= f.start && m.validFrom < f.end) || (m.createdAt >= f.start && m.createdAt < f.end);
 
 /**
  * Records that memories were retrieved: `lastAccessedAt = at` (ms epoch), `accessCount + 1`, in
@@ -230,25 +262,76 @@ export function toView(record: MemoryRecord): MemoryView {
   return view;
 }
 
+const KINDS: ReadonlySet<MemoryKind> = new Set(['profile', 'preference', 'event', 'fact', 'instruction', 'episodic', 'summary']);
+
+/** Whether a memory is valid at `t`: its validity has not ended (a future `validFrom` is fine: plans). */
+const validAt = (m: { validUntil: number | null }, t: number) => m.validUntil === null || m.validUntil > t;
+
+/** Whether a row read raw from IndexedDB still holds its own `embedding` field (v1 rows, imports). */
+const holdsEmbedding = (row: object): boolean => Object.prototype.hasOwnProperty.call(row, 'embedding');
+
+/** Idle time after the last write before the lexical snapshot is written (ms). */
+export const SNAPSHOT_DELAY_MS = 1500;
+/** Dirty ids after which the snapshot is written without waiting for idle. */
+const SNAPSHOT_DIRTY_MAX = 512;
+
+/** Which live store's vectors the reading hook of a database attaches (the latest store opened over it). */
+const hookTargets = new WeakMap<RecallDB, { vectorOf(id: string, model: string | null): Float32Array | null }>();
+
 /**
- * Opens the store over `deps.db` and builds its indexes from the stored memories.
+ * Installs (once per database) the reading hook that gives rows their `embedding` back from the
+ * latest store opened over `db`. A row that still holds an `embedding` field is left as it is.
+ */
+const hooked = new WeakSet<RecallDB>();
+function installReadingHook(db: RecallDB): void {
+  if (hooked.has(db)) return;
+  hooked.add(db);
+  db.memories.hook('reading', (row: MemoryRecord | undefined) => {
+    if (row && !holdsEmbedding(row)) (row as MemoryRecord).embedding = hookTargets.get(db)?.vectorOf(row.id, row.embeddingModel) ?? null;
+    return row as MemoryRecord;
+  });
+}
+
+/** A row as stored since v3: the record without its embedding. */
+const toRow = (record: MemoryRecord): MemoryRecord => {
+  const { pending: _pending, ...row } = toView(record);
+  return row as MemoryRecord;
+};
+
+/**
+ * Opens the store over `deps.db`: reads the persisted index (see module doc) and repairs it from
+ * the rows when it disagrees with them. Resolves when searches are answered; `indexStats().open`
+ * says how long that took.
  * @throws RangeError when `deps.fusionWeights` holds a negative or non-finite weight; otherwise
- *   only when Dexie cannot be read (a missing Voy WASM degrades to an exact vector scan).
+ *   only when Dexie cannot be read (a missing Voy WASM is logged and changes nothing).
  */
 export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTermStore> {
+  const startedAt = performance.now();
   const { db } = deps;
   const now = deps.now ?? Date.now;
   const fusionWeights = deps.fusionWeights ?? DEFAULT_FUSION_WEIGHTS;
   reciprocalRankFusion([], undefined, [fusionWeights.lexical, fusionWeights.vector]); // validates: RangeError when < 0 or not finite
-  let Voy: VoyClass | null = null;
-  try {
-    Voy = await loadVoy(deps.loadVoyWasm);
-  } catch (error) {
+  const voyLoad: Promise<VoyClass | null> = loadVoy(deps.loadVoyWasm).catch((error: unknown) => {
     console.warn('[ltm] voy-search unavailable, vector search uses an exact scan:', error);
+    return null;
+  });
+
+  let index = new BlockIndex();
+  let lexical = new LexicalIndex();
+  /** Generation of the header the live index matches. */
+  let gen = 0;
+  let snapshotTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Catalog per namespace, built on first use (see `catalog`). */
+  let catalogs = new Map<string, Map<string, CatalogEntry>>();
+  const catalogEntry = (r: MemoryRecord): CatalogEntry => ({ id: r.id, kind: r.kind, current: r.current, pinned: r.pinned, updatedAt: r.updatedAt, normalized: normalizeMemoryText(r.text) });
+  function catalogPut(r: MemoryRecord): void {
+    for (const [ns, entries] of catalogs) if (ns !== r.namespace) entries.delete(r.id);
+    catalogs.get(r.namespace)?.set(r.id, catalogEntry(r));
   }
-  const meta = new Map<string, Meta>();
-  const lexical = new LexicalIndex();
-  const vectors = new VectorIndex(Voy);
+  function catalogDelete(id: string): void {
+    for (const entries of catalogs.values()) entries.delete(id);
+  }
+  let snapshotRun: Promise<void> = Promise.resolve();
 
   let chain: Promise<unknown> = Promise.resolve();
   /** Runs mutations one at a time, in call order. */
@@ -256,19 +339,6 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     const run = chain.then(fn, fn);
     chain = run.catch(() => undefined);
     return run;
-  }
-
-  function indexRecord(r: MemoryRecord): void {
-    meta.set(r.id, metaOf(r));
-    lexical.set(r.id, r.text, r.topic);
-    if (r.embedding && r.embeddingModel) vectors.set(r.id, r.embedding, r.embeddingModel);
-    else vectors.delete(r.id);
-  }
-
-  function unindex(id: string): void {
-    meta.delete(id);
-    lexical.delete(id);
-    vectors.delete(id);
   }
 
   async function embed(text: string): Promise<Float32Array | null> {
@@ -297,26 +367,197 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     return text;
   }
 
-  async function rebuildIndexes(): Promise<void> {
-    const records = await db.memories.toArray();
-    meta.clear();
-    lexical.clear();
-    for (const r of records) {
-      meta.set(r.id, metaOf(r));
-      lexical.set(r.id, r.text, r.topic);
-    }
-    // One model per vector index: the current embedder's, else the most common stored one.
-    let model = deps.embedder()?.modelId ?? null;
-    if (!model) {
-      const counts = new Map<string, number>();
-      for (const r of records) if (r.embedding && r.embeddingModel) counts.set(r.embeddingModel, (counts.get(r.embeddingModel) ?? 0) + 1);
-      model = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
-    }
-    const entries = records.filter((r) => r.embedding && r.embeddingModel === model).map((r) => [r.id, r.embedding!] as [string, Float32Array]);
-    const embedder = deps.embedder();
-    // The current embedder fixes the dimension; otherwise the most common one wins (see replaceAll).
-    void vectors.replaceAll(entries, model, embedder && embedder.modelId === model ? embedder.dimension : null);
+  /** The model whose vectors answer: the current embedder's, else the one with most vectors. */
+  function activeModel(): string | null {
+    const current = deps.embedder()?.modelId;
+    if (current) return current;
+    let best: string | null = null;
+    let most = 0;
+    for (const [model, { count }] of index.vectorCounts()) if (count > most) [best, most] = [model, count];
+    return best;
   }
+
+  /**
+   * Runs `write` in one transaction over the rows, the history and the index: `write` puts rows
+   * and history and records its index changes in the batch; the touched blocks and the new
+   * header (generation + 1, row count + `countDelta`, `ids` added to `dirty`) are written in the
+   * same transaction. The live index and the lexical index change only after the commit.
+   */
+  async function writeIndexed(ids: string[], write: (batch: IndexBatch) => Promise<{ countDelta: number; lexical: () => void; dirty?: string[] }>): Promise<void> {
+    const batch = index.batch();
+    let after: { countDelta: number; lexical: () => void; dirty?: string[] } | null = null;
+    let header: IndexHeaderRecord | null = null;
+    await db.transaction('rw', [db.memories, db.memoryHistory, db.memoryIndex, db.tombstones], async () => {
+      after = await write(batch);
+      const old = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
+      const dirty = new Set(old?.dirty ?? []);
+      for (const id of [...ids, ...(after.dirty ?? [])]) dirty.add(id);
+      header = { key: 'header', gen: (old?.gen ?? gen) + 1, count: (old?.count ?? 0) + after.countDelta, dirty: [...dirty] };
+      await db.memoryIndex.bulkPut([...batch.records(), header]);
+    });
+    batch.commit();
+    after!.lexical();
+    gen = header!.gen;
+    scheduleSnapshot(header!.dirty.length);
+  }
+
+  function scheduleSnapshot(dirty: number): void {
+    if (snapshotTimer) clearTimeout(snapshotTimer);
+    snapshotTimer = setTimeout(
+      () => {
+        snapshotTimer = null;
+        snapshotRun = writeSnapshot();
+      },
+      dirty >= SNAPSHOT_DIRTY_MAX ? 0 : SNAPSHOT_DELAY_MS,
+    );
+  }
+
+  /** Writes the lexical snapshot at the live generation and clears `dirty` (one transaction). */
+  function writeSnapshot(): Promise<void> {
+    return serial(async () => {
+      const at = gen;
+      const json = lexical.toJSON();
+      await db.transaction('rw', db.memoryIndex, async () => {
+        const header = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
+        if (!header || header.gen !== at) return; // changed behind the store's back: the next open repairs
+        const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: at, json };
+        await db.memoryIndex.bulkPut([snapshot, { ...header, dirty: [] }]);
+      });
+    }).catch((error: unknown) => {
+      if (error instanceof Dexie.DatabaseClosedError) return; // the context is going away; `dirty` covers it
+      console.warn('[ltm] could not write the lexical snapshot (changes are replayed on the next open):', error);
+    });
+  }
+
+  /** Builds the lexical index from rows. */
+  function lexicalFrom(rows: Iterable<{ id: string; text: string; topic?: string }>): LexicalIndex {
+    const out = new LexicalIndex();
+    for (const r of rows) out.set(r.id, r.text, r.topic);
+    return out;
+  }
+
+  /**
+   * Full repair: one transaction reads every row (raw: a row's own `embedding` field, if any,
+   * wins; otherwise the vector comes from the live index, when its model is the row's), writes the whole layout, the header and the lexical snapshot, and
+   * strips `embedding` from the rows that had one.
+   */
+  async function rebuild(): Promise<void> {
+    let next: { index: BlockIndex; lexical: LexicalIndex; gen: number } | null = null;
+    const live = index;
+    await db.transaction('rw', db.memories, db.memoryIndex, async () => {
+      const rows = (await db.memories.toCollection().raw().toArray()) as MemoryRecord[];
+      const old = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
+      const nextGen = Math.max(old?.gen ?? 0, gen) + 1;
+      const vectorOf = (r: LayoutRow) => {
+        if (holdsEmbedding(r)) return r.embedding ? l2normalize(r.embedding) : null;
+        const v = live.vector(r.id);
+        return v && v.model === r.embeddingModel ? v.vector : null;
+      };
+      const layout = layoutFromRows(rows, nextGen, vectorOf);
+      const lex = lexicalFrom(rows);
+      const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: nextGen, json: lex.toJSON() };
+      await db.memoryIndex.clear();
+      // No memory, no index: an empty store leaves nothing behind (erase everything).
+      if (rows.length > 0) await db.memoryIndex.bulkPut([...layout.records, snapshot]);
+      const changed = rows.filter((r) => holdsEmbedding(r) || r.pending !== undefined || (r.embeddingModel !== null && !layout.index.hasVector(r.id, r.embeddingModel)));
+      if (changed.length > 0) {
+        await db.memories.bulkPut(
+          changed.map((r) => {
+            const row = toRow(r);
+            return layout.index.hasVector(r.id, r.embeddingModel ?? '') ? row : { ...row, embeddingModel: null };
+          }),
+        );
+      }
+      next = { index: layout.index, lexical: lex, gen: nextGen };
+    });
+    const done = next!;
+    index = done.index;
+    lexical = done.lexical;
+    gen = done.gen;
+    catalogs = new Map();
+  }
+
+  /**
+   * Re-indexes the rows marked `pending` (written behind the store with an inline vector, e.g. a
+   * bulk `modify` or an import batch while the store is open), in one transaction: the row's own
+   * `embedding` field wins, the rows lose it (and the mark), and the blocks take it. Rows removed
+   * behind the store are not seen here (the next open's row count catches them). Cheap when there
+   * are none: one count on a sparse index.
+   * @returns how many rows were re-indexed.
+   */
+  async function reconcilePending(): Promise<number> {
+    if ((await db.memories.where('pending').equals(1).count()) === 0) return 0;
+    let n = 0;
+    await writeIndexed([], async (batch) => {
+      const rows = (await db.memories.where('pending').equals(1).raw().toArray()) as MemoryRecord[];
+      let added = 0;
+      for (const r of rows) {
+        if (!index.has(r.id)) added += 1;
+        const own = holdsEmbedding(r) ? (r.embedding ? l2normalize(r.embedding) : null) : index.vector(r.id)?.vector ?? null;
+        const indexed = own !== null && r.embeddingModel !== null && batch.put(indexedOf(r), own, r.embeddingModel);
+        if (!indexed) batch.put(indexedOf(r), null, null);
+        await db.memories.put(indexed ? toRow(r) : { ...toRow(r), embeddingModel: null });
+      }
+      n = rows.length;
+      return {
+        countDelta: added,
+        dirty: rows.map((r) => r.id),
+        lexical: () =>
+          rows.forEach((r) => {
+            lexical.set(r.id, r.text, r.topic);
+            catalogPut(r);
+          }),
+      };
+    });
+    return n;
+  }
+
+  /** Opens from the persisted index, or repairs. */
+  async function open(): Promise<Omit<StoreOpenStats, 'ms' | 'at'>> {
+    const [records, rowCount, pending] = await db.transaction('r', db.memories, db.memoryIndex, () =>
+      Promise.all([db.memoryIndex.toArray(), db.memories.count(), db.memories.where('pending').equals(1).count()]),
+    );
+    const header = records.find((r): r is IndexHeaderRecord => r.key === 'header');
+    if (!header && rowCount === 0) return { via: 'empty', replayed: 0 };
+    const loaded = BlockIndex.fromRecords(records);
+    if (!header || header.count !== rowCount || loaded.size !== rowCount || pending > 0) {
+      if (rowCount > 0 || header) {
+        console.warn(`[ltm] the persisted memory index disagrees with the ${rowCount} stored memories (${pending} written behind it); rebuilding it`);
+      }
+      // The persisted blocks are where the vectors of rows without an `embedding` field are.
+      index = loaded;
+      await rebuild();
+      return { via: 'rebuilt', replayed: 0 };
+    }
+    index = loaded;
+    gen = header.gen;
+    const snapshot = records.find((r): r is LexicalSnapshotRecord => r.key === 'lexical');
+    let replayed = 0;
+    if (snapshot) {
+      try {
+        lexical = LexicalIndex.fromJSON(snapshot.json);
+      } catch (error) {
+        console.warn('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', error);
+        lexical = lexicalFrom((await db.memories.toCollection().raw().toArray()) as MemoryRecord[]);
+        scheduleSnapshot(SNAPSHOT_DIRTY_MAX);
+        return { via: 'blocks', replayed: 0 };
+      }
+      if (header.dirty.length > 0) {
+        const rows = (await db.memories.bulkGet(header.dirty)).filter((r): r is MemoryRecord => r !== undefined);
+        const present = new Set(rows.map((r) => r.id));
+        for (const r of rows) lexical.set(r.id, r.text, r.topic);
+        for (const id of header.dirty) if (!present.has(id)) lexical.delete(id);
+        replayed = header.dirty.length;
+        scheduleSnapshot(header.dirty.length);
+      }
+    } else {
+      lexical = lexicalFrom((await db.memories.toCollection().raw().toArray()) as MemoryRecord[]);
+      scheduleSnapshot(SNAPSHOT_DIRTY_MAX);
+    }
+    return { via: 'blocks', replayed };
+  }
+
+  const metaOf = (r: MemoryRecord) => indexedOf(r);
 
   async function applyUpdate(id: string, patch: MemoryPatch, source: string, event: MemoryEvent): Promise<MemoryRecord> {
     const old = await db.memories.get(id);
@@ -333,16 +574,24 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     next.current = validAt(next, t) ? 1 : 0;
     const missingVector = patch.text !== undefined && patch.text !== old.text && next.embedding === null;
     const history: MemoryHistoryRecord = { memoryId: id, event, oldText: old.text, newText: next.text, at: t, source };
-    await db.transaction('rw', db.memories, db.memoryHistory, async () => {
+    await writeIndexed([id], async (batch) => {
       // Keep access statistics written meanwhile by `recordAccess` (which is not serialized).
       const fresh = await db.memories.get(id);
       if (!fresh) throw new Error(`Memory "${id}" was removed during the update`);
       next.lastAccessedAt = fresh.lastAccessedAt;
       next.accessCount = fresh.accessCount;
-      await db.memories.put(next);
+      const indexed = batch.put(metaOf(next), next.embedding, next.embeddingModel);
+      if (!indexed && next.embedding) Object.assign(next, { embedding: null, embeddingModel: null });
+      await db.memories.put(toRow(next));
       await db.memoryHistory.add(history);
+      return {
+        countDelta: 0,
+        lexical: () => {
+          lexical.set(id, next.text, next.topic);
+          catalogPut(next);
+        },
+      };
     });
-    indexRecord(next);
     if (missingVector) deps.onMissingEmbedding?.();
     return next;
   }
@@ -355,62 +604,60 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     const filter = options.timeFilters === false ? null : parseTimeFilter(query.text, t);
     const weighting = options.weighting ?? (options.timeFilters !== false && asksForCurrentState(query.text) ? CURRENT_STATE_WEIGHTING : DEFAULT_WEIGHTING);
     const text = filter ? filter.rest : query.text;
-
-    const eligibleIds: string[] = [];
-    for (const [id, m] of meta) {
-      if (m.namespace !== query.namespace) continue;
-      if (!query.includeInvalid && !validAt(m, t)) continue;
-      if (filter && !inRange(m, filter)) continue;
-      eligibleIds.push(id);
-    }
-    if (eligibleIds.length === 0) return [];
-    const eligible = new Set(eligibleIds);
-    const isEligible = (id: string) => eligible.has(id);
+    const ns = query.namespace;
+    if (index.count(ns) === 0) return [];
+    const scan: ScanFilter = { now: t, includeInvalid: query.includeInvalid === true, range: filter ? { start: filter.start, end: filter.end } : null };
+    const live = index;
+    const isEligible = (id: string) => live.accepts(id, ns, scan);
 
     const lexicalHits = mode === 'vector' ? [] : lexical.search(text, depth, isEligible);
     const lexicalIds = lexicalHits.map((h) => h.id);
     let vectorIds: string[] = [];
     const embedder = deps.embedder();
-    if (mode !== 'lexical' && embedder && vectors.size > 0 && vectors.modelId === embedder.modelId && text.trim()) {
+    if (mode !== 'lexical' && embedder && text.trim() && index.vectorCounts().has(embedder.modelId)) {
       const q = await embed(text);
-      if (q) vectorIds = vectors.search(q, depth, isEligible, eligibleIds.length, eligibleIds).map((h) => h.id);
+      if (q) vectorIds = index.search(embedder.modelId, ns, q, depth, scan).map((h) => h.id);
     }
 
     const weights = options.fusion ?? fusionWeights;
     const fused = reciprocalRankFusion([lexicalIds, vectorIds], undefined, [weights.lexical, weights.vector]);
+    const metaOfId = (id: string) => index.meta(id)!;
     let ranked: { id: string; score: number }[];
     if (fused.size === 0 && filter) {
       // "What did I say last week?": nothing to match on but a time range — newest first.
-      ranked = eligibleIds
-        .map((id) => ({ id, score: 0, at: meta.get(id)!.validFrom ?? meta.get(id)!.createdAt }))
+      ranked = index
+        .idsWhere(ns, scan)
+        .map((id) => ({ id, score: 0, at: metaOfId(id).validFrom ?? metaOfId(id).createdAt }))
         .sort((a, b) => b.at - a.at)
         .map(({ id, score }) => ({ id, score }));
     } else {
-      ranked = [...fused].map(([id, rrf]) => {
-        const m = meta.get(id)!;
+      ranked = [...fused].filter(([id]) => index.has(id)).map(([id, rrf]) => {
+        const m = metaOfId(id);
         return { id, score: weightedScore(rrf, t - m.updatedAt, m.pinned ? 1 : m.importance, weighting) };
       });
       ranked.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
       if (options.recencyTieBreak !== false) {
         // Tied candidates trade places and scores (the score is the position's), so scores stay in rank order.
-        const order = recencyTieBreak(ranked.map((r) => r.id), new Map(lexicalHits.map((h) => [h.id, h.terms])), (id) => meta.get(id)!.updatedAt);
+        const order = recencyTieBreak(ranked.map((r) => r.id), new Map(lexicalHits.map((h) => [h.id, h.terms])), (id) => metaOfId(id).updatedAt);
         const before = ranked;
         ranked = order.map((id, i) => ({ id, score: before[i]!.score }));
       }
     }
     const top = ranked.slice(0, k);
+    // Rows (texts) are read for the top-k only.
     const records = await db.memories.bulkGet(top.map((r) => r.id));
+    const byId = new Map(records.flatMap((r) => (r ? [[r.id, r] as const] : [])));
     const lexicalRank = new Map(lexicalIds.map((id, i) => [id, i + 1]));
     const vectorRank = new Map(vectorIds.map((id, i) => [id, i + 1]));
     const results: RetrievedMemory[] = [];
-    top.forEach(({ id, score }, i) => {
-      const record = records[i];
-      if (!record) return; // removed between the index lookup and the read
+    for (const { id, score } of top) {
+      const record = byId.get(id);
+      if (!record) continue; // removed between the index lookup and the read
       const ranks: RetrievedMemory['ranks'] = {};
       if (lexicalRank.has(id)) ranks.lexical = lexicalRank.get(id)!;
       if (vectorRank.has(id)) ranks.vector = vectorRank.get(id)!;
       results.push({ memory: toView(record), score, ranks });
-    });
+    }
     return results;
   }
 
@@ -497,13 +744,29 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
             console.warn('[ltm] embedding failed; memories stored without a vector until re-embedding:', error);
           }
         }
-        await db.transaction('rw', db.memories, db.memoryHistory, db.tombstones, async () => {
-          await db.memories.bulkAdd(fresh.map((f) => f.record));
-          await db.memoryHistory.bulkAdd(fresh.map((f) => ({ memoryId: f.record.id, event: 'ADD' as const, oldText: null, newText: f.record.text, at: t, source })));
-          // The user stores this text again on purpose ("remember …", memory manager): lift its tombstone.
-          if (source === 'user') await db.tombstones.bulkDelete(fresh.map((f) => [f.record.namespace, f.record.hash] as [string, string]));
-        });
-        for (const f of fresh) indexRecord(f.record);
+        // Rows, history and their block slots in one transaction (see `writeIndexed`).
+        await writeIndexed(
+          fresh.map((f) => f.record.id),
+          async (batch) => {
+            for (const { record } of fresh) {
+              const indexed = batch.put(metaOf(record), record.embedding, record.embeddingModel);
+              if (!indexed && record.embedding) Object.assign(record, { embedding: null, embeddingModel: null });
+            }
+            await db.memories.bulkAdd(fresh.map((f) => toRow(f.record)));
+            await db.memoryHistory.bulkAdd(fresh.map((f) => ({ memoryId: f.record.id, event: 'ADD' as const, oldText: null, newText: f.record.text, at: t, source })));
+            // The user stores this text again on purpose ("remember …", memory manager): lift its tombstone.
+            if (source === 'user') await db.tombstones.bulkDelete(fresh.map((f) => [f.record.namespace, f.record.hash] as [string, string]));
+            return {
+              countDelta: fresh.length,
+              lexical: () => {
+                for (const { record } of fresh) {
+                  lexical.set(record.id, record.text, record.topic);
+                  catalogPut(record);
+                }
+              },
+            };
+          },
+        );
         if (fresh.some((f) => f.record.embedding === null)) deps.onMissingEmbedding?.();
         return results;
       });
@@ -521,9 +784,10 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       return serial(async () => {
         const unique = [...new Set(ids)];
         const t = now();
-        await db.transaction('rw', db.memories, db.memoryHistory, db.tombstones, async () => {
+        let found: string[] = [];
+        await writeIndexed(unique, async (batch) => {
           const records = (await db.memories.bulkGet(unique)).filter((r): r is MemoryRecord => r !== undefined);
-          const found = records.map((r) => r.id);
+          found = records.map((r) => r.id);
           await db.memories.bulkDelete(found);
           // What the user removed stays removed: re-runs and imports check these (no text is stored).
           if (source === 'user') {
@@ -536,34 +800,35 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
           } else {
             await db.memoryHistory.bulkAdd(records.map((r) => ({ memoryId: r.id, event: 'DELETE' as const, oldText: r.text, newText: null, at: t, source })));
           }
+          unique.forEach((id) => batch.remove(id));
+          return {
+            countDelta: -found.length,
+            lexical: () =>
+              unique.forEach((id) => {
+                lexical.delete(id);
+                catalogDelete(id);
+              }),
+          };
         });
-        unique.forEach(unindex);
       });
     },
 
     async nearest(vector, options) {
-      const current = deps.embedder()?.modelId;
-      if (vectors.size === 0 || (current && vectors.modelId !== current)) return [];
-      const t = now();
-      const eligibleIds: string[] = [];
-      for (const [id, m] of meta) if (m.namespace === options.namespace && (options.includeInvalid || validAt(m, t)) && vectors.has(id)) eligibleIds.push(id);
-      const eligible = new Set(eligibleIds);
-      const hits = vectors.search(vector, options.k, (id) => eligible.has(id), eligibleIds.length, eligibleIds);
+      const model = activeModel();
+      if (!model) return [];
+      const hits = index.search(model, options.namespace, l2normalize(vector), options.k, { now: now(), includeInvalid: options.includeInvalid === true });
       const records = await db.memories.bulkGet(hits.map((h) => h.id));
-      return hits.flatMap((h, i) => (records[i] ? [{ memory: toView(records[i]!), similarity: h.similarity }] : []));
+      const byId = new Map(records.flatMap((r) => (r ? [[r.id, r] as const] : [])));
+      return hits.flatMap((h) => {
+        const record = byId.get(h.id);
+        return record ? [{ memory: toView(record), similarity: h.similarity }] : [];
+      });
     },
 
     async inSlot(key, options) {
-      const t = now();
       const label = slotLabel(key);
       if (label === null) return [];
-      const kinds = options.kinds ? new Set(options.kinds) : null;
-      const ids: { id: string; at: number }[] = [];
-      for (const [id, m] of meta) {
-        if (m.slot !== label || m.namespace !== options.namespace || !validAt(m, t) || (kinds && !kinds.has(m.kind))) continue;
-        ids.push({ id, at: m.updatedAt });
-      }
-      ids.sort((a, b) => b.at - a.at || a.id.localeCompare(b.id));
+      const ids = index.inSlot(options.namespace, label, now(), options.kinds ? new Set<string>(options.kinds) : null);
       const records = await db.memories.bulkGet(ids.slice(0, Math.max(0, options.k)).map((x) => x.id));
       return records.flatMap((r) => (r ? [toView(r)] : []));
     },
@@ -572,48 +837,102 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
 
     search,
 
-    rebuildIndexes: () => serial(rebuildIndexes),
+    rebuildIndexes: () => serial(rebuild),
 
     recordAccess: (ids, at = now()) => recordAccess(db, ids, at),
 
     async reembed(options = {}) {
+      // Rows rewritten behind the store (a bulk `modify`, an import batch) first: their vectors decide what is missing.
+      await serial(reconcilePending);
       const embedder = deps.embedder();
-      const needs = (r: MemoryRecord) => r.embeddingModel !== embedder?.modelId || r.embedding === null;
-      if (!embedder) return { embedded: 0, remaining: await db.memories.count() };
-      const total = await db.memories.filter(needs).count();
+      if (!embedder) return { embedded: 0, remaining: index.size };
+      const model = embedder.modelId;
+      const needs = (id: string) => index.has(id) && !index.hasVector(id, model);
+      // From the index, not the rows: ids only (36 bytes each); texts are read a batch at a time.
+      const ids = [...index.ids()].filter(needs);
+      const total = ids.length;
       const batchSize = Math.max(1, options.batchSize ?? 32);
       let embedded = 0;
       let done = 0;
-      // Pages in primary-key order: at most `batchSize` records are held at a time, whatever the store's size.
-      let after: string | null = null;
-      for (;;) {
+      for (let start = 0; start < ids.length; start += batchSize) {
         options.signal?.throwIfAborted();
-        const range = after === null ? db.memories.toCollection() : db.memories.where(':id').above(after);
-        const batch: MemoryRecord[] = await range.filter(needs).limit(batchSize).toArray();
-        if (batch.length === 0) break;
-        after = batch[batch.length - 1]!.id;
-        const texts = batch.map((r) => r.text);
-        const vectorsOut = await embedder.embed(texts, options.signal);
-        await serial(async () => {
-          for (const [i, r] of batch.entries()) {
-            const vector = vectorsOut[i];
-            if (!vector) throw new Error(`Embedder ${embedder.modelId} returned ${vectorsOut.length} vectors for ${texts.length} texts`);
-            const fresh = await db.memories.get(r.id);
-            if (!fresh || fresh.text !== r.text) continue; // removed or edited meanwhile (the edit embedded it)
-            const embedding = l2normalize(vector);
-            await db.memories.update(r.id, { embedding, embeddingModel: embedder.modelId });
-            vectors.set(r.id, embedding, embedder.modelId);
-            embedded += 1;
-          }
-        });
-        done += batch.length;
+        const slice = ids.slice(start, start + batchSize);
+        done += slice.length;
+        const batch = (await db.memories.bulkGet(slice.filter(needs))).filter((r): r is MemoryRecord => r !== undefined);
+        if (batch.length > 0) {
+          const texts = batch.map((r) => r.text);
+          const vectorsOut = await embedder.embed(texts, options.signal);
+          if (vectorsOut.length !== texts.length) throw new Error(`Embedder ${model} returned ${vectorsOut.length} vectors for ${texts.length} texts`);
+          await serial(() =>
+            writeIndexed([], async (ib) => {
+              let stored = 0;
+              for (const [i, r] of batch.entries()) {
+                const fresh = await db.memories.get(r.id);
+                if (!fresh || fresh.text !== r.text) continue; // removed or edited meanwhile (the edit embedded it)
+                if (!ib.put(metaOf(fresh), l2normalize(vectorsOut[i]!), model)) continue;
+                await db.memories.put(toRow({ ...fresh, embedding: null, embeddingModel: model }));
+                stored += 1;
+              }
+              embedded += stored;
+              return { countDelta: 0, lexical: () => undefined };
+            }),
+          );
+        }
         options.onProgress?.(Math.min(total, done), total);
       }
-      const remaining = await db.memories.filter(needs).count();
-      return { embedded, remaining };
+      return { embedded, remaining: store.missingVectors(model) };
     },
 
-    whenIndexed: () => vectors.whenReady(),
+    missingVectors(modelId) {
+      let missing = 0;
+      if (modelId === null) {
+        const counts = index.vectorCounts();
+        let withVector = 0;
+        for (const { count } of counts.values()) withVector += count;
+        // A memory has at most one vector, so the memories without one are the rest.
+        return index.size - withVector;
+      }
+      for (const id of index.ids()) if (!index.hasVector(id, modelId)) missing += 1;
+      return missing;
+    },
+
+    whenIndexed: () => serial(async () => undefined),
+
+    async catalog(namespace) {
+      let entries = catalogs.get(namespace);
+      if (!entries) {
+        entries = await serial(async () => {
+          const built = catalogs.get(namespace);
+          if (built) return built;
+          // Text-only: rows hold no vectors, and `raw()` skips the reading hook that attaches them.
+          const rows = (await db.memories.where('namespace').equals(namespace).raw().toArray()) as MemoryRecord[];
+          const map = new Map(rows.map((r) => [r.id, catalogEntry(r)]));
+          catalogs.set(namespace, map);
+          return map;
+        });
+      }
+      return [...entries.values()];
+    },
+
+    async flushSnapshot() {
+      if (snapshotTimer) {
+        clearTimeout(snapshotTimer);
+        snapshotTimer = null;
+        snapshotRun = writeSnapshot();
+      }
+      await snapshotRun;
+    },
+
+    indexStats: () => {
+      const model = activeModel();
+      const counts = model ? index.vectorCounts().get(model) : undefined;
+      return {
+        memories: index.size,
+        lexical: lexical.size,
+        vector: { size: counts?.count ?? 0, modelId: counts ? model : null, dimension: counts?.dim ?? null, voyReady: Voy !== null, voyFailures: 0 },
+        open: openStats,
+      };
+    },
 
     async roundsStating(fact) {
       if (fact.kind === 'episodic') return [];
@@ -632,9 +951,16 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       return [...rounds.values()].sort((a, b) => b.createdAt - a.createdAt);
     },
 
-    indexStats: () => ({ memories: meta.size, lexical: lexical.size, vector: vectors.stats() }),
   };
 
-  await store.rebuildIndexes();
+  const [opened, Voy] = await Promise.all([open(), voyLoad]);
+  hookTargets.set(db, {
+    vectorOf(id, model) {
+      const v = index.vector(id);
+      return v && v.model === model ? v.vector : null;
+    },
+  });
+  installReadingHook(db);
+  const openStats: StoreOpenStats = { ...opened, ms: performance.now() - startedAt, at: Date.now() };
   return store;
 }

@@ -162,6 +162,15 @@ const KEY_FACTS_DROPPED = 'summary drops key facts of the previous summary:';
 export const MIN_GROUNDED_SHARE = 0.2;
 /** Below this share of the previous summary's content tokens kept, a new summary wiped the old one. */
 export const MIN_RETAINED_SHARE = 0.25;
+/**
+ * A previous summary at least this share of the accepted maximum (`maxTokens`; the prompt asks
+ * for half of it, so 0.4 = 80 % of the requested length) is *full*: the fold must compress, and
+ * may then drop up to `MAX_DROPPED_KEY_FACTS_WHEN_FULL` of its key facts. Without this a summary
+ * that reached its length could never fold again and every later turn stayed verbatim.
+ */
+export const FULL_SUMMARY_SHARE = 0.4;
+/** Largest share of the previous summary's key facts a fold of a full summary may drop. */
+export const MAX_DROPPED_KEY_FACTS_WHEN_FULL = 0.5;
 /** Share of the user's own content tokens (from the folded user messages) a summary must keep; at least 1, at most 8 tokens are required. */
 export const MIN_USER_COVERAGE = 0.15;
 
@@ -187,14 +196,15 @@ export function groundedShare(output: string, source: string): number | null {
  * `MIN_RETAINED_SHARE` of them (a progressive summary adds onto the previous one; a reply that
  * drops it would wipe the memory of everything already folded). Whatever its length, every key
  * fact of the previous summary (`keyFacts`: names, places, dates, numbers, Chinese proper nouns)
- * must survive (`missingKeyFacts` empty).
+ * must survive (`missingKeyFacts` empty) — unless `full` (the previous summary has reached its
+ * length, see `FULL_SUMMARY_SHARE`): then at most `MAX_DROPPED_KEY_FACTS_WHEN_FULL` of them may go.
  * When `userLines` (the folded user messages) is given, the summary must also keep some of the
  * user's own words — names, places, preferences come from the user: `ceil(MIN_USER_COVERAGE · n)`
  * of the n user content tokens, at least 1 and at most 8. This stops a model that only echoes its
  * own replies (a story-writing model summarizing its stories) from folding the user's facts away.
  * @returns a rejection reason, or `null` when the summary passes.
  */
-export function summaryGroundingProblem(summary: string, previous: string, lines: string, userLines?: string): string | null {
+export function summaryGroundingProblem(summary: string, previous: string, lines: string, userLines?: string, full = false): string | null {
   const source = `${previous}\n${lines}`;
   const share = groundedShare(summary, source);
   if (share === null) return contentTokens(source).size >= 4 ? 'summary has no content words' : null;
@@ -207,7 +217,8 @@ export function summaryGroundingProblem(summary: string, previous: string, lines
     if (kept / before.size < MIN_RETAINED_SHARE) return `summary drops the previous summary (${Math.round((kept / before.size) * 100)}% of its key words kept)`;
   }
   const missing = missingKeyFacts(previous, summary);
-  if (missing.length > 0) return `${KEY_FACTS_DROPPED} ${missing.join(', ')}`;
+  const allowed = full ? Math.floor(keyFacts(previous).length * MAX_DROPPED_KEY_FACTS_WHEN_FULL) : 0;
+  if (missing.length > allowed) return `${KEY_FACTS_DROPPED} ${missing.join(', ')}`;
   if (userLines !== undefined) {
     const user = contentTokens(userLines);
     if (user.size > 0) {
@@ -229,7 +240,8 @@ const SummaryReply = z.object({ summary: z.string() });
  *   half of it, so a longer reply ignored the instruction (or is runaway text).
  * @param options.language language of the summarized lines; the summary must match.
  * @param options.grounding the previous summary, the folded lines and (optionally) the folded
- *   user messages: when given, the summary must pass `summaryGroundingProblem`.
+ *   user messages: when given, the summary must pass `summaryGroundingProblem` (a previous summary
+ *   of at least `FULL_SUMMARY_SHARE · maxTokens` tokens counts as full).
  * @returns the trimmed summary, or a rejection reason (with `missingFacts` when the reply failed
  *   the grounding check and left out key facts of the previous summary).
  */
@@ -249,7 +261,9 @@ export function parseSummaryReply(
   if (tokens > options.maxTokens) return { ok: false, reason: `summary too long (${tokens} tokens, at most ${options.maxTokens})` };
   if (!languageMatches(summary, options.language)) return { ok: false, reason: `summary not written in the conversation's language (${options.language})` };
   if (options.grounding) {
-    const problem = summaryGroundingProblem(summary, options.grounding.previous, options.grounding.lines, options.grounding.userLines);
+    const { previous, lines, userLines } = options.grounding;
+    const full = previous !== '' && options.counter.count(previous) >= FULL_SUMMARY_SHARE * options.maxTokens;
+    const problem = summaryGroundingProblem(summary, previous, lines, userLines, full);
     if (problem) {
       // Whatever check failed, name the previous summary's key facts the reply lost (the summarizer asks again with them).
       const missing = missingKeyFacts(options.grounding.previous, summary);

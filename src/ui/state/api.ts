@@ -84,6 +84,20 @@ export async function request<K extends RequestType>(type: K, data?: DataOf<K>, 
   }
 }
 
+/**
+ * The typed request call the UI stores get injected (the real one is `request` below): the
+ * message type, its data and reply as `ProtocolMap` declares them.
+ * @throws the handler's error, or a connection error.
+ */
+export type Request = <K extends RequestType>(type: K, data?: DataOf<K>, options?: RequestOptions) => Promise<ReplyOf<K>>;
+/** Registers a handler for one `event.*` type and returns the function that removes it (the real one is `subscribe` below). */
+export type Subscribe = <K extends EventType>(type: K, handler: (data: DataOf<K>) => void) => () => void;
+/** What every UI store is created with: the typed protocol call and the event subscription. */
+export interface StoreApi {
+  request: Request;
+  subscribe: Subscribe;
+}
+
 type Handler<K extends EventType> = (data: DataOf<K>) => void;
 const handlers = new Map<EventType, Set<(data: never) => void>>();
 

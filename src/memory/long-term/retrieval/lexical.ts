@@ -9,7 +9,7 @@
  * summed BM25+ score by the number of query terms it matched, so a memory that matches
  * `1p:cat` as well as `cat` ranks well above one about someone else's cat.
  */
-import MiniSearch from 'minisearch';
+import MiniSearch, { type Options } from 'minisearch';
 import { firstPersonTerms, tokenize } from './tokenize';
 
 /** One lexical hit: memory id, its BM25+ score (higher = better, unbounded) and the query terms it matched. */
@@ -37,16 +37,35 @@ function queryTerms(text: string): string[] {
 export class LexicalIndex {
   private index = LexicalIndex.create();
 
+  /**
+   * Restores an index saved with `toJSON` (MiniSearch's own serialization; no re-tokenization).
+   * @throws Error when `json` is not a MiniSearch snapshot.
+   */
+  static fromJSON(json: string): LexicalIndex {
+    const index = new LexicalIndex();
+    index.index = MiniSearch.loadJSON<LexicalDoc>(json, LexicalIndex.options());
+    return index;
+  }
+
+  /** The index as MiniSearch JSON (a string; at 10k short memories ≈ 1–2 MB), for `fromJSON`. */
+  toJSON(): string {
+    return JSON.stringify(this.index);
+  }
+
   private static create(): MiniSearch<LexicalDoc> {
-    return new MiniSearch<LexicalDoc>({
+    return new MiniSearch<LexicalDoc>(LexicalIndex.options());
+  }
+
+  private static options(): Options<LexicalDoc> {
+    return {
       idField: 'id',
       fields: ['text', 'topic', 'phrases'],
       storeFields: [],
-      tokenize: (text, field) => (field === 'phrases' ? firstPersonTerms(text) : tokenize(text)),
+      tokenize: (text: string, field?: string) => (field === 'phrases' ? firstPersonTerms(text) : tokenize(text)),
       // Terms are already normalized by `tokenize`.
-      processTerm: (term) => term,
+      processTerm: (term: string) => term,
       searchOptions: { boost: { text: 1, topic: 0.5, phrases: 1 }, combineWith: 'OR', tokenize: queryTerms },
-    });
+    };
   }
 
   /** Number of indexed memories. */

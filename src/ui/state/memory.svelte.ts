@@ -1,0 +1,267 @@
+/**
+ * Memory store: the long-term memory list with its filters, and every memory action of the
+ * manager — add, edit, pin, delete (then offer to remove the conversation rounds that state the
+ * deleted fact), history, export and import with progress (`event.transfer`), erase everything.
+ * Failures become notices (or the import's own error line); nothing typed is dropped on failure.
+ * A new import or erasing everything clears the previous import report and error.
+ */
+import type { MemoryHistoryRecord, MemoryKind } from '../../db/schema';
+import type { MemoryView } from '../../memory/long-term/types';
+import { DEFAULT_NAMESPACE, type ImportReport, type TransferProgress } from '../../messaging/protocol';
+import { t } from '../i18n/index.svelte';
+import { errorMessage } from '../lib/connect';
+import { downloadStagedFile } from '../lib/download';
+import { checkImportFile, stageImportFile } from '../lib/import-file';
+import type { StoreApi } from './api';
+import type { NoticesStore } from './notices.svelte';
+
+/** Progress of the export or import running now; `upload` = copying the picked file into OPFS. `fraction` in 0…1. */
+export interface TransferView {
+  phase: TransferProgress['phase'] | 'upload';
+  fraction: number;
+}
+
+/** The file boundaries of export/import (OPFS and the browser's download); the real ones by default. */
+export interface MemoryFiles {
+  /** Copies the picked file into OPFS `backups/`, reporting bytes copied. @returns the staging file name. */
+  stage: (file: Blob, onProgress: (bytes: number) => void) => Promise<string>;
+  /** Downloads the staged export file under `downloadName`, then deletes it. */
+  download: (fileName: string, downloadName: string) => Promise<void>;
+}
+
+/** What the memory store needs: the api, notices, and what to refresh when memories and conversations were replaced. */
+export interface MemoryStoreDeps extends StoreApi {
+  notices: NoticesStore;
+  /** Re-reads the conversation list (after an import). */
+  refreshConversations: () => Promise<void>;
+  /** Forgets the open conversation and re-reads lists after everything was erased. */
+  afterEraseAll: () => Promise<void>;
+  files?: Partial<MemoryFiles>;
+}
+
+/** Result of an edit or pin: the list reloaded (`null` when that read failed), or `false` when the change failed. */
+export type ChangeResult = readonly MemoryView[] | null | false;
+
+/** See module doc. Created by `createMemoryStore`. */
+export class MemoryStore {
+  search = $state('');
+  kind = $state<MemoryKind | 'all'>('all');
+  includePast = $state(false);
+  /** The listed memories; `null` before the first read. */
+  memories = $state<MemoryView[] | null>(null);
+  /** The core's message when the last list read failed. */
+  listError = $state<string | null>(null);
+  /** Rounds that state a fact the user just deleted (offered for removal), or `null`. */
+  staleRounds = $state<MemoryView[] | null>(null);
+  importing = $state(false);
+  exporting = $state(false);
+  erasing = $state(false);
+  importReport = $state<ImportReport | null>(null);
+  /** The last import's failure: translated sentence, and the core's message when it refused the file. */
+  importError = $state<{ title: string; detail: string | null } | null>(null);
+  transfer = $state<TransferView | null>(null);
+
+  readonly #deps: MemoryStoreDeps;
+  readonly #files: MemoryFiles;
+  #seq = 0;
+
+  constructor(deps: MemoryStoreDeps) {
+    this.#deps = deps;
+    this.#files = { stage: (file, onProgress) => stageImportFile(file, onProgress), download: downloadStagedFile, ...deps.files };
+  }
+
+  /** Follows `event.transfer` while this panel runs an export or import. @returns the unsubscribe. */
+  listen(): () => void {
+    return this.#deps.subscribe('event.transfer', (p) => {
+      if (this.exporting || this.importing) this.transfer = { phase: p.phase, fraction: p.total > 0 ? Math.min(1, p.done / p.total) : 0 };
+    });
+  }
+
+  /** Reloads the list with the current filters (up to 200). Only the newest read is shown. @returns the memories listed, or `null` when the read failed. */
+  async load(): Promise<MemoryView[] | null> {
+    const mine = (this.#seq += 1);
+    try {
+      const query = {
+        namespace: DEFAULT_NAMESPACE,
+        search: this.search.trim() || undefined,
+        includeInvalid: this.includePast,
+        kinds: this.kind === 'all' ? undefined : [this.kind],
+        limit: 200,
+      };
+      const result = await this.#deps.request('memory.list', query, { retry: true });
+      if (mine === this.#seq) {
+        this.memories = result;
+        this.listError = null;
+      }
+      return result;
+    } catch (error) {
+      if (mine === this.#seq) this.listError = errorMessage(error);
+      return null;
+    }
+  }
+
+  /** Adds a pinned memory (`text` trimmed) and reloads. Failures become a notice. @returns `true` when added (the caller clears its input). */
+  async add(kind: MemoryKind, text: string): Promise<boolean> {
+    const trimmed = text.trim();
+    if (!trimmed) return false;
+    try {
+      await this.#deps.request('memory.add', { namespace: DEFAULT_NAMESPACE, kind, text: trimmed, pinned: true });
+      await this.load();
+      return true;
+    } catch (error) {
+      this.#deps.notices.fail('errors.memoryAddFailed', error);
+      return false;
+    }
+  }
+
+  async #change(action: () => Promise<unknown>): Promise<ChangeResult> {
+    try {
+      await action();
+    } catch (error) {
+      this.#deps.notices.fail('errors.memoryUpdateFailed', error);
+      return false;
+    }
+    return this.load();
+  }
+
+  /**
+   * Saves a memory's new text (trimmed) and reloads; a "Saved" notice confirms it, saying so when
+   * the memory no longer matches the filters (it left the list). Failures become a notice.
+   * @returns as `ChangeResult`; `false` also for empty text.
+   */
+  async edit(id: string, text: string): Promise<ChangeResult> {
+    const trimmed = text.trim();
+    if (!trimmed) return false;
+    const listed = await this.#change(() => this.#deps.request('memory.update', { id, text: trimmed }));
+    if (listed === false) return false;
+    const hidden = listed !== null && !listed.some((m) => m.id === id);
+    this.#deps.notices.notify('info', t(hidden ? 'memory.savedHidden' : 'memory.saved'));
+    return listed;
+  }
+
+  /** Pins or unpins a memory and reloads. Failures become a notice. */
+  setPinned(id: string, pinned: boolean): Promise<ChangeResult> {
+    return this.#change(() => this.#deps.request('memory.update', { id, pinned }));
+  }
+
+  /**
+   * Deletes a memory (history + tombstone in the core) and reloads; the rounds that state the
+   * deleted fact are offered for removal (`staleRounds`). Failures become a notice.
+   * @returns `false` when the delete failed.
+   */
+  async remove(id: string): Promise<ChangeResult> {
+    try {
+      const { rounds } = await this.#deps.request('memory.delete', { id });
+      if (rounds.length > 0) this.staleRounds = rounds;
+    } catch (error) {
+      this.#deps.notices.fail('errors.memoryDeleteFailed', error);
+      return false;
+    }
+    return this.load();
+  }
+
+  /** Removes the offered rounds (each a normal delete), then reloads. A failure stops there and becomes a notice. */
+  async removeStaleRounds(): Promise<void> {
+    const rounds = this.staleRounds ?? [];
+    this.staleRounds = null;
+    try {
+      for (const round of rounds) await this.#deps.request('memory.delete', { id: round.id });
+    } catch (error) {
+      this.#deps.notices.fail('errors.memoryDeleteFailed', error);
+    }
+    await this.load();
+  }
+
+  /** Keeps the offered rounds (closes the offer). */
+  keepStaleRounds(): void {
+    this.staleRounds = null;
+  }
+
+  /** Reads a memory's history (newest 50). @throws the core's error (the item shows it in place). */
+  history(memoryId: string): Promise<MemoryHistoryRecord[]> {
+    return this.#deps.request('memory.history', { memoryId, limit: 50 }, { retry: true });
+  }
+
+  /** Exports everything to a JSON file the browser downloads; progress in `transfer`. Failures become a notice. */
+  async exportAll(): Promise<void> {
+    this.exporting = true;
+    this.transfer = { phase: 'export', fraction: 0 };
+    try {
+      const { fileName, downloadName } = await this.#deps.request('memory.export', undefined, { retry: true });
+      await this.#files.download(fileName, downloadName);
+    } catch (error) {
+      this.#deps.notices.fail('errors.exportFailed', error);
+    } finally {
+      this.exporting = false;
+      this.transfer = null;
+    }
+  }
+
+  /** Shows, once, that an import was cut short (extension closed or restarted) and undone. @returns whether there was one. */
+  async showInterruptedImport(): Promise<boolean> {
+    try {
+      const notice = await this.#deps.request('memory.importNotice', undefined, { retry: true });
+      if (notice) this.importError = { title: t('memory.importInterrupted'), detail: null };
+      return notice !== null;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Imports an export file: checks its start, copies it into OPFS (`transfer` phase `upload`),
+   * lets the core import it (phases `check`, `write`), shows the report, reloads memories and
+   * conversations. A refused file or failure shows in `importError` (nothing written by the core).
+   */
+  async importFile(file: File): Promise<void> {
+    this.#clearImportResult();
+    this.importing = true;
+    try {
+      const check = await checkImportFile(file);
+      if (!check.ok) {
+        this.importError = { title: t(`memory.importCheck.${check.reason}`, { name: file.name, detail: check.detail ?? '' }), detail: null };
+        return;
+      }
+      this.transfer = { phase: 'upload', fraction: 0 };
+      const fileName = await this.#files.stage(file, (bytes) => (this.transfer = { phase: 'upload', fraction: file.size > 0 ? bytes / file.size : 1 }));
+      this.importReport = await this.#deps.request('memory.import', { fileName });
+      await Promise.all([this.load(), this.#deps.refreshConversations()]);
+    } catch (error) {
+      // A core that died mid-import undoes it when it starts again: say so rather than a bare error.
+      if (!(await this.showInterruptedImport())) this.importError = { title: t('errors.importFailed'), detail: errorMessage(error) };
+      await Promise.all([this.load(), this.#deps.refreshConversations()]).catch(() => undefined);
+    } finally {
+      this.importing = false;
+      this.transfer = null;
+    }
+  }
+
+  #clearImportResult(): void {
+    this.importReport = null;
+    this.importError = null;
+  }
+
+  /** Erases every memory, conversation, message, trace and job, then says so. Failures become a notice. @returns `true` when erased. */
+  async eraseAll(): Promise<boolean> {
+    this.erasing = true;
+    try {
+      await this.#deps.request('memory.eraseAll');
+      this.#clearImportResult();
+      this.staleRounds = null;
+      await this.#deps.afterEraseAll();
+      await this.load();
+      this.#deps.notices.notify('info', t('memory.erased'));
+      return true;
+    } catch (error) {
+      this.#deps.notices.fail('errors.eraseFailed', error);
+      return false;
+    } finally {
+      this.erasing = false;
+    }
+  }
+}
+
+/** Creates the memory store (nothing listed until `load`). */
+export function createMemoryStore(deps: MemoryStoreDeps): MemoryStore {
+  return new MemoryStore(deps);
+}

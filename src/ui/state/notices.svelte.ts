@@ -1,0 +1,68 @@
+/**
+ * The notice area's store: translated sentences with the core's message as a detail line.
+ * Errors stay until dismissed; infos go away after 6 s.
+ */
+import { t, type TranslationKey } from '../i18n/index.svelte';
+import { errorMessage, isStorageFull } from '../lib/connect';
+
+/** A message in the notice area. */
+export interface Notice {
+  id: number;
+  kind: 'error' | 'info';
+  /** `engine`: about loading a chat model; such notices go away once a model loads. */
+  topic?: 'engine';
+  /** The translated sentence. */
+  text: string;
+  /** The core's own message (English), shown as a smaller detail line under `text`. */
+  detail?: string;
+}
+
+/** See module doc. Created by `createNoticesStore`. */
+export class NoticesStore {
+  /** Shown now, oldest first. */
+  list = $state<Notice[]>([]);
+  #seq = 0;
+  readonly #infoMs: number;
+
+  /** @param infoMs how long an info notice stays (ms). */
+  constructor(infoMs: number) {
+    this.#infoMs = infoMs;
+  }
+
+  /**
+   * Shows a notice.
+   * @param text translated sentence.
+   * @param detail untranslated detail (the core's message), shown smaller under `text`.
+   */
+  notify(kind: Notice['kind'], text: string, detail?: string, topic?: Notice['topic']): void {
+    const notice: Notice = { id: (this.#seq += 1), kind, text };
+    if (detail) notice.detail = detail;
+    if (topic) notice.topic = topic;
+    this.list = [...this.list, notice];
+    if (kind === 'info') setTimeout(() => this.dismiss(notice.id), this.#infoMs);
+  }
+
+  /** Shows an error notice: the translated context line, with the core's message as its detail line. */
+  fail(context: TranslationKey, error: unknown): void {
+    // A full disk is said in the user's language, whatever the action was.
+    this.notify('error', t(context), isStorageFull(error) ? t('errors.storageFull') : errorMessage(error));
+  }
+
+  /** Removes a notice. */
+  dismiss(id: number): void {
+    this.list = this.list.filter((n) => n.id !== id);
+  }
+
+  /** Removes every notice about `topic` (e.g. earlier model-load failures once a model loaded). */
+  clearTopic(topic: NonNullable<Notice['topic']>): void {
+    this.list = this.list.filter((n) => n.topic !== topic);
+  }
+}
+
+/**
+ * Creates the notices store.
+ * @param options.infoMs how long info notices stay, in ms (default 6000).
+ */
+export function createNoticesStore(options: { infoMs?: number } = {}): NoticesStore {
+  return new NoticesStore(options.infoMs ?? 6_000);
+}

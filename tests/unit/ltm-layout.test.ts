@@ -1,0 +1,440 @@
+/**
+ * The persisted index layout (schema v3, `retrieval/blocks.ts`): the v1 → v3 migration, opening
+ * without a rebuild, crash / disagreement detection and repair, and recall@10 = 1.0 of the block
+ * scan against a brute-force scan. Real Dexie on fake-indexeddb; embeddings from the hashed n-gram
+ * TEST embedder (no semantics) or seeded random unit vectors. Nothing is faked.
+ */
+import 'fake-indexeddb/auto';
+import Dexie from 'dexie';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RecallDB, type MemoryRecord } from '../../src/db/schema';
+import { createMemoryStore, type LongTermStore } from '../../src/memory/long-term/store';
+import { createMemoryAdmin } from '../../src/core/memory-admin';
+import { BLOCK_SLOTS, BlockIndex, exactTopK, type IndexHeaderRecord, type LexicalSnapshotRecord } from '../../src/memory/long-term/retrieval/blocks';
+import { memoryHash } from '../../src/memory/long-term/text';
+import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
+import { nodeVoyWasm } from '../../bench/data/node-voy';
+import { mulberry32 } from '../../bench/data/prng';
+
+const T0 = Date.UTC(2025, 4, 1, 12);
+const dbs: Dexie[] = [];
+afterEach(async () => {
+  for (const d of dbs.splice(0)) await d.delete();
+});
+
+function newDb(name = `ltm-layout-${crypto.randomUUID()}`): RecallDB {
+  const db = new RecallDB(name);
+  dbs.push(db);
+  return db;
+}
+
+/** A connection to database `name` that records every read of `memories` rows (DBCore middleware) and the rows returned. */
+function countingDb(name: string): { db: RecallDB; reads: { calls: string[]; rows: number; withEmbedding: number } } {
+  const reads = { calls: [] as string[], rows: 0, withEmbedding: 0 };
+  const seen = (values: unknown[]) => {
+    for (const v of values) {
+      if (!v || typeof v !== 'object') continue;
+      reads.rows += 1;
+      if ('embedding' in v) reads.withEmbedding += 1;
+    }
+  };
+  const db = newDb(name);
+  db.use({
+    stack: 'dbcore',
+    name: 'count-memory-reads',
+    create: (down) => ({
+      ...down,
+      table(tableName) {
+        const table = down.table(tableName);
+        if (tableName !== 'memories') return table;
+        return {
+          ...table,
+          get: async (req) => {
+            reads.calls.push('get');
+            const v = await table.get(req);
+            seen([v]);
+            return v;
+          },
+          getMany: async (req) => {
+            reads.calls.push('getMany');
+            const v = await table.getMany(req);
+            seen(v);
+            return v;
+          },
+          query: async (req) => {
+            reads.calls.push('query');
+            const res = await table.query(req);
+            if (req.values) seen(res.result);
+            return res;
+          },
+          openCursor: (req) => (reads.calls.push('openCursor'), table.openCursor(req)),
+        };
+      },
+    }),
+  });
+  return { db, reads };
+}
+
+const embedder = createHashedEmbedder();
+const openStore = (db: RecallDB) => createMemoryStore({ db, embedder: () => embedder, now: () => T0, loadVoyWasm: nodeVoyWasm });
+const ids = (results: { memory: { id: string } }[]) => results.map((r) => r.memory.id);
+
+const TEXTS = [
+  'I live in Hangzhou near the West Lake',
+  'My sister Ana works as a nurse in Lisbon',
+  'I am allergic to peanuts',
+  '我每天早上跑步五公里',
+  'The dentist appointment is on Friday',
+  '我喜欢喝绿茶',
+  'My cat is called Mochi',
+  'I prefer window seats on long flights',
+];
+
+async function fill(store: LongTermStore): Promise<string[]> {
+  const out: string[] = [];
+  for (const [i, text] of TEXTS.entries()) out.push((await store.add({ namespace: i % 3 === 2 ? 'work' : 'default', kind: 'fact', text, createdAt: T0 - i * 1000 }, 'test')).memory.id);
+  return out;
+}
+
+const QUERIES: [string, string][] = [
+  ['where do I live', 'default'],
+  ['peanut allergy', 'work'],
+  ['跑步', 'default'],
+  ['cat name', 'default'],
+  ['flight seat', 'default'],
+];
+
+async function answers(store: LongTermStore) {
+  const out: unknown[] = [];
+  for (const [text, namespace] of QUERIES) {
+    for (const mode of ['hybrid', 'lexical', 'vector'] as const) {
+      out.push((await store.search({ text, namespace, includeInvalid: true }, { mode })).map((r) => [r.memory.id, r.score.toFixed(9), r.ranks]));
+    }
+  }
+  return out;
+}
+
+/** Random unit vectors, seeded. */
+function randomUnit(n: number, dim: number, seed: number): Float32Array {
+  const rand = mulberry32(seed);
+  const data = new Float32Array(n * dim);
+  for (let i = 0; i < n; i += 1) {
+    let norm = 0;
+    for (let j = 0; j < dim; j += 1) {
+      const x = rand() * 2 - 1;
+      data[i * dim + j] = x;
+      norm += x * x;
+    }
+    norm = Math.sqrt(norm);
+    for (let j = 0; j < dim; j += 1) data[i * dim + j]! /= norm;
+  }
+  return data;
+}
+
+describe('persisted index layout', () => {
+  it('migrates a v1 database: embeddings move from the rows into vector blocks, searches are unchanged', async () => {
+    const name = `ltm-layout-v1-${crypto.randomUUID()}`;
+    // The v1 schema exactly as published (src/db/schema.ts, version 1).
+    const v1 = new Dexie(name);
+    v1.version(1).stores({
+      conversations: 'id, updatedAt, namespace',
+      messages: 'id, conversationId, [conversationId+seq], createdAt',
+      strategyState: '[conversationId+strategy], conversationId',
+      entities: 'id, conversationId, [conversationId+key]',
+      memories: 'id, namespace, kind, hash, current, updatedAt, sourceConversationId, *sourceMessageIds, [namespace+current]',
+      memoryHistory: '++id, memoryId, at',
+      jobs: 'id, status, type, runAfter, dedupeKey, [status+runAfter]',
+      promptTraces: 'messageId, conversationId, createdAt',
+      settings: 'key',
+      localModels: 'fileName, addedAt',
+    });
+    const vectors = await embedder.embed(TEXTS);
+    const rows: MemoryRecord[] = TEXTS.map((text, i) => ({
+      id: `m${i}`,
+      namespace: i % 3 === 2 ? 'work' : 'default',
+      kind: 'fact',
+      text,
+      embedding: i === 5 ? null : vectors[i]!,
+      embeddingModel: i === 5 ? null : embedder.modelId,
+      importance: 0.5,
+      createdAt: T0 - i * 1000,
+      updatedAt: T0 - i * 1000,
+      validFrom: null,
+      validUntil: i === 4 ? T0 - 1 : null,
+      current: i === 4 ? 0 : 1,
+      lastAccessedAt: null,
+      accessCount: 0,
+      sourceConversationId: null,
+      sourceMessageIds: [],
+      pinned: false,
+      hash: memoryHash(text),
+    }));
+    await v1.table('memories').bulkAdd(rows);
+    v1.close();
+
+    const db = newDb(name);
+    await db.open();
+    expect(db.verno).toBe(3);
+    const raw = (await db.memories.toCollection().raw().toArray()) as object[];
+    expect(raw).toHaveLength(TEXTS.length);
+    expect(raw.some((r) => 'embedding' in r)).toBe(false);
+    const header = (await db.memoryIndex.get('header')) as IndexHeaderRecord;
+    expect(header).toMatchObject({ count: TEXTS.length, dirty: [] });
+
+    const store = await openStore(db);
+    expect(store.indexStats().open.via).toBe('blocks'); // no rebuild from the rows
+    expect(store.indexStats()).toMatchObject({ memories: 8, lexical: 8, vector: { size: 7, modelId: embedder.modelId, dimension: embedder.dimension } });
+    // The vector of every row is back, bit for bit, when read through Dexie.
+    for (const [i, r] of rows.entries()) {
+      const read = await db.memories.get(r.id);
+      expect(read!.embedding === null ? null : Array.from(read!.embedding)).toEqual(i === 5 ? null : Array.from(vectors[i]!));
+    }
+    // Same answers as a store built the old way (rows with embeddings written by a plain writer, then rebuilt).
+    const reference = newDb();
+    await reference.memories.bulkAdd(rows);
+    const rebuilt = await openStore(reference);
+    expect(rebuilt.indexStats().open.via).toBe('rebuilt');
+    expect(await answers(store)).toEqual(await answers(rebuilt));
+    expect(ids(await store.search({ text: 'where do I live', namespace: 'default' }, { mode: 'vector' }))[0]).toBe('m0');
+  });
+
+  it('opens from the blocks and the lexical snapshot without reading the rows, with the same answers', async () => {
+    const db = newDb();
+    const store = await openStore(db);
+    const added = await fill(store);
+    await store.invalidate(added[4]!, T0 - 1, 'test');
+    await store.remove([added[6]!], 'DELETE', 'test');
+    await store.flushSnapshot();
+    const before = await answers(store);
+    // A second connection that counts every read of `memories` rows (Dexie middleware, below the API).
+    const { db: counted, reads } = countingDb(db.name);
+    dbs.pop(); // same database as `db`: deleted once
+    const reopened = await openStore(counted);
+    expect(reads.calls).toEqual([]); // only `count()`: no row, no text, no vector read
+    const db2 = counted;
+    expect(reopened.indexStats().open).toMatchObject({ via: 'blocks', replayed: 0 });
+    expect(reopened.indexStats()).toMatchObject({ memories: 7, lexical: 7, vector: { size: 7 } });
+    expect(await answers(reopened)).toEqual(before);
+    expect((await db2.memories.toCollection().raw().toArray()).some((r) => 'embedding' in (r as object))).toBe(false);
+  });
+
+  it('a crash before the lexical snapshot is written: the next open replays the changed memories', async () => {
+    const db = newDb();
+    const store = await openStore(db);
+    const added = await fill(store);
+    await store.flushSnapshot();
+    // Changes after the snapshot; the context dies before the idle snapshot (no flush).
+    await store.update(added[0]!, { text: 'I moved to Shenzhen last spring' }, 'test');
+    await store.remove([added[3]!], 'FORGET', 'test');
+    const late = await store.add({ namespace: 'default', kind: 'fact', text: 'My bike is green' }, 'test');
+    const before = await answers(store);
+    const reopened = await openStore(db);
+    expect(reopened.indexStats().open).toMatchObject({ via: 'blocks', replayed: 3 });
+    expect(ids(await reopened.search({ text: 'Shenzhen', namespace: 'default' }, { mode: 'lexical' }))).toEqual([added[0]]);
+    expect(ids(await reopened.search({ text: 'Hangzhou', namespace: 'default' }, { mode: 'lexical' }))).toEqual([]);
+    expect(ids(await reopened.search({ text: '跑步', namespace: 'default' }, { mode: 'lexical' }))).toEqual([]);
+    expect(ids(await reopened.search({ text: 'green bike', namespace: 'default' }, { mode: 'lexical' }))).toEqual([late.memory.id]);
+    expect(await answers(reopened)).toEqual(before);
+  });
+
+  it('a write that fails inside its transaction changes neither the rows, the persisted index nor the live index', async () => {
+    const db = newDb();
+    const store = await openStore(db);
+    const added = await fill(store);
+    const before = await answers(store);
+    const persisted = await db.memoryIndex.toArray();
+    // The history write fails after the row and the blocks were written in the same transaction.
+    const spy = vi.spyOn(db.memoryHistory, 'add').mockImplementation(() => Promise.reject(new Error('disk full')) as never);
+    const bulkSpy = vi.spyOn(db.memoryHistory, 'bulkAdd').mockImplementation(() => Promise.reject(new Error('disk full')) as never); // add() writes through addMany
+    await expect(store.add({ namespace: 'default', kind: 'fact', text: 'I play the violin' }, 'test')).rejects.toThrow('disk full');
+    await expect(store.update(added[1]!, { text: 'My sister Ana moved to Porto' }, 'test')).rejects.toThrow('disk full');
+    spy.mockRestore();
+    bulkSpy.mockRestore();
+    expect(await db.memories.count()).toBe(TEXTS.length);
+    expect(await db.memoryIndex.toArray()).toEqual(persisted);
+    expect(await answers(store)).toEqual(before);
+    const reopened = await openStore(db);
+    expect(reopened.indexStats().open.via).toBe('blocks');
+    expect(await answers(reopened)).toEqual(before);
+  });
+
+  it('rows changed behind the store are detected on open (row count) and the index is repaired', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const db = newDb();
+    const store = await openStore(db);
+    const added = await fill(store);
+    // Simulates a crash between two separate writes of an older layout, or any writer bypassing the store.
+    await db.memories.delete(added[0]!);
+    const [vector] = await embedder.embed(['I collect vinyl records']);
+    await db.memories.add({ ...(await db.memories.get(added[1]!))!, id: 'foreign', text: 'I collect vinyl records', hash: memoryHash('I collect vinyl records'), embedding: vector! });
+    await db.memories.delete(added[2]!);
+    const reopened = await openStore(db);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('disagrees with the 7 stored memories'));
+    warn.mockRestore();
+    expect(reopened.indexStats().open.via).toBe('rebuilt');
+    expect(reopened.indexStats()).toMatchObject({ memories: 7, lexical: 7, vector: { size: 7 } });
+    for (const mode of ['lexical', 'vector', 'hybrid'] as const) {
+      expect(ids(await reopened.search({ text: 'Hangzhou West Lake', namespace: 'default' }, { mode }))).not.toContain(added[0]);
+      expect(ids(await reopened.search({ text: 'vinyl records', namespace: 'default' }, { mode }))[0]).toBe('foreign');
+    }
+    // The foreign row's vector moved into the blocks in the repair transaction.
+    const raw = (await db.memories.where('id').equals('foreign').raw().first()) as object;
+    expect('embedding' in raw).toBe(false);
+    expect(Array.from((await db.memories.get('foreign'))!.embedding!)).toEqual(Array.from(vector!));
+    // Repaired once: the next open is from the blocks again.
+    expect((await openStore(db)).indexStats().open.via).toBe('blocks');
+  });
+
+  it('rows rewritten behind the store with the same row count (an import killed before its rebuildIndexes) are found on open', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const db = newDb();
+    const store = await openStore(db);
+    const added = await fill(store);
+    await store.flushSnapshot();
+    // What an import batch writes: whole records, vector inline. The context dies before `rebuildIndexes`.
+    const old = (await db.memories.get(added[0]!))!;
+    const [vector] = await embedder.embed(['I live in Chengdu near the panda base']);
+    await db.memories.put({ ...old, text: 'I live in Chengdu near the panda base', hash: memoryHash('I live in Chengdu near the panda base'), updatedAt: T0 + 1, embedding: vector! });
+    expect(((await db.memories.where('id').equals(added[0]!).raw().first()) as MemoryRecord).pending).toBe(1);
+    expect(await db.memories.get(added[0]!)).not.toHaveProperty('pending'); // internal: reads never show it
+    const reopened = await openStore(db);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('(1 written behind it)'));
+    warn.mockRestore();
+    expect(reopened.indexStats().open.via).toBe('rebuilt');
+    for (const mode of ['lexical', 'vector'] as const) {
+      expect(ids(await reopened.search({ text: 'Chengdu panda', namespace: 'default' }, { mode }))[0]).toBe(added[0]);
+    }
+    expect(ids(await reopened.search({ text: 'Hangzhou West Lake', namespace: 'default' }, { mode: 'lexical' }))).toEqual([]);
+    const raw = (await db.memories.where('id').equals(added[0]!).raw().first()) as MemoryRecord;
+    expect(raw).not.toHaveProperty('pending');
+    expect(raw).not.toHaveProperty('embedding');
+    expect((await openStore(db)).indexStats().open.via).toBe('blocks');
+  });
+
+  it('an unreadable lexical snapshot is rebuilt from the rows, answers unchanged', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const db = newDb();
+    const store = await openStore(db);
+    await fill(store);
+    await store.flushSnapshot();
+    const before = await answers(store);
+    const snapshot = (await db.memoryIndex.get('lexical')) as LexicalSnapshotRecord;
+    await db.memoryIndex.put({ ...snapshot, json: '{"not": "minisearch"' });
+    const reopened = await openStore(db);
+    expect(warn).toHaveBeenCalledWith('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', expect.any(Error));
+    warn.mockRestore();
+    expect(await answers(reopened)).toEqual(before);
+  });
+});
+
+describe('Memory tab', () => {
+  it('lists and searches without reading a vector; after the first call only the rows it returns are read, and writes keep it current', async () => {
+    const { db, reads } = countingDb(`ltm-layout-${crypto.randomUUID()}`);
+    const store = await openStore(db);
+    const added = await fill(store);
+    const admin = createMemoryAdmin(db, store);
+    const first = await admin.list({ namespace: 'default', search: 'Moch' });
+    expect(first.map((m) => m.id)).toEqual([added[6]]);
+    expect((await admin.list({ namespace: 'work' })).map((m) => m.text)).toEqual(['I am allergic to peanuts', '我喜欢喝绿茶']); // builds that namespace's catalog too
+    expect(reads.withEmbedding).toBe(0);
+    expect(reads.calls).toContain('query'); // the one text-only read per namespace that builds the catalog
+    reads.calls.length = 0;
+    reads.rows = 0;
+    // A partial word ("Hang") and a Chinese character: the catalog answers.
+    expect((await admin.list({ namespace: 'default', search: 'Hang' })).map((m) => m.id)).toEqual([added[0]]);
+    expect((await admin.list({ namespace: 'work', search: '茶' })).map((m) => m.text)).toEqual(['我喜欢喝绿茶']);
+    // No whole-namespace read any more (`query`, a cursor): only rows by id — the lexical top-k and the rows shown.
+    expect(new Set(reads.calls)).toEqual(new Set(['getMany']));
+    expect(reads.rows).toBe(2);
+    // Writes update the catalog: an edit, a new memory, a removal.
+    await store.update(added[0]!, { text: 'I live in Hamburg now' }, 'user');
+    const bike = await admin.add({ namespace: 'default', kind: 'fact', text: 'My bike is a Gazelle' });
+    await store.remove([added[6]!], 'DELETE', 'user');
+    expect((await admin.list({ namespace: 'default', search: 'Hamb' })).map((m) => m.id)).toEqual([added[0]]);
+    expect((await admin.list({ namespace: 'default', search: 'Gazel' })).map((m) => m.id)).toEqual([bike.id]);
+    expect(await admin.list({ namespace: 'default', search: 'Moch' })).toEqual([]);
+    // Without a search: pinned first, then newest; same as sorting the rows themselves.
+    const rows = (await db.memories.where('namespace').equals('default').toArray()).sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt);
+    expect((await admin.list({ namespace: 'default' })).map((m) => m.id)).toEqual(rows.map((r) => r.id));
+    expect(reads.withEmbedding).toBe(0);
+  });
+});
+
+describe('block scan', () => {
+  it('recall@10 = 1.0 against a brute-force scan, across blocks, reused slots, validity and time ranges', () => {
+    const dim = 48;
+    const n = 3 * BLOCK_SLOTS + 37;
+    const data = randomUnit(n, dim, 7);
+    const rand = mulberry32(11);
+    const index = new BlockIndex();
+    let batch = index.batch();
+    const meta = Array.from({ length: n }, (_, i) => ({
+      id: `v${i}`,
+      namespace: i % 5 === 0 ? 'other' : 'default',
+      createdAt: T0 - Math.floor(rand() * 100) * 86_400_000,
+      updatedAt: T0,
+      validFrom: null,
+      validUntil: rand() < 0.2 ? T0 - 1 : null,
+      importance: 0.5,
+      pinned: false,
+      kind: 'fact',
+      slot: null,
+    }));
+    for (let i = 0; i < n; i += 1) batch.put(meta[i]!, data.subarray(i * dim, (i + 1) * dim), 'model');
+    batch.commit();
+    // Remove 100, then add 60 new ones that reuse their slots.
+    const removed = new Set<number>();
+    batch = index.batch();
+    while (removed.size < 100) {
+      const i = Math.floor(rand() * n);
+      if (removed.has(i)) continue;
+      removed.add(i);
+      batch.remove(`v${i}`);
+    }
+    batch.commit();
+    const extra = randomUnit(60, dim, 13);
+    batch = index.batch();
+    for (let i = 0; i < 60; i += 1) batch.put({ ...meta[0]!, id: `x${i}`, namespace: 'default', validUntil: null }, extra.subarray(i * dim, (i + 1) * dim), 'model');
+    batch.commit();
+
+    const live: { id: string; vec: Float32Array; m: (typeof meta)[number] }[] = [];
+    for (let i = 0; i < n; i += 1) if (!removed.has(i)) live.push({ id: `v${i}`, vec: data.subarray(i * dim, (i + 1) * dim), m: meta[i]! });
+    for (let i = 0; i < 60; i += 1) live.push({ id: `x${i}`, vec: extra.subarray(i * dim, (i + 1) * dim), m: { ...meta[0]!, id: `x${i}`, namespace: 'default', validUntil: null } });
+    const queries = randomUnit(40, dim, 17);
+    const range = { start: T0 - 30 * 86_400_000, end: T0 + 1 };
+    let found = 0;
+    let wanted = 0;
+    for (let qi = 0; qi < 40; qi += 1) {
+      const q = queries.subarray(qi * dim, (qi + 1) * dim);
+      const filter = { now: T0, includeInvalid: qi % 2 === 0, range: qi % 4 === 1 ? range : null };
+      const eligible = live.filter(
+        (l) =>
+          l.m.namespace === 'default' &&
+          (filter.includeInvalid || l.m.validUntil === null) &&
+          (!filter.range || (l.m.createdAt >= range.start && l.m.createdAt < range.end)),
+      );
+      const packed = new Float32Array(eligible.length * dim);
+      eligible.forEach((l, i) => packed.set(l.vec, i * dim));
+      const truth = exactTopK(q, packed, eligible.length, dim, 10).map(([i, s]) => [eligible[i]!.id, s]);
+      const got = index.search('model', 'default', q, 10, filter).map((h) => [h.id, h.similarity]);
+      wanted += truth.length;
+      found += got.filter(([id]) => truth.some(([t]) => t === id)).length;
+      for (const [i, [, s]] of got.entries()) expect(s).toBeCloseTo(truth[i]![1] as number, 6);
+    }
+    expect(wanted).toBe(400);
+    expect(found / wanted).toBe(1);
+  });
+
+  it('exactTopK matches a sort of all dot products', () => {
+    const dim = 384;
+    const data = randomUnit(500, dim, 3);
+    const q = randomUnit(1, dim, 5);
+    const all = Array.from({ length: 500 }, (_, i) => {
+      let s = 0;
+      for (let j = 0; j < dim; j += 1) s += q[j]! * data[i * dim + j]!;
+      return [i, s] as [number, number];
+    }).sort((a, b) => b[1] - a[1]);
+    const top = exactTopK(q, data, 500, dim, 10);
+    expect(top.map(([i]) => i)).toEqual(all.slice(0, 10).map(([i]) => i));
+  });
+});

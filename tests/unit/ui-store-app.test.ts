@@ -1,0 +1,141 @@
+/**
+ * The small UI stores (notices, settings, jobs) and the composition root (src/ui/state/app.svelte.ts)
+ * against a fake messaging api (tests/helpers/fake-api.ts; the core cannot run behind the panel's
+ * messaging in Node). i18n, notices and every store are the real ones.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_STRATEGY } from '../../src/memory/short-term/types';
+import type { EngineStatus, Settings } from '../../src/messaging/protocol';
+import { language } from '../../src/ui/i18n/index.svelte';
+import { AppState } from '../../src/ui/state/app.svelte';
+import { createJobsStore } from '../../src/ui/state/jobs.svelte';
+import { createNoticesStore } from '../../src/ui/state/notices.svelte';
+import { createSettingsStore } from '../../src/ui/state/settings.svelte';
+import { STORAGE_FULL_CODE } from '../../src/db/errors';
+import { createFakeApi } from '../helpers/fake-api';
+
+const settings = (locale: Settings['locale']): Settings => ({
+  preferredEngine: 'wllama',
+  webllmModelId: null,
+  wllamaSource: null,
+  embeddingModelId: 'e5',
+  defaultStrategy: DEFAULT_STRATEGY,
+  maxAnswerTokens: 512,
+  memoryTopK: 5,
+  episodicRetentionDays: null,
+  locale,
+});
+const jobs = { pending: 0, running: 0, failed: 2, done: 5 } as never;
+
+afterEach(() => vi.useRealTimers());
+
+describe('notices store', () => {
+  it('infos go away after 6 s, errors stay until dismissed; a full disk is said in words', () => {
+    vi.useFakeTimers();
+    const notices = createNoticesStore();
+    notices.notify('info', 'Saved');
+    notices.fail('errors.settingsFailed', Object.assign(new Error('QuotaExceededError'), { code: STORAGE_FULL_CODE }));
+    vi.advanceTimersByTime(5_999);
+    expect(notices.list).toHaveLength(2);
+    vi.advanceTimersByTime(1);
+    expect(notices.list.map((n) => [n.kind, n.text, n.detail])).toEqual([
+      ['error', 'Could not save the settings:', 'Storage is full: nothing of this change was saved. Free some disk space (or delete old conversations or model files) and try again.'],
+    ]);
+    notices.dismiss(notices.list[0]!.id);
+    expect(notices.list).toEqual([]);
+  });
+});
+
+describe('settings store', () => {
+  it('saving applies the new language; a failure keeps the old values with a notice', async () => {
+    const api = createFakeApi();
+    const notices = createNoticesStore();
+    const store = createSettingsStore({ ...api, notices });
+    await store.show(settings('en'));
+    api.on('settings.set', (patch) => ({ ...settings('en'), ...patch }));
+    expect(await store.save({ locale: 'zh_CN' })).toBe(true);
+    expect(language()).toBe('zh-CN');
+    api.on('settings.set', () => {
+      throw new Error('invalid memoryTopK');
+    });
+    expect(await store.save({ memoryTopK: -1 })).toBe(false);
+    expect(store.value?.memoryTopK).toBe(5);
+    expect(notices.list.map((n) => n.detail)).toEqual(['invalid memoryTopK']);
+    await store.show(settings('en'));
+  });
+
+  it('follows settings saved in another window, until unsubscribed', () => {
+    const api = createFakeApi();
+    const store = createSettingsStore({ ...api, notices: createNoticesStore() });
+    const stop = store.listen();
+    api.emit('event.settings', { ...settings('en'), memoryTopK: 9 });
+    expect(store.value?.memoryTopK).toBe(9);
+    stop();
+    expect(api.listeners('event.settings')).toBe(0);
+  });
+});
+
+describe('jobs store', () => {
+  it('retry says how many were queued again and re-reads the counts', async () => {
+    const api = createFakeApi();
+    const notices = createNoticesStore();
+    const store = createJobsStore({ ...api, notices });
+    api.on('jobs.retryFailed', () => 2);
+    api.on('jobs.stats', () => jobs);
+    await store.retryFailed();
+    expect(notices.list.map((n) => [n.kind, n.text])).toEqual([['info', '2 jobs queued again.']]);
+    expect(store.stats).toBe(jobs);
+  });
+});
+
+describe('composition root', () => {
+  const engine: EngineStatus = {
+    chat: { kind: null, modelId: null, state: 'idle', progress: null, contextWindow: null, error: null, errorCode: null },
+    embedder: { modelId: 'e5', dimension: 384, state: 'ready', progress: null, error: null, errorCode: null },
+    gpu: { available: false, shaderF16: false, adapter: null },
+  };
+
+  it('loadAll fills every store and opens the latest conversation', async () => {
+    const api = createFakeApi();
+    api.on('engine.status', () => engine);
+    api.on('engine.catalog', () => ({ webllm: [], wllama: [], localFiles: [], defaultWebllmModel: '' }));
+    api.on('settings.get', () => settings('en'));
+    api.on('conversations.list', () => [{ id: 'c2', title: 'Latest', updatedAt: 2, messageCount: 0 }]);
+    api.on('jobs.stats', () => jobs);
+    api.on('conversations.get', ({ id }) => ({ id, title: 'Latest', namespace: 'default', strategy: DEFAULT_STRATEGY, createdAt: 1, updatedAt: 2 }));
+    api.on('messages.list', () => []);
+    api.on('chat.live', () => null);
+    const app = new AppState(api);
+    await app.loadAll();
+    expect(app.connection.state).toBe('ready');
+    expect(app.engine.status).toBe(engine);
+    expect(app.settings.value?.locale).toBe('en');
+    expect(app.jobs.stats).toBe(jobs);
+    expect(app.conversations.current?.id).toBe('c2');
+    expect(app.notices.list).toEqual([]);
+  });
+
+  it('a first load that fails shows the retry screen and a notice', async () => {
+    const api = createFakeApi();
+    api.on('engine.status', () => {
+      throw new Error('core not answering');
+    });
+    const app = new AppState(api);
+    await app.loadAll();
+    expect(app.connection).toMatchObject({ state: 'failed', lastError: 'core not answering' });
+    expect(app.notices.list.map((n) => n.text)).toEqual(['Could not load data:']);
+  });
+
+  it('erasing everything from the memory manager closes the open conversation', async () => {
+    const api = createFakeApi();
+    api.on('memory.eraseAll', () => undefined);
+    api.on('conversations.list', () => []);
+    api.on('jobs.stats', () => jobs);
+    api.on('memory.list', () => []);
+    const app = new AppState(api);
+    app.conversations.current = { id: 'c1', title: '', namespace: 'default', strategy: DEFAULT_STRATEGY, createdAt: 1, updatedAt: 1 };
+    expect(await app.createMemoryStore().eraseAll()).toBe(true);
+    expect(app.conversations.current).toBeNull();
+    expect(app.jobs.stats).toBe(jobs);
+  });
+});

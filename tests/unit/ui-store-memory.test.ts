@@ -1,0 +1,180 @@
+/**
+ * Memory store (src/ui/state/memory.svelte.ts) against a fake messaging api
+ * (tests/helpers/fake-api.ts) and fake file boundaries (OPFS staging and the browser download
+ * cannot run in Node); the store, the import-file check and the notices are the real ones.
+ */
+import { describe, expect, it } from 'vitest';
+import type { MemoryView } from '../../src/memory/long-term/types';
+import type { ImportReport } from '../../src/messaging/protocol';
+import { createMemoryStore } from '../../src/ui/state/memory.svelte';
+import { createNoticesStore } from '../../src/ui/state/notices.svelte';
+import { createFakeApi, deferred } from '../helpers/fake-api';
+
+const view = (id: string, text: string, over: Partial<MemoryView> = {}): MemoryView =>
+  ({ id, text, namespace: 'default', kind: 'fact', pinned: 0, current: 1, importance: 0.5, sourceConversationId: null, sourceMessageIds: [], ...over }) as unknown as MemoryView;
+const flush = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+function setup() {
+  const api = createFakeApi();
+  const notices = createNoticesStore();
+  const events: string[] = [];
+  const staged: { file: Blob; progress: (bytes: number) => void }[] = [];
+  const stageGate = deferred<void>();
+  const memory = createMemoryStore({
+    ...api,
+    notices,
+    refreshConversations: async () => void events.push('refreshConversations'),
+    afterEraseAll: async () => void events.push('afterEraseAll'),
+    files: {
+      stage: async (file, progress) => {
+        staged.push({ file, progress });
+        await stageGate.promise;
+        return 'staged-1.json';
+      },
+      download: async (fileName, downloadName) => void events.push(`download ${fileName} as ${downloadName}`),
+    },
+  });
+  let listed: MemoryView[] = [view('m1', 'My cat is called Mochi')];
+  api.on('memory.list', () => listed);
+  return { api, notices, memory, events, staged, stageGate, setListed: (list: MemoryView[]) => (listed = list) };
+}
+
+describe('memory store', () => {
+  it('lists with the filters: trimmed search, kind, past included, the default namespace', async () => {
+    const { api, memory } = setup();
+    memory.search = '  cat ';
+    memory.kind = 'profile';
+    memory.includePast = true;
+    expect(await memory.load()).toHaveLength(1);
+    expect(api.callsOf('memory.list')).toEqual([{ namespace: 'default', search: 'cat', includeInvalid: true, kinds: ['profile'], limit: 200 }]);
+    expect(memory.memories?.map((m) => m.id)).toEqual(['m1']);
+  });
+
+  it('delete returns rounds → the removal is offered → remove calls memory.delete for each, then reloads', async () => {
+    const { api, memory } = setup();
+    const rounds = [view('r1', 'User: my cat is Mochi', { kind: 'episodic' }), view('r2', 'User: Mochi is 3', { kind: 'episodic' })];
+    api.on('memory.delete', ({ id }) => ({ rounds: id === 'm1' ? rounds : [] }));
+    await memory.remove('m1');
+    expect(memory.staleRounds?.map((r) => r.id)).toEqual(['r1', 'r2']);
+    await memory.removeStaleRounds();
+    expect(api.callsOf('memory.delete')).toEqual([{ id: 'm1' }, { id: 'r1' }, { id: 'r2' }]);
+    expect(memory.staleRounds).toBeNull();
+    expect(api.callsOf('memory.list')).toHaveLength(2); // after the delete, after the rounds
+  });
+
+  it('keeping the rounds deletes nothing more; a delete without rounds offers nothing', async () => {
+    const { api, memory } = setup();
+    api.on('memory.delete', ({ id }) => ({ rounds: id === 'm1' ? [view('r1', 'round')] : [] }));
+    await memory.remove('m1');
+    memory.keepStaleRounds();
+    expect(memory.staleRounds).toBeNull();
+    await memory.remove('m2');
+    expect(memory.staleRounds).toBeNull();
+    expect(api.callsOf('memory.delete')).toEqual([{ id: 'm1' }, { id: 'm2' }]);
+  });
+
+  it('a failed delete becomes a notice and offers nothing', async () => {
+    const { api, memory, notices } = setup();
+    api.on('memory.delete', () => {
+      throw new Error('db locked');
+    });
+    expect(await memory.remove('m1')).toBe(false);
+    expect(memory.staleRounds).toBeNull();
+    expect(notices.list.map((n) => [n.kind, n.detail])).toEqual([['error', 'db locked']]);
+  });
+
+  it('add sends a pinned memory with trimmed text; a failure keeps the caller\'s text (returns false) with a notice', async () => {
+    const { api, memory, notices } = setup();
+    api.on('memory.add', (data) => view('m2', data.text));
+    expect(await memory.add('preference', '  I like tea ')).toBe(true);
+    expect(api.callsOf('memory.add')).toEqual([{ namespace: 'default', kind: 'preference', text: 'I like tea', pinned: true }]);
+    api.on('memory.add', () => {
+      throw new Error('too long');
+    });
+    expect(await memory.add('fact', 'x')).toBe(false);
+    expect(notices.list.at(-1)?.detail).toBe('too long');
+    expect(await memory.add('fact', '   ')).toBe(false);
+    expect(api.callsOf('memory.add')).toHaveLength(2);
+  });
+
+  it('edit says "saved", or that the memory left the filtered list; pin sends the flag', async () => {
+    const { api, memory, notices, setListed } = setup();
+    api.on('memory.update', (data) => view(data.id, data.text ?? ''));
+    await memory.edit('m1', ' My cat is called Mochi Chan ');
+    expect(api.callsOf('memory.update')).toEqual([{ id: 'm1', text: 'My cat is called Mochi Chan' }]);
+    setListed([]); // no longer matches the search
+    await memory.edit('m1', 'Dog');
+    expect(notices.list.map((n) => n.text)).toEqual(['Memory saved.', 'Memory saved. It no longer matches the current search or filter, so it is not in the list.']);
+    await memory.setPinned('m1', true);
+    expect(api.callsOf('memory.update').at(-1)).toEqual({ id: 'm1', pinned: true });
+  });
+
+  it('import: upload progress, then the core\'s check/write progress, then the report and reloads', async () => {
+    const { api, memory, staged, stageGate, events } = setup();
+    memory.listen();
+    const report: ImportReport = { added: 2, updated: 1, skipped: 0, errors: [] };
+    const importing = deferred<ImportReport>();
+    api.on('memory.import', () => importing.promise);
+    const file = new File(['{"format":"recall-export","version":1}'], 'backup.json', { type: 'application/json' });
+    const run = memory.importFile(file);
+    await flush();
+    expect(memory.importing).toBe(true);
+    staged[0]!.progress(file.size / 2);
+    expect(memory.transfer).toEqual({ phase: 'upload', fraction: 0.5 });
+    stageGate.resolve();
+    await flush();
+    expect(api.callsOf('memory.import')).toEqual([{ fileName: 'staged-1.json' }]);
+    api.emit('event.transfer', { phase: 'check', done: 25, total: 100 });
+    expect(memory.transfer).toEqual({ phase: 'check', fraction: 0.25 });
+    api.emit('event.transfer', { phase: 'write', done: 150, total: 100 });
+    expect(memory.transfer).toEqual({ phase: 'write', fraction: 1 });
+    importing.resolve(report);
+    await run;
+    expect(memory.importReport).toEqual(report);
+    expect(memory.importing).toBe(false);
+    expect(memory.transfer).toBeNull();
+    expect(events).toEqual(['refreshConversations']);
+    // Progress of someone else's transfer is not shown while this panel runs none.
+    api.emit('event.transfer', { phase: 'write', done: 1, total: 2 });
+    expect(memory.transfer).toBeNull();
+  });
+
+  it('a file that is not JSON is refused before anything is copied', async () => {
+    const { api, memory, staged } = setup();
+    await memory.importFile(new File(['\x00\x01PK binary'], 'photo.zip'));
+    expect(staged).toEqual([]);
+    expect(api.callsOf('memory.import')).toEqual([]);
+    expect(memory.importError?.title).toMatch(/photo\.zip/);
+    expect(memory.importing).toBe(false);
+  });
+
+  it('a refused import shows the core\'s reason, and a later import clears it', async () => {
+    const { api, memory, stageGate } = setup();
+    stageGate.resolve();
+    api.on('memory.importNotice', () => null);
+    api.on('memory.import', () => {
+      throw new Error('Not a Recall export: missing "format"');
+    });
+    const file = new File(['{"x":1}'], 'x.json');
+    await memory.importFile(file);
+    expect(memory.importError?.detail).toBe('Not a Recall export: missing "format"');
+    api.on('memory.import', () => ({ added: 0, updated: 0, skipped: 3, errors: [] }));
+    await memory.importFile(file);
+    expect(memory.importError).toBeNull();
+    expect(memory.importReport?.skipped).toBe(3);
+  });
+
+  it('export downloads the staged file; erase clears the import result, tells the app and says so', async () => {
+    const { api, memory, notices, events } = setup();
+    api.on('memory.export', () => ({ fileName: 'exp-1.json', downloadName: 'recall-2026-12-01.json', sizeBytes: 10 }));
+    await memory.exportAll();
+    expect(events).toEqual(['download exp-1.json as recall-2026-12-01.json']);
+    expect(memory.exporting).toBe(false);
+    memory.importReport = { added: 1, updated: 0, skipped: 0, errors: [] };
+    api.on('memory.eraseAll', () => undefined);
+    expect(await memory.eraseAll()).toBe(true);
+    expect(memory.importReport).toBeNull();
+    expect(events.at(-1)).toBe('afterEraseAll');
+    expect(notices.list.map((n) => n.kind)).toEqual(['info']);
+  });
+});
