@@ -33,6 +33,20 @@ function queryTerms(text: string): string[] {
   return [...tokenize(text), ...firstPersonTerms(text)];
 }
 
+/** BM25+ parameters: MiniSearch's defaults (the index is built with them). */
+const BM25 = { k: 1.2, b: 0.7, d: 0.5 } as const;
+
+/** The private MiniSearch state `LexicalIndex.search` reads (minisearch 7.x). */
+interface MiniSearchInternals {
+  _index: { get(term: string): Map<number, Map<number, number>> | undefined };
+  _fieldIds: Record<string, number>;
+  _documentIds: Map<number, unknown>;
+  _fieldLength: Map<number, number[]>;
+  _avgFieldLength: number[];
+  _documentCount: number;
+  removeTerm(fieldId: number, docId: number, term: string): void;
+}
+
 /** A MiniSearch index of memory texts (and topics, boosted ×0.5) keyed by memory id. */
 export class LexicalIndex {
   private index = LexicalIndex.create();
@@ -55,6 +69,13 @@ export class LexicalIndex {
   private static create(): MiniSearch<LexicalDoc> {
     return new MiniSearch<LexicalDoc>(LexicalIndex.options());
   }
+
+  /** Indexed fields in MiniSearch's order, with their query boosts. */
+  private static readonly fields: ReadonlyArray<readonly [string, number]> = [
+    ['text', 1],
+    ['topic', 0.5],
+    ['phrases', 1],
+  ];
 
   private static options(): Options<LexicalDoc> {
     return {
@@ -106,7 +127,59 @@ export class LexicalIndex {
    */
   search(text: string, limit: number, filter?: (id: string) => boolean): LexicalHit[] {
     if (!text.trim() || this.index.documentCount === 0) return [];
-    const results = this.index.search(text, filter ? { filter: (r) => filter(r.id as string) } : {});
-    return results.slice(0, limit).map((r) => ({ id: r.id as string, score: r.score, terms: [...new Set(r.queryTerms)] }));
+    // The scoring of `MiniSearch.search` with these options (OR, no prefix/fuzzy, field boosts,
+    // BM25+ defaults), bit for bit and in the same order, without its per-hit objects and maps:
+    // per query term (duplicates count again, as in MiniSearch) the fields' scores are summed in
+    // field order, then added to the document's total; ties keep first-match order (stable sort).
+    const ms = this.index as unknown as MiniSearchInternals;
+    const terms = queryTerms(text).filter((t) => !!t);
+    const total = new Map<number, { score: number; terms: string[] }>();
+    const termScore = new Map<number, number>();
+    const fields = LexicalIndex.fields;
+    const { k: k1, b, d } = BM25;
+    for (const term of terms) {
+      const data = ms._index.get(term);
+      if (data == null) continue;
+      termScore.clear();
+      for (const [field, fieldBoost] of fields) {
+        const fieldId = ms._fieldIds[field]!;
+        const freqs = data.get(fieldId);
+        if (freqs == null) continue;
+        let matching = freqs.size;
+        const avgLength = ms._avgFieldLength[fieldId]!;
+        const count = ms._documentCount;
+        for (const docId of freqs.keys()) {
+          if (!ms._documentIds.has(docId)) {
+            // A discarded document not yet vacuumed: MiniSearch drops the posting here too.
+            ms.removeTerm(fieldId, docId, term);
+            matching -= 1;
+            continue;
+          }
+          const tf = freqs.get(docId)!;
+          const fieldLength = ms._fieldLength.get(docId)![fieldId]!;
+          const idf = Math.log(1 + (count - matching + 0.5) / (matching + 0.5));
+          const raw = idf * (d + (tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * fieldLength) / avgLength)));
+          const weighted = fieldBoost * raw;
+          const prev = termScore.get(docId);
+          termScore.set(docId, prev === undefined ? weighted : prev + weighted);
+        }
+      }
+      for (const [docId, score] of termScore) {
+        const hit = total.get(docId);
+        if (hit === undefined) total.set(docId, { score, terms: [term] });
+        else {
+          hit.score = hit.score + score;
+          if (!hit.terms.includes(term)) hit.terms.push(term);
+        }
+      }
+    }
+    const hits: LexicalHit[] = [];
+    for (const [docId, hit] of total) {
+      const id = ms._documentIds.get(docId) as string;
+      if (filter && !filter(id)) continue;
+      hits.push({ id, score: hit.score * (hit.terms.length || 1), terms: hit.terms });
+    }
+    hits.sort((x, y) => y.score - x.score);
+    return hits.slice(0, limit);
   }
 }
