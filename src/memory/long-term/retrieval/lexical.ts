@@ -44,6 +44,8 @@ interface MiniSearchInternals {
   _fieldLength: Map<number, number[]>;
   _avgFieldLength: number[];
   _documentCount: number;
+  /** The next short document id (every short id is below it). */
+  _nextId: number;
   removeTerm(fieldId: number, docId: number, term: string): void;
 }
 
@@ -133,51 +135,65 @@ export class LexicalIndex {
     // field order, then added to the document's total; ties keep first-match order (stable sort).
     const ms = this.index as unknown as MiniSearchInternals;
     const terms = queryTerms(text).filter((t) => !!t);
-    const total = new Map<number, { score: number; terms: string[] }>();
-    const termScore = new Map<number, number>();
-    const fields = LexicalIndex.fields;
+    // Dense per-document state indexed by MiniSearch's short ids (0 … _nextId − 1).
+    const size = ms._nextId;
+    const total = new Float64Array(size);
+    const termScore = new Float64Array(size);
+    const seenInTerm = new Uint8Array(size);
+    const matched: (string[] | undefined)[] = new Array(size);
+    const order: number[] = []; // documents in first-match order
+    const touched: number[] = [];
     const { k: k1, b, d } = BM25;
+    const count = ms._documentCount;
     for (const term of terms) {
       const data = ms._index.get(term);
       if (data == null) continue;
-      termScore.clear();
-      for (const [field, fieldBoost] of fields) {
+      touched.length = 0;
+      for (const [field, fieldBoost] of LexicalIndex.fields) {
         const fieldId = ms._fieldIds[field]!;
         const freqs = data.get(fieldId);
         if (freqs == null) continue;
         let matching = freqs.size;
+        let idf = Math.log(1 + (count - matching + 0.5) / (matching + 0.5));
         const avgLength = ms._avgFieldLength[fieldId]!;
-        const count = ms._documentCount;
-        for (const docId of freqs.keys()) {
+        for (const [docId, tf] of freqs) {
           if (!ms._documentIds.has(docId)) {
             // A discarded document not yet vacuumed: MiniSearch drops the posting here too.
             ms.removeTerm(fieldId, docId, term);
             matching -= 1;
+            idf = Math.log(1 + (count - matching + 0.5) / (matching + 0.5));
             continue;
           }
-          const tf = freqs.get(docId)!;
           const fieldLength = ms._fieldLength.get(docId)![fieldId]!;
-          const idf = Math.log(1 + (count - matching + 0.5) / (matching + 0.5));
           const raw = idf * (d + (tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * fieldLength) / avgLength)));
           const weighted = fieldBoost * raw;
-          const prev = termScore.get(docId);
-          termScore.set(docId, prev === undefined ? weighted : prev + weighted);
+          if (seenInTerm[docId]) termScore[docId] = termScore[docId]! + weighted;
+          else {
+            seenInTerm[docId] = 1;
+            termScore[docId] = weighted;
+            touched.push(docId);
+          }
         }
       }
-      for (const [docId, score] of termScore) {
-        const hit = total.get(docId);
-        if (hit === undefined) total.set(docId, { score, terms: [term] });
-        else {
-          hit.score = hit.score + score;
-          if (!hit.terms.includes(term)) hit.terms.push(term);
+      for (const docId of touched) {
+        seenInTerm[docId] = 0;
+        const hitTerms = matched[docId];
+        if (hitTerms === undefined) {
+          matched[docId] = [term];
+          total[docId] = termScore[docId]!;
+          order.push(docId);
+        } else {
+          total[docId] = total[docId]! + termScore[docId]!;
+          if (!hitTerms.includes(term)) hitTerms.push(term);
         }
       }
     }
     const hits: LexicalHit[] = [];
-    for (const [docId, hit] of total) {
+    for (const docId of order) {
       const id = ms._documentIds.get(docId) as string;
       if (filter && !filter(id)) continue;
-      hits.push({ id, score: hit.score * (hit.terms.length || 1), terms: hit.terms });
+      const hitTerms = matched[docId]!;
+      hits.push({ id, score: total[docId]! * (hitTerms.length || 1), terms: hitTerms });
     }
     hits.sort((x, y) => y.score - x.score);
     return hits.slice(0, limit);
