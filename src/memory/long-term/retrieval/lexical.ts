@@ -157,14 +157,16 @@ export class LexicalIndex {
         let idf = Math.log(1 + (count - matching + 0.5) / (matching + 0.5));
         const avgLength = ms._avgFieldLength[fieldId]!;
         for (const [docId, tf] of freqs) {
-          if (!ms._documentIds.has(docId)) {
+          // `discard` deletes a document's id and field lengths together, so one lookup tells both.
+          const lengths = ms._fieldLength.get(docId);
+          if (lengths === undefined) {
             // A discarded document not yet vacuumed: MiniSearch drops the posting here too.
             ms.removeTerm(fieldId, docId, term);
             matching -= 1;
             idf = Math.log(1 + (count - matching + 0.5) / (matching + 0.5));
             continue;
           }
-          const fieldLength = ms._fieldLength.get(docId)![fieldId]!;
+          const fieldLength = lengths[fieldId]!;
           const raw = idf * (d + (tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * fieldLength) / avgLength)));
           const weighted = fieldBoost * raw;
           if (seenInTerm[docId]) termScore[docId] = termScore[docId]! + weighted;
