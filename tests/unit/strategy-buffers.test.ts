@@ -69,6 +69,40 @@ describe('buffer window', () => {
     const k1 = createStrategy({ kind: 'buffer-window', k: 1 }, h.deps);
     expect(text((await k1.load('c1', { userText: 'x', budgetTokens: 1000 })).recent)).toEqual(['unanswered']);
   });
+
+  it('a turn reads only the last rows (2k + 4), not the whole conversation, with another conversation stored', async () => {
+    h = createHarness();
+    await fiveExchanges('c1', 100); // seq 0..199
+    await fiveExchanges('c2', 3);
+    let read = 0;
+    const counting = (row: unknown) => {
+      read += 1;
+      return row;
+    };
+    h.db.messages.hook('reading', counting);
+    const ctx = await createStrategy({ kind: 'buffer-window', k: 2 }, h.deps).load('c1', { userText: 'next', budgetTokens: 1000 });
+    h.db.messages.hook('reading').unsubscribe(counting);
+    expect(text(ctx.recent)).toEqual(['u99', 'a99', 'u100', 'a100']);
+    expect(read).toBe(8); // rows seq 192..199: exchanges 97..100, more than k = 2
+  });
+
+  it('reads further back when the newest rows do not hold k + 1 exchanges (failed replies, long reply runs)', async () => {
+    h = createHarness();
+    await fiveExchanges('c1', 2); // seq 0..3
+    await h.addMessage('c1', 'user', 'q');
+    for (let i = 1; i <= 6; i++) await h.addMessage('c1', 'assistant', i % 2 ? `p${i}` : '', i % 2 ? 'aborted' : 'error');
+    let read = 0;
+    const counting = (row: unknown) => {
+      read += 1;
+      return row;
+    };
+    h.db.messages.hook('reading', counting);
+    const ctx = await createStrategy({ kind: 'buffer-window', k: 1 }, h.deps).load('c1', { userText: 'next', budgetTokens: 1000 });
+    h.db.messages.hook('reading').unsubscribe(counting);
+    // First page: the 6 newest rows (all replies, one partial exchange); second page: 12 > 11 rows, all of them.
+    expect(text(ctx.recent)).toEqual(['q', 'p1', 'p3', 'p5']);
+    expect(read).toBe(6 + 11);
+  });
 });
 
 describe('token buffer', () => {

@@ -3,7 +3,7 @@
  * an exchange being one user message and the reply to it.
  */
 import type { StrategyDeps } from './deps';
-import { groupExchanges, loadContextMessages } from './messages';
+import { groupExchanges, loadLastExchanges } from './messages';
 import type { ContextMessage, ContextStrategy } from './types';
 
 /** The messages of the last `k` exchanges of `messages`, oldest first. */
@@ -17,8 +17,8 @@ export function createBufferWindow(deps: StrategyDeps, k: number): ContextStrate
   return {
     kind: 'buffer-window',
     async load(conversationId, { userText }) {
-      const messages = await loadContextMessages(deps.db, conversationId, userText);
-      return { summary: null, entities: [], retrieved: [], recent: lastExchanges(messages, k) };
+      // Reads only the rows of the last k exchanges (and a few before), not the conversation.
+      return { summary: null, entities: [], retrieved: [], recent: await loadLastExchanges(deps.db, conversationId, k, userText) };
     },
     async onExchange() {},
   };

@@ -31,6 +31,29 @@ export async function loadContextMessages(db: RecallDB, conversationId: string, 
 }
 
 /**
+ * The last `k` exchanges of a conversation (`groupExchanges` of `loadContextMessages`, last `k`
+ * groups, flattened, oldest first), read newest first on the `[conversationId+seq]` index in
+ * pages that double (from 2k + 4 rows) until the rows read hold k + 1 exchanges or the whole
+ * conversation: a turn reads O(k) rows, not the conversation. Same filtering and retry rule as
+ * `loadContextMessages` (`newUserText`). `k <= 0` reads nothing and returns [].
+ */
+export async function loadLastExchanges(db: RecallDB, conversationId: string, k: number, newUserText?: string): Promise<ContextMessage[]> {
+  if (k <= 0) return [];
+  for (let limit = 2 * k + 4; ; limit *= 2) {
+    const rows = await db.messages.where('[conversationId+seq]').between([conversationId, -Infinity], [conversationId, Infinity], true, true).reverse().limit(limit).toArray();
+    rows.reverse();
+    const messages: ContextMessage[] = rows
+      .filter((m) => m.status !== 'error' && m.content.trim() !== '' && !m.command)
+      .map((m) => ({ id: m.id, seq: m.seq, role: m.role, content: m.content }));
+    const last = messages[messages.length - 1];
+    if (newUserText !== undefined && last?.role === 'user' && last.content.trim() === newUserText.trim()) messages.pop();
+    const groups = groupExchanges(messages);
+    // Only the first group of a suffix can be cut short; with k + 1 groups the last k are whole.
+    if (groups.length > k || rows.length < limit) return groups.slice(-k).flat();
+  }
+}
+
+/**
  * Groups messages into exchanges: each user message starts an exchange that holds it and the
  * replies after it (an exchange = one user message and the reply). Messages before the first
  * user message form an exchange of their own.
