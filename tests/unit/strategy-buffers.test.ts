@@ -121,6 +121,30 @@ describe('token buffer', () => {
     expect((await s.load('c1', { userText: 'x', budgetTokens: 500 })).recent).toEqual([]);
   });
 
+  it('a turn reads the newest rows only, in doubling pages (32, 64) until the limit stops inside them', async () => {
+    h = createHarness({ counter: wordCounter(0, 0, 1) }); // every "uN" / "aN" costs 1
+    await fiveExchanges('c1', 100); // 200 messages, seq 0..199
+    let read = 0;
+    const counting = (row: unknown) => {
+      read += 1;
+      return row;
+    };
+    h.db.messages.hook('reading', counting);
+    const s = createStrategy({ kind: 'token-buffer', maxTokens: 1000 }, h.deps);
+    const ten = await s.load('c1', { userText: 'x', budgetTokens: 10 }); // the prompt budget is the limit
+    expect(text(ten.recent)).toEqual(['u96', 'a96', 'u97', 'a97', 'u98', 'a98', 'u99', 'a99', 'u100', 'a100']);
+    expect(read).toBe(32); // 10 kept of the 32 read
+    read = 0;
+    const fifty = await s.load('c1', { userText: 'x', budgetTokens: 50 });
+    expect(fifty.recent.map((m) => m.seq)).toEqual(Array.from({ length: 50 }, (_, i) => 150 + i));
+    expect(read).toBe(32 + 64); // all 32 fit, so 64 more; 50 kept of those
+    read = 0;
+    const all = await s.load('c1', { userText: 'x', budgetTokens: 10_000 }); // maxTokens 1000 ≥ 200
+    h.db.messages.hook('reading').unsubscribe(counting);
+    expect(all.recent).toHaveLength(200);
+    expect(read).toBe(32 + 64 + 128 + 200); // the page of 256 holds the whole conversation
+  });
+
   it('uses the real tokenizer counts (Qwen2.5, ChatML overhead 5)', async () => {
     const qwen = qwenCounter();
     h = createHarness({ counter: qwen });

@@ -31,15 +31,22 @@ export async function loadContextMessages(db: RecallDB, conversationId: string, 
 }
 
 /**
- * The last `k` exchanges of a conversation (`groupExchanges` of `loadContextMessages`, last `k`
- * groups, flattened, oldest first), read newest first on the `[conversationId+seq]` index in
- * pages that double (from 2k + 4 rows) until the rows read hold k + 1 exchanges or the whole
- * conversation: a turn reads O(k) rows, not the conversation. Same filtering and retry rule as
- * `loadContextMessages` (`newUserText`). `k <= 0` reads nothing and returns [].
+ * The newest messages of a conversation, read newest first on the `[conversationId+seq]` index in
+ * pages that double (from `firstPage` rows): after each page, `pick` gets the messages read so far
+ * (filtered as by `loadContextMessages`, with its `newUserText` rule; oldest first) and returns
+ * its answer, or `null` when it needs older messages. When the whole conversation has been read,
+ * `pick`'s answer is taken whatever it is (`null` gives []). A turn thus reads rows in proportion
+ * to what the strategy keeps, not to the conversation.
+ * @param firstPage rows of the first read (≥ 1).
  */
-export async function loadLastExchanges(db: RecallDB, conversationId: string, k: number, newUserText?: string): Promise<ContextMessage[]> {
-  if (k <= 0) return [];
-  for (let limit = 2 * k + 4; ; limit *= 2) {
+export async function loadNewestMessages<T>(
+  db: RecallDB,
+  conversationId: string,
+  newUserText: string | undefined,
+  firstPage: number,
+  pick: (messages: ContextMessage[], complete: boolean) => T[] | null,
+): Promise<T[]> {
+  for (let limit = Math.max(1, Math.floor(firstPage)); ; limit *= 2) {
     const rows = await db.messages.where('[conversationId+seq]').between([conversationId, -Infinity], [conversationId, Infinity], true, true).reverse().limit(limit).toArray();
     rows.reverse();
     const messages: ContextMessage[] = rows
@@ -47,10 +54,26 @@ export async function loadLastExchanges(db: RecallDB, conversationId: string, k:
       .map((m) => ({ id: m.id, seq: m.seq, role: m.role, content: m.content }));
     const last = messages[messages.length - 1];
     if (newUserText !== undefined && last?.role === 'user' && last.content.trim() === newUserText.trim()) messages.pop();
+    const complete = rows.length < limit;
+    const picked = pick(messages, complete);
+    if (picked !== null) return picked;
+    if (complete) return [];
+  }
+}
+
+/**
+ * The last `k` exchanges of a conversation (`groupExchanges` of `loadContextMessages`, last `k`
+ * groups, flattened, oldest first), via `loadNewestMessages` from 2k + 4 rows until the rows read
+ * hold k + 1 exchanges or the whole conversation: a turn reads O(k) rows. `k <= 0` reads nothing
+ * and returns [].
+ */
+export async function loadLastExchanges(db: RecallDB, conversationId: string, k: number, newUserText?: string): Promise<ContextMessage[]> {
+  if (k <= 0) return [];
+  return loadNewestMessages(db, conversationId, newUserText, 2 * k + 4, (messages, complete) => {
     const groups = groupExchanges(messages);
     // Only the first group of a suffix can be cut short; with k + 1 groups the last k are whole.
-    if (groups.length > k || rows.length < limit) return groups.slice(-k).flat();
-  }
+    return groups.length > k || complete ? groups.slice(-k).flat() : null;
+  });
 }
 
 /**

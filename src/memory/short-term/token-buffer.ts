@@ -5,7 +5,7 @@
  */
 import type { TokenCounter } from '../../engines/types';
 import type { StrategyDeps } from './deps';
-import { loadContextMessages, messageTokens } from './messages';
+import { loadNewestMessages, messageTokens } from './messages';
 import type { ContextMessage, ContextStrategy } from './types';
 
 /** The longest suffix of `messages` whose total cost is ≤ `limit` tokens, oldest first. */
@@ -26,8 +26,14 @@ export function createTokenBuffer(deps: StrategyDeps, maxTokens: number): Contex
   return {
     kind: 'token-buffer',
     async load(conversationId, { userText, budgetTokens }) {
-      const messages = await loadContextMessages(deps.db, conversationId, userText);
-      return { summary: null, entities: [], retrieved: [], recent: newestWithin(deps.tokens(), messages, Math.min(maxTokens, budgetTokens)) };
+      const counter = deps.tokens();
+      const limit = Math.min(maxTokens, budgetTokens);
+      // Newest rows first (32, 64, …) until the limit stops the suffix before the oldest row read.
+      const recent = await loadNewestMessages(deps.db, conversationId, userText, 32, (messages, complete) => {
+        const kept = newestWithin(counter, messages, limit);
+        return kept.length < messages.length || complete ? kept : null;
+      });
+      return { summary: null, entities: [], retrieved: [], recent };
     },
     async onExchange() {},
   };
