@@ -49,6 +49,7 @@
  * event in its history. Afterwards the store's lexical and vector indexes are rebuilt.
  */
 import { JSONParser } from '@streamparser/json';
+import type { Table } from 'dexie';
 import { z } from 'zod';
 import type { ConversationRecord, MemoryHistoryRecord, MemoryRecord, MessageRecord, RecallDB } from '../db/schema';
 import type { ImportReport, InterruptedImport, TransferProgress } from '../messaging/protocol';
@@ -599,6 +600,21 @@ function toMemoryRecord(m: ExportFile['memories'][number], index: number, plan: 
   };
 }
 
+/**
+ * `table.bulkAdd(rows)` (nothing when `rows` is empty) that throws the first failure itself
+ * (e.g. a `QuotaExceededError` or a `ConstraintError`) instead of Dexie's `BulkError` wrapping it,
+ * as a per-record `add` would; the caller's transaction then aborts whole.
+ */
+async function bulkAddOrThrow<T>(table: Table<T>, rows: T[]): Promise<void> {
+  if (rows.length === 0) return;
+  try {
+    await table.bulkAdd(rows);
+  } catch (error) {
+    const failure = (error as { name?: string; failures?: unknown[] }).name === 'BulkError' ? (error as { failures?: unknown[] }).failures?.[0] : undefined;
+    throw failure ?? error;
+  }
+}
+
 const undoKey = (importId: string, batch: number) => `${IMPORT_UNDO_PREFIX}${importId}.${String(batch).padStart(8, '0')}`;
 
 /**
@@ -717,12 +733,31 @@ export async function importAll(
   const writeBatch = async (records: FileRecord[], history: ExportFile['memoryHistory'] = []) => {
     const undo: ImportUndo = { added: { memories: [], conversations: [], messages: [], memoryHistory: [] }, before: { memories: [], conversations: [] } };
     await db.transaction('rw', tables, async () => {
+      // Conversations and messages of the batch are looked up with one bulkGet (ids) and one
+      // anyOf over [conversationId+seq] (positions) and written with one bulkAdd each. That is
+      // the same as a lookup per record: the check pass refused files with two records of one
+      // id or two messages at one position, so a record of the batch cannot meet another one.
+      const conversationsOfBatch = records.filter((r) => r.section === 'conversations').map((r) => r.value as ConversationRecord);
+      const messagesOfBatch = records.filter((r) => r.section === 'messages').map((r) => r.value as MessageRecord);
+      const storedConversations = new Map<string, ConversationRecord>();
+      for (const c of await db.conversations.bulkGet(conversationsOfBatch.map((c) => c.id))) if (c) storedConversations.set(c.id, c);
+      const storedMessageIds = new Set<string>();
+      const takenPositions = new Map<string, string>();
+      if (messagesOfBatch.length > 0) {
+        for (const m of await db.messages.bulkGet(messagesOfBatch.map((m) => m.id))) if (m) storedMessageIds.add(m.id);
+        const wanted = messagesOfBatch.filter((m) => !storedMessageIds.has(m.id)).map((m) => [m.conversationId, m.seq] as [string, number]);
+        if (wanted.length > 0) {
+          for (const m of await db.messages.where('[conversationId+seq]').anyOf(wanted).toArray()) takenPositions.set(`${m.conversationId}\u0000${m.seq}`, m.id);
+        }
+      }
+      const newConversations: ConversationRecord[] = [];
+      const newMessages: MessageRecord[] = [];
       for (const r of records) {
         if (r.section === 'conversations') {
           const c = r.value as ConversationRecord;
-          const existing = await db.conversations.get(c.id);
+          const existing = storedConversations.get(c.id);
           if (!existing) {
-            await db.conversations.add(c);
+            newConversations.push(c);
             undo.added.conversations.push(c.id);
             report.added += 1;
           } else if (c.updatedAt > existing.updatedAt) {
@@ -732,15 +767,15 @@ export async function importAll(
           } else report.skipped += 1;
         } else if (r.section === 'messages') {
           const m = r.value as MessageRecord;
-          if (await db.messages.get(m.id)) {
+          if (storedMessageIds.has(m.id)) {
             report.skipped += 1;
             continue;
           }
-          const taken = await db.messages.where('[conversationId+seq]').equals([m.conversationId, m.seq]).first();
-          if (taken) {
-            throw refuse(`Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken.id}).`);
+          const taken = takenPositions.get(`${m.conversationId}\u0000${m.seq}`);
+          if (taken !== undefined) {
+            throw refuse(`Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken}).`);
           }
-          await db.messages.add(m);
+          newMessages.push(m);
           undo.added.messages.push(m.id);
           report.added += 1;
         } else if (r.section === 'memories') {
@@ -774,6 +809,8 @@ export async function importAll(
         }
       }
       for (const h of history) await addHistory(h, undo);
+      await bulkAddOrThrow(db.conversations, newConversations);
+      await bulkAddOrThrow(db.messages, newMessages);
       await db.settings.put({ key: undoKey(importId, batchNo), value: undo });
     });
     batchNo += 1;
