@@ -615,6 +615,39 @@ async function bulkAddOrThrow<T>(table: Table<T>, rows: T[]): Promise<void> {
   }
 }
 
+/**
+ * The stored messages at the positions of `messages` (`conversationId` + `seq`), as a map from
+ * `` `${conversationId}\u0000${seq}` `` to the stored message's id. Per conversation, one read of
+ * the [conversationId+seq] range from the lowest to the highest wanted `seq` (one request; the
+ * messages of a batch are mostly consecutive) when that range is at most 4 times the number of
+ * wanted positions, else one `anyOf` of the exact positions (a cursor step per position).
+ * Stored messages in the range at positions not wanted are left out.
+ */
+async function storedPositions(db: RecallDB, messages: Pick<MessageRecord, 'conversationId' | 'seq'>[]): Promise<Map<string, string>> {
+  const seqsByConversation = new Map<string, number[]>();
+  for (const m of messages) {
+    const seqs = seqsByConversation.get(m.conversationId);
+    if (seqs) seqs.push(m.seq);
+    else seqsByConversation.set(m.conversationId, [m.seq]);
+  }
+  const taken = new Map<string, string>();
+  for (const [conversationId, seqs] of seqsByConversation) {
+    const wanted = new Set(seqs);
+    let low = Infinity;
+    let high = -Infinity;
+    for (const seq of seqs) {
+      if (seq < low) low = seq;
+      if (seq > high) high = seq;
+    }
+    const stored =
+      high - low + 1 <= 4 * wanted.size
+        ? await db.messages.where('[conversationId+seq]').between([conversationId, low], [conversationId, high], true, true).toArray()
+        : await db.messages.where('[conversationId+seq]').anyOf([...wanted].map((seq) => [conversationId, seq])).toArray();
+    for (const m of stored) if (wanted.has(m.seq)) taken.set(`${conversationId}\u0000${m.seq}`, m.id);
+  }
+  return taken;
+}
+
 const undoKey = (importId: string, batch: number) => `${IMPORT_UNDO_PREFIX}${importId}.${String(batch).padStart(8, '0')}`;
 
 /**
@@ -745,10 +778,7 @@ export async function importAll(
       const takenPositions = new Map<string, string>();
       if (messagesOfBatch.length > 0) {
         for (const m of await db.messages.bulkGet(messagesOfBatch.map((m) => m.id))) if (m) storedMessageIds.add(m.id);
-        const wanted = messagesOfBatch.filter((m) => !storedMessageIds.has(m.id)).map((m) => [m.conversationId, m.seq] as [string, number]);
-        if (wanted.length > 0) {
-          for (const m of await db.messages.where('[conversationId+seq]').anyOf(wanted).toArray()) takenPositions.set(`${m.conversationId}\u0000${m.seq}`, m.id);
-        }
+        for (const [position, id] of await storedPositions(db, messagesOfBatch.filter((m) => !storedMessageIds.has(m.id)))) takenPositions.set(position, id);
       }
       const newConversations: ConversationRecord[] = [];
       const newMessages: MessageRecord[] = [];

@@ -73,6 +73,28 @@ describe('batched conversation and message writes', () => {
     expect(await contents(db)).toEqual({ conversations: [['a', 'Title a', T0 + 10]], messages: [['local', 'a', 3]], settings: [] });
   });
 
+  it('a stored message between two wanted positions is no clash; a stored one at a far wanted position is (range and exact lookups)', async () => {
+    const db = open();
+    await db.conversations.add(conversation('a', T0 + 10));
+    await db.messages.bulkAdd([message('local1', 'a', 1), message('local5', 'a', 5)]);
+    // Wanted seqs 0, 2 and 4: the range 0..4 holds local1 at seq 1, which no file message wants.
+    const near = await importAll(db, noIndexes, file([], [message('a0', 'a', 0), message('a2', 'a', 2), message('a4', 'a', 4)]), { now: () => T0 });
+    expect(near).toMatchObject({ added: 3, updated: 0, skipped: 0 });
+    // Wanted seqs 3 and 500: the span (498) exceeds 4 × 2 positions, so the exact positions are looked up; 3 is free, 500 is not.
+    await db.messages.add(message('local500', 'a', 500));
+    await expect(importAll(db, noIndexes, file([], [message('a3', 'a', 3), message('b500', 'a', 500)]), { now: () => T0 })).rejects.toThrow(
+      'Message b500 cannot be imported: position 500 of conversation a already holds another message (local500). Nothing was imported.',
+    );
+    expect((await contents(db)).messages).toEqual([
+      ['a0', 'a', 0],
+      ['local1', 'a', 1],
+      ['a2', 'a', 2],
+      ['a4', 'a', 4],
+      ['local5', 'a', 5],
+      ['local500', 'a', 500],
+    ]);
+  });
+
   it('a write that fails in a later batch reaches the caller as that failure (not a BulkError) after every batch is undone', async () => {
     const db = open();
     let created = 0;
