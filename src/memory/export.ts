@@ -32,7 +32,9 @@
  *    the file whole, naming the record; vector dimensions are counted per embedding model.
  * 2. **Write**, in batches of `IMPORT_BATCH_SIZE` records, each batch in one Dexie transaction
  *    that also stores its undo record (settings row `state.import.undo.<importId>.<batch>`: ids
- *    added, previous versions of records updated). The journal row `state.import` is written
+ *    added, previous versions of records updated); a batch's conversations and messages are looked
+ *    up together (one `bulkGet` of ids, one [conversationId+seq] range read per conversation) and
+ *    added with one `bulkAdd` per table. The journal row `state.import` is written
  *    before the first batch and deleted, together with every undo row, in the final commit
  *    transaction. A failure in this pass undoes the batches written so far; a context killed or
  *    a browser closed mid-import leaves the journal behind, and `recoverInterruptedImport` (run
