@@ -16,6 +16,7 @@
  * the registry still runs, after the listed ones, with a reminder). A file that still exports the
  * older `{ name, run() }` shape runs too; its result goes to JSON only.
  */
+import 'fake-indexeddb/auto'; // before any module loads Dexie: Dexie reads the IndexedDB globals when it is first imported, and the Node benches run on fake-indexeddb
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -32,6 +33,8 @@ const REGISTRY: Record<string, Loader> = {
   coldstart: () => import('./coldstart.bench'),
   strategies: () => import('./strategies.bench'),
   retrieval: () => import('./retrieval.bench'),
+  'turn-overhead': () => import('./turn-overhead.bench'),
+  'vector-layout': () => import('./vector-layout.bench'),
 };
 
 const here = dirname(fileURLToPath(import.meta.url));

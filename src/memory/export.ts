@@ -32,7 +32,9 @@
  *    the file whole, naming the record; vector dimensions are counted per embedding model.
  * 2. **Write**, in batches of `IMPORT_BATCH_SIZE` records, each batch in one Dexie transaction
  *    that also stores its undo record (settings row `state.import.undo.<importId>.<batch>`: ids
- *    added, previous versions of records updated). The journal row `state.import` is written
+ *    added, previous versions of records updated); a batch's conversations and messages are looked
+ *    up together (one `bulkGet` of ids, one [conversationId+seq] range read per conversation) and
+ *    added with one `bulkAdd` per table. The journal row `state.import` is written
  *    before the first batch and deleted, together with every undo row, in the final commit
  *    transaction. A failure in this pass undoes the batches written so far; a context killed or
  *    a browser closed mid-import leaves the journal behind, and `recoverInterruptedImport` (run
@@ -49,6 +51,7 @@
  * event in its history. Afterwards the store's lexical and vector indexes are rebuilt.
  */
 import { JSONParser } from '@streamparser/json';
+import type { Table } from 'dexie';
 import { z } from 'zod';
 import type { ConversationRecord, MemoryHistoryRecord, MemoryRecord, MessageRecord, RecallDB } from '../db/schema';
 import type { ImportReport, InterruptedImport, TransferProgress } from '../messaging/protocol';
@@ -599,6 +602,54 @@ function toMemoryRecord(m: ExportFile['memories'][number], index: number, plan: 
   };
 }
 
+/**
+ * `table.bulkAdd(rows)` (nothing when `rows` is empty) that throws the first failure itself
+ * (e.g. a `QuotaExceededError` or a `ConstraintError`) instead of Dexie's `BulkError` wrapping it,
+ * as a per-record `add` would; the caller's transaction then aborts whole.
+ */
+async function bulkAddOrThrow<T>(table: Table<T>, rows: T[]): Promise<void> {
+  if (rows.length === 0) return;
+  try {
+    await table.bulkAdd(rows);
+  } catch (error) {
+    const failure = (error as { name?: string; failures?: unknown[] }).name === 'BulkError' ? (error as { failures?: unknown[] }).failures?.[0] : undefined;
+    throw failure ?? error;
+  }
+}
+
+/**
+ * The stored messages at the positions of `messages` (`conversationId` + `seq`), as a map from
+ * `` `${conversationId}\u0000${seq}` `` to the stored message's id. Per conversation, one read of
+ * the [conversationId+seq] range from the lowest to the highest wanted `seq` (one request; the
+ * messages of a batch are mostly consecutive) when that range is at most 4 times the number of
+ * wanted positions, else one `anyOf` of the exact positions (a cursor step per position).
+ * Stored messages in the range at positions not wanted are left out.
+ */
+async function storedPositions(db: RecallDB, messages: Pick<MessageRecord, 'conversationId' | 'seq'>[]): Promise<Map<string, string>> {
+  const seqsByConversation = new Map<string, number[]>();
+  for (const m of messages) {
+    const seqs = seqsByConversation.get(m.conversationId);
+    if (seqs) seqs.push(m.seq);
+    else seqsByConversation.set(m.conversationId, [m.seq]);
+  }
+  const taken = new Map<string, string>();
+  for (const [conversationId, seqs] of seqsByConversation) {
+    const wanted = new Set(seqs);
+    let low = Infinity;
+    let high = -Infinity;
+    for (const seq of seqs) {
+      if (seq < low) low = seq;
+      if (seq > high) high = seq;
+    }
+    const stored =
+      high - low + 1 <= 4 * wanted.size
+        ? await db.messages.where('[conversationId+seq]').between([conversationId, low], [conversationId, high], true, true).toArray()
+        : await db.messages.where('[conversationId+seq]').anyOf([...wanted].map((seq) => [conversationId, seq])).toArray();
+    for (const m of stored) if (wanted.has(m.seq)) taken.set(`${conversationId}\u0000${m.seq}`, m.id);
+  }
+  return taken;
+}
+
 const undoKey = (importId: string, batch: number) => `${IMPORT_UNDO_PREFIX}${importId}.${String(batch).padStart(8, '0')}`;
 
 /**
@@ -717,12 +768,28 @@ export async function importAll(
   const writeBatch = async (records: FileRecord[], history: ExportFile['memoryHistory'] = []) => {
     const undo: ImportUndo = { added: { memories: [], conversations: [], messages: [], memoryHistory: [] }, before: { memories: [], conversations: [] } };
     await db.transaction('rw', tables, async () => {
+      // Conversations and messages of the batch are looked up with one bulkGet (ids) and one
+      // anyOf over [conversationId+seq] (positions) and written with one bulkAdd each. That is
+      // the same as a lookup per record: the check pass refused files with two records of one
+      // id or two messages at one position, so a record of the batch cannot meet another one.
+      const conversationsOfBatch = records.filter((r) => r.section === 'conversations').map((r) => r.value as ConversationRecord);
+      const messagesOfBatch = records.filter((r) => r.section === 'messages').map((r) => r.value as MessageRecord);
+      const storedConversations = new Map<string, ConversationRecord>();
+      for (const c of await db.conversations.bulkGet(conversationsOfBatch.map((c) => c.id))) if (c) storedConversations.set(c.id, c);
+      const storedMessageIds = new Set<string>();
+      const takenPositions = new Map<string, string>();
+      if (messagesOfBatch.length > 0) {
+        for (const m of await db.messages.bulkGet(messagesOfBatch.map((m) => m.id))) if (m) storedMessageIds.add(m.id);
+        for (const [position, id] of await storedPositions(db, messagesOfBatch.filter((m) => !storedMessageIds.has(m.id)))) takenPositions.set(position, id);
+      }
+      const newConversations: ConversationRecord[] = [];
+      const newMessages: MessageRecord[] = [];
       for (const r of records) {
         if (r.section === 'conversations') {
           const c = r.value as ConversationRecord;
-          const existing = await db.conversations.get(c.id);
+          const existing = storedConversations.get(c.id);
           if (!existing) {
-            await db.conversations.add(c);
+            newConversations.push(c);
             undo.added.conversations.push(c.id);
             report.added += 1;
           } else if (c.updatedAt > existing.updatedAt) {
@@ -732,15 +799,15 @@ export async function importAll(
           } else report.skipped += 1;
         } else if (r.section === 'messages') {
           const m = r.value as MessageRecord;
-          if (await db.messages.get(m.id)) {
+          if (storedMessageIds.has(m.id)) {
             report.skipped += 1;
             continue;
           }
-          const taken = await db.messages.where('[conversationId+seq]').equals([m.conversationId, m.seq]).first();
-          if (taken) {
-            throw refuse(`Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken.id}).`);
+          const taken = takenPositions.get(`${m.conversationId}\u0000${m.seq}`);
+          if (taken !== undefined) {
+            throw refuse(`Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken}).`);
           }
-          await db.messages.add(m);
+          newMessages.push(m);
           undo.added.messages.push(m.id);
           report.added += 1;
         } else if (r.section === 'memories') {
@@ -774,6 +841,8 @@ export async function importAll(
         }
       }
       for (const h of history) await addHistory(h, undo);
+      await bulkAddOrThrow(db.conversations, newConversations);
+      await bulkAddOrThrow(db.messages, newMessages);
       await db.settings.put({ key: undoKey(importId, batchNo), value: undo });
     });
     batchNo += 1;
