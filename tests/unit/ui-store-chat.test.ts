@@ -116,11 +116,21 @@ describe('chat store', () => {
     conversations.current = conv('c1');
     setChatState('idle');
     api.on('chat.send', () => ({ userMessage: msg('u1', 0, 'user', 'x'), assistantMessage: msg('a1', 1, 'assistant', 'ok') }));
+    chat.draft = '   ';
+    expect(chat.canSend).toBe(false);
     chat.draft = 'what is the weather';
+    expect(chat.canSend).toBe(false);
     await chat.send();
     expect(api.callsOf('chat.send')).toEqual([]);
     expect(chat.draft).toBe('what is the weather');
+    setChatState('ready');
+    expect(chat.canSend).toBe(true);
+    conversations.active = { requestId: 'r0', conversationId: 'c1' }; // a turn of this panel runs
+    expect(chat.canSend).toBe(false);
+    conversations.active = null;
+    setChatState('idle');
     chat.draft = '记住：我住在杭州';
+    expect(chat.canSend).toBe(true);
     await chat.send();
     expect(api.callsOf('chat.send').map((d) => d.text)).toEqual(['记住：我住在杭州']);
   });
