@@ -18,19 +18,9 @@ import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { SAVED_MARK_MS, createSettingsFormStore } from '../../src/ui/state/settings-form.svelte';
 import { createSettingsStore } from '../../src/ui/state/settings.svelte';
 import { createViewStore } from '../../src/ui/state/view.svelte';
-import { createFakeApi, deferred } from '../helpers/fake-api';
+import { createFakeApi, deferred, settingsFixture } from '../helpers/fake-api';
 
-const SETTINGS: Settings = {
-  preferredEngine: 'webllm',
-  webllmModelId: null,
-  wllamaSource: null,
-  embeddingModelId: 'e5',
-  defaultStrategy: DEFAULT_STRATEGY,
-  maxAnswerTokens: 512,
-  memoryTopK: 5,
-  episodicRetentionDays: 30,
-  locale: 'en',
-};
+const SETTINGS = settingsFixture({ preferredEngine: 'webllm', episodicRetentionDays: 30 });
 const conv = (id: string, title = ''): ConversationRecord => ({ id, title, namespace: 'default', strategy: DEFAULT_STRATEGY, createdAt: 1, updatedAt: 1 });
 const trace = (modelId: string) => ({ modelId }) as unknown as PromptTrace;
 
