@@ -217,4 +217,14 @@ describe('conversations store', () => {
     expect(view.drawerOpen).toBe(false);
     expect(api.callsOf('trace.get')).toEqual([{ messageId: 'a1' }]);
   });
+
+  it('shows the open conversation\'s strategy, else the one picked for the new chat, else the default', async () => {
+    const { conversations } = setup();
+    const fallback = { kind: 'full-buffer' } as const;
+    expect(conversations.strategyShown(fallback)).toEqual(fallback);
+    await conversations.setStrategy({ kind: 'buffer-window', k: 3 }); // a new chat: kept for its creation
+    expect(conversations.strategyShown(fallback)).toEqual({ kind: 'buffer-window', k: 3 });
+    conversations.current = { ...conv('c1'), strategy: { kind: 'summary' } };
+    expect(conversations.strategyShown(fallback)).toEqual({ kind: 'summary' });
+  });
 });

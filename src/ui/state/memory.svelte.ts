@@ -6,6 +6,9 @@
  * A new import or erasing everything clears the previous import report and error. Also the
  * manager's own form state: the new-memory form (`adding`, `newKind`, `newText`) and the "erase
  * everything?" question (`eraseAsked`); one item's editor and history is `MemoryItemStore`.
+ *
+ * A little over 300 lines: the list, its filters and every action that reloads it are one
+ * concern (each action ends in `load()` with the same filters); the per-item state is already apart.
  */
 import type { MemoryHistoryRecord, MemoryKind } from '../../db/schema';
 import { MAX_MEMORY_TEXT_CHARS } from '../../memory/long-term/text';
