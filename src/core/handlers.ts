@@ -3,7 +3,7 @@
  * one of this extension's own pages before doing anything.
  */
 import browser from 'webextension-polyfill';
-import { normalizeStrategyConfig } from '../memory/short-term/config';
+import { normalizeStrategyConfig } from '../model/strategies';
 import { assertSender, onMessage, type ProtocolMap } from '../messaging/protocol';
 import type { Core } from './index';
 
