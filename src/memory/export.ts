@@ -53,7 +53,7 @@
 import { JSONParser } from '@streamparser/json';
 import type { Table } from 'dexie';
 import { z } from 'zod';
-import type { ConversationRecord, MemoryHistoryRecord, MemoryRecord, MessageRecord, RecallDB } from '../db/schema';
+import type { ConversationRecord, MemoryRecord, MessageRecord, RecallDB } from '../db/schema';
 import type { ImportReport, InterruptedImport, TransferProgress } from '../messaging/protocol';
 import { strategyKindSchema } from '../model/strategies';
 import { memoryHash } from './long-term/text';
