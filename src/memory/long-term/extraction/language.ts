@@ -107,6 +107,17 @@ export function termCoverage(terms: string[], text: string): number {
   return hit / terms.length;
 }
 
+/**
+ * `true` when `richer` contains every content word of `base` (`contentTerms`, `termCoverage` = 1)
+ * and has more of them: the longer text says strictly more.
+ * @example saysMore('Lives in Hangzhou with a cat', 'Lives in Hangzhou') // true
+ */
+export function saysMore(richer: string, base: string): boolean {
+  const r = contentTerms(richer);
+  const b = contentTerms(base);
+  return r.length > b.length && termCoverage(b, richer) === 1;
+}
+
 /** Cosine similarity of two vectors of the same length (dot product over the norms; 0 for a zero vector). */
 export function cosineSimilarity(a: Float32Array, b: Float32Array): number {
   if (a.length !== b.length) return 0;
