@@ -8,7 +8,7 @@
  */
 import type { RecallDB } from '../db/schema';
 import { createJobQueue, type JobQueue } from '../jobs/queue';
-import { exportBytes, exportFileName, importAll, IMPORT_NOTICE_KEY, recoverInterruptedImport } from '../memory/export';
+import { exportBytes, exportFileName, importAll, IMPORT_NOTICE_KEY, recoverInterruptedImport } from '../backup';
 import { BACKUPS_DIR, deleteModelFile, listStoredFiles, ModelFileError, openModelFile, writeFileChunks, type StorageRoot } from '../platform/model-files';
 import { createLongTermMemory, registerEpisodicJobs } from '../memory/long-term';
 import { MAINTENANCE_JOB, REEMBED_JOB, registerExtractionJobs } from '../memory/long-term/jobs';
