@@ -5,9 +5,9 @@
  * cut off by the token limit, text ten times too long) is rejected with a reason, and the caller
  * keeps the previous summary/notes.
  */
-import { jsonrepair } from 'jsonrepair';
 import { z } from 'zod';
 import type { ChatResult, TokenCounter } from '../../engines/types';
+import { parseJsonReply, type JsonFailure } from '../../text/json-reply';
 import type { EntityNote } from './types';
 import { languageMatches, type DominantLanguage } from './language';
 
@@ -17,42 +17,25 @@ import { languageMatches, type DominantLanguage } from './language';
  */
 export type ParseOutcome<T> = { ok: true; value: T } | { ok: false; reason: string; missingFacts?: string[] };
 
+/** Rejection reasons of `parseJsonObject`, by failure of `parseJsonReply`. */
+const JSON_FAILURE_REASONS: Record<JsonFailure, string> = {
+  empty: 'empty reply',
+  no_json: 'no JSON object in the reply',
+  truncated: 'truncated JSON object',
+  unrepairable: 'malformed JSON object',
+  not_object: 'reply is not a JSON object',
+};
+
 /**
- * Cuts the first complete JSON object out of `text` (dropping Markdown fences and prose around
- * it) and parses it. Small syntax slips inside a complete object (single quotes, trailing commas)
- * are repaired with `jsonrepair`; an object that never closes is rejected as truncated, never
- * repaired (a repaired truncation would silently lose the end of a summary).
+ * Cuts the first JSON object out of `text` (dropping Markdown fences and prose around it) and
+ * parses it with `parseJsonReply` (`src/text/json-reply.ts`): small syntax slips inside a
+ * complete object (single quotes, trailing commas) are repaired; an object that never closes is
+ * rejected as truncated, never repaired (a repaired truncation would silently lose the end of a
+ * summary).
  */
 export function parseJsonObject(text: string): ParseOutcome<Record<string, unknown>> {
-  if (!text.trim()) return { ok: false, reason: 'empty reply' };
-  const start = text.indexOf('{');
-  if (start < 0) return { ok: false, reason: 'no JSON object in the reply' };
-  let depth = 0;
-  let quote = false;
-  let end = -1;
-  for (let i = start; i < text.length && end < 0; i++) {
-    const c = text[i];
-    if (quote) {
-      if (c === '\\') i += 1;
-      else if (c === '"') quote = false;
-    } else if (c === '"') quote = true;
-    else if (c === '{') depth += 1;
-    else if (c === '}' && --depth === 0) end = i;
-  }
-  if (end < 0) return { ok: false, reason: 'truncated JSON object' };
-  const slice = text.slice(start, end + 1);
-  let value: unknown;
-  try {
-    value = JSON.parse(slice);
-  } catch {
-    try {
-      value = JSON.parse(jsonrepair(slice));
-    } catch {
-      return { ok: false, reason: 'malformed JSON object' };
-    }
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'reply is not a JSON object' };
-  return { ok: true, value: value as Record<string, unknown> };
+  const json = parseJsonReply(text, { objectOnly: true });
+  return json.ok ? { ok: true, value: json.value } : { ok: false, reason: JSON_FAILURE_REASONS[json.failure] };
 }
 
 /** Rejects replies that did not finish normally. */

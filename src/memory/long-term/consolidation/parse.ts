@@ -2,7 +2,7 @@
  * Parsing a decision reply: the JSON is cut out and repaired (`parseJsonReply`), the event read
  * leniently (synonyms such as MERGE, INVALIDATE, NOOP), the id checked against the candidates.
  */
-import { parseJsonReply } from '../extraction/json';
+import { parseJsonReply } from '../../../text/json-reply';
 import { containsCjk } from '../extraction/language';
 import type { Decision } from './schema';
 

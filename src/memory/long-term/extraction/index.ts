@@ -4,7 +4,7 @@
  * Flow (Mem0's extraction step, made robust for small local models):
  * 1. Ask with `responseFormat: { type: 'json_object', schema }` — engines with grammar-constrained
  *    decoding (WebLLM, llama.cpp grammars) enforce the schema; others just get the instruction.
- * 2. Cut out and parse the JSON, repairing common breakage (`./json.ts`); validate the shape with
+ * 2. Cut out and parse the JSON, repairing common breakage and refusing cut-off output (`src/text/json-reply.ts`); validate the shape with
  *    zod, leniently (`./schema.ts`).
  * 3. Check the language: when the user wrote Chinese, items without any Chinese character are
  *    translations and are refused (a failure Mem0's users reported).
@@ -15,7 +15,7 @@
  */
 import type { ChatEngine, ChatRequest } from '../../../engines/types';
 import { prepareItem, type PreparedItem, type RawItem } from './items';
-import { parseJsonReply } from './json';
+import { parseJsonReply } from '../../../text/json-reply';
 import { containsCjk, dominantLanguage, truncateMiddle } from './language';
 import { buildExtractionMessages, retryMessages, type ExtractionExchange } from './prompt';
 import { EXTRACTION_JSON_SCHEMA, normalizeExtractionReply } from './schema';
@@ -32,7 +32,7 @@ const RETRY_RESERVE_TOKENS = 320;
 
 /** What one failed attempt looked like (for the failure record shown in the UI). */
 export interface ExtractionAttemptFailure {
-  /** `empty`, `no_json`, `unrepairable`, `not_object`, `shape` or `language`. */
+  /** `empty`, `no_json`, `truncated`, `unrepairable`, `not_object` (see `JsonFailure`), `shape` or `language`. */
   reason: string;
   message: string;
   /** The start of the reply (at most 200 characters). */
