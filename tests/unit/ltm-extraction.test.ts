@@ -11,7 +11,8 @@ import { findRelativeDates, parseAbsoluteDate, resolveRelativeDates } from '../.
 import { ExtractionError, extractMemories } from '../../src/memory/long-term/extraction';
 import { guessKind, prepareItem } from '../../src/memory/long-term/extraction/items';
 import { parseJsonReply, sliceFirstJson } from '../../src/text/json-reply';
-import { contentTerms, dominantLanguage, termCoverage } from '../../src/memory/long-term/extraction/language';
+import { cjkShare, dominantLanguage, writesChinese } from '../../src/text/language';
+import { contentTerms, termCoverage } from '../../src/text/terms';
 import { buildExtractionMessages } from '../../src/memory/long-term/extraction/prompt';
 import { EXTRACTION_JSON_SCHEMA, normalizeExtractionReply } from '../../src/memory/long-term/extraction/schema';
 import { createScriptedEngine } from '../helpers/scripted-engine';
@@ -141,8 +142,11 @@ describe('language helpers', () => {
     expect(contentTerms('Forget my home address!')).toEqual(['forget', 'home', 'address']);
     expect(termCoverage(['住在', '深圳'], '我妹妹住在深圳南山区')).toBe(1);
     expect(termCoverage(['art'], 'a party at home')).toBe(0);
-    expect(dominantLanguage('我喜欢Python和Rust')).toBe('zh');
-    expect(dominantLanguage('I like 火锅')).toBe('other');
+    expect(cjkShare('我喜欢Python和Rust')).toBeCloseTo(4 / 7, 10);
+    expect(writesChinese('我喜欢Python和Rust')).toBe(true);
+    expect(dominantLanguage('我喜欢Python和Rust')).toBe('mixed');
+    expect(writesChinese('I like 火锅')).toBe(false);
+    expect(dominantLanguage('I like 火锅')).toBe('en');
   });
 });
 

@@ -15,7 +15,8 @@
  */
 import type { MemoryKind, MemoryRecord, RecallDB } from '../../db/schema';
 import type { SearchableStore } from './commands';
-import { contentTerms, cosineSimilarity, normalizeForCompare, saysMore } from './extraction/language';
+import { contentTerms, normalizeForCompare, saysMore } from '../../text/terms';
+import { cosineSimilarity } from './retrieval/vector';
 
 const DAY_MS = 86_400_000;
 

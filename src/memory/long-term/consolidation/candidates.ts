@@ -4,7 +4,8 @@
  */
 import type { MemoryRecord } from '../../../db/schema';
 import type { PreparedItem } from '../extraction/items';
-import { contentTerms, cosineSimilarity, termCoverage } from '../extraction/language';
+import { contentTerms, termCoverage } from '../../../text/terms';
+import { cosineSimilarity } from '../retrieval/vector';
 import { memorySlot } from '../slots';
 import { CANDIDATE_KINDS, type Candidate, type ConsolidationContext, type ConsolidationOptions } from './types';
 

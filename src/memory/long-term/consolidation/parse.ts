@@ -3,7 +3,7 @@
  * leniently (synonyms such as MERGE, INVALIDATE, NOOP), the id checked against the candidates.
  */
 import { parseJsonReply } from '../../../text/json-reply';
-import { containsCjk } from '../extraction/language';
+import { containsCjk } from '../../../text/language';
 import type { Decision } from './schema';
 
 const EVENT_SYNONYMS: Record<string, 'ADD' | 'UPDATE' | 'DELETE' | 'NONE'> = {

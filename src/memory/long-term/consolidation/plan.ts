@@ -4,7 +4,7 @@
  */
 import type { ChatEngine } from '../../../engines/types';
 import type { PreparedItem } from '../extraction/items';
-import { normalizeForCompare, saysMore, truncateMiddle } from '../extraction/language';
+import { normalizeForCompare, saysMore, truncateMiddle } from '../../../text/terms';
 import { findCandidates } from './candidates';
 import { buildDecisionMessages } from './prompt';
 import { parseDecision } from './parse';

@@ -3,7 +3,7 @@
  * integer ids ("0", "1", …), never the real ids, which models garble.
  */
 import type { ChatMessage } from '../../../engines/types';
-import { truncateMiddle } from '../extraction/language';
+import { truncateMiddle } from '../../../text/terms';
 
 /**
  * The decision prompt (Mem0's update-memory prompt, adapted and shortened for small models: one

@@ -2,7 +2,7 @@
  * The checks consolidation applies without the model: near duplicates, and whether an UPDATE's
  * merged text is grounded and whether it changes the old memory's meaning.
  */
-import { contentTerms, termCoverage, truncateMiddle } from '../extraction/language';
+import { contentTerms, termCoverage, truncateMiddle } from '../../../text/terms';
 
 /** Jaccard index of two term lists as sets (0..1; 1 when both are empty). */
 function jaccard(a: string[], b: string[]): number {

@@ -16,7 +16,8 @@
 import type { ChatEngine, ChatRequest } from '../../../engines/types';
 import { prepareItem, type PreparedItem, type RawItem } from './items';
 import { parseJsonReply } from '../../../text/json-reply';
-import { containsCjk, dominantLanguage, truncateMiddle } from './language';
+import { containsCjk, writesChinese } from '../../../text/language';
+import { truncateMiddle } from '../../../text/terms';
 import { buildExtractionMessages, retryMessages, type ExtractionExchange } from './prompt';
 import { EXTRACTION_JSON_SCHEMA, normalizeExtractionReply } from './schema';
 
@@ -93,7 +94,7 @@ export async function extractMemories(engine: ChatEngine, exchange: ExtractionEx
     tokens: engine.tokenCounter(),
   });
   let messages = base;
-  const userLanguage = dominantLanguage(exchange.userText);
+  const userWritesChinese = writesChinese(exchange.userText);
   const failures: ExtractionAttemptFailure[] = [];
   const replies: string[] = [];
   let repairedAny = false;
@@ -126,7 +127,7 @@ export async function extractMemories(engine: ChatEngine, exchange: ExtractionEx
       messages = [...base, ...retryMessages(reply, normalized.message)];
       continue;
     }
-    const { kept, dropped } = checkLanguage(normalized.reply.items, userLanguage);
+    const { kept, dropped } = checkLanguage(normalized.reply.items, userWritesChinese);
     if (dropped.length > 0 && attempt < maxAttempts) {
       const message = 'Some items were not in Chinese although the user wrote Chinese; write them in Chinese (中文), never translate.';
       failures.push({ reason: 'language', message, replySample: sample });
@@ -146,8 +147,8 @@ export async function extractMemories(engine: ChatEngine, exchange: ExtractionEx
 }
 
 /** Splits items into those in the user's language and translations (only checked for Chinese users). */
-function checkLanguage(items: RawItem[], userLanguage: 'zh' | 'other'): { kept: RawItem[]; dropped: { text: string; reason: string }[] } {
-  if (userLanguage !== 'zh') return { kept: items, dropped: [] };
+function checkLanguage(items: RawItem[], userWritesChinese: boolean): { kept: RawItem[]; dropped: { text: string; reason: string }[] } {
+  if (!userWritesChinese) return { kept: items, dropped: [] };
   const kept: RawItem[] = [];
   const dropped: { text: string; reason: string }[] = [];
   for (const item of items) {
