@@ -6,7 +6,8 @@
  * - Models: a GGUF from the catalog (`loadFromUrl`: downloaded once into wllama's OPFS cache,
  *   read from there afterwards, offline included) or a GGUF `Blob`/`File` (`loadFromBlob`:
  *   e.g. a file the user opened, kept in OPFS `models/`; needs no network at all).
- * - The GGUF header is read first (`gguf.ts`): a file that is not a GGUF fails fast with a clear
+ * - The GGUF header is read first, once per load (`gguf.ts`; the same parsed header goes to
+ *   `tokenCounterFor`): a file that is not a GGUF fails fast with a clear
  *   `EngineError('load')` before any worker starts; the trained context window caps `n_ctx`; a
  *   model without `tokenizer.chat_template` gets a ChatML template so chat completion works.
  * - No code from a CDN: wllama's "compat" mode (which fetches a worker and WASM from jsDelivr on
