@@ -21,6 +21,7 @@
  * strategy state (summaries are rebuilt), entities, jobs, settings, vector snapshots, model files.
  */
 import { z } from 'zod';
+import { strategyKindSchema } from '../model/strategies';
 
 /** `format` marker of an export file. */
 export const EXPORT_FORMAT = 'recall-export';
@@ -114,7 +115,7 @@ export const conversationSchema = z.object({
   title: z.string(),
   namespace: z.string().min(1),
   strategy: z.object({
-    kind: z.enum(['full-buffer', 'buffer-window', 'token-buffer', 'summary', 'summary-buffer', 'entity', 'vector']),
+    kind: strategyKindSchema,
     k: z.number().int().min(1).optional(),
     maxTokens: z.number().int().min(1).optional(),
     topK: z.number().int().min(1).optional(),

@@ -16,9 +16,9 @@ import { defineExtensionMessaging } from '@webext-core/messaging';
 import type { Runtime } from 'webextension-polyfill';
 import type { ConversationRecord, LocalModelRecord, MemoryHistoryRecord, MemoryKind, MessageRecord } from '../db/schema';
 import type { LoadProgress, ChatEngineKind, EngineErrorCode } from '../engines/types';
-import type { JobStats } from '../jobs/queue';
+import type { JobStats } from '../model/jobs';
 import type { MemoryView } from '../memory/long-term/types';
-import type { StrategyConfig } from '../memory/short-term/types';
+import type { StrategyConfig } from '../model/strategies';
 import type { PromptTrace } from '../prompt/types';
 
 /** State of one engine slot (chat model or embedder). */
