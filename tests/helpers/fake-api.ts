@@ -4,7 +4,7 @@
  * the test resolves later); `subscribe` registers listeners that `emit` replays. The core itself
  * cannot run behind the panel's messaging in Node, so this is the boundary faked.
  */
-import { DEFAULT_STRATEGY } from '../../src/memory/short-term/types';
+import { DEFAULT_STRATEGY } from '../../src/model/strategies';
 import type { Settings } from '../../src/messaging/protocol';
 import type { DataOf, EventType, ReplyOf, Request, RequestType, StoreApi, Subscribe } from '../../src/ui/state/api';
 

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ConversationRecord } from '../../src/db/schema';
-import { DEFAULT_STRATEGY } from '../../src/memory/short-term/types';
+import { DEFAULT_STRATEGY } from '../../src/model/strategies';
 import type { EngineStatus, ModelCatalog, ModelOption, Settings } from '../../src/messaging/protocol';
 import type { PromptTrace } from '../../src/prompt/types';
 import { createContextViewStore } from '../../src/ui/state/context-view.svelte';

@@ -6,7 +6,7 @@
  * keeps its error and is not sent. One per Settings panel on screen (`AppState.createSettingsForm`),
  * so the form starts from the stored settings each time the panel opens.
  */
-import type { StrategyConfig } from '../../memory/short-term/types';
+import type { StrategyConfig } from '../../model/strategies';
 import type { Settings } from '../../messaging/protocol';
 import {
   controlPatch,
