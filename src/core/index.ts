@@ -13,14 +13,14 @@ import { BACKUPS_DIR, deleteModelFile, listStoredFiles, ModelFileError, openMode
 import { createLongTermMemory, registerEpisodicJobs } from '../memory/long-term';
 import { MAINTENANCE_JOB, REEMBED_JOB, registerExtractionJobs } from '../memory/long-term/jobs';
 import { createMemoryStore } from '../memory/long-term/store';
-import type { LongTermMemory } from '../memory/long-term/types';
+import type { LongTermMemory, LongTermStore } from '../memory/long-term/types';
 import { createStrategy, registerShortTermJobs, type StrategyDeps } from '../memory/short-term';
 import type { RetrievedExchange, StrategyConfig } from '../memory/short-term/types';
 import type { ImportReport, InterruptedImport, Settings, TransferProgress } from '../messaging/protocol';
 import { createChatService, type ChatService } from './chat-service';
 import { createConversationStore, withChangeEvents, type ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
-import { createMemoryAdmin, type MemoryAdmin, type SearchableMemoryStore } from './memory-admin';
+import { createMemoryAdmin, type MemoryAdmin } from './memory-admin';
 import { createSettingsStore, DEFAULT_SETTINGS, type SettingsStore } from './settings';
 import { eraseUserData } from '../db/erase';
 
@@ -57,7 +57,7 @@ export interface Core {
   conversations: ConversationStore;
   engines: EngineManager;
   jobs: JobQueue;
-  store: SearchableMemoryStore;
+  store: LongTermStore;
   longTerm: LongTermMemory;
   memoryAdmin: MemoryAdmin;
   chat: ChatService;
@@ -129,13 +129,13 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       const missing = await db.memories.filter((m) => m.embeddingModel === null || (model !== null && m.embeddingModel !== model)).first();
       if (missing) await jobs.enqueue(REEMBED_JOB, {}, { dedupeKey: REEMBED_JOB, advance: engines.embedder() !== null });
     }).catch((error: unknown) => console.warn('[ltm] could not queue re-embedding:', error)));
-  const store = (await createMemoryStore({
+  const store = await createMemoryStore({
     db,
     embedder: () => engines.embedder(),
     now,
     loadVoyWasm: deps.loadVoyWasm,
     onMissingEmbedding: () => void ensureEmbedded(),
-  })) as SearchableMemoryStore;
+  });
   const opened = store.indexStats().open;
   console.info(`[core] long-term memory searchable in ${Math.round(opened.ms)} ms (${opened.via}, ${store.indexStats().memories} memories)`);
   let embedderModel: string | null = null;

@@ -1,23 +1,13 @@
 /**
  * What the user does with long-term memory by hand in the memory manager: list and search,
- * add, correct, pin, delete. Every change goes through the `MemoryStore`, so the history and the
+ * add, correct, pin, delete. Every change goes through the `LongTermStore`, so the history and the
  * indexes stay in sync.
  */
-import type { MemoryHistoryRecord, MemoryKind, MemoryRecord, RecallDB } from '../db/schema';
-import type { LongTermStore } from '../memory/long-term/store';
+import type { MemoryHistoryRecord, MemoryKind, RecallDB } from '../db/schema';
+import { toView } from '../memory/long-term/store';
 import { normalizeMemoryText } from '../memory/long-term/text';
-import type { MemoryStore, MemoryView } from '../memory/long-term/types';
+import type { LongTermStore, MemoryView } from '../memory/long-term/types';
 import type { MemoryListQuery } from '../messaging/protocol';
-
-/** The store plus its search, as created by `createMemoryStore`. */
-export type SearchableMemoryStore = MemoryStore &
-  Pick<LongTermStore, 'search' | 'rebuildIndexes' | 'roundsStating' | 'indexStats' | 'flushSnapshot' | 'catalog' | 'missingVectors'>;
-
-/** Strips the embedding (vectors never leave the core). */
-export function toView(memory: MemoryRecord): MemoryView {
-  const { embedding: _embedding, ...view } = memory;
-  return view;
-}
 
 /** See module doc. */
 export interface MemoryAdmin {
@@ -45,7 +35,7 @@ export interface MemoryAdmin {
 }
 
 /** Creates the admin API over the store. */
-export function createMemoryAdmin(db: RecallDB, store: SearchableMemoryStore): MemoryAdmin {
+export function createMemoryAdmin(db: RecallDB, store: LongTermStore): MemoryAdmin {
   return {
     async list({ namespace, search, includeInvalid = false, kinds, limit = 200 }) {
       if (typeof namespace !== 'string' || !namespace) throw new Error('memory.list needs a namespace');

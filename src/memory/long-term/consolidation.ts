@@ -37,7 +37,7 @@
  */
 import type { MemoryKind, MemoryRecord } from '../../db/schema';
 import type { ChatEngine, ChatMessage } from '../../engines/types';
-import type { SearchableStore } from './commands';
+import type { LongTermStore } from './types';
 import type { PreparedItem } from './extraction/items';
 import { parseJsonReply } from './extraction/json';
 import { containsCjk, contentTerms, cosineSimilarity, normalizeForCompare, termCoverage, truncateMiddle } from './extraction/language';
@@ -72,7 +72,7 @@ export const DEFAULT_CONSOLIDATION_OPTIONS: ConsolidationOptions = {
 
 /** Everything consolidation needs about where the items came from. Times in ms epoch. */
 export interface ConsolidationContext {
-  store: SearchableStore;
+  store: LongTermStore;
   namespace: string;
   /** `null` when no model is loaded: only the LLM-free rules run (related items are then added). */
   engine: ChatEngine | null;

@@ -24,11 +24,11 @@ import { z } from 'zod';
 import type { RecallDB } from '../../db/schema';
 import type { ChatEngine, Embedder } from '../../engines/types';
 import { JobDeferred, JobFailedPermanently, type EnqueueOptions, type JobQueue } from '../../jobs/queue';
-import { parseMemoryCommand, type SearchableStore } from './commands';
+import { parseMemoryCommand } from './commands';
 import { consolidate, type ConsolidationOptions } from './consolidation';
 import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions } from './extraction';
 import { runMaintenance, type MaintenanceReport } from './maintenance';
-import type { LongTermStore } from './store';
+import type { LongTermStore } from './types';
 import { memoryHash, rememberedReply } from './text';
 import { tombstonedHashes } from './store';
 
@@ -126,8 +126,8 @@ const maintenanceSchema = z
 /** Dependencies of the LTM-B jobs. */
 export interface ExtractionJobDeps {
   db: RecallDB;
-  /** The store (`createMemoryStore`): search, `rebuildIndexes` and `reembed` are used besides `MemoryStore`. */
-  store: SearchableStore & Partial<Pick<LongTermStore, 'rebuildIndexes' | 'reembed'>>;
+  /** The store (`createMemoryStore`). */
+  store: LongTermStore;
   /** The chat engine, or `null` while none is loaded. */
   engine: () => ChatEngine | null;
   /**

@@ -21,7 +21,7 @@
  * in only by `commit()` after that transaction committed. A failed transaction leaves the live
  * index as it was, and the persisted blocks can never disagree with the rows they were written
  * with. (Disagreement from writers that bypass the store — an import, a cleared table — is
- * detected on open by the row count and repaired: see `store.ts`.)
+ * detected on open by the row count and repaired: see `../store/index-sync.ts`.)
  */
 
 import { memorySlot } from '../slots';

@@ -1,0 +1,293 @@
+/**
+ * Index sync of the long-term store: the live block index (`../retrieval/blocks.ts`) and lexical
+ * index (`../retrieval/lexical.ts`), kept equal to the memory rows and persisted in
+ * `db.memoryIndex` — opening from the persisted layout, repairing it from the rows, the write
+ * transaction that changes rows and blocks together, the idle lexical snapshot, and the memory
+ * manager's catalog. The store (`./index.ts`) owns the rows; it calls `writeIndexed` for every
+ * write.
+ */
+import Dexie from 'dexie';
+import type { MemoryRecord, RecallDB } from '../../../db/schema';
+import { normalizeMemoryText } from '../text';
+import type { CatalogEntry, StoreOpenStats } from '../types';
+import { LexicalIndex } from '../retrieval/lexical';
+import { l2normalize } from '../retrieval/vector';
+import { BlockIndex, indexedOf, layoutFromRows, type IndexBatch, type IndexHeaderRecord, type LayoutRow, type LexicalSnapshotRecord } from '../retrieval/blocks';
+import { holdsEmbedding, toRow } from './rows';
+
+/** Idle time after the last write before the lexical snapshot is written (ms). */
+export const SNAPSHOT_DELAY_MS = 1500;
+/** Dirty ids after which the snapshot is written without waiting for idle. */
+const SNAPSHOT_DIRTY_MAX = 512;
+
+/** Runs async functions one at a time, in call order (a failure does not stop the chain). */
+export type Serial = <T>(fn: () => Promise<T>) => Promise<T>;
+
+/** A new `Serial` queue. */
+export function createSerial(): Serial {
+  let chain: Promise<unknown> = Promise.resolve();
+  return <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = chain.then(fn, fn);
+    chain = run.catch(() => undefined);
+    return run;
+  };
+}
+
+/**
+ * What a write inside `writeIndexed` reports: the change of the row count, what to apply to the
+ * lexical index (and catalog) once committed, and extra ids for the header's `dirty` list.
+ */
+export interface IndexedWrite {
+  countDelta: number;
+  lexical: () => void;
+  dirty?: string[];
+}
+
+/** Builds the lexical index from rows. */
+function lexicalFrom(rows: Iterable<{ id: string; text: string; topic?: string }>): LexicalIndex {
+  const out = new LexicalIndex();
+  for (const r of rows) out.set(r.id, r.text, r.topic);
+  return out;
+}
+
+const catalogEntry = (r: MemoryRecord): CatalogEntry => ({ id: r.id, kind: r.kind, current: r.current, pinned: r.pinned, updatedAt: r.updatedAt, normalized: normalizeMemoryText(r.text) });
+
+/**
+ * The live indexes of one store and their persistence. `index`, `lexical` and `gen` are replaced
+ * by a repair; read them through this object, never keep a reference across an `await`.
+ * Not thread-safe by itself: every mutation runs inside the store's `serial`.
+ */
+export class IndexSync {
+  /** The live block index (meta and vector blocks). */
+  index = new BlockIndex();
+  /** The live lexical index. */
+  lexical = new LexicalIndex();
+  /** Generation of the header the live index matches. */
+  gen = 0;
+  private snapshotTimer: ReturnType<typeof setTimeout> | null = null;
+  private snapshotRun: Promise<void> = Promise.resolve();
+  /** Catalog per namespace, built on first use (see `catalog`). */
+  private catalogs = new Map<string, Map<string, CatalogEntry>>();
+
+  constructor(
+    private readonly db: RecallDB,
+    private readonly serial: Serial,
+  ) {}
+
+  /** Puts `r` into the catalog of its namespace (when built) and out of any other. */
+  catalogPut(r: MemoryRecord): void {
+    for (const [ns, entries] of this.catalogs) if (ns !== r.namespace) entries.delete(r.id);
+    this.catalogs.get(r.namespace)?.set(r.id, catalogEntry(r));
+  }
+
+  /** Removes `id` from every built catalog. */
+  catalogDelete(id: string): void {
+    for (const entries of this.catalogs.values()) entries.delete(id);
+  }
+
+  /** See `LongTermStore.catalog`. */
+  async catalog(namespace: string): Promise<readonly CatalogEntry[]> {
+    let entries = this.catalogs.get(namespace);
+    if (!entries) {
+      entries = await this.serial(async () => {
+        const built = this.catalogs.get(namespace);
+        if (built) return built;
+        // Text-only: rows hold no vectors, and `raw()` skips the reading hook that attaches them.
+        const rows = (await this.db.memories.where('namespace').equals(namespace).raw().toArray()) as MemoryRecord[];
+        const map = new Map(rows.map((r) => [r.id, catalogEntry(r)]));
+        this.catalogs.set(namespace, map);
+        return map;
+      });
+    }
+    return [...entries.values()];
+  }
+
+  /**
+   * Runs `write` in one transaction over the rows, the history and the index: `write` puts rows
+   * and history and records its index changes in the batch; the touched blocks and the new
+   * header (generation + 1, row count + `countDelta`, `ids` added to `dirty`) are written in the
+   * same transaction. The live index and the lexical index change only after the commit.
+   * @throws what `write` or Dexie throws; nothing changes then.
+   */
+  async writeIndexed(ids: string[], write: (batch: IndexBatch) => Promise<IndexedWrite>): Promise<void> {
+    const { db } = this;
+    const batch = this.index.batch();
+    let after: IndexedWrite | null = null;
+    let header: IndexHeaderRecord | null = null;
+    await db.transaction('rw', [db.memories, db.memoryHistory, db.memoryIndex, db.tombstones], async () => {
+      after = await write(batch);
+      const old = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
+      const dirty = new Set(old?.dirty ?? []);
+      for (const id of [...ids, ...(after.dirty ?? [])]) dirty.add(id);
+      header = { key: 'header', gen: (old?.gen ?? this.gen) + 1, count: (old?.count ?? 0) + after.countDelta, dirty: [...dirty] };
+      await db.memoryIndex.bulkPut([...batch.records(), header]);
+    });
+    batch.commit();
+    after!.lexical();
+    this.gen = header!.gen;
+    this.scheduleSnapshot(header!.dirty.length);
+  }
+
+  private scheduleSnapshot(dirty: number): void {
+    if (this.snapshotTimer) clearTimeout(this.snapshotTimer);
+    this.snapshotTimer = setTimeout(
+      () => {
+        this.snapshotTimer = null;
+        this.snapshotRun = this.writeSnapshot();
+      },
+      dirty >= SNAPSHOT_DIRTY_MAX ? 0 : SNAPSHOT_DELAY_MS,
+    );
+  }
+
+  /** Writes the lexical snapshot at the live generation and clears `dirty` (one transaction). */
+  private writeSnapshot(): Promise<void> {
+    const { db } = this;
+    return this.serial(async () => {
+      const at = this.gen;
+      const json = this.lexical.toJSON();
+      await db.transaction('rw', db.memoryIndex, async () => {
+        const header = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
+        if (!header || header.gen !== at) return; // changed behind the store's back: the next open repairs
+        const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: at, json };
+        await db.memoryIndex.bulkPut([snapshot, { ...header, dirty: [] }]);
+      });
+    }).catch((error: unknown) => {
+      if (error instanceof Dexie.DatabaseClosedError) return; // the context is going away; `dirty` covers it
+      console.warn('[ltm] could not write the lexical snapshot (changes are replayed on the next open):', error);
+    });
+  }
+
+  /** Writes the lexical snapshot now if changes are pending (otherwise done when idle). */
+  async flushSnapshot(): Promise<void> {
+    if (this.snapshotTimer) {
+      clearTimeout(this.snapshotTimer);
+      this.snapshotTimer = null;
+      this.snapshotRun = this.writeSnapshot();
+    }
+    await this.snapshotRun;
+  }
+
+  /**
+   * Full repair: one transaction reads every row (raw: a row's own `embedding` field, if any,
+   * wins; otherwise the vector comes from the live index, when its model is the row's), writes the whole layout, the header and the lexical snapshot, and
+   * strips `embedding` from the rows that had one. Call inside the store's `serial`.
+   */
+  async rebuild(): Promise<void> {
+    const { db } = this;
+    let next: { index: BlockIndex; lexical: LexicalIndex; gen: number } | null = null;
+    const live = this.index;
+    await db.transaction('rw', db.memories, db.memoryIndex, async () => {
+      const rows = (await db.memories.toCollection().raw().toArray()) as MemoryRecord[];
+      const old = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
+      const nextGen = Math.max(old?.gen ?? 0, this.gen) + 1;
+      const vectorOf = (r: LayoutRow) => {
+        if (holdsEmbedding(r)) return r.embedding ? l2normalize(r.embedding) : null;
+        const v = live.vector(r.id);
+        return v && v.model === r.embeddingModel ? v.vector : null;
+      };
+      const layout = layoutFromRows(rows, nextGen, vectorOf);
+      const lex = lexicalFrom(rows);
+      const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: nextGen, json: lex.toJSON() };
+      await db.memoryIndex.clear();
+      // No memory, no index: an empty store leaves nothing behind (erase everything).
+      if (rows.length > 0) await db.memoryIndex.bulkPut([...layout.records, snapshot]);
+      const changed = rows.filter((r) => holdsEmbedding(r) || r.pending !== undefined || (r.embeddingModel !== null && !layout.index.hasVector(r.id, r.embeddingModel)));
+      if (changed.length > 0) {
+        await db.memories.bulkPut(
+          changed.map((r) => {
+            const row = toRow(r);
+            return layout.index.hasVector(r.id, r.embeddingModel ?? '') ? row : { ...row, embeddingModel: null };
+          }),
+        );
+      }
+      next = { index: layout.index, lexical: lex, gen: nextGen };
+    });
+    const done = next!;
+    this.index = done.index;
+    this.lexical = done.lexical;
+    this.gen = done.gen;
+    this.catalogs = new Map();
+  }
+
+  /**
+   * Re-indexes the rows marked `pending` (written behind the store with an inline vector, e.g. a
+   * bulk `modify` or an import batch while the store is open), in one transaction: the row's own
+   * `embedding` field wins, the rows lose it (and the mark), and the blocks take it. Rows removed
+   * behind the store are not seen here (the next open's row count catches them). Cheap when there
+   * are none: one count on a sparse index. Call inside the store's `serial`.
+   * @returns how many rows were re-indexed.
+   */
+  async reconcilePending(): Promise<number> {
+    const { db } = this;
+    if ((await db.memories.where('pending').equals(1).count()) === 0) return 0;
+    let n = 0;
+    await this.writeIndexed([], async (batch) => {
+      const rows = (await db.memories.where('pending').equals(1).raw().toArray()) as MemoryRecord[];
+      let added = 0;
+      for (const r of rows) {
+        if (!this.index.has(r.id)) added += 1;
+        const own = holdsEmbedding(r) ? (r.embedding ? l2normalize(r.embedding) : null) : (this.index.vector(r.id)?.vector ?? null);
+        const indexed = own !== null && r.embeddingModel !== null && batch.put(indexedOf(r), own, r.embeddingModel);
+        if (!indexed) batch.put(indexedOf(r), null, null);
+        await db.memories.put(indexed ? toRow(r) : { ...toRow(r), embeddingModel: null });
+      }
+      n = rows.length;
+      return {
+        countDelta: added,
+        dirty: rows.map((r) => r.id),
+        lexical: () =>
+          rows.forEach((r) => {
+            this.lexical.set(r.id, r.text, r.topic);
+            this.catalogPut(r);
+          }),
+      };
+    });
+    return n;
+  }
+
+  /** Opens from the persisted index, or repairs (see the store's module doc). */
+  async open(): Promise<Omit<StoreOpenStats, 'ms' | 'at'>> {
+    const { db } = this;
+    const [records, rowCount, pending] = await db.transaction('r', db.memories, db.memoryIndex, () =>
+      Promise.all([db.memoryIndex.toArray(), db.memories.count(), db.memories.where('pending').equals(1).count()]),
+    );
+    const header = records.find((r): r is IndexHeaderRecord => r.key === 'header');
+    if (!header && rowCount === 0) return { via: 'empty', replayed: 0 };
+    const loaded = BlockIndex.fromRecords(records);
+    if (!header || header.count !== rowCount || loaded.size !== rowCount || pending > 0) {
+      if (rowCount > 0 || header) {
+        console.warn(`[ltm] the persisted memory index disagrees with the ${rowCount} stored memories (${pending} written behind it); rebuilding it`);
+      }
+      // The persisted blocks are where the vectors of rows without an `embedding` field are.
+      this.index = loaded;
+      await this.rebuild();
+      return { via: 'rebuilt', replayed: 0 };
+    }
+    this.index = loaded;
+    this.gen = header.gen;
+    const snapshot = records.find((r): r is LexicalSnapshotRecord => r.key === 'lexical');
+    let replayed = 0;
+    if (snapshot) {
+      try {
+        this.lexical = LexicalIndex.fromJSON(snapshot.json);
+      } catch (error) {
+        console.warn('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', error);
+        this.lexical = lexicalFrom((await db.memories.toCollection().raw().toArray()) as MemoryRecord[]);
+        this.scheduleSnapshot(SNAPSHOT_DIRTY_MAX);
+        return { via: 'blocks', replayed: 0 };
+      }
+      if (header.dirty.length > 0) {
+        const rows = (await db.memories.bulkGet(header.dirty)).filter((r): r is MemoryRecord => r !== undefined);
+        const present = new Set(rows.map((r) => r.id));
+        for (const r of rows) this.lexical.set(r.id, r.text, r.topic);
+        for (const id of header.dirty) if (!present.has(id)) this.lexical.delete(id);
+        replayed = header.dirty.length;
+        this.scheduleSnapshot(header.dirty.length);
+      }
+    } else {
+      this.lexical = lexicalFrom((await db.memories.toCollection().raw().toArray()) as MemoryRecord[]);
+      this.scheduleSnapshot(SNAPSHOT_DIRTY_MAX);
+    }
+    return { via: 'blocks', replayed };
+  }
+}
