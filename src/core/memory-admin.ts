@@ -19,8 +19,7 @@ export interface MemoryAdmin {
    * the typed text anywhere (normalized: NFKC, lower case), so a partial word such as "Moch" or
    * "杭" matches too. Vector similarity is not used: every memory has a nearest neighbour, and a
    * filter must be able to say "no match". Reads no embeddings: it filters the store's catalog
-   * (built by one text-only read, then kept in memory) and the lexical index, and reads the rows
-   * it returns only.
+   * (the index's meta columns, no row read) and the lexical index, and reads the rows it returns only.
    */
   list(query: MemoryListQuery): Promise<MemoryView[]>;
   history(query: { memoryId?: string; limit?: number }): Promise<MemoryHistoryRecord[]>;

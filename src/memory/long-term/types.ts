@@ -235,8 +235,9 @@ export interface LongTermStore {
   flushSnapshot(): Promise<void>;
   /**
    * What the memory manager lists and filters by, for every memory of `namespace`, without
-   * vectors: built by one text-only read of the namespace's rows on first use, then kept up to
-   * date by the store's writes (dropped by `rebuildIndexes`). Order: unspecified.
+   * vectors and without reading a row: from the meta columns of the persisted index (kind, flags,
+   * time, normalized text), which every write updates in its own transaction. O(namespace size).
+   * Order: unspecified.
    */
   catalog(namespace: string): Promise<readonly CatalogEntry[]>;
   /**

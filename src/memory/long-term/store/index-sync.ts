@@ -2,13 +2,11 @@
  * Index sync of the long-term store: the live block index (`../retrieval/blocks.ts`) and lexical
  * index (`../retrieval/lexical.ts`), kept equal to the memory rows and persisted in
  * `db.memoryIndex` — opening from the persisted layout, repairing it from the rows, the write
- * transaction that changes rows and blocks together, the idle lexical snapshot, and the memory
- * manager's catalog. The store (`./index.ts`) owns the rows; it calls `writeIndexed` for every
+ * transaction that changes rows and blocks together, and the idle lexical snapshot. The store (`./index.ts`) owns the rows; it calls `writeIndexed` for every
  * write.
  */
 import Dexie from 'dexie';
 import type { MemoryRecord, RecallDB } from '../../../db/schema';
-import { normalizeMemoryText } from '../text';
 import type { CatalogEntry, StoreOpenStats } from '../types';
 import { LexicalIndex } from '../retrieval/lexical';
 import { l2normalize } from '../retrieval/vector';
@@ -50,8 +48,6 @@ function lexicalFrom(rows: Iterable<{ id: string; text: string; topic?: string }
   return out;
 }
 
-const catalogEntry = (r: MemoryRecord): CatalogEntry => ({ id: r.id, kind: r.kind, current: r.current, pinned: r.pinned, updatedAt: r.updatedAt, normalized: normalizeMemoryText(r.text) });
-
 /**
  * The live indexes of one store and their persistence. `index`, `lexical` and `gen` are replaced
  * by a repair; read them through this object, never keep a reference across an `await`.
@@ -66,40 +62,18 @@ export class IndexSync {
   gen = 0;
   private snapshotTimer: ReturnType<typeof setTimeout> | null = null;
   private snapshotRun: Promise<void> = Promise.resolve();
-  /** Catalog per namespace, built on first use (see `catalog`). */
-  private catalogs = new Map<string, Map<string, CatalogEntry>>();
 
   constructor(
     private readonly db: RecallDB,
     private readonly serial: Serial,
   ) {}
 
-  /** Puts `r` into the catalog of its namespace (when built) and out of any other. */
-  catalogPut(r: MemoryRecord): void {
-    for (const [ns, entries] of this.catalogs) if (ns !== r.namespace) entries.delete(r.id);
-    this.catalogs.get(r.namespace)?.set(r.id, catalogEntry(r));
-  }
-
-  /** Removes `id` from every built catalog. */
-  catalogDelete(id: string): void {
-    for (const entries of this.catalogs.values()) entries.delete(id);
-  }
-
-  /** See `LongTermStore.catalog`. */
-  async catalog(namespace: string): Promise<readonly CatalogEntry[]> {
-    let entries = this.catalogs.get(namespace);
-    if (!entries) {
-      entries = await this.serial(async () => {
-        const built = this.catalogs.get(namespace);
-        if (built) return built;
-        // Text-only: rows hold no vectors, and `raw()` skips the reading hook that attaches them.
-        const rows = (await this.db.memories.where('namespace').equals(namespace).raw().toArray()) as MemoryRecord[];
-        const map = new Map(rows.map((r) => [r.id, catalogEntry(r)]));
-        this.catalogs.set(namespace, map);
-        return map;
-      });
-    }
-    return [...entries.values()];
+  /**
+   * See `LongTermStore.catalog`: from the live meta columns (kind, flags, time and normalized text
+   * are kept there, written in the same transaction as the rows), so no row is read.
+   */
+  catalog(namespace: string): CatalogEntry[] {
+    return this.index.catalog(namespace);
   }
 
   /**
@@ -206,7 +180,6 @@ export class IndexSync {
     this.index = done.index;
     this.lexical = done.lexical;
     this.gen = done.gen;
-    this.catalogs = new Map();
   }
 
   /**
@@ -238,7 +211,6 @@ export class IndexSync {
         lexical: () =>
           rows.forEach((r) => {
             this.lexical.set(r.id, r.text, r.topic);
-            this.catalogPut(r);
           }),
       };
     });
@@ -254,8 +226,9 @@ export class IndexSync {
     const header = records.find((r): r is IndexHeaderRecord => r.key === 'header');
     if (!header && rowCount === 0) return { via: 'empty', replayed: 0 };
     const loaded = BlockIndex.fromRecords(records);
-    if (!header || header.count !== rowCount || loaded.size !== rowCount || pending > 0) {
-      if (rowCount > 0 || header) {
+    if (!header || header.count !== rowCount || loaded.size !== rowCount || pending > 0 || loaded.outdated) {
+      if (loaded.outdated) console.info('[ltm] the persisted memory index has an older layout; rebuilding it');
+      else if (rowCount > 0 || header) {
         console.warn(`[ltm] the persisted memory index disagrees with the ${rowCount} stored memories (${pending} written behind it); rebuilding it`);
       }
       // The persisted blocks are where the vectors of rows without an `embedding` field are.

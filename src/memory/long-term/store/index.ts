@@ -141,7 +141,6 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         countDelta: 0,
         lexical: () => {
           sync.lexical.set(id, next.text, next.topic);
-          sync.catalogPut(next);
         },
       };
     });
@@ -249,7 +248,6 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
               lexical: () => {
                 for (const { record } of fresh) {
                   sync.lexical.set(record.id, record.text, record.topic);
-                  sync.catalogPut(record);
                 }
               },
             };
@@ -294,7 +292,6 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
             lexical: () =>
               unique.forEach((id) => {
                 sync.lexical.delete(id);
-                sync.catalogDelete(id);
               }),
           };
         });
@@ -317,7 +314,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
 
     whenIndexed: () => serial(async () => undefined),
 
-    catalog: (namespace) => sync.catalog(namespace),
+    catalog: async (namespace) => sync.catalog(namespace),
 
     flushSnapshot: () => sync.flushSnapshot(),
 
