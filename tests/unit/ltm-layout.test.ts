@@ -327,6 +327,41 @@ describe('persisted index layout', () => {
   });
 });
 
+describe('rebuild', () => {
+  it('does not block searches for its duration: a search started during a rebuild is answered before the rebuild ends, and the rebuilt index answers the same', async () => {
+    const db = newDb();
+    const store = await openStore(db);
+    const inputs = Array.from({ length: 1200 }, (_, i) => ({ namespace: 'default', kind: 'fact' as const, text: `Note ${i}: the ${['red', 'green', 'blue'][i % 3]} kite number ${i} flew over hill ${i % 17}`, createdAt: T0 - i * 1000 }));
+    await store.addMany(inputs, 'test');
+    const query = { text: 'green kite hill 5', namespace: 'default', k: 5 };
+    const before = (await store.search(query)).map((r) => r.memory.id);
+    const order: string[] = [];
+    const rebuilding = store.rebuildIndexes().then(() => order.push('rebuild'));
+    await new Promise((resolve) => setTimeout(resolve, 0)); // the rebuild has started (its read is under way)
+    const searched = store.search(query).then((hits) => (order.push('search'), hits.map((r) => r.memory.id)));
+    expect(await searched).toEqual(before);
+    await rebuilding;
+    expect(order).toEqual(['search', 'rebuild']);
+    expect((await store.search(query)).map((r) => r.memory.id)).toEqual(before);
+    expect((await openStore(db)).indexStats().open.via).toBe('blocks');
+  });
+
+  it('a row written behind the store while it rebuilds is not lost: the rebuild starts again from a fresh read', async () => {
+    const db = newDb();
+    const store = await openStore(db);
+    await fill(store);
+    const rebuilding = store.rebuildIndexes();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    // An import batch: a whole record with its vector inline, written behind the store.
+    const row: MemoryRecord = { ...(await db.memories.toCollection().first())!, id: 'behind', text: 'My kite is orange', hash: memoryHash('My kite is orange'), embedding: await embedder.embed(['My kite is orange']).then(([v]) => v!), embeddingModel: embedder.modelId };
+    await db.memories.add(row);
+    await rebuilding;
+    expect(store.indexStats().memories).toBe(TEXTS.length + 1);
+    expect((await store.search({ text: 'orange kite', namespace: row.namespace }, { mode: 'vector' }))[0]?.memory.id).toBe('behind');
+    expect(await db.memories.where('pending').equals(1).count()).toBe(0);
+  });
+});
+
 describe('Memory tab', () => {
   it('lists and searches without reading a vector or a whole namespace, from the first call on (the catalog is the index\'s meta columns), and writes keep it current', async () => {
     const name = `ltm-layout-${crypto.randomUUID()}`;

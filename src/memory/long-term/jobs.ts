@@ -11,8 +11,8 @@
  *   duplicates). Items whose text the user deleted or forgot (tombstoned) are dropped before
  *   consolidation.
  * - `ltm.reembed` (payload `{ modelId?: string }`): re-embeds memories without a vector or whose
- *   vector comes from another model (`store.reembed`, in bounded pages, resumable), then rebuilds
- *   the store's indexes. The core queues it after a model change or an import, on start and when
+ *   vector comes from another model (`store.reembed`, in bounded pages, resumable; each batch
+ *   updates its rows and vector block slots in one transaction, so no index rebuild follows). The core queues it after a model change or an import, on start and when
  *   the embedder becomes ready if some memory lacks a vector, and whenever a memory is stored
  *   without one (see `createCore`).
  *   Waits (`JobDeferred`) while no embedder is loaded or it is not yet the requested model.
@@ -215,12 +215,10 @@ export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps):
 
   jobs.register<unknown>(REEMBED_JOB, async (payload, { signal, reportProgress }) => {
     const wanted = z.object({ modelId: z.string().min(1).optional() }).catch({}).parse(payload ?? {}).modelId;
-    if (!store.reembed) throw new JobFailedPermanently('This memory store cannot re-embed.');
     const embedder = deps.embedder?.() ?? null;
     if (deps.embedder && !embedder) throw new JobDeferred('No embedding model is loaded; re-embedding waits for one.', 60_000);
     if (embedder && wanted && embedder.modelId !== wanted) throw new JobDeferred(`Waiting for the embedding model ${wanted} to load.`, 30_000);
     const { embedded, remaining } = await store.reembed({ signal, onProgress: (done, total) => reportProgress(total > 0 ? (0.95 * done) / total : 0.95) });
-    await store.rebuildIndexes?.();
     if (remaining > 0) {
       // The store embeds nothing without an embedder: wait for one rather than fail.
       if (embedded === 0) throw new JobDeferred('No embedding model is loaded; re-embedding waits for one.', 60_000);

@@ -17,6 +17,8 @@ import { holdsEmbedding, toRow } from './rows';
 export const SNAPSHOT_DELAY_MS = 1500;
 /** Dirty ids after which the snapshot is written without waiting for idle. */
 const SNAPSHOT_DIRTY_MAX = 512;
+/** Rows indexed lexically between two yields to the event loop during a rebuild. */
+const REBUILD_SLICE = 256;
 
 /** Runs async functions one at a time, in call order (a failure does not stop the chain). */
 export type Serial = <T>(fn: () => Promise<T>) => Promise<T>;
@@ -142,44 +144,95 @@ export class IndexSync {
   }
 
   /**
-   * Full repair: one transaction reads every row (raw: a row's own `embedding` field, if any,
-   * wins; otherwise the vector comes from the live index, when its model is the row's), writes the whole layout, the header and the lexical snapshot, and
-   * strips `embedding` from the rows that had one. Call inside the store's `serial`.
+   * Full repair from the rows (raw: a row's own `embedding` field, if any, wins; otherwise the
+   * vector comes from the live index, when its model is the row's): the whole layout, the header
+   * and the lexical snapshot are written, and `embedding` is stripped from the rows that had one.
+   * Built in two steps so searches are not blocked for the rebuild's duration: the rows are read
+   * in a read-only transaction and the layout and lexical index are built outside any transaction
+   * (searches keep answering from the live index and read their rows meanwhile); then one short
+   * read-write transaction checks that the table still holds the same rows (same count, same
+   * `pending` marks) and writes everything. When it changed in between (a writer behind the store),
+   * the rebuild is done again in one read-write transaction over a fresh read. Call inside the
+   * store's `serial`.
    */
   async rebuild(): Promise<void> {
     const { db } = this;
-    let next: { index: BlockIndex; lexical: LexicalIndex; gen: number } | null = null;
-    const live = this.index;
+    const rows = await db.transaction('r', db.memories, () => db.memories.toCollection().raw().toArray() as Promise<MemoryRecord[]>);
+    const built = await this.layoutOf(rows);
+    let committed = false;
     await db.transaction('rw', db.memories, db.memoryIndex, async () => {
-      const rows = (await db.memories.toCollection().raw().toArray()) as MemoryRecord[];
-      const old = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
-      const nextGen = Math.max(old?.gen ?? 0, this.gen) + 1;
-      const vectorOf = (r: LayoutRow) => {
-        if (holdsEmbedding(r)) return r.embedding ? l2normalize(r.embedding) : null;
-        const v = live.vector(r.id);
-        return v && v.model === r.embeddingModel ? v.vector : null;
-      };
-      const layout = layoutFromRows(rows, nextGen, vectorOf);
-      const lex = lexicalFrom(rows);
-      const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: nextGen, json: lex.toJSON() };
-      await db.memoryIndex.clear();
-      // No memory, no index: an empty store leaves nothing behind (erase everything).
-      if (rows.length > 0) await db.memoryIndex.bulkPut([...layout.records, snapshot]);
-      const changed = rows.filter((r) => holdsEmbedding(r) || r.pending !== undefined || (r.embeddingModel !== null && !layout.index.hasVector(r.id, r.embeddingModel)));
-      if (changed.length > 0) {
-        await db.memories.bulkPut(
-          changed.map((r) => {
-            const row = toRow(r);
-            return layout.index.hasVector(r.id, r.embeddingModel ?? '') ? row : { ...row, embeddingModel: null };
-          }),
-        );
-      }
-      next = { index: layout.index, lexical: lex, gen: nextGen };
+      const [count, pending] = await Promise.all([db.memories.count(), db.memories.where('pending').equals(1).count()]);
+      if (count !== rows.length || pending !== rows.filter((r) => r.pending !== undefined).length) return;
+      await this.writeLayout(rows, built, true);
+      committed = true;
     });
-    const done = next!;
+    if (!committed) {
+      await db.transaction('rw', db.memories, db.memoryIndex, async () => {
+        const fresh = (await db.memories.toCollection().raw().toArray()) as MemoryRecord[];
+        await this.writeLayout(fresh, await this.layoutOf(fresh, false), false);
+      });
+    }
+    const done = this.built!;
+    this.built = null;
     this.index = done.index;
     this.lexical = done.lexical;
     this.gen = done.gen;
+  }
+
+  /** What `rebuild` committed last (set inside its write transaction, applied after the commit). */
+  private built: { index: BlockIndex; lexical: LexicalIndex; gen: number } | null = null;
+
+  /**
+   * The layout and lexical index of `rows` (CPU only: no transaction needed). With `yielding`, the
+   * lexical index is built in slices of `REBUILD_SLICE` rows with a macrotask between them, so
+   * searches (on the live index) are answered while a large store is rebuilt.
+   */
+  private async layoutOf(rows: MemoryRecord[], yielding = true): Promise<{ layout: ReturnType<typeof layoutFromRows>; lexical: LexicalIndex }> {
+    const live = this.index;
+    const vectorOf = (r: LayoutRow) => {
+      if (holdsEmbedding(r)) return r.embedding ? l2normalize(r.embedding) : null;
+      const v = live.vector(r.id);
+      return v && v.model === r.embeddingModel ? v.vector : null;
+    };
+    // The generation is set when written (`writeLayout`).
+    const layout = layoutFromRows(rows, 0, vectorOf);
+    if (!yielding) return { layout, lexical: lexicalFrom(rows) };
+    const lexical = new LexicalIndex();
+    for (let i = 0; i < rows.length; i += REBUILD_SLICE) {
+      for (const r of rows.slice(i, i + REBUILD_SLICE)) lexical.set(r.id, r.text, r.topic);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    return { layout, lexical };
+  }
+
+  /**
+   * Writes a layout built from `rows` (inside a read-write transaction over rows and index): the
+   * blocks, a header at the next generation, the lexical snapshot; and strips `embedding` from the
+   * rows that had one (re-read by id when `reread`, so fields written meanwhile — accesses — are kept).
+   */
+  private async writeLayout(rows: MemoryRecord[], built: Awaited<ReturnType<IndexSync['layoutOf']>>, reread: boolean): Promise<void> {
+    const { db } = this;
+    const { layout, lexical } = built;
+    const old = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
+    const nextGen = Math.max(old?.gen ?? 0, this.gen) + 1;
+    const header: IndexHeaderRecord = { ...layout.header, gen: nextGen };
+    const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: nextGen, json: lexical.toJSON() };
+    await db.memoryIndex.clear();
+    // No memory, no index: an empty store leaves nothing behind (erase everything).
+    if (rows.length > 0) await db.memoryIndex.bulkPut([...layout.records.filter((r) => r.key !== 'header'), header, snapshot]);
+    const changed = rows.filter((r) => holdsEmbedding(r) || r.pending !== undefined || (r.embeddingModel !== null && !layout.index.hasVector(r.id, r.embeddingModel)));
+    if (changed.length > 0) {
+      const current = reread ? ((await db.memories.bulkGet(changed.map((r) => r.id))) as (MemoryRecord | undefined)[]) : changed;
+      const byId = new Map(current.flatMap((r) => (r ? [[r.id, r] as const] : [])));
+      await db.memories.bulkPut(
+        changed.map((r) => {
+          // The read row's vector fields (what the layout placed), the current row's other fields.
+          const row = toRow({ ...(byId.get(r.id) ?? r), embedding: null, embeddingModel: r.embeddingModel });
+          return layout.index.hasVector(r.id, r.embeddingModel ?? '') ? row : { ...row, embeddingModel: null };
+        }),
+      );
+    }
+    this.built = { index: layout.index, lexical, gen: nextGen };
   }
 
   /**
