@@ -122,7 +122,12 @@ export interface IndexedMemory {
 export type MemoryMeta = Omit<IndexedMemory, 'id'>;
 
 const metaKey = (namespace: string, block: number) => `m|${encodeURIComponent(namespace)}|${block}`;
-const vectorKey = (model: string, namespace: string, block: number) => `v|${encodeURIComponent(model)}|${encodeURIComponent(namespace)}|${block}`;
+/**
+ * Key prefix of the vector blocks. Every other record's key sorts below it (`header`, `lexical`,
+ * `m|…`), so the store can read everything but the vectors first (`where('key').below(…)`).
+ */
+export const VECTOR_KEY_PREFIX = 'v|';
+const vectorKey = (model: string, namespace: string, block: number) => `${VECTOR_KEY_PREFIX}${encodeURIComponent(model)}|${encodeURIComponent(namespace)}|${block}`;
 const segmentKey = (model: string, namespace: string) => `${model}\u0000${namespace}`;
 const toCol = (v: number | null) => (v === null ? NaN : v);
 const fromCol = (v: number) => (Number.isNaN(v) ? null : v);

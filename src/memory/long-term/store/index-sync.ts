@@ -10,7 +10,7 @@ import type { MemoryRecord, RecallDB } from '../../../db/schema';
 import type { CatalogEntry, StoreOpenStats } from '../types';
 import { LexicalIndex } from '../retrieval/lexical';
 import { l2normalize } from '../retrieval/vector';
-import { BlockIndex, indexedOf, layoutFromRows, type IndexBatch, type IndexHeaderRecord, type LayoutRow, type LexicalSnapshotRecord } from '../retrieval/blocks';
+import { BlockIndex, indexedOf, layoutFromRows, VECTOR_KEY_PREFIX, type IndexBatch, type IndexHeaderRecord, type LayoutRow, type LexicalSnapshotRecord, type MemoryIndexRecord } from '../retrieval/blocks';
 import { holdsEmbedding, toRow } from './rows';
 
 /** Idle time after the last write before the lexical snapshot is written (ms). */
@@ -270,14 +270,36 @@ export class IndexSync {
     return n;
   }
 
-  /** Opens from the persisted index, or repairs (see the store's module doc). */
+  /**
+   * Opens from the persisted index, or repairs (see the store's module doc). One read-only
+   * transaction reads the header, the lexical snapshot and the meta blocks first and the vector
+   * blocks second: the snapshot is parsed (the main CPU cost of an open) while the vector blocks
+   * are still being read.
+   */
   async open(): Promise<Omit<StoreOpenStats, 'ms' | 'at'>> {
     const { db } = this;
-    const [records, rowCount, pending] = await db.transaction('r', db.memories, db.memoryIndex, () =>
-      Promise.all([db.memoryIndex.toArray(), db.memories.count(), db.memories.where('pending').equals(1).count()]),
-    );
-    const header = records.find((r): r is IndexHeaderRecord => r.key === 'header');
+    // The callback runs once the database is open: the first part is handed out as soon as it is read.
+    let headRead!: (value: [MemoryIndexRecord[], number, number]) => void;
+    const head = new Promise<[MemoryIndexRecord[], number, number]>((resolve) => (headRead = resolve));
+    const read = db.transaction('r', db.memories, db.memoryIndex, () => {
+      const first = Promise.all([db.memoryIndex.where('key').below(VECTOR_KEY_PREFIX).toArray(), db.memories.count(), db.memories.where('pending').equals(1).count()]);
+      const vectors = db.memoryIndex.where('key').aboveOrEqual(VECTOR_KEY_PREFIX).toArray();
+      void first.then(headRead, () => undefined);
+      return Promise.all([first, vectors]);
+    });
+    const [first, rowCount, pending] = await Promise.race([head, read.then(([h]) => h)]);
+    const header = first.find((r): r is IndexHeaderRecord => r.key === 'header');
     if (!header && rowCount === 0) return { via: 'empty', replayed: 0 };
+    const snapshot = first.find((r): r is LexicalSnapshotRecord => r.key === 'lexical');
+    let parsed: LexicalIndex | { error: unknown } | null = null;
+    if (snapshot && header && header.count === rowCount && pending === 0) {
+      try {
+        parsed = LexicalIndex.fromJSON(snapshot.json);
+      } catch (error) {
+        parsed = { error };
+      }
+    }
+    const records = [...first, ...(await read)[1]];
     const loaded = BlockIndex.fromRecords(records);
     if (!header || header.count !== rowCount || loaded.size !== rowCount || pending > 0 || loaded.outdated) {
       if (loaded.outdated) console.info('[ltm] the persisted memory index has an older layout; rebuilding it');
@@ -291,13 +313,11 @@ export class IndexSync {
     }
     this.index = loaded;
     this.gen = header.gen;
-    const snapshot = records.find((r): r is LexicalSnapshotRecord => r.key === 'lexical');
     let replayed = 0;
     if (snapshot) {
-      try {
-        this.lexical = LexicalIndex.fromJSON(snapshot.json);
-      } catch (error) {
-        console.warn('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', error);
+      if (parsed instanceof LexicalIndex) this.lexical = parsed;
+      else {
+        console.warn('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', parsed?.error);
         this.lexical = lexicalFrom((await db.memories.toCollection().raw().toArray()) as MemoryRecord[]);
         this.scheduleSnapshot(SNAPSHOT_DIRTY_MAX);
         return { via: 'blocks', replayed: 0 };
