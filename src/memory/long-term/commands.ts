@@ -13,10 +13,11 @@
  * from the store's hybrid search (lexical + vector), including memories whose validity ended.
  */
 import type { MemoryKind } from '../../db/schema';
-import { cosineSimilarity, contentTerms, termCoverage } from './extraction/language';
+import { contentTerms, termCoverage } from '../../text/terms';
+import { cosineSimilarity } from './retrieval/vector';
 import { guessKind, prepareItem } from './extraction/items';
 import { MAX_MEMORY_TEXT_CHARS } from './text';
-import type { LongTermStore, MemoryCommandResult, MemoryView } from './types';
+import type { LongTermStore, MemoryCommandResult } from './types';
 
 /** A recognized command. `argument` is the text after the command word, trimmed. */
 export interface ParsedMemoryCommand {

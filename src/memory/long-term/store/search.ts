@@ -7,7 +7,7 @@ import type { Embedder } from '../../../engines/types';
 import type { MemoryRecord, RecallDB } from '../../../db/schema';
 import type { LongTermStore, MemoryView, RetrievalQuery, RetrievedMemory, SearchOptions } from '../types';
 import type { SlotKey } from '../slots';
-import { contentTerms, termCoverage } from '../extraction/language';
+import { contentTerms, termCoverage } from '../../../text/terms';
 import { l2normalize } from '../retrieval/vector';
 import type { ScanFilter } from '../retrieval/blocks';
 import { CURRENT_STATE_WEIGHTING, DEFAULT_WEIGHTING, reciprocalRankFusion, recencyTieBreak, weightedScore, type FusionWeights } from '../retrieval/fusion';
