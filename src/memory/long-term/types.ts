@@ -36,6 +36,12 @@ export interface RetrievedMemory {
   memory: MemoryView;
   score: number;
   ranks: { lexical?: number; vector?: number };
+  /**
+   * `'catalog'` when the search ran while the lexical index was still loading (the first moments
+   * after the store opened): its lexical list is a term match over the catalog's normalized texts
+   * (most query terms contained first), not BM25. Absent otherwise.
+   */
+  lexicalFrom?: 'catalog';
 }
 
 /** The exchange that just finished, handed to long-term memory for background ingestion. */
@@ -229,7 +235,10 @@ export interface LongTermStore {
    * @throws the embedder's EngineError when embedding fails, or the abort reason when aborted.
    */
   reembed(options?: { batchSize?: number; signal?: AbortSignal; onProgress?: (done: number, total: number) => void }): Promise<{ embedded: number; remaining: number }>;
-  /** Resolves when pending index writes are done (the index itself is complete once the store is created). */
+  /**
+   * Resolves when pending index writes are done, the lexical snapshot loaded after opening (see
+   * `RetrievedMemory.lexicalFrom`) and the Voy module loaded (or failed). Never rejects.
+   */
   whenIndexed(): Promise<void>;
   /** Writes the lexical snapshot now if changes are pending (otherwise done when idle). */
   flushSnapshot(): Promise<void>;
