@@ -197,23 +197,29 @@ interface RunSamples {
 
 /**
  * One run over `db`: a fresh core and a fresh copy of the conversation, `turns + 1` messages
- * sent (the first untimed). @returns the timed turns' samples.
+ * sent (the first untimed). `onTimed` gets each timed turn's span on the monotonic clock
+ * (`process.hrtime.bigint()`, ns), for a profiler to keep only the samples inside it.
+ * @returns the timed turns' samples.
  */
-export async function runTurns(db: RecallDB, counterName: CounterName, turns: number, run: number): Promise<RunSamples> {
+export async function runTurns(db: RecallDB, counterName: CounterName, turns: number, run: number, onTimed?: (startNs: bigint, promptNs: bigint) => void): Promise<RunSamples> {
   const texts = generateConversation(turns + 1, 99).map((e) => e.user);
   let promptAt = 0;
   let promptCpu = { user: 0, system: 0 };
+  let promptNs = 0n;
   const core = await openBenchCore(db, counterName, () => {
     promptAt = performance.now();
     promptCpu = process.cpuUsage();
+    promptNs = process.hrtime.bigint();
   });
   const conversationId = await fillConversation(db, `bench-${counterName}-${run}-${crypto.randomUUID()}`);
   const out: RunSamples = { wall: [], cpu: [] };
   for (let i = 0; i <= turns; i++) {
+    const startedNs = process.hrtime.bigint();
     const startedCpu = process.cpuUsage();
     const started = performance.now();
     await core.chat.send({ conversationId, text: texts[i]!, requestId: `r${run}-${i}` });
     if (i > 0) {
+      onTimed?.(startedNs, promptNs);
       // turn 0 warms up caches and JIT
       out.wall.push(promptAt - started);
       out.cpu.push((promptCpu.user - startedCpu.user + promptCpu.system - startedCpu.system) / 1000);
