@@ -4,31 +4,25 @@
  * `LexicalIndex` uses (OR, no prefix or fuzzy matching, field boosts, BM25+ k1 = 1.2, b = 0.7,
  * δ = 0.5): the same ids, the same scores bit for bit, the same order, the same matched terms.
  *
- * What makes it cheaper than walking MiniSearch's `Map`s each query:
- * - Postings cache. The first query that uses a term copies its posting lists (per field:
- *   short document id, term frequency, field length) into typed arrays; later queries walk those.
- *   A cached list is used only while it provably equals MiniSearch's: the same `Map` object with
- *   the same size, and no document discarded since it was copied (a discard — re-index or delete —
- *   drops the whole cache). Adding a document only appends postings (new short ids come last in
- *   a `Map`'s order), and `appendDocument` appends them to the cached lists of the added
- *   document's terms, so a memory stored after each chat turn does not send the next query back
- *   to the `Map`s. A list that holds a discarded document not yet vacuumed is scored the way
- *   MiniSearch does (it removes the posting and lowers the document frequency mid-walk) and is not
- *   cached. The cache holds at most `MAX_CACHED_POSTINGS` postings (least recently used terms go).
- * - Per-query state lives in typed arrays indexed by short id, allocated once per index and reset
- *   only where a query wrote (no O(N) allocation or clearing per query).
- * - Top-k selection: documents are visited in first-match order and kept in a bounded heap by
+ * What makes it cheaper than MiniSearch's own search:
+ * - the posting lists are walked as typed-array copies (`./postings.ts`); a list that holds a
+ *   discarded document not yet vacuumed is walked in MiniSearch's `Map` the way MiniSearch does
+ *   (it removes the posting and lowers the document frequency mid-walk) and is not copied;
+ * - per-query state lives in typed arrays indexed by short id, allocated once per index and reset
+ *   only where a query wrote (no O(N) allocation or clearing per query); a term found in one
+ *   field only (the usual case) is added to the totals in the same pass;
+ * - top-k selection: documents are visited in first-match order and kept in a bounded heap by
  *   (score desc, first-match order asc) — the order of MiniSearch's stable sort —, and `filter`
  *   is called only for a document that would enter the heap, not for every match.
- * The scan over a term's postings itself stays exhaustive (every matching document is scored),
- * so results never depend on pruning bounds.
+ * Every posting of every query term is still scored (no pruning bounds), so the results cannot
+ * depend on an approximation.
  */
+import { EMPTY_I32, EMPTY_U32, PostingsCache, type FieldPostings, type MiniSearchInternals, type TermPostings } from './postings';
+
+export type { MiniSearchInternals } from './postings';
 
 /** BM25+ parameters: MiniSearch's defaults (the index is built with them). */
 export const BM25 = { k: 1.2, b: 0.7, d: 0.5 } as const;
-
-/** Most postings (document, term frequency, field length) the cache keeps, all terms together (12 bytes each). */
-export const MAX_CACHED_POSTINGS = 1 << 20;
 
 /** One scored document: memory id, BM25+ score (higher = better) and the distinct query terms it matched. */
 export interface Bm25Hit {
@@ -38,33 +32,6 @@ export interface Bm25Hit {
   terms: string[];
 }
 
-/** The private MiniSearch state the scorer reads (minisearch 7.2.0). */
-export interface MiniSearchInternals {
-  _index: { get(term: string): Map<number, Map<number, number>> | undefined };
-  _fieldIds: Record<string, number>;
-  _documentIds: Map<number, unknown>;
-  _fieldLength: Map<number, number[]>;
-  _avgFieldLength: number[];
-  _documentCount: number;
-  /** The next short document id (every short id is below it). */
-  _nextId: number;
-  removeTerm(fieldId: number, docId: number, term: string): void;
-}
-
-/** A copy of one field's posting list of one term (`map` is MiniSearch's, `undefined` when the term is absent from the field). */
-interface FieldPostings {
-  map: Map<number, number> | undefined;
-  n: number;
-  docs: Int32Array;
-  tfs: Uint32Array;
-  lengths: Uint32Array;
-}
-
-/** A cached term: one entry per indexed field, in field order. */
-type TermPostings = FieldPostings[];
-
-const EMPTY_I32 = new Int32Array(0);
-const EMPTY_U32 = new Uint32Array(0);
 
 /** Per-query state, by short document id (see module doc). */
 class Scratch {
@@ -213,98 +180,22 @@ function scoreSingleField(rec: FieldPostings, idf: number, fieldBoost: number, a
  * every change: `appendDocument` after an `add`, `discarded` after a `discard`.
  */
 export class Bm25Scorer {
-  private readonly cache = new Map<string, TermPostings>();
-  private cachedPostings = 0;
+  private readonly postings: PostingsCache;
   private readonly scratch = new Scratch();
 
   /** @param fields indexed fields in MiniSearch's order, with their query boosts. */
-  constructor(private readonly fields: ReadonlyArray<readonly [string, number]>) {}
+  constructor(private readonly fields: ReadonlyArray<readonly [string, number]>) {
+    this.postings = new PostingsCache(fields);
+  }
 
-  /** A document was discarded (re-indexed or deleted): no cached list can be trusted. */
+  /** A document was discarded (re-indexed or deleted): no copied list can be trusted. */
   discarded(): void {
-    this.cache.clear();
-    this.cachedPostings = 0;
+    this.postings.clear();
   }
 
-  /**
-   * Document `docId` (short id, the newest) was just added; `terms` gives its terms (every term
-   * of every field; repeats allowed; called only while something is cached): appends its postings
-   * to the cached lists of those terms, or drops a list that no longer matches MiniSearch's. A
-   * term left out is caught later (its cached list's size no longer matches and it is re-read).
-   */
+  /** Document `docId` (the newest short id) was just added; see `PostingsCache.appendDocument`. */
   appendDocument(ms: MiniSearchInternals, docId: number, terms: () => Iterable<string>): void {
-    if (this.cache.size === 0) return;
-    const lengths = ms._fieldLength.get(docId);
-    for (const term of new Set(terms())) {
-      const entry = this.cache.get(term);
-      if (!entry) continue;
-      const data = ms._index.get(term);
-      let keep = true;
-      for (let f = 0; f < this.fields.length && keep; f += 1) {
-        const fieldId = ms._fieldIds[this.fields[f]![0]]!;
-        const map = data?.get(fieldId);
-        const rec = entry[f]!;
-        if (rec.map === map && (map?.size ?? 0) === rec.n) continue; // the document does not have the term in this field
-        const tf = map?.get(docId);
-        if (rec.map !== map || map === undefined || map.size !== rec.n + 1 || tf === undefined || lengths === undefined) {
-          keep = false;
-          break;
-        }
-        if (rec.n === rec.docs.length) {
-          const capacity = Math.max(8, rec.n * 2);
-          const docs = new Int32Array(capacity);
-          docs.set(rec.docs);
-          const tfs = new Uint32Array(capacity);
-          tfs.set(rec.tfs);
-          const lens = new Uint32Array(capacity);
-          lens.set(rec.lengths);
-          rec.docs = docs;
-          rec.tfs = tfs;
-          rec.lengths = lens;
-        }
-        rec.docs[rec.n] = docId;
-        rec.tfs[rec.n] = tf;
-        rec.lengths[rec.n] = lengths[fieldId]!;
-        rec.n += 1;
-        this.cachedPostings += 1;
-      }
-      if (!keep) this.drop(term, entry);
-    }
-  }
-
-  private drop(term: string, entry: TermPostings): void {
-    this.cache.delete(term);
-    for (const rec of entry) this.cachedPostings -= rec.n;
-  }
-
-  /** The cached lists of `term` when they still equal MiniSearch's (refreshed as most recently used), else `null`. */
-  private cached(ms: MiniSearchInternals, term: string, data: Map<number, Map<number, number>>): TermPostings | null {
-    const entry = this.cache.get(term);
-    if (!entry) return null;
-    for (let f = 0; f < this.fields.length; f += 1) {
-      const map = data.get(ms._fieldIds[this.fields[f]![0]]!);
-      const rec = entry[f]!;
-      if (rec.map !== map || (map?.size ?? 0) !== rec.n) {
-        this.drop(term, entry);
-        return null;
-      }
-    }
-    this.cache.delete(term);
-    this.cache.set(term, entry);
-    return entry;
-  }
-
-  /** Caches `entry` for `term`, evicting the least recently used terms beyond `MAX_CACHED_POSTINGS`. */
-  private remember(term: string, entry: TermPostings): void {
-    let n = 0;
-    for (const rec of entry) n += rec.n;
-    if (n > MAX_CACHED_POSTINGS) return;
-    this.cache.set(term, entry);
-    this.cachedPostings += n;
-    for (const [oldest, old] of this.cache) {
-      if (this.cachedPostings <= MAX_CACHED_POSTINGS) break;
-      this.drop(oldest, old);
-    }
+    this.postings.appendDocument(ms, docId, terms);
   }
 
   /**
@@ -334,7 +225,7 @@ export class Bm25Scorer {
       const data = ms._index.get(term);
       if (data == null) continue;
       let touchedLength = 0;
-      const entry = this.cached(ms, term, data);
+      const entry = this.postings.get(ms, term, data);
       const j = distinctOf[t]!;
       const bit = j < 32 ? 1 << j : 0;
       const only = entry && bit !== 0 ? singleField(entry) : -1;
@@ -398,7 +289,7 @@ export class Bm25Scorer {
           }
         }
       }
-      if (fresh && clean) this.remember(term, fresh);
+      if (fresh && clean) this.postings.put(term, fresh);
       for (let i = 0; i < touchedLength; i += 1) {
         const docId = touched[i]!;
         seenInTerm[docId] = 0;
