@@ -61,6 +61,7 @@ export class LexicalIndex {
   static async fromJSONAsync(json: string): Promise<LexicalIndex> {
     const index = new LexicalIndex();
     index.index = await MiniSearch.loadJSONAsync<LexicalDoc>(json, LexicalIndex.options());
+    index.scorer = new Bm25Scorer(FIELDS);
     return index;
   }
 
