@@ -2,8 +2,11 @@
  * Index sync of the long-term store: the live block index (`../retrieval/blocks.ts`) and lexical
  * index (`../retrieval/lexical.ts`), kept equal to the memory rows and persisted in
  * `db.memoryIndex` — opening from the persisted layout, repairing it from the rows, the write
- * transaction that changes rows and blocks together, and the idle lexical snapshot. The store (`./index.ts`) owns the rows; it calls `writeIndexed` for every
- * write.
+ * transaction that changes rows and blocks together, and the idle lexical snapshot (written when
+ * idle, loaded in the background after an open: `lexicalReady`). The store (`./index.ts`) owns
+ * the rows; it calls `writeIndexed` for every write.
+ * Over 300 lines: open, repair, the write transaction and the snapshot share one invariant (the
+ * live and persisted indexes equal the rows at `gen`); cutting them apart would spread it.
  */
 import Dexie from 'dexie';
 import type { MemoryRecord, RecallDB } from '../../../db/schema';
