@@ -12,16 +12,19 @@
  */
 import { Mutex } from 'async-mutex';
 import { asStorageError } from '../db/errors';
-import type { MessageRecord, RecallDB } from '../db/schema';
+import type { RecallDB } from '../db/schema';
+import type { MessageRecord } from '../model/records';
 import { EngineError, type ChatEngine } from '../engines/types';
 import type { JobQueue } from '../jobs/queue';
-import type { LongTermMemory, RetrievedMemory } from '../memory/long-term/types';
-import { MAX_MEMORY_TEXT_CHARS } from '../memory/long-term/text';
-import type { ContextStrategy, ShortTermContext, StrategyConfig } from '../memory/short-term/types';
+import type { LongTermMemory } from '../memory/long-term/types';
+import { type RetrievedMemory, MAX_MEMORY_TEXT_CHARS } from '../model/memory';
+import type { ContextStrategy } from '../memory/short-term/types';
+import type { ShortTermContext } from '../model/context';
+import type { StrategyConfig } from '../model/strategies';
 import type { ChatTurnResult, LiveTurn } from '../messaging/protocol';
 import { maxAnswerTokensFor } from '../prompt/answer-budget';
 import { assemblePrompt, defaultSystemInstruction, shortTermBudget } from '../prompt/assemble';
-import type { PromptTrace } from '../prompt/types';
+import type { PromptTrace } from '../model/trace';
 import type { ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import type { SettingsStore } from './settings';

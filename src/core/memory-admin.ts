@@ -3,10 +3,12 @@
  * add, correct, pin, delete. Every change goes through the `MemoryStore`, so the history and the
  * indexes stay in sync.
  */
-import type { MemoryHistoryRecord, MemoryKind, MemoryRecord, RecallDB } from '../db/schema';
+import type { RecallDB } from '../db/schema';
+import type { MemoryHistoryRecord, MemoryRecord } from '../model/records';
+import type { MemoryKind, MemoryView } from '../model/memory';
 import type { LongTermStore } from '../memory/long-term/store';
 import { normalizeMemoryText } from '../memory/long-term/text';
-import type { MemoryStore, MemoryView } from '../memory/long-term/types';
+import type { MemoryStore } from '../memory/long-term/types';
 import type { MemoryListQuery } from '../messaging/protocol';
 
 /** The store plus its search, as created by `createMemoryStore`. */

@@ -53,14 +53,15 @@
 import { JSONParser } from '@streamparser/json';
 import type { Table } from 'dexie';
 import { z } from 'zod';
-import type { ConversationRecord, MemoryHistoryRecord, MemoryRecord, MessageRecord, RecallDB } from '../db/schema';
-import type { ImportReport, InterruptedImport, TransferProgress } from '../messaging/protocol';
+import type { RecallDB } from '../db/schema';
+import { MESSAGE_STATUSES, type ConversationRecord, type MemoryHistoryRecord, type MemoryRecord, type MessageRecord } from '../model/records';
+import type { ImportReport, InterruptedImport, TransferProgress } from '../model/backup';
+import { MEMORY_EVENTS, MEMORY_KINDS } from '../model/memory';
+import { MAINTENANCE_STATE_KEY } from '../model/settings';
 import { memoryHash } from './long-term/text';
 import { isTombstoned } from './long-term/store';
 import { isUsableVector, l2normalize } from './long-term/retrieval/vector';
 
-/** Same key as `MAINTENANCE_STATE_KEY` of `./long-term/jobs` (not imported, to keep this module free of the job code). */
-const MAINTENANCE_STATE_KEY = 'state.ltmMaintenance';
 
 /** `format` marker of an export file. */
 export const EXPORT_FORMAT = 'recall-export';
@@ -139,8 +140,8 @@ export function base64ToVector(text: string): Float32Array {
 // ── schema ─────────────────────────────────────────────────────────────────────
 
 const time = z.number().finite();
-const memoryKind = z.enum(['profile', 'preference', 'event', 'fact', 'instruction', 'episodic', 'summary']);
-const memoryEvent = z.enum(['ADD', 'UPDATE', 'DELETE', 'INVALIDATE', 'MERGE', 'EXPIRE', 'FORGET', 'PIN', 'UNPIN', 'IMPORT']);
+const memoryKind = z.enum(MEMORY_KINDS);
+const memoryEvent = z.enum(MEMORY_EVENTS);
 
 const memorySchema = z.object({
   id: z.string().min(1),
@@ -195,7 +196,7 @@ const messageSchema = z.object({
   role: z.enum(['user', 'assistant']),
   content: z.string(),
   createdAt: time,
-  status: z.enum(['complete', 'aborted', 'error']),
+  status: z.enum(MESSAGE_STATUSES),
   error: z.string().optional(),
   modelId: z.string().optional(),
   usage: z.object({ promptTokens: z.number().int().min(0), completionTokens: z.number().int().min(0) }).optional(),

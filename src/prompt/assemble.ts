@@ -22,13 +22,14 @@
  * and the user message pass `.turn` (special tokens only). Each section records what was
  * neutralized (`PromptSection.neutralized`).
  */
-import type { ChatMessage, TokenCounter } from '../engines/types';
-import type { RetrievedMemory } from '../memory/long-term/types';
-import { formatMemoriesForPrompt } from '../memory/long-term/retrieval/format';
-import type { ContextMessage, ShortTermContext } from '../memory/short-term/types';
+import type { ChatMessage } from '../model/engine';
+import type { TokenCounter } from '../model/tokens';
+import type { RetrievedMemory } from '../model/memory';
+import { formatMemoriesForPrompt } from './memory-lines';
+import type { ContextMessage, ShortTermContext } from '../model/context';
 import { countPromptTokens } from '../tokens';
 import { capChars, indentContinuation, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS, mergeReports, neutralizerFor } from './neutralize';
-import type { MemoryCitation, NeutralizedReport, PromptBudget, PromptSection, PromptSectionKind } from './types';
+import type { MemoryCitation, NeutralizedReport, PromptBudget, PromptSection, PromptSectionKind } from '../model/trace';
 
 /**
  * Largest share of the free budget each optional section may take (fractions of the tokens left

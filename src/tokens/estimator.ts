@@ -19,7 +19,7 @@
  * Other tokenizers differ (Llama 3 packs Chinese less densely); the UI shows counts as
  * estimates (`exact: false`) until the model's tokenizer is loaded.
  */
-import type { TokenCounter } from '../engines/types';
+import type { TokenCounter } from '../model/tokens';
 import { cachedCount } from './counter';
 
 /** Tokens per CJK character inside a CJK run (fitted: 0.62). */

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/index';
 import type { RecallDB } from '../../src/db/schema';
 import type { Embedder } from '../../src/engines/types';
-import type { StrategyConfig } from '../../src/memory/short-term/types';
+import type { StrategyConfig } from '../../src/model/strategies';
 import { loadFixtureEmbedder, startTestCore } from '../helpers/core-harness';
 import { createScriptedEngine } from '../helpers/scripted-engine';
 

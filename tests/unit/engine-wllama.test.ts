@@ -12,7 +12,9 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CHATML_TEMPLATE, createWllamaEngine, inspectGguf, supportsMemory64, WLLAMA_MODELS, type WllamaChunk, type WllamaLike } from '../../src/engines/wllama';
-import { EngineError, type LoadProgress, type TokenCounter } from '../../src/engines/types';
+import { EngineError } from '../../src/engines/types';
+import type { LoadProgress } from '../../src/model/engine';
+import type { TokenCounter } from '../../src/model/tokens';
 import { buildGguf, ggufBlob } from '../helpers/fixture-gguf';
 
 const STORIES = resolve(__dirname, '../../../shared/fixtures/models/stories260K/stories260K.gguf');

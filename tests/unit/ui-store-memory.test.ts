@@ -4,8 +4,8 @@
  * cannot run in Node); the store, the import-file check and the notices are the real ones.
  */
 import { describe, expect, it } from 'vitest';
-import type { MemoryView } from '../../src/memory/long-term/types';
-import type { ImportReport } from '../../src/messaging/protocol';
+import type { MemoryView } from '../../src/model/memory';
+import type { ImportReport } from '../../src/model/backup';
 import { createMemoryStore } from '../../src/ui/state/memory.svelte';
 import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { createFakeApi, deferred } from '../helpers/fake-api';

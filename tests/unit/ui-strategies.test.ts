@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { STRATEGIES } from '../../src/memory/short-term/config';
-import type { StrategyKind } from '../../src/memory/short-term/types';
+import type { StrategyKind } from '../../src/model/strategies';
 import { describeStrategy, localized, setStrategyParam, STRATEGY_LIST, strategyInfo, strategyParamValue, switchStrategy } from '../../src/ui/lib/strategies';
 
 const spec = (kind: StrategyKind, key: 'k' | 'maxTokens' | 'topK') => strategyInfo(kind).params.find((p) => p.key === key)!;

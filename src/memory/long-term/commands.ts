@@ -12,11 +12,10 @@
  * of them *and* its embedding is close to the argument's (see `FORGET_THRESHOLDS`). Candidates come
  * from the store's hybrid search (lexical + vector), including memories whose validity ended.
  */
-import type { MemoryKind } from '../../db/schema';
+import { type MemoryKind, MAX_MEMORY_TEXT_CHARS, type MemoryView, type RetrievedMemory } from '../../model/memory';
 import { cosineSimilarity, contentTerms, termCoverage } from './extraction/language';
 import { guessKind, prepareItem } from './extraction/items';
-import { MAX_MEMORY_TEXT_CHARS } from './text';
-import type { MemoryCommandResult, MemoryStore, MemoryView, RetrievalQuery, RetrievedMemory } from './types';
+import type { MemoryCommandResult, MemoryStore, RetrievalQuery } from './types';
 
 /**
  * The store plus its hybrid search, as `createMemoryStore` returns it. `options.timeFilters: false`

@@ -35,17 +35,18 @@
  * rewritten by the model: an UPDATE of it becomes an ADD. Each write is one store transaction with
  * its history entry; re-running a plan after a crash is harmless (repeats become exact duplicates).
  */
-import type { MemoryKind, MemoryRecord } from '../../db/schema';
-import type { ChatEngine, ChatMessage } from '../../engines/types';
+import { FACT_KINDS, type MemoryKind, type MemoryView } from '../../model/memory';
+import type { MemoryRecord } from '../../model/records';
+import type { ChatEngine } from '../../engines/types';
+import type { ChatMessage } from '../../model/engine';
 import type { SearchableStore } from './commands';
 import type { PreparedItem } from './extraction/items';
 import { parseJsonReply } from './extraction/json';
 import { containsCjk, contentTerms, cosineSimilarity, normalizeForCompare, termCoverage, truncateMiddle } from './extraction/language';
 import { memorySlot } from './slots';
-import type { MemoryView } from './types';
 
 /** Kinds consolidation compares against (episodic rounds and summaries are never candidates). */
-const CANDIDATE_KINDS: ReadonlySet<MemoryKind> = new Set<MemoryKind>(['profile', 'preference', 'event', 'fact', 'instruction']);
+const CANDIDATE_KINDS: ReadonlySet<MemoryKind> = new Set<MemoryKind>(FACT_KINDS);
 
 /** Tunables (defaults in `DEFAULT_CONSOLIDATION_OPTIONS`). */
 export interface ConsolidationOptions {

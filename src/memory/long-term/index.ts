@@ -9,15 +9,16 @@
  *   when no language model is available to extract facts.
  * - `ltm.extract` (`./jobs.ts`): LLM extraction of facts and consolidation.
  */
-import type { MemoryRecord, MessageRecord, RecallDB } from '../../db/schema';
+import type { RecallDB } from '../../db/schema';
+import type { MemoryRecord, MessageRecord } from '../../model/records';
 import type { JobQueue } from '../../jobs/queue';
 import { runMemoryCommand } from './commands';
 import { EXTRACT_JOB, EXTRACT_JOB_OPTIONS } from './jobs';
 import { capChars } from '../../prompt/neutralize';
-import { MAX_MEMORY_TEXT_CHARS, memoryHash, rememberedReply } from './text';
-import { recordAccesses, tombstonedHashes } from './store';
-import type { LongTermStore } from './store';
-import type { ExchangeInput, LongTermMemory, MemoryStore, MemoryView, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
+import { memoryHash, rememberedReply } from './text';
+import { MAX_MEMORY_TEXT_CHARS, type MemoryView, type RetrievedMemory } from '../../model/memory';
+import { recordAccesses, tombstonedHashes, type LongTermStore } from './store';
+import type { ExchangeInput, LongTermMemory, MemoryStore, NewMemory, RetrievalQuery } from './types';
 
 /** The store as the facade needs it: `createMemoryStore`'s result satisfies it. */
 export type SearchableStore = MemoryStore & {

@@ -34,9 +34,11 @@
  */
 import Dexie from 'dexie';
 import type { Embedder } from '../../engines/types';
-import type { MemoryEvent, MemoryHistoryRecord, MemoryKind, MemoryRecord, RecallDB } from '../../db/schema';
-import type { MemoryPatch, MemoryStore, MemoryView, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
-import { MAX_MEMORY_TEXT_CHARS, memoryHash, MemoryTextTooLongError, normalizeMemoryText } from './text';
+import type { RecallDB } from '../../db/schema';
+import { MEMORY_KINDS, type MemoryEvent, type MemoryKind, type MemoryView, type RetrievedMemory, MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
+import type { MemoryHistoryRecord, MemoryRecord } from '../../model/records';
+import type { MemoryPatch, MemoryStore, NewMemory, RetrievalQuery } from './types';
+import { memoryHash, MemoryTextTooLongError, normalizeMemoryText } from './text';
 import type { SlotKey } from './slots';
 import { contentTerms, termCoverage } from './extraction/language';
 import { LexicalIndex } from './retrieval/lexical';
@@ -262,7 +264,7 @@ export function toView(record: MemoryRecord): MemoryView {
   return view;
 }
 
-const KINDS: ReadonlySet<MemoryKind> = new Set(['profile', 'preference', 'event', 'fact', 'instruction', 'episodic', 'summary']);
+const KINDS: ReadonlySet<MemoryKind> = new Set(MEMORY_KINDS);
 
 /** Whether a memory is valid at `t`: its validity has not ended (a future `validFrom` is fine: plans). */
 const validAt = (m: { validUntil: number | null }, t: number) => m.validUntil === null || m.validUntil > t;

@@ -4,17 +4,9 @@
  * conversations. This file is the interface the chat core uses; `src/memory/long-term/*`
  * implements it.
  */
-import type { MemoryEvent, MemoryKind, MemoryRecord } from '../../db/schema';
+import type { MemoryEvent, MemoryKind, MemoryView, RetrievedMemory } from '../../model/memory';
+import type { MemoryRecord } from '../../model/records';
 import type { SlotKey } from './slots';
-
-/** A memory as shown outside the store: everything but the embedding vector. */
-export type MemoryView = Omit<MemoryRecord, 'embedding'> & {
-  /**
-   * Set by retrieval (`LongTermMemory.retrieve`) on an episodic round when a fact extracted from it
-   * was closed by a contradiction (`supersededBy`): when (ms epoch). The prompt marks the round as past.
-   */
-  pastSince?: number;
-};
 
 /** A retrieval request. */
 export interface RetrievalQuery {
@@ -27,13 +19,6 @@ export interface RetrievalQuery {
   now?: number;
   /** Include memories whose validity ended (default false: only currently valid ones). */
   includeInvalid?: boolean;
-}
-
-/** One retrieved memory with its final score and per-retriever ranks (1-based). */
-export interface RetrievedMemory {
-  memory: MemoryView;
-  score: number;
-  ranks: { lexical?: number; vector?: number };
 }
 
 /** The exchange that just finished, handed to long-term memory for background ingestion. */

@@ -3,7 +3,7 @@
  * normalization of stored configurations.
  */
 import { z } from 'zod';
-import { DEFAULT_STRATEGY, type StrategyConfig, type StrategyKind } from './types';
+import { DEFAULT_STRATEGY, type StrategyConfig, type StrategyKind } from '../../model/strategies';
 
 /** A localised string. */
 export interface Localized {

@@ -13,7 +13,8 @@ import { ENTITY_JOB, FOLD_JOB, SUMMARY_JOB } from './jobs-types';
 import { createSummary, runSummaryJob } from './summary';
 import { createSummaryBuffer, runFoldJob } from './summary-buffer';
 import { createTokenBuffer } from './token-buffer';
-import type { ContextStrategy, StrategyConfig } from './types';
+import type { ContextStrategy } from './types';
+import type { StrategyConfig } from '../../model/strategies';
 import { createVector } from './vector';
 
 export type { StrategyDeps } from './deps';

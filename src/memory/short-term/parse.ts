@@ -7,8 +7,9 @@
  */
 import { jsonrepair } from 'jsonrepair';
 import { z } from 'zod';
-import type { ChatResult, TokenCounter } from '../../engines/types';
-import type { EntityNote } from './types';
+import type { ChatResult } from '../../engines/types';
+import type { TokenCounter } from '../../model/tokens';
+import type { EntityNote } from '../../model/context';
 import { languageMatches, type DominantLanguage } from './language';
 
 /**

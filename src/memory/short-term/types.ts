@@ -4,69 +4,8 @@
  * ConversationBufferWindowMemory, ConversationTokenBufferMemory, ConversationSummaryMemory,
  * ConversationSummaryBufferMemory, ConversationEntityMemory, VectorStoreRetrieverMemory).
  */
-import type { ChatMessage } from '../../engines/types';
-
-/** The seven strategies. */
-export type StrategyKind =
-  | 'full-buffer'
-  | 'buffer-window'
-  | 'token-buffer'
-  | 'summary'
-  | 'summary-buffer'
-  | 'entity'
-  | 'vector';
-
-/**
- * A strategy and its parameters, stored per conversation.
- * - `k`: exchanges kept by `buffer-window`, or turns kept verbatim next to `entity`/`vector`.
- * - `maxTokens`: token limit of `token-buffer` and of `summary-buffer` (summary + buffer).
- * - `topK`: exchanges retrieved by `vector`.
- */
-export interface StrategyConfig {
-  kind: StrategyKind;
-  k?: number;
-  maxTokens?: number;
-  topK?: number;
-}
-
-/** Default strategy for new conversations: summary + buffer, 2,000 tokens (LangChain's default). */
-export const DEFAULT_STRATEGY: StrategyConfig = { kind: 'summary-buffer', maxTokens: 2000 };
-
-/** A verbatim message of the short-term context, with its id and position. */
-export interface ContextMessage extends ChatMessage {
-  id: string;
-  seq: number;
-}
-
-/** A past exchange retrieved by the vector strategy. */
-export interface RetrievedExchange {
-  text: string;
-  conversationId: string;
-  messageIds: string[];
-  /** Cosine similarity to the query, -1..1; `null` when found by keywords (no embedder). */
-  similarity: number | null;
-}
-
-/** Entity notes injected by the entity strategy. */
-export interface EntityNote {
-  name: string;
-  summary: string;
-}
-
-/** What a strategy contributes to the next prompt. */
-export interface ShortTermContext {
-  /** Running / progressive summary, or `null`. */
-  summary: string | null;
-  entities: EntityNote[];
-  retrieved: RetrievedExchange[];
-  /** Verbatim messages, oldest first (never includes the new user message). */
-  recent: ContextMessage[];
-  /**
-   * Summary strategies: messages that are due to be summarized but are not yet (kept verbatim
-   * meanwhile), and why the last summarizer reply was rejected, if it was.
-   */
-  pending?: { messages: number; lastError: string | null };
-}
+import type { ShortTermContext } from '../../model/context';
+import type { StrategyKind } from '../../model/strategies';
 
 /**
  * A short-term context strategy. Strategies keep no state in memory: what they need between

@@ -7,7 +7,7 @@
  * `src/memory/short-term`), written out here so the side panel bundle does not pull in the
  * memory code; a unit test checks they match.
  */
-import type { JobStats } from '../../jobs/queue';
+import type { JobStats } from '../../model/records';
 import type { TranslationKey } from '../i18n/instance';
 import { toPercent } from './format';
 

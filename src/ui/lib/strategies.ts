@@ -5,7 +5,7 @@
  * kinds while keeping compatible values, and parsing what the user typed.
  */
 import { normalizeStrategyConfig, STRATEGIES, type Localized, type StrategyInfo, type StrategyParamSpec } from '../../memory/short-term/config';
-import type { StrategyConfig, StrategyKind } from '../../memory/short-term/types';
+import type { StrategyConfig, StrategyKind } from '../../model/strategies';
 import type { UiLanguage } from './locale';
 import { formatCount } from './format';
 import { parseIntInRange, type NumberFieldError } from './settings-form';

@@ -10,10 +10,12 @@
  * Runs wherever Dexie runs (browser, or Node with fake-indexeddb); no file access here.
  */
 import { z } from 'zod';
-import type { MessageRecord, RecallDB } from '../../../db/schema';
+import type { RecallDB } from '../../../db/schema';
+import type { MessageRecord } from '../../../model/records';
 import type { JobQueue } from '../../../jobs/queue';
-import { DEFAULT_STRATEGY } from '../../short-term/types';
-import type { ExchangeInput, LongTermMemory, RetrievedMemory } from '../types';
+import { DEFAULT_STRATEGY } from '../../../model/strategies';
+import type { ExchangeInput, LongTermMemory } from '../types';
+import type { RetrievedMemory } from '../../../model/memory';
 import type { LongTermStore, RetrievalMode, SearchOptions } from '../store';
 
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'not an ISO 8601 date' });
