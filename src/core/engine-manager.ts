@@ -4,7 +4,8 @@
  */
 import { Mutex } from 'async-mutex';
 import { type ChatEngine, type Embedder, EngineError } from '../engines/types';
-import type { EngineErrorCode, LoadProgress, EngineStatus, GpuInfo, ModelCatalog, WllamaSource } from '../model/engine';
+import type { EngineErrorCode, LoadProgress, EngineStatus, GpuInfo, WllamaSource } from '../model/engine';
+import type { ModelCatalog } from '../model/catalog';
 import type { TokenCounter } from '../model/tokens';
 import { createTransformersEmbedder } from '../engines/transformers';
 import { prebuiltAppConfig } from '@mlc-ai/web-llm';

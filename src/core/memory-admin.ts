@@ -4,8 +4,8 @@
  * indexes stay in sync.
  */
 import type { RecallDB } from '../db/schema';
-import type { MemoryHistoryRecord, MemoryRecord } from '../model/records';
-import type { MemoryKind, MemoryView } from '../model/memory';
+import type { MemoryHistoryRecord, MemoryRecord, MemoryView } from '../model/records';
+import type { MemoryKind } from '../model/memory';
 import type { LongTermStore } from '../memory/long-term/store';
 import { normalizeMemoryText } from '../memory/long-term/text';
 import type { MemoryStore } from '../memory/long-term/types';

@@ -18,10 +18,11 @@
 import { defineExtensionMessaging } from '@webext-core/messaging';
 import type { Runtime } from 'webextension-polyfill';
 import type { ImportReport, InterruptedImport } from '../model/backup';
-import type { EngineStatus, ModelCatalog, WllamaSource } from '../model/engine';
+import type { EngineStatus, WllamaSource } from '../model/engine';
+import type { ModelCatalog } from '../model/catalog';
 import type { EventPayloads, EventType } from '../model/events';
-import type { MemoryKind, MemoryView } from '../model/memory';
-import type { ConversationRecord, JobStats, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
+import type { MemoryKind } from '../model/memory';
+import type { MemoryView, ConversationRecord, JobStats, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
 import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
 import type { PromptTrace } from '../model/trace';

@@ -1,9 +1,11 @@
 /**
- * What a short-term strategy hands to prompt assembly (`src/prompt/assemble.ts`): the recent
- * turns, a summary, entity notes and retrieved past exchanges. Leaf module: imports nothing from
+ * What memory hands to prompt assembly (`src/prompt/assemble.ts`): the retrieved long-term
+ * memories, and a short-term strategy's recent turns, summary, entity notes and retrieved past
+ * exchanges. Leaf module: imports nothing from
  * `src/` but other model files.
  */
 import type { ChatMessage } from './engine';
+import type { MemoryView } from './records';
 
 /** A verbatim message of the short-term context, with its id and position. */
 export interface ContextMessage extends ChatMessage {
@@ -39,4 +41,11 @@ export interface ShortTermContext {
    * meanwhile), and why the last summarizer reply was rejected, if it was.
    */
   pending?: { messages: number; lastError: string | null };
+}
+
+/** One retrieved memory with its final score and per-retriever ranks (1-based). */
+export interface RetrievedMemory {
+  memory: MemoryView;
+  score: number;
+  ranks: { lexical?: number; vector?: number };
 }

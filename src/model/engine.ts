@@ -2,9 +2,8 @@
  * Engine vocabulary shared by every layer: chat messages, token usage, load progress, engine
  * states and the models the user can pick. The engine interfaces themselves (`ChatEngine`,
  * `Embedder`) live in `src/engines/types.ts`; this file holds only the shapes other layers
- * (records, prompt trace, protocol, UI) need. Leaf module: imports nothing from `src/`.
+ * (records, prompt trace, protocol, UI) need. Leaf module: imports nothing.
  */
-import type { LocalModelRecord } from './records';
 
 /** Role of one chat message (OpenAI-shaped). */
 export type ChatRole = 'system' | 'user' | 'assistant';
@@ -103,17 +102,6 @@ export interface ModelOption {
   /** Languages it is good at, e.g. `['zh', 'en']`. */
   languages: string[];
   recommended?: boolean;
-}
-
-/** The model pickers' contents. */
-export interface ModelCatalog {
-  /** WebLLM models whose WebGPU library ships in this package (variant ids for this GPU); `[]` when none ships. */
-  webllm: ModelOption[];
-  wllama: ModelOption[];
-  /** GGUF files the user opened or downloaded before (stored in OPFS). */
-  localFiles: LocalModelRecord[];
-  /** WebLLM model id to use by default for this GPU (q4f32 when `shader-f16` is missing); `''` when no GPU model ships. */
-  defaultWebllmModel: string;
 }
 
 /** Where wllama loads a GGUF from. */

@@ -1,10 +1,8 @@
 /**
  * Long-term memory vocabulary: the memory kinds (one list, with the subsets derived from it),
  * the history events, the namespace a conversation gets by default, the text cap, and the shapes
- * a memory has outside the store. Leaf module: imports nothing from `src/` but other model files.
+ * Leaf module: imports nothing.
  */
-import type { MemoryRecord } from './records';
-
 /**
  * Kinds of a fact, in the order the memory manager lists them: what extraction produces, what the
  * user may add by hand, and what consolidation and maintenance compare and merge.
@@ -43,19 +41,3 @@ export const DEFAULT_NAMESPACE = 'default';
  * round is cut to fit (`episodicText`), so no stored text can make every later turn slow.
  */
 export const MAX_MEMORY_TEXT_CHARS = 8_000;
-
-/** A memory as shown outside the store: everything but the embedding vector. */
-export type MemoryView = Omit<MemoryRecord, 'embedding'> & {
-  /**
-   * Set by retrieval (`LongTermMemory.retrieve`) on an episodic round when a fact extracted from it
-   * was closed by a contradiction (`supersededBy`): when (ms epoch). The prompt marks the round as past.
-   */
-  pastSince?: number;
-};
-
-/** One retrieved memory with its final score and per-retriever ranks (1-based). */
-export interface RetrievedMemory {
-  memory: MemoryView;
-  score: number;
-  ranks: { lexical?: number; vector?: number };
-}

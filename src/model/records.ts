@@ -126,6 +126,15 @@ export interface MemoryRecord {
   pending?: 1;
 }
 
+/** A memory as shown outside the store: everything but the embedding vector. */
+export type MemoryView = Omit<MemoryRecord, 'embedding'> & {
+  /**
+   * Set by retrieval (`LongTermMemory.retrieve`) on an episodic round when a fact extracted from it
+   * was closed by a contradiction (`supersededBy`): when (ms epoch). The prompt marks the round as past.
+   */
+  pastSince?: number;
+};
+
 /** One change to a memory (Mem0-style history table). */
 export interface MemoryHistoryRecord {
   id?: number;

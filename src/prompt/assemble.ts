@@ -24,9 +24,8 @@
  */
 import type { ChatMessage } from '../model/engine';
 import type { TokenCounter } from '../model/tokens';
-import type { RetrievedMemory } from '../model/memory';
+import type { RetrievedMemory, ContextMessage, ShortTermContext } from '../model/context';
 import { formatMemoriesForPrompt } from './memory-lines';
-import type { ContextMessage, ShortTermContext } from '../model/context';
 import { countPromptTokens } from '../tokens';
 import { capChars, indentContinuation, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS, mergeReports, neutralizerFor } from './neutralize';
 import type { MemoryCitation, NeutralizedReport, PromptBudget, PromptSection, PromptSectionKind } from '../model/trace';

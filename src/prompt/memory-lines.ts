@@ -6,7 +6,7 @@
  * items alternate between the front and the back, so the least relevant end up in the middle.
  */
 import type { TokenCounter } from '../model/tokens';
-import type { RetrievedMemory } from '../model/memory';
+import type { RetrievedMemory } from '../model/context';
 
 /** Result of `formatMemoriesForPrompt`. */
 export interface FormattedMemories {

@@ -4,8 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { TokenCounter } from '../../src/model/tokens';
-import type { RetrievedMemory } from '../../src/model/memory';
-import type { ContextMessage, ShortTermContext } from '../../src/model/context';
+import type { RetrievedMemory, ContextMessage, ShortTermContext } from '../../src/model/context';
 import { assemblePrompt, fitText, PromptTooLongError, SECTION_SHARES, shortTermBudget } from '../../src/prompt/assemble';
 
 const chars: TokenCounter = { id: 'test:chars', exact: true, count: (t) => t.length, perMessageOverhead: 4, replyPrimerTokens: 3 };

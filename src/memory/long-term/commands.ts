@@ -12,7 +12,9 @@
  * of them *and* its embedding is close to the argument's (see `FORGET_THRESHOLDS`). Candidates come
  * from the store's hybrid search (lexical + vector), including memories whose validity ended.
  */
-import { type MemoryKind, MAX_MEMORY_TEXT_CHARS, type MemoryView, type RetrievedMemory } from '../../model/memory';
+import { type MemoryKind, MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
+import type { MemoryView } from '../../model/records';
+import type { RetrievedMemory } from '../../model/context';
 import { cosineSimilarity, contentTerms, termCoverage } from './extraction/language';
 import { guessKind, prepareItem } from './extraction/items';
 import type { MemoryCommandResult, MemoryStore, RetrievalQuery } from './types';

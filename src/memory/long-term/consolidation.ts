@@ -35,8 +35,8 @@
  * rewritten by the model: an UPDATE of it becomes an ADD. Each write is one store transaction with
  * its history entry; re-running a plan after a crash is harmless (repeats become exact duplicates).
  */
-import { FACT_KINDS, type MemoryKind, type MemoryView } from '../../model/memory';
-import type { MemoryRecord } from '../../model/records';
+import { FACT_KINDS, type MemoryKind } from '../../model/memory';
+import type { MemoryView, MemoryRecord } from '../../model/records';
 import type { ChatEngine } from '../../engines/types';
 import type { ChatMessage } from '../../model/engine';
 import type { SearchableStore } from './commands';

@@ -10,13 +10,14 @@
  * - `ltm.extract` (`./jobs.ts`): LLM extraction of facts and consolidation.
  */
 import type { RecallDB } from '../../db/schema';
-import type { MemoryRecord, MessageRecord } from '../../model/records';
+import type { MemoryRecord, MessageRecord, MemoryView } from '../../model/records';
 import type { JobQueue } from '../../jobs/queue';
 import { runMemoryCommand } from './commands';
 import { EXTRACT_JOB, EXTRACT_JOB_OPTIONS } from './jobs';
 import { capChars } from '../../prompt/neutralize';
 import { memoryHash, rememberedReply } from './text';
-import { MAX_MEMORY_TEXT_CHARS, type MemoryView, type RetrievedMemory } from '../../model/memory';
+import { MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
+import type { RetrievedMemory } from '../../model/context';
 import { recordAccesses, tombstonedHashes, type LongTermStore } from './store';
 import type { ExchangeInput, LongTermMemory, MemoryStore, NewMemory, RetrievalQuery } from './types';
 

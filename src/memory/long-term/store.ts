@@ -35,8 +35,9 @@
 import Dexie from 'dexie';
 import type { Embedder } from '../../engines/types';
 import type { RecallDB } from '../../db/schema';
-import { MEMORY_KINDS, type MemoryEvent, type MemoryKind, type MemoryView, type RetrievedMemory, MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
-import type { MemoryHistoryRecord, MemoryRecord } from '../../model/records';
+import { MEMORY_KINDS, type MemoryEvent, type MemoryKind, MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
+import type { MemoryView, MemoryHistoryRecord, MemoryRecord } from '../../model/records';
+import type { RetrievedMemory } from '../../model/context';
 import type { MemoryPatch, MemoryStore, NewMemory, RetrievalQuery } from './types';
 import { memoryHash, MemoryTextTooLongError, normalizeMemoryText } from './text';
 import type { SlotKey } from './slots';

@@ -4,8 +4,9 @@
  * conversations. This file is the interface the chat core uses; `src/memory/long-term/*`
  * implements it.
  */
-import type { MemoryEvent, MemoryKind, MemoryView, RetrievedMemory } from '../../model/memory';
-import type { MemoryRecord } from '../../model/records';
+import type { MemoryEvent, MemoryKind } from '../../model/memory';
+import type { MemoryView, MemoryRecord } from '../../model/records';
+import type { RetrievedMemory } from '../../model/context';
 import type { SlotKey } from './slots';
 
 /** A retrieval request. */

@@ -5,8 +5,8 @@
  * Failures become notices (or the import's own error line); nothing typed is dropped on failure.
  * A new import or erasing everything clears the previous import report and error.
  */
-import type { MemoryHistoryRecord } from '../../model/records';
-import { type MemoryKind, type MemoryView, DEFAULT_NAMESPACE } from '../../model/memory';
+import type { MemoryHistoryRecord, MemoryView } from '../../model/records';
+import { type MemoryKind, DEFAULT_NAMESPACE } from '../../model/memory';
 import type { ImportReport, TransferProgress } from '../../model/backup';
 import { t } from '../i18n/index.svelte';
 import { errorMessage } from '../lib/connect';
