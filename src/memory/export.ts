@@ -54,9 +54,9 @@ import { JSONParser } from '@streamparser/json';
 import type { Table } from 'dexie';
 import { z } from 'zod';
 import type { RecallDB } from '../db/schema';
-import { MESSAGE_STATUSES, type ConversationRecord, type MemoryHistoryRecord, type MemoryRecord, type MessageRecord } from '../model/records';
+import { MESSAGE_ROLES, MESSAGE_STATUSES, type ConversationRecord, type MemoryHistoryRecord, type MemoryRecord, type MessageRecord } from '../model/records';
 import type { ImportReport, InterruptedImport, TransferProgress } from '../model/backup';
-import { MEMORY_EVENTS, MEMORY_KINDS } from '../model/memory';
+import { MEMORY_COMMANDS, MEMORY_EVENTS, MEMORY_KINDS } from '../model/memory';
 import { MAINTENANCE_STATE_KEY } from '../model/settings';
 import { memoryHash } from './long-term/text';
 import { isTombstoned } from './long-term/store';
@@ -193,7 +193,7 @@ const messageSchema = z.object({
   id: z.string().min(1),
   conversationId: z.string().min(1),
   seq: z.number().int().min(0),
-  role: z.enum(['user', 'assistant']),
+  role: z.enum(MESSAGE_ROLES),
   content: z.string(),
   createdAt: time,
   status: z.enum(MESSAGE_STATUSES),
@@ -204,7 +204,7 @@ const messageSchema = z.object({
   truncated: z.boolean().optional(),
   command: z
     .object({
-      kind: z.enum(['remember', 'forget']),
+      kind: z.enum(MEMORY_COMMANDS),
       affected: z.array(z.object({ id: z.string().min(1), kind: memoryKind, text: z.string() })).optional(),
     })
     .optional(),

@@ -21,7 +21,7 @@ import type { ImportReport, InterruptedImport } from '../model/backup';
 import type { EngineStatus, WllamaSource } from '../model/engine';
 import type { ModelCatalog } from '../model/catalog';
 import type { EventPayloads, EventType } from '../model/events';
-import type { MemoryKind } from '../model/memory';
+import type { AffectedMemory, MemoryCommand, MemoryKind } from '../model/memory';
 import type { MemoryView, ConversationRecord, JobStats, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
 import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
@@ -49,7 +49,7 @@ export interface ChatTurnResult {
   userMessage: MessageRecord;
   assistantMessage: MessageRecord;
   /** Present when the message was an explicit memory command handled without the model. */
-  command?: { kind: 'remember' | 'forget'; affected: { id: string; kind: MemoryKind; text: string }[] };
+  command?: { kind: MemoryCommand; affected: AffectedMemory[] };
 }
 
 /** Filter for the memory list. */

@@ -27,6 +27,19 @@ export const MEMORY_EVENTS = ['ADD', 'UPDATE', 'DELETE', 'INVALIDATE', 'MERGE', 
 /** Event recorded in the memory history. */
 export type MemoryEvent = (typeof MEMORY_EVENTS)[number];
 
+/** Explicit memory commands, answered without the model ("remember …" / "记住…", "forget …" / "忘记…"). */
+export const MEMORY_COMMANDS = ['remember', 'forget'] as const;
+
+/** An explicit memory command (see `MEMORY_COMMANDS`). */
+export type MemoryCommand = (typeof MEMORY_COMMANDS)[number];
+
+/** A memory a command stored or removed, as the turn reports it. */
+export interface AffectedMemory {
+  id: string;
+  kind: MemoryKind;
+  text: string;
+}
+
 /**
  * The namespace of a conversation created without one (the only one the side panel offers today).
  * Use it only where a conversation or a memory is created; every query takes the namespace of the

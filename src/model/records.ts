@@ -4,7 +4,7 @@
  * other model files.
  */
 import type { EngineErrorCode } from './engine';
-import type { MemoryEvent, MemoryKind } from './memory';
+import type { AffectedMemory, MemoryCommand, MemoryEvent, MemoryKind } from './memory';
 import type { StrategyConfig, StrategyKind } from './strategies';
 import type { PromptTrace } from './trace';
 
@@ -20,6 +20,9 @@ export interface ConversationRecord {
   updatedAt: number;
 }
 
+/** Roles of a stored message (the system instruction is never stored). */
+export const MESSAGE_ROLES = ['user', 'assistant'] as const;
+
 /** Statuses of a stored message. */
 export const MESSAGE_STATUSES = ['complete', 'aborted', 'error'] as const;
 
@@ -32,7 +35,7 @@ export interface MessageRecord {
   conversationId: string;
   /** 0-based position in the conversation; unique per conversation. */
   seq: number;
-  role: 'user' | 'assistant';
+  role: (typeof MESSAGE_ROLES)[number];
   content: string;
   createdAt: number;
   status: MessageStatus;
@@ -50,7 +53,7 @@ export interface MessageRecord {
    * Set on both messages of an explicit memory command turn ("remember …", "忘记…"); on the
    * reply it lists what was stored or removed. Command turns are left out of prompts.
    */
-  command?: { kind: 'remember' | 'forget'; affected?: { id: string; kind: MemoryKind; text: string }[] };
+  command?: { kind: MemoryCommand; affected?: AffectedMemory[] };
 }
 
 /**

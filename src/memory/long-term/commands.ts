@@ -12,7 +12,7 @@
  * of them *and* its embedding is close to the argument's (see `FORGET_THRESHOLDS`). Candidates come
  * from the store's hybrid search (lexical + vector), including memories whose validity ended.
  */
-import { type MemoryKind, MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
+import { MAX_MEMORY_TEXT_CHARS, type MemoryCommand, type MemoryKind } from '../../model/memory';
 import type { MemoryView } from '../../model/records';
 import type { RetrievedMemory } from '../../model/context';
 import { cosineSimilarity, contentTerms, termCoverage } from './extraction/language';
@@ -32,7 +32,7 @@ export type SearchableStore = MemoryStore & {
 
 /** A recognized command. `argument` is the text after the command word, trimmed. */
 export interface ParsedMemoryCommand {
-  command: 'remember' | 'forget';
+  command: MemoryCommand;
   argument: string;
   /** "forget everything" / "忘记所有": a request to erase all memory (`argument` is empty). */
   all?: true;

@@ -4,7 +4,7 @@
  * conversations. This file is the interface the chat core uses; `src/memory/long-term/*`
  * implements it.
  */
-import type { MemoryEvent, MemoryKind } from '../../model/memory';
+import type { AffectedMemory, MemoryCommand, MemoryEvent, MemoryKind } from '../../model/memory';
 import type { MemoryView, MemoryRecord } from '../../model/records';
 import type { RetrievedMemory } from '../../model/context';
 import type { SlotKey } from './slots';
@@ -32,9 +32,9 @@ export interface ExchangeInput {
 
 /** Result of an explicit memory command ("remember that …", "forget …", "记住…", "忘记…"). */
 export interface MemoryCommandResult {
-  command: 'remember' | 'forget';
+  command: MemoryCommand;
   /** Memories stored (remember) or removed (forget). */
-  affected: { id: string; kind: MemoryKind; text: string }[];
+  affected: AffectedMemory[];
   /**
    * Set when the command was understood but not carried out: "forget everything" is done in
    * Memory → Erase everything… (`forget_all`); a "remember …" text longer than

@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import type { RecallDB } from '../../../db/schema';
-import type { MessageRecord } from '../../../model/records';
+import { MESSAGE_ROLES, type MessageRecord } from '../../../model/records';
 import type { JobQueue } from '../../../jobs/queue';
 import { DEFAULT_STRATEGY } from '../../../model/strategies';
 import type { ExchangeInput, LongTermMemory } from '../types';
@@ -41,7 +41,7 @@ export const EvalDatasetSchema = z
                   id: z.string().min(1),
                   speaker: z.string().min(1),
                   text: z.string(),
-                  role: z.enum(['user', 'assistant']).optional(),
+                  role: z.enum(MESSAGE_ROLES).optional(),
                   date: isoDate.optional(),
                 }),
               ),
