@@ -34,11 +34,6 @@ const EXCEPTIONS = [
     reason: "the v3 upgrade lays the vectors out with the store's own block codec, so a migrated database opens without a rebuild (blocks.ts imports nothing from db)",
   },
   {
-    from: '^src/ui/(lib/strategies\\.ts|components/EngineErrorBox\\.svelte)$',
-    to: '^src/memory/short-term/config\\.ts$',
-    reason: 'the strategy labels and parameter ranges the picker shows live with the strategies until the strategy registry describes them in src/model',
-  },
-  {
     from: '^src/ui/lib/keys\\.ts$',
     to: '^src/memory/long-term/commands\\.ts$',
     reason: "a memory command can be sent with no model loaded: the panel uses the core's own command grammar (parseMemoryCommand), which needs the extraction language helpers",

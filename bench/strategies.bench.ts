@@ -27,9 +27,10 @@ import 'fake-indexeddb/auto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { ChatEngine, ChatRequest, ChatResult } from '../src/engines/types';
 import type { ChatMessage } from '../src/model/engine';
-import { createStrategy, registerShortTermJobs, STRATEGIES } from '../src/memory/short-term';
+import { createStrategy, registerShortTermJobs } from '../src/memory/short-term';
 import type { RetrievedExchange, ShortTermContext } from '../src/model/context';
-import type { StrategyConfig } from '../src/model/strategies';
+import { type StrategyConfig, STRATEGIES, strategyInfo } from '../src/model/strategies';
+import en from '../src/ui/i18n/locales/en.json';
 import { countPromptTokens, createGgufTokenCounter, createTokenEstimator, estimateTokens } from '../src/tokens';
 import { generateConversation, type GeneratedExchange } from './data/bilingual-conversation';
 import { qwenCounter } from './data/qwen-tokenizer';
@@ -179,7 +180,7 @@ async function runStrategy(config: StrategyConfig, conversation: GeneratedExchan
   const calls = engine.calls;
   return {
     config,
-    label: STRATEGIES[config.kind].label.en,
+    label: en.strategies[config.kind].label,
     promptTokens,
     turn200,
     backgroundCalls: calls.length,
@@ -276,7 +277,7 @@ export default defineBench({
   full: {},
   async run() {
     const conversation = generateConversation(200);
-    const configs: StrategyConfig[] = (Object.keys(STRATEGIES) as (keyof typeof STRATEGIES)[]).map((k) => STRATEGIES[k].defaults);
+    const configs: StrategyConfig[] = STRATEGIES.map((s) => strategyInfo(s.kind).defaults);
     const strategies: StrategyResult[] = [];
     for (const config of configs) strategies.push(await runStrategy(config, conversation));
     const full = strategies.find((r) => r.config.kind === 'full-buffer')!;

@@ -7,7 +7,6 @@ import { RecallDB } from '../../src/db/schema';
 import type { ChatEngine } from '../../src/engines/types';
 import type { TokenCounter } from '../../src/model/tokens';
 import { createJobQueue, type JobQueue } from '../../src/jobs/queue';
-import type { RetrievedExchange } from '../../src/model/context';
 import type { StrategyConfig } from '../../src/model/strategies';
 import type { StrategyDeps } from '../../src/memory/short-term';
 

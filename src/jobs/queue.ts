@@ -9,7 +9,8 @@
  * how summaries and extraction never block the user's next message on a single-model engine.
  */
 import type { RecallDB } from '../db/schema';
-import type { JobRecord, JobStats } from '../model/records';
+import type { JobStats } from '../model/jobs';
+import type { JobRecord } from '../model/records';
 
 /** Passed to a handler while its job runs. */
 export interface JobContext {

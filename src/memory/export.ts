@@ -54,10 +54,11 @@ import { JSONParser } from '@streamparser/json';
 import type { Table } from 'dexie';
 import { z } from 'zod';
 import type { RecallDB } from '../db/schema';
-import { MESSAGE_ROLES, MESSAGE_STATUSES, type ConversationRecord, type MemoryHistoryRecord, type MemoryRecord, type MessageRecord } from '../model/records';
+import { MESSAGE_ROLES, MESSAGE_STATUSES, type ConversationRecord, type MemoryRecord, type MessageRecord } from '../model/records';
 import type { ImportReport, InterruptedImport, TransferProgress } from '../model/backup';
 import { MEMORY_COMMANDS, MEMORY_EVENTS, MEMORY_KINDS } from '../model/memory';
 import { MAINTENANCE_STATE_KEY } from '../model/settings';
+import { strategyKindSchema } from '../model/strategies';
 import { memoryHash } from './long-term/text';
 import { isTombstoned } from './long-term/store';
 import { isUsableVector, l2normalize } from './long-term/retrieval/vector';
@@ -180,7 +181,7 @@ const conversationSchema = z.object({
   title: z.string(),
   namespace: z.string().min(1),
   strategy: z.object({
-    kind: z.enum(['full-buffer', 'buffer-window', 'token-buffer', 'summary', 'summary-buffer', 'entity', 'vector']),
+    kind: strategyKindSchema,
     k: z.number().int().min(1).optional(),
     maxTokens: z.number().int().min(1).optional(),
     topK: z.number().int().min(1).optional(),

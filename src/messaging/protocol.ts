@@ -22,7 +22,8 @@ import type { EngineStatus, WllamaSource } from '../model/engine';
 import type { ModelCatalog } from '../model/catalog';
 import type { EventPayloads, EventType } from '../model/events';
 import type { AffectedMemory, MemoryCommand, MemoryKind } from '../model/memory';
-import type { MemoryView, ConversationRecord, JobStats, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
+import type { MemoryView, ConversationRecord, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
+import type { JobStats } from '../model/jobs';
 import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
 import type { PromptTrace } from '../model/trace';
@@ -179,6 +180,5 @@ export function assertSender(sender: Runtime.MessageSender, allowed: ExtensionCo
  * an error; events are lost then, and the UI re-reads state when it opens.
  */
 export function emitEvent<K extends EventType>(type: K, data: EventPayloads[K]): void {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   (sendMessage as any)(type, data).catch(() => undefined);
 }

@@ -5,7 +5,7 @@
  */
 import type { TransferProgress } from './backup';
 import type { EngineStatus } from './engine';
-import type { JobStats } from './records';
+import type { JobStats } from './jobs';
 import type { Settings } from './settings';
 
 /** Every event type, one per `EventPayloads` entry. */

@@ -175,28 +175,6 @@ export interface JobRecord {
   lastError?: string;
 }
 
-/**
- * Counts of jobs by status. `queued` counts jobs runnable now; `scheduled` queued jobs that have not
- * failed yet and wait for their time (a delay such as the daily maintenance, or a deferral);
- * `retrying` queued jobs that failed at least once and wait out their backoff. `current` is the running job's type and progress (0..1, `null`
- * when it reports none), or `null` when nothing runs.
- */
-export interface JobStats {
-  queued: number;
-  scheduled: number;
-  retrying: number;
-  running: number;
-  failed: number;
-  done: number;
-  /** Jobs of a type no handler is registered for (kept, not run, never polled; see `JobStatus`). */
-  parked: number;
-  /** The parked job types (sorted), for the UI. */
-  parkedTypes: string[];
-  current: { type: string; progress: number | null } | null;
-  /** The latest failed jobs (at most 5, newest first) with their last error. */
-  recentFailures: { type: string; lastError: string; at: number }[];
-}
-
 /** The exact prompt sent for one assistant message, for the context view. */
 export interface PromptTraceRecord {
   /** Id of the assistant message the prompt produced. */

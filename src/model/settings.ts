@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { WllamaSource } from './engine';
-import { DEFAULT_STRATEGY, STRATEGY_KINDS, type StrategyConfig } from './strategies';
+import { DEFAULT_STRATEGY, normalizeStrategyConfig, strategyConfigSchema, type StrategyConfig } from './strategies';
 
 /** Engines the user can prefer (loaded on start). */
 export const PREFERRED_ENGINES = ['webllm', 'wllama'] as const;
@@ -57,17 +57,6 @@ export const DEFAULT_SETTINGS: Settings = {
 /** Every setting's key, in `DEFAULT_SETTINGS` order. */
 export const SETTING_KEYS = Object.keys(DEFAULT_SETTINGS) as SettingKey[];
 
-/**
- * A strategy of a known kind with numeric parameters. Only the shape is checked here; the
- * parameters are clamped to their ranges by the strategy code (`normalizeStrategyConfig`).
- */
-export const strategyConfigSchema = z.object({
-  kind: z.enum(STRATEGY_KINDS),
-  k: z.number().optional(),
-  maxTokens: z.number().optional(),
-  topK: z.number().optional(),
-});
-
 /** The schema of every setting (all keys required). */
 export const settingsSchema = z.object({
   preferredEngine: z.enum(PREFERRED_ENGINES),
@@ -76,7 +65,8 @@ export const settingsSchema = z.object({
     .union([z.object({ type: z.literal('catalog'), id: z.string().min(1) }), z.object({ type: z.literal('opfs'), fileName: z.string().min(1) })])
     .nullable(),
   embeddingModelId: z.string().min(1),
-  defaultStrategy: strategyConfigSchema,
+  /** A strategy of a known kind; its parameters are clamped to their ranges (`normalizeStrategyConfig`). */
+  defaultStrategy: strategyConfigSchema.transform(normalizeStrategyConfig),
   maxAnswerTokens: z.number().int().min(16).max(8192),
   memoryTopK: z.number().int().min(0).max(50),
   episodicRetentionDays: z.number().int().min(1).max(36_500).nullable(),

@@ -4,6 +4,7 @@
  * cost is its content tokens plus the chat template's per-message overhead (`messageTokens`).
  */
 import type { TokenCounter } from '../../model/tokens';
+import { defineStrategy } from './define';
 import type { StrategyDeps } from './deps';
 import { loadNewestMessages, messageTokens } from './messages';
 import type { ContextStrategy } from './types';
@@ -39,3 +40,6 @@ export function createTokenBuffer(deps: StrategyDeps, maxTokens: number): Contex
     async onExchange() {},
   };
 }
+
+/** `token-buffer`: the newest whole messages within `maxTokens`. */
+export const tokenBufferStrategy = defineStrategy({ kind: 'token-buffer', create: (deps, config) => createTokenBuffer(deps, config.maxTokens!) });
