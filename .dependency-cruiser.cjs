@@ -10,17 +10,20 @@
 /** Folders of `src/` each folder may import besides itself (everything may import `model`). */
 const LAYERS = {
   model: [],
+  text: ['model'],
+  gguf: ['model'],
   platform: ['model'],
-  tokens: ['model'],
-  engines: ['model', 'platform', 'tokens'],
+  tokens: ['model', 'text', 'gguf'],
+  engines: ['model', 'platform', 'tokens', 'gguf'],
   db: ['model'],
   jobs: ['model', 'db'],
-  prompt: ['model', 'tokens', 'engines'],
-  memory: ['model', 'platform', 'tokens', 'engines', 'db', 'jobs', 'prompt'],
+  prompt: ['model', 'text', 'tokens', 'engines'],
+  memory: ['model', 'text', 'platform', 'tokens', 'engines', 'db', 'jobs', 'prompt'],
+  backup: ['model', 'text', 'db', 'memory'],
   messaging: ['model'],
-  core: ['model', 'platform', 'tokens', 'engines', 'db', 'jobs', 'prompt', 'memory', 'messaging'],
+  core: ['model', 'text', 'gguf', 'platform', 'tokens', 'engines', 'db', 'jobs', 'prompt', 'memory', 'backup', 'messaging'],
   background: ['model', 'messaging'],
-  ui: ['model', 'messaging', 'platform', 'prompt'],
+  ui: ['model', 'text', 'gguf', 'messaging', 'platform', 'prompt'],
 };
 
 /**

@@ -4,9 +4,9 @@
  * indexes stay in sync.
  */
 import type { RecallDB } from '../db/schema';
-import type { MemoryHistoryRecord, MemoryRecord, MemoryView } from '../model/records';
+import type { MemoryHistoryRecord, MemoryView } from '../model/records';
 import type { MemoryKind } from '../model/memory';
-import type { LongTermStore } from '../memory/long-term/store';
+import { toView, type LongTermStore } from '../memory/long-term/store';
 import { normalizeMemoryText } from '../memory/long-term/text';
 import type { MemoryStore } from '../memory/long-term/types';
 import type { MemoryListQuery } from '../messaging/protocol';
@@ -14,12 +14,6 @@ import type { MemoryListQuery } from '../messaging/protocol';
 /** The store plus its search, as created by `createMemoryStore`. */
 export type SearchableMemoryStore = MemoryStore &
   Pick<LongTermStore, 'search' | 'rebuildIndexes' | 'roundsStating' | 'indexStats' | 'flushSnapshot' | 'catalog' | 'missingVectors'>;
-
-/** Strips the embedding (vectors never leave the core). */
-export function toView(memory: MemoryRecord): MemoryView {
-  const { embedding: _embedding, ...view } = memory;
-  return view;
-}
 
 /** See module doc. */
 export interface MemoryAdmin {

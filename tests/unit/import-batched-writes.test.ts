@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecallDB } from '../../src/db/schema';
 import type { ConversationRecord, MessageRecord } from '../../src/model/records';
-import { importAll } from '../../src/memory/export';
+import { importAll } from '../../src/backup';
 
 const dbs: RecallDB[] = [];
 const open = () => {

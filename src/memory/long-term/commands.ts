@@ -12,10 +12,11 @@
  * of them *and* its embedding is close to the argument's (see `FORGET_THRESHOLDS`). Candidates come
  * from the store's hybrid search (lexical + vector), including memories whose validity ended.
  */
+import type { RetrievedMemory } from '../../model/context';
 import { MAX_MEMORY_TEXT_CHARS, type MemoryCommand, type MemoryKind } from '../../model/memory';
 import type { MemoryView } from '../../model/records';
-import type { RetrievedMemory } from '../../model/context';
-import { cosineSimilarity, contentTerms, termCoverage } from './extraction/language';
+import { contentTerms, termCoverage } from '../../text/terms';
+import { cosineSimilarity } from './retrieval/vector';
 import { guessKind, prepareItem } from './extraction/items';
 import type { MemoryCommandResult, MemoryStore, RetrievalQuery } from './types';
 

@@ -41,7 +41,7 @@ import type { RetrievedMemory } from '../../model/context';
 import type { MemoryPatch, MemoryStore, NewMemory, RetrievalQuery } from './types';
 import { memoryHash, MemoryTextTooLongError, normalizeMemoryText } from './text';
 import type { SlotKey } from './slots';
-import { contentTerms, termCoverage } from './extraction/language';
+import { contentTerms, termCoverage } from '../../text/terms';
 import { LexicalIndex } from './retrieval/lexical';
 import { l2normalize, type VectorIndexStats } from './retrieval/vector';
 import { loadVoy, type VoyClass } from './retrieval/voy';

@@ -15,7 +15,7 @@
  */
 import type { ResponseFormat } from '../../engines/types';
 import type { ChatMessage } from '../../model/engine';
-import type { DominantLanguage } from './language';
+import type { DominantLanguage } from '../../text/language';
 import type { ContextMessage, EntityNote } from '../../model/context';
 
 /** Lines of conversation as the prompts show them: `User: …` / `Assistant: …`, one message per paragraph. */
