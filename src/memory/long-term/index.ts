@@ -10,7 +10,7 @@
  * - `ltm.extract` (`./jobs.ts`): LLM extraction of facts and consolidation.
  */
 import type { RecallDB } from '../../db/schema';
-import type { MemoryRecord, MessageRecord, MemoryView } from '../../model/records';
+import type { MemoryRecord, MessageRecord } from '../../model/records';
 import { z } from 'zod';
 import { defineJob, enqueueJob, registerJobs } from '../../jobs/descriptor';
 import type { JobQueue } from '../../jobs/queue';
@@ -19,16 +19,9 @@ import { EXTRACT_JOB, extractJob } from './jobs';
 import { capChars } from '../../prompt/neutralize';
 import { memoryHash, rememberedReply } from './text';
 import { MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
+import { recordAccesses, tombstonedHashes } from './store';
+import type { ExchangeInput, LongTermMemory, LongTermStore, NewMemory } from './types';
 import type { RetrievedMemory } from '../../model/context';
-import { recordAccesses, tombstonedHashes, type LongTermStore } from './store';
-import type { ExchangeInput, LongTermMemory, MemoryStore, NewMemory, RetrievalQuery } from './types';
-
-/** The store as the facade needs it: `createMemoryStore`'s result satisfies it. */
-export type SearchableStore = MemoryStore & {
-  search(query: RetrievalQuery): Promise<RetrievedMemory[]>;
-  /** See `LongTermStore.roundsStating`. */
-  roundsStating(fact: Pick<MemoryView, 'id' | 'namespace' | 'kind' | 'text' | 'sourceMessageIds'>): Promise<MemoryView[]>;
-};
 
 /** Job type of the episodic-memory job. */
 export const EPISODIC_JOB = 'ltm.episodic';
@@ -39,7 +32,7 @@ export const EPISODIC_IMPORTANCE = 0.3;
 
 /** What the facade needs. `store` is `createMemoryStore`'s result. */
 export interface LongTermMemoryDeps {
-  store: SearchableStore;
+  store: LongTermStore;
   jobs: JobQueue;
   db: RecallDB;
   /** Clock (ms epoch), default `Date.now`. */
@@ -162,7 +155,7 @@ export function episodicText(user: MessageRecord, assistant: MessageRecord | und
  * exchange whose user message no longer exists (conversation deleted meanwhile) stores nothing.
  * @throws Error for a malformed payload (the queue marks the job failed after its retries).
  */
-export function registerEpisodicJobs(jobs: JobQueue, deps: { store: MemoryStore; db: RecallDB; now?: () => number }): void {
+export function registerEpisodicJobs(jobs: JobQueue, deps: { store: LongTermStore; db: RecallDB; now?: () => number }): void {
   registerJobs(jobs, [episodicJob], deps);
 }
 
@@ -174,7 +167,7 @@ const exchangeField = (key: keyof ExchangeInput) => z.string({ error: missing(ke
  * fails with `Exchange is missing "<field>"`, retried like any failure); 5 attempts; coalesced
  * per assistant message while queued (`onExchange` enqueues it with the same key).
  */
-export const episodicJob = defineJob<ExchangeInput, { store: MemoryStore; db: RecallDB }>({
+export const episodicJob = defineJob<ExchangeInput, { store: LongTermStore; db: RecallDB }>({
   type: EPISODIC_JOB,
   payload: z.object(
     { conversationId: exchangeField('conversationId'), namespace: exchangeField('namespace'), userMessageId: exchangeField('userMessageId'), assistantMessageId: exchangeField('assistantMessageId') },
@@ -195,7 +188,7 @@ export const episodicJob = defineJob<ExchangeInput, { store: MemoryStore; db: Re
  * @throws Error for a malformed exchange (nothing is written), or what the store throws.
  */
 export async function storeEpisodes(
-  deps: { store: MemoryStore & { addMany?: LongTermStore['addMany'] }; db: RecallDB },
+  deps: { store: LongTermStore; db: RecallDB },
   inputs: readonly ExchangeInput[],
   signal?: AbortSignal,
 ): Promise<void> {
@@ -239,7 +232,7 @@ export async function storeEpisodes(
   const source = (r: (typeof rounds)[number]) => `conversation:${r.input.conversationId}`;
   // One batch per source (the history records it); rounds of one conversation usually share it.
   const results: { memory: MemoryRecord; created: boolean }[] = [];
-  if (deps.store.addMany && rounds.every((r) => source(r) === source(rounds[0]!))) {
+  if (rounds.every((r) => source(r) === source(rounds[0]!))) {
     results.push(...(await deps.store.addMany(rounds.map((r) => r.memory), source(rounds[0]!))));
   } else {
     for (const r of rounds) results.push(await deps.store.add(r.memory, source(r)));

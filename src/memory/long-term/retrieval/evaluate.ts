@@ -14,9 +14,8 @@ import type { RecallDB } from '../../../db/schema';
 import { MESSAGE_ROLES, type MessageRecord } from '../../../model/records';
 import type { JobQueue } from '../../../jobs/queue';
 import { DEFAULT_STRATEGY } from '../../../model/strategies';
-import type { ExchangeInput, LongTermMemory } from '../types';
+import type { ExchangeInput, LongTermMemory, LongTermStore, RetrievalMode, SearchOptions } from '../types';
 import type { RetrievedMemory } from '../../../model/context';
-import type { LongTermStore, RetrievalMode, SearchOptions } from '../store';
 
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'not an ISO 8601 date' });
 
