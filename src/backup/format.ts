@@ -21,6 +21,8 @@
  * strategy state (summaries are rebuilt), entities, jobs, settings, vector snapshots, model files.
  */
 import { z } from 'zod';
+import { MEMORY_COMMANDS, MEMORY_EVENTS, MEMORY_KINDS } from '../model/memory';
+import { MESSAGE_ROLES, MESSAGE_STATUSES } from '../model/records';
 import { strategyKindSchema } from '../model/strategies';
 
 /** `format` marker of an export file. */
@@ -72,8 +74,8 @@ export function base64ToVector(text: string): Float32Array {
 
 /** A time in ms epoch (finite). */
 export const time = z.number().finite();
-const memoryKind = z.enum(['profile', 'preference', 'event', 'fact', 'instruction', 'episodic', 'summary']);
-const memoryEvent = z.enum(['ADD', 'UPDATE', 'DELETE', 'INVALIDATE', 'MERGE', 'EXPIRE', 'FORGET', 'PIN', 'UNPIN', 'IMPORT']);
+const memoryKind = z.enum(MEMORY_KINDS);
+const memoryEvent = z.enum(MEMORY_EVENTS);
 
 /** One memory record of the file. */
 export const memorySchema = z.object({
@@ -129,10 +131,10 @@ export const messageSchema = z.object({
   id: z.string().min(1),
   conversationId: z.string().min(1),
   seq: z.number().int().min(0),
-  role: z.enum(['user', 'assistant']),
+  role: z.enum(MESSAGE_ROLES),
   content: z.string(),
   createdAt: time,
-  status: z.enum(['complete', 'aborted', 'error']),
+  status: z.enum(MESSAGE_STATUSES),
   error: z.string().optional(),
   modelId: z.string().optional(),
   usage: z.object({ promptTokens: z.number().int().min(0), completionTokens: z.number().int().min(0) }).optional(),
@@ -140,7 +142,7 @@ export const messageSchema = z.object({
   truncated: z.boolean().optional(),
   command: z
     .object({
-      kind: z.enum(['remember', 'forget']),
+      kind: z.enum(MEMORY_COMMANDS),
       affected: z.array(z.object({ id: z.string().min(1), kind: memoryKind, text: z.string() })).optional(),
     })
     .optional(),

@@ -23,16 +23,16 @@
  * current one in the same namespace is skipped. Each imported or updated memory gets an `IMPORT`
  * event in its history. Afterwards the store's lexical and vector indexes are rebuilt.
  */
-import type { ConversationRecord, MessageRecord, RecallDB } from '../db/schema';
-import type { ImportReport, TransferProgress } from '../messaging/protocol';
+import type { RecallDB } from '../db/schema';
+import type { ConversationRecord, MessageRecord } from '../model/records';
+import type { ImportReport, TransferProgress } from '../model/backup';
+import { MAINTENANCE_STATE_KEY } from '../model/settings';
 import { checkFile } from './check';
 import { ImportError, refuse, type ExportFile } from './format';
 import { IMPORT_JOURNAL_KEY, IMPORT_UNDO_PREFIX, rollbackImport, undoKey, type ImportJournal, type ImportUndo } from './journal';
 import { bulkAddOrThrow, decideMemory, storedPositions, toMemoryRecord } from './merge';
 import { readExportRecords, type FileRecord } from './reader';
 
-/** Same key as `MAINTENANCE_STATE_KEY` of `src/memory/long-term/jobs.ts` (not imported, to keep this module free of the job code). */
-const MAINTENANCE_STATE_KEY = 'state.ltmMaintenance';
 
 /** Records written per import batch (one transaction + one undo record each). */
 export const IMPORT_BATCH_SIZE = 500;

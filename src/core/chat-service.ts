@@ -17,16 +17,21 @@
  */
 import { Mutex } from 'async-mutex';
 import { asStorageError } from '../db/errors';
-import type { MessageRecord, RecallDB } from '../db/schema';
-import { EngineError, type ChatEngine, type ChatResult, type TokenCounter } from '../engines/types';
+import type { RecallDB } from '../db/schema';
+import type { MessageRecord } from '../model/records';
+import { EngineError, type ChatEngine, type ChatResult } from '../engines/types';
 import type { JobQueue } from '../jobs/queue';
-import type { LongTermMemory, RetrievedMemory } from '../memory/long-term/types';
-import { MAX_MEMORY_TEXT_CHARS } from '../memory/long-term/text';
-import type { ContextStrategy, ShortTermContext, StrategyConfig } from '../memory/short-term/types';
-import type { ChatTurnResult, LiveTurn, Settings } from '../messaging/protocol';
+import type { LongTermMemory } from '../memory/long-term/types';
+import { MAX_MEMORY_TEXT_CHARS } from '../model/memory';
+import type { RetrievedMemory, ShortTermContext } from '../model/context';
+import type { ContextStrategy } from '../memory/short-term/types';
+import type { StrategyConfig } from '../model/strategies';
+import type { Settings } from '../model/settings';
+import type { TokenCounter } from '../model/tokens';
+import type { ChatTurnResult, LiveTurn } from '../messaging/protocol';
 import { maxAnswerTokensFor } from '../prompt/answer-budget';
 import { assemblePrompt, defaultSystemInstruction, shortTermBudget, type AssembledPrompt } from '../prompt/assemble';
-import type { PromptTrace } from '../prompt/types';
+import type { PromptTrace } from '../model/trace';
 import type { ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import type { SettingsStore } from './settings';

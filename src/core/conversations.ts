@@ -1,8 +1,10 @@
 /**
  * Conversations and their messages (short-term memory, kept verbatim in Dexie).
  */
-import { DEFAULT_NAMESPACE, type ConversationRecord, type MessageRecord, type RecallDB } from '../db/schema';
-import type { StrategyConfig } from '../memory/short-term/types';
+import { type RecallDB } from '../db/schema';
+import { DEFAULT_NAMESPACE } from '../model/memory';
+import type { ConversationRecord, MessageRecord } from '../model/records';
+import type { StrategyConfig } from '../model/strategies';
 import type { ConversationSummary } from '../messaging/protocol';
 
 /** Title given to a new conversation until its first message names it. */

@@ -3,10 +3,12 @@
  * add, correct, pin, delete. Every change goes through the `LongTermStore`, so the history and the
  * indexes stay in sync.
  */
-import type { MemoryHistoryRecord, MemoryKind, RecallDB } from '../db/schema';
+import type { RecallDB } from '../db/schema';
+import type { MemoryHistoryRecord, MemoryView } from '../model/records';
+import type { MemoryKind } from '../model/memory';
 import { toView } from '../memory/long-term/store';
 import { normalizeMemoryText } from '../memory/long-term/text';
-import type { LongTermStore, MemoryView } from '../memory/long-term/types';
+import type { LongTermStore } from '../memory/long-term/types';
 import type { MemoryListQuery } from '../messaging/protocol';
 
 /** See module doc. */

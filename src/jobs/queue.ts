@@ -8,8 +8,9 @@
  * aborted and re-queued without counting an attempt, `fn` runs, then the queue resumes. This is
  * how summaries and extraction never block the user's next message on a single-model engine.
  */
-import type { JobRecord, RecallDB } from '../db/schema';
+import type { RecallDB } from '../db/schema';
 import type { JobStats } from '../model/jobs';
+import type { JobRecord } from '../model/records';
 
 /** Passed to a handler while its job runs. */
 export interface JobContext {
@@ -48,8 +49,6 @@ export class JobFailedPermanently extends Error {
     this.name = 'JobFailedPermanently';
   }
 }
-
-export type { JobStats } from '../model/jobs';
 
 /** Options of `enqueue`. */
 export interface EnqueueOptions {

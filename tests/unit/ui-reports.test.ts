@@ -14,7 +14,7 @@ import { changeUiLanguage, i18n, translate } from '../../src/ui/i18n/instance';
 import { importReportView } from '../../src/ui/lib/import-report';
 import { currentJobPercent, JOB_LABELS, jobFailureViews, jobLabelKey } from '../../src/ui/lib/jobs';
 import { promptNoticeViews } from '../../src/ui/lib/prompt-notices';
-import type { PromptNotice } from '../../src/prompt/types';
+import type { PromptNotice } from '../../src/model/trace';
 
 /** `true` when `key` exists in both locales without falling back. */
 function inBothLocales(key: string): boolean {

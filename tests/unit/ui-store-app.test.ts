@@ -4,8 +4,9 @@
  * messaging in Node). i18n, notices and every store are the real ones.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_STRATEGY } from '../../src/memory/short-term/types';
-import type { EngineStatus, Settings } from '../../src/messaging/protocol';
+import { DEFAULT_STRATEGY } from '../../src/model/strategies';
+import type { EngineStatus } from '../../src/model/engine';
+import type { Settings } from '../../src/model/settings';
 import { language } from '../../src/ui/i18n/index.svelte';
 import { AppState } from '../../src/ui/state/app.svelte';
 import { createJobsStore } from '../../src/ui/state/jobs.svelte';

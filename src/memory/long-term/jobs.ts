@@ -22,6 +22,8 @@
  */
 import { z } from 'zod';
 import type { RecallDB } from '../../db/schema';
+import { readSettings } from '../../db/settings';
+import { MAINTENANCE_STATE_KEY } from '../../model/settings';
 import type { ChatEngine, Embedder } from '../../engines/types';
 import { defineJob, enqueueJob, registerJobs } from '../../jobs/descriptor';
 import { JobDeferred, JobFailedPermanently, type JobQueue } from '../../jobs/queue';
@@ -30,8 +32,8 @@ import { consolidate, type ConsolidationOptions } from './consolidation';
 import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions } from './extraction';
 import { runMaintenance, type MaintenanceReport } from './maintenance';
 import type { LongTermStore } from './types';
-import { memoryHash, rememberedReply } from './text';
 import { tombstonedHashes } from './store';
+import { memoryHash, rememberedReply } from './text';
 
 /** Job type of extraction + consolidation (`extractJob`). */
 export const EXTRACT_JOB = 'ltm.extract';
@@ -44,8 +46,6 @@ export const MAINTENANCE_JOB = 'ltm.maintenance';
 export const EXTRACTION_STATS_KEY = 'stats.ltmExtraction';
 /** `db.settings` key of the last maintenance report (`MaintenanceReport & { at }`). */
 export const MAINTENANCE_STATS_KEY = 'stats.ltmMaintenance';
-/** `db.settings` key of the merge resume point (`{ mergedThrough: ms }`, see `MaintenanceOptions.mergeSince`). */
-export const MAINTENANCE_STATE_KEY = 'state.ltmMaintenance';
 
 /**
  * One recorded extraction failure. Only why each attempt failed (`reason`, our own `message`) is
@@ -254,7 +254,7 @@ export const maintenanceJob = defineJob<MaintenancePayload, LongTermJobDeps>({
     const retention =
       p.episodicRetentionDays !== undefined
         ? p.episodicRetentionDays
-        : (z.number().int().min(1).nullable().catch(null).parse((await db.settings.get('episodicRetentionDays'))?.value ?? null) as number | null);
+        : (await readSettings(db)).settings.episodicRetentionDays;
     // Memories unchanged since the last completed (or checkpointed) merge were already compared.
     const startedAt = now();
     const state = z.object({ mergedThrough: z.number() }).safeParse((await db.settings.get(MAINTENANCE_STATE_KEY))?.value);

@@ -5,7 +5,8 @@
  * by comparing `memoryHash` values, without the LLM, like Mem0's hash-based dedup). The text a
  * user sees is never changed: normalization only feeds the hash and comparisons.
  */
-import type { MessageRecord } from '../../db/schema';
+import { MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
+import type { MessageRecord } from '../../model/records';
 
 /** Sentence-final punctuation (ASCII and CJK) ignored at the end of a memory text. */
 const TRAILING_PUNCTUATION = /[\s.!?。！？…~～、,，;；:：]+$/u;
@@ -55,14 +56,6 @@ export function memoryHash(text: string): string {
 export function rememberedReply(assistant: Pick<MessageRecord, 'status' | 'content'> | undefined | null): string {
   return assistant && assistant.status === 'complete' ? assistant.content.trim() : '';
 }
-
-/**
- * Longest memory text (characters, UTF-16 code units as `String.length` counts them) the store
- * accepts on add and update. A memory is a fact or one exchange, not a document: a longer text
- * (a pasted 1 MB "remember …", an edit) is refused with `MemoryTextTooLongError`, and an episodic
- * round is cut to fit (`episodicText`), so no stored text can make every later turn slow.
- */
-export const MAX_MEMORY_TEXT_CHARS = 8_000;
 
 /** Thrown by the memory store when a text is longer than `MAX_MEMORY_TEXT_CHARS`; nothing is stored. */
 export class MemoryTextTooLongError extends Error {

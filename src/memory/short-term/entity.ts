@@ -7,7 +7,7 @@
  * Unlike LangChain, no LLM call happens while the user waits: entities in the new input are found
  * by matching the stored names (whole words for Latin script, substrings for CJK).
  */
-import type { EntityRecord } from '../../db/schema';
+import type { EntityRecord } from '../../model/records';
 import { lastExchanges } from './buffer-window';
 import { defineJob, enqueueJob } from '../../jobs/descriptor';
 import { defineStrategy } from './define';
@@ -19,7 +19,8 @@ import { entityKey, mentions, parseEntityReply } from './parse';
 import { ENTITY_FORMAT, entityPrompt, formatLines } from './prompts';
 import { readEntityState, type EntityState } from './state';
 import { PreemptedError, requireEngine } from './summarizer';
-import type { ContextStrategy, EntityNote } from './types';
+import type { ContextStrategy } from './types';
+import type { EntityNote } from '../../model/context';
 
 /** Most entity notes injected into one prompt. */
 export const MAX_ENTITY_NOTES = 8;

@@ -13,7 +13,7 @@ import { messagesTokens } from './messages';
 import { parseSummaryReply } from './parse';
 import { SUMMARY_FORMAT, summaryPrompt } from './prompts';
 import { writeSummaryState, type SummaryState } from './state';
-import type { ContextMessage } from './types';
+import type { ContextMessage } from '../../model/context';
 
 /** Largest summary the prompt asks for (tokens); Letta caps its summaries near 300 words. */
 export const SUMMARY_TARGET_MAX = 512;

@@ -8,7 +8,8 @@ import { lastExchanges } from './buffer-window';
 import { defineStrategy } from './define';
 import type { StrategyDeps } from './deps';
 import { loadContextMessages } from './messages';
-import type { ContextStrategy, RetrievedExchange } from './types';
+import type { ContextStrategy } from './types';
+import type { RetrievedExchange } from '../../model/context';
 
 /** Creates the vector strategy. No background work of its own. */
 export function createVector(deps: StrategyDeps, k: number, topK: number): ContextStrategy {

@@ -6,7 +6,7 @@
  *
  * Pure (no Svelte, no i18n instance): returns translation keys, so it runs in unit tests.
  */
-import type { EngineErrorCode } from '../../engines/types';
+import type { EngineErrorCode } from '../../model/engine';
 import type { TranslationKey } from '../i18n/instance';
 
 /** Every code the core may report (mirrors `EngineErrorCode`; a test checks both locales cover it). */

@@ -5,7 +5,7 @@
  * shows the error in the reply and puts the text back into the input unless the core stored it.
  * The transcript itself lives in the conversations store.
  */
-import type { EngineState } from '../../messaging/protocol';
+import type { EngineState } from '../../model/engine';
 import { t } from '../i18n/index.svelte';
 import { errorMessage, isStorageFull } from '../lib/connect';
 import { sendBlocker } from '../lib/keys';

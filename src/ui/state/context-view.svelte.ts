@@ -4,7 +4,7 @@
  * conversations store already holds. A reply that comes back after another message was opened is
  * dropped. One per context view on screen (`AppState.createContextView`).
  */
-import type { PromptTrace } from '../../prompt/types';
+import type { PromptTrace } from '../../model/trace';
 import { errorMessage } from '../lib/connect';
 import type { ConversationsStore } from './conversations.svelte';
 

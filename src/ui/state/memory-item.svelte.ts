@@ -4,8 +4,8 @@
  * work. After a change that worked, an open history is read again. One per listed memory
  * (`createMemoryItemStore`, made by the item component).
  */
-import type { MemoryHistoryRecord } from '../../db/schema';
-import { MAX_MEMORY_TEXT_CHARS } from '../../memory/long-term/text';
+import type { MemoryHistoryRecord } from '../../model/records';
+import { MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
 import { errorMessage } from '../lib/connect';
 import type { ChangeResult, MemoryStore } from './memory.svelte';
 

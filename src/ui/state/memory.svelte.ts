@@ -10,10 +10,9 @@
  * A little over 300 lines: the list, its filters and every action that reloads it are one
  * concern (each action ends in `load()` with the same filters); the per-item state is already apart.
  */
-import type { MemoryHistoryRecord, MemoryKind } from '../../db/schema';
-import { MAX_MEMORY_TEXT_CHARS } from '../../memory/long-term/text';
-import type { MemoryView } from '../../memory/long-term/types';
-import { DEFAULT_NAMESPACE, type ImportReport, type TransferProgress } from '../../messaging/protocol';
+import type { MemoryHistoryRecord, MemoryView } from '../../model/records';
+import { type MemoryKind, MAX_MEMORY_TEXT_CHARS, DEFAULT_NAMESPACE } from '../../model/memory';
+import type { ImportReport, TransferProgress } from '../../model/backup';
 import { t } from '../i18n/index.svelte';
 import { errorMessage } from '../lib/connect';
 import { downloadStagedFile } from '../lib/download';

@@ -38,7 +38,9 @@
  * vectors, and costs seconds of build and several times the vectors' size in memory.
  */
 import type { Embedder } from '../../../engines/types';
-import type { MemoryEvent, MemoryHistoryRecord, MemoryRecord, RecallDB } from '../../../db/schema';
+import type { RecallDB } from '../../../db/schema';
+import type { MemoryEvent } from '../../../model/memory';
+import type { MemoryHistoryRecord, MemoryRecord } from '../../../model/records';
 import type { LongTermStore, MemoryPatch, NewMemory, StoreOpenStats } from '../types';
 import { memoryHash } from '../text';
 import { l2normalize } from '../retrieval/vector';

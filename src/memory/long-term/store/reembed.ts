@@ -5,7 +5,8 @@
  * rebuild is needed afterwards.
  */
 import type { Embedder } from '../../../engines/types';
-import type { MemoryRecord, RecallDB } from '../../../db/schema';
+import type { RecallDB } from '../../../db/schema';
+import type { MemoryRecord } from '../../../model/records';
 import type { LongTermStore } from '../types';
 import { indexedOf } from '../retrieval/blocks';
 import { l2normalize } from '../retrieval/vector';

@@ -3,9 +3,10 @@
  * access bookkeeping, tombstones, and the reading hook that gives rows their `embedding` back
  * from the vector blocks. No index logic lives here (see `./index-sync.ts`).
  */
-import type { MemoryKind, MemoryRecord, RecallDB } from '../../../db/schema';
-import { MAX_MEMORY_TEXT_CHARS, MemoryTextTooLongError } from '../text';
-import type { MemoryView } from '../types';
+import type { RecallDB } from '../../../db/schema';
+import { MAX_MEMORY_TEXT_CHARS, MEMORY_KINDS, type MemoryKind } from '../../../model/memory';
+import type { MemoryRecord, MemoryView } from '../../../model/records';
+import { MemoryTextTooLongError } from '../text';
 
 /**
  * Records that memories were retrieved: `lastAccessedAt = at` (ms epoch), `accessCount + 1`, in
@@ -69,7 +70,7 @@ export function toRow(record: MemoryRecord): MemoryRecord {
 }
 
 /** The memory kinds a row may have. */
-export const KINDS: ReadonlySet<MemoryKind> = new Set(['profile', 'preference', 'event', 'fact', 'instruction', 'episodic', 'summary']);
+export const KINDS: ReadonlySet<MemoryKind> = new Set(MEMORY_KINDS);
 
 /** Whether a memory is valid at `t` (ms epoch): its validity has not ended (a future `validFrom` is fine: plans). */
 export const validAt = (m: { validUntil: number | null }, t: number): boolean => m.validUntil === null || m.validUntil > t;

@@ -4,8 +4,10 @@
  * that state a fact. Reads the live indexes of `IndexSync` and the rows of the top hits only.
  */
 import type { Embedder } from '../../../engines/types';
-import type { MemoryRecord, RecallDB } from '../../../db/schema';
-import type { LongTermStore, MemoryView, RetrievalQuery, RetrievedMemory, SearchOptions } from '../types';
+import type { RecallDB } from '../../../db/schema';
+import type { MemoryRecord, MemoryView } from '../../../model/records';
+import type { LongTermStore, RetrievalQuery, SearchOptions } from '../types';
+import type { RetrievedMemory } from '../../../model/context';
 import type { SlotKey } from '../slots';
 import { contentTerms, termCoverage } from '../../../text/terms';
 import { l2normalize } from '../retrieval/vector';
