@@ -25,6 +25,7 @@ import type { PromptTrace } from '../prompt/types';
 import type { ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import type { SettingsStore } from './settings';
+import { MessagingError } from '../model/errors';
 
 /** Dependencies of the chat service. */
 export interface ChatServiceDeps {
@@ -90,8 +91,12 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   return {
     async send({ conversationId, text, requestId }) {
       const content = text.trim();
-      if (!content) throw new Error('Empty message');
-      if (content.length > MAX_MESSAGE_CHARS) throw new Error(`Message too long (${content.length} characters; at most ${MAX_MESSAGE_CHARS})`);
+      if (!content) throw new MessagingError('message_empty', 'Empty message');
+      if (content.length > MAX_MESSAGE_CHARS) {
+        throw new MessagingError('message_too_long', `Message too long (${content.length} characters; at most ${MAX_MESSAGE_CHARS})`, {
+          params: { chars: content.length, maxChars: MAX_MESSAGE_CHARS },
+        });
+      }
       const conversation = await deps.conversations.require(conversationId);
       const settings = await deps.settings.get();
       const strategy = deps.strategyFor(conversation.strategy);

@@ -9,6 +9,7 @@
  * how summaries and extraction never block the user's next message on a single-model engine.
  */
 import type { JobRecord, RecallDB } from '../db/schema';
+import { JobError } from '../model/errors';
 
 /** Passed to a handler while its job runs. */
 export interface JobContext {
@@ -26,12 +27,12 @@ export type JobHandler<P = unknown> = (payload: P, context: JobContext) => Promi
  * Thrown by a handler that cannot run yet (e.g. no language model is loaded). The job is
  * re-queued after `delayMs` and the attempt is not counted.
  */
-export class JobDeferred extends Error {
+export class JobDeferred extends JobError {
   constructor(
     reason: string,
     readonly delayMs = 30_000,
   ) {
-    super(reason);
+    super('deferred', reason);
     this.name = 'JobDeferred';
   }
 }
@@ -41,9 +42,9 @@ export class JobDeferred extends Error {
  * after the handler's own bounded retries): the job is marked `failed` at once with this message
  * as `lastError` (the user can still retry it with `retryFailed`).
  */
-export class JobFailedPermanently extends Error {
+export class JobFailedPermanently extends JobError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super('failed_permanently', message, options);
     this.name = 'JobFailedPermanently';
   }
 }

@@ -58,6 +58,7 @@ import type { ImportReport, InterruptedImport, TransferProgress } from '../messa
 import { memoryHash } from './long-term/text';
 import { isTombstoned } from './long-term/store';
 import { isUsableVector, l2normalize } from './long-term/retrieval/vector';
+import { BackupError, ENGINE_ERROR_CODES, type BackupErrorCode, type ErrorParams, type RecallErrorOptions } from '../model/errors';
 
 /** Same key as `MAINTENANCE_STATE_KEY` of `./long-term/jobs` (not imported, to keep this module free of the job code). */
 const MAINTENANCE_STATE_KEY = 'state.ltmMaintenance';
@@ -68,9 +69,9 @@ export const EXPORT_FORMAT = 'recall-export';
 export const EXPORT_VERSION = 1;
 
 /** An import that was refused; nothing was written. `message` is meant for the user. */
-export class ImportError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+export class ImportError extends BackupError {
+  constructor(code: BackupErrorCode, message: string, options?: RecallErrorOptions) {
+    super(code, message, options);
     this.name = 'ImportError';
   }
 }
@@ -199,7 +200,7 @@ const messageSchema = z.object({
   error: z.string().optional(),
   modelId: z.string().optional(),
   usage: z.object({ promptTokens: z.number().int().min(0), completionTokens: z.number().int().min(0) }).optional(),
-  errorCode: z.enum(['not_loaded', 'no_webgpu', 'download', 'load', 'generation', 'embedding', 'unsupported', 'disconnected']).optional(),
+  errorCode: z.enum(ENGINE_ERROR_CODES).optional(),
   truncated: z.boolean().optional(),
   command: z
     .object({
@@ -357,22 +358,24 @@ export function parseExportFile(json: string): ExportFile {
   try {
     data = JSON.parse(json);
   } catch (error) {
-    throw new ImportError(`The file is not valid JSON (${(error as Error).message}). Nothing was imported.`, { cause: error });
+    throw new ImportError('invalid_json', `The file is not valid JSON (${(error as Error).message}). Nothing was imported.`, { cause: error });
   }
   if (typeof data !== 'object' || data === null || (data as { format?: unknown }).format !== EXPORT_FORMAT) {
-    throw new ImportError('This is not a Recall export file (missing "format": "recall-export"). Nothing was imported.');
+    throw new ImportError('not_backup', 'This is not a Recall export file (missing "format": "recall-export"). Nothing was imported.');
   }
   const version = (data as { version?: unknown }).version;
   if (version !== EXPORT_VERSION) {
     throw new ImportError(
+      'unsupported_version',
       `This export file has version ${JSON.stringify(version)}; this version of Recall reads version ${EXPORT_VERSION}. Nothing was imported.`,
+      { params: versionParams(version) },
     );
   }
   const parsed = exportFileSchema.safeParse(data);
   if (!parsed.success) {
     const problems = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     const more = parsed.error.issues.length > 5 ? ` (and ${parsed.error.issues.length - 5} more)` : '';
-    throw new ImportError(`The export file is damaged: ${problems.join('; ')}${more}. Nothing was imported.`);
+    throw new ImportError('damaged', `The export file is damaged: ${problems.join('; ')}${more}. Nothing was imported.`, { params: { problems: `${problems.join('; ')}${more}` } });
   }
   return parsed.data;
 }
@@ -390,7 +393,11 @@ type FileRecord =
   | { section: 'conversations'; index: number; value: ExportFile['conversations'][number] }
   | { section: 'messages'; index: number; value: ExportFile['messages'][number] };
 
-const refuse = (what: string) => new ImportError(`${what} Nothing was imported.`);
+/** An `ImportError` whose message is `what` + " Nothing was imported." */
+const refuse = (code: BackupErrorCode, what: string, params?: ErrorParams) => new ImportError(code, `${what} Nothing was imported.`, params ? { params } : {});
+
+/** The `params` of an `unsupported_version` refusal (the file's version cut to 40 characters). */
+const versionParams = (version: unknown): ErrorParams => ({ version: String(JSON.stringify(version)).slice(0, 40), supported: EXPORT_VERSION });
 
 /**
  * Reads an export file record by record with a streaming JSON parser: `onRecords` gets the
@@ -406,9 +413,9 @@ async function readExportRecords(source: Blob, onRecords: (records: FileRecord[]
   let pending: FileRecord[] = [];
   let problem: ImportError | null = null;
   const checkHeader = () => {
-    if (format !== undefined && format !== EXPORT_FORMAT) throw refuse('This is not a Recall export file (missing "format": "recall-export").');
+    if (format !== undefined && format !== EXPORT_FORMAT) throw refuse('not_backup', 'This is not a Recall export file (missing "format": "recall-export").');
     if (version !== undefined && version !== EXPORT_VERSION) {
-      throw refuse(`This export file has version ${JSON.stringify(version)}; this version of Recall reads version ${EXPORT_VERSION}.`);
+      throw refuse('unsupported_version', `This export file has version ${JSON.stringify(version)}; this version of Recall reads version ${EXPORT_VERSION}.`, versionParams(version));
     }
   };
   const parser = new JSONParser({ paths: ['$.format', '$.version', '$.exportedAt', ...SECTIONS.map((s) => `$.${s}.*`)], keepStack: false, stringBufferSize: 0 });
@@ -418,24 +425,24 @@ async function readExportRecords(source: Blob, onRecords: (records: FileRecord[]
       if (stack.length === 1) {
         if (key === 'format') format = value;
         else if (key === 'version') version = value;
-        else if (key === 'exportedAt' && !time.safeParse(value).success) throw refuse('The export file is damaged: exportedAt is not a time.');
+        else if (key === 'exportedAt' && !time.safeParse(value).success) throw refuse('damaged', 'The export file is damaged: exportedAt is not a time.', { problems: 'exportedAt' });
         checkHeader();
         return;
       }
       const section = stack[1]?.key as Section;
-      if (typeof key !== 'number') throw refuse(`The export file is damaged: "${section}" is not a list.`);
+      if (typeof key !== 'number') throw refuse('damaged', `The export file is damaged: "${section}" is not a list.`, { problems: section });
       const parsed = SECTION_SCHEMAS[section].safeParse(value);
       if (!parsed.success) {
         const problems = parsed.error.issues.slice(0, 5).map((i) => `${[section, key, ...i.path].join('.')}: ${i.message}`);
-        throw refuse(`The export file is damaged: ${problems.join('; ')}.`);
+        throw refuse('damaged', `The export file is damaged: ${problems.join('; ')}.`, { problems: problems.join('; ') });
       }
       pending.push({ section, index: key, value: parsed.data } as FileRecord);
     } catch (error) {
-      problem = error instanceof ImportError ? error : refuse(`The file could not be read (${(error as Error).message}).`);
+      problem = error instanceof ImportError ? error : refuse('unreadable', `The file could not be read (${(error as Error).message}).`);
     }
   };
   parser.onError = (error) => {
-    problem ??= new ImportError(`The file is not valid JSON (${error.message}). Nothing was imported.`, { cause: error });
+    problem ??= new ImportError('invalid_json', `The file is not valid JSON (${error.message}). Nothing was imported.`, { cause: error });
   };
   const reader = source.stream().getReader();
   let bytes = 0;
@@ -445,7 +452,7 @@ async function readExportRecords(source: Blob, onRecords: (records: FileRecord[]
       if (done) break;
       bytes += value.byteLength;
       if (!parser.isEnded) parser.write(value);
-      else if (new TextDecoder().decode(value).trim() !== '') problem ??= new ImportError('The file has data after its end. Nothing was imported.');
+      else if (new TextDecoder().decode(value).trim() !== '') problem ??= new ImportError('trailing_data', 'The file has data after its end. Nothing was imported.');
       if (problem) throw problem;
       if (pending.length > 0) {
         const records = pending;
@@ -457,10 +464,10 @@ async function readExportRecords(source: Blob, onRecords: (records: FileRecord[]
   } finally {
     reader.releaseLock();
   }
-  if (bytes === 0) throw refuse('The file is empty.');
-  if (!parser.isEnded) throw refuse('The file is cut off (it ends in the middle of the data) or is not valid JSON.');
-  if (format === undefined) throw refuse('This is not a Recall export file (missing "format": "recall-export").');
-  if (version === undefined) throw refuse('The export file has no version.');
+  if (bytes === 0) throw refuse('empty', 'The file is empty.');
+  if (!parser.isEnded) throw refuse('cut_off', 'The file is cut off (it ends in the middle of the data) or is not valid JSON.');
+  if (format === undefined) throw refuse('not_backup', 'This is not a Recall export file (missing "format": "recall-export").');
+  if (version === undefined) throw refuse('damaged', 'The export file has no version.', { problems: 'version' });
 }
 
 // ── pass 1: check ──────────────────────────────────────────────────────────────
@@ -480,9 +487,9 @@ function decodeVector(m: ExportFile['memories'][number], where: string): Float32
   try {
     vector = base64ToVector(m.embedding);
   } catch (error) {
-    throw refuse(`The export file is damaged: ${where}.embedding: ${(error as Error).message}.`);
+    throw refuse('damaged', `The export file is damaged: ${where}.embedding: ${(error as Error).message}.`, { problems: `${where}.embedding` });
   }
-  if (vector.length === 0 || !m.embeddingModel) throw refuse(`The export file is damaged: ${where} has an embedding without a model id.`);
+  if (vector.length === 0 || !m.embeddingModel) throw refuse('damaged', `The export file is damaged: ${where} has an embedding without a model id.`, { problems: `${where}.embeddingModel` });
   return isUsableVector(vector) ? vector : null;
 }
 
@@ -509,13 +516,13 @@ async function checkFile(
         records += 1;
         if (r.section === 'memoryHistory') continue;
         const seen = ids[r.section];
-        if (seen.has(r.value.id)) throw refuse(`The file holds two ${label[r.section]} with the id "${r.value.id}"; it is inconsistent.`);
+        if (seen.has(r.value.id)) throw refuse('inconsistent', `The file holds two ${label[r.section]} with the id "${r.value.id}"; it is inconsistent.`);
         seen.add(r.value.id);
         if (r.section === 'messages') {
           const position = `${r.value.conversationId}\u0000${r.value.seq}`;
           const other = positions.get(position);
           if (other !== undefined) {
-            throw refuse(`The file holds two messages at position ${r.value.seq} of conversation "${r.value.conversationId}" ("${other}" and "${r.value.id}"); it is inconsistent.`);
+            throw refuse('inconsistent', `The file holds two messages at position ${r.value.seq} of conversation "${r.value.conversationId}" ("${other}" and "${r.value.id}"); it is inconsistent.`);
           }
           positions.set(position, r.value.id);
           if (!messageConversations.has(r.value.conversationId)) messageConversations.set(r.value.conversationId, r.value.id);
@@ -535,7 +542,7 @@ async function checkFile(
   if (orphans.length > 0) {
     const existing = new Set((await db.conversations.bulkGet(orphans.map(([c]) => c))).filter(Boolean).map((c) => c!.id));
     const missing = orphans.find(([c]) => !existing.has(c));
-    if (missing) throw refuse(`The export file is damaged: message ${missing[1]} belongs to conversation ${missing[0]}, which is not in the file.`);
+    if (missing) throw refuse('damaged', `The export file is damaged: message ${missing[1]} belongs to conversation ${missing[0]}, which is not in the file.`, { problems: `messages: ${missing[1]}` });
   }
   const dimensions = new Map<string, number>();
   for (const [model, counts] of dimensionCounts) {
@@ -731,13 +738,13 @@ export async function importAll(
   const now = clock();
   const total = source.size;
   const busy = (await db.settings.get(IMPORT_JOURNAL_KEY))?.value as ImportJournal | undefined;
-  if (busy) throw new ImportError(`Another import ("${busy.fileName}") is still running. Nothing was imported.`);
+  if (busy) throw new ImportError('busy', `Another import ("${busy.fileName}") is still running. Nothing was imported.`);
   const plan = await checkFile(db, source, options.embedder ?? null, (done) => options.onProgress?.({ phase: 'check', done, total }));
 
   const importId = `${now.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
   const journal: ImportJournal = { importId, fileName: options.fileName ?? 'import', startedAt: now };
   await db.transaction('rw', db.settings, async () => {
-    if (await db.settings.get(IMPORT_JOURNAL_KEY)) throw new ImportError('Another import is still running. Nothing was imported.');
+    if (await db.settings.get(IMPORT_JOURNAL_KEY)) throw new ImportError('busy', 'Another import is still running. Nothing was imported.');
     await db.settings.put({ key: IMPORT_JOURNAL_KEY, value: journal });
   });
 
@@ -805,7 +812,7 @@ export async function importAll(
           }
           const taken = takenPositions.get(`${m.conversationId}\u0000${m.seq}`);
           if (taken !== undefined) {
-            throw refuse(`Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken}).`);
+            throw refuse('position_taken', `Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken}).`, { seq: m.seq });
           }
           newMessages.push(m);
           undo.added.messages.push(m.id);

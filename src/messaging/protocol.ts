@@ -20,6 +20,7 @@ import type { JobStats } from '../jobs/queue';
 import type { MemoryView } from '../memory/long-term/types';
 import type { StrategyConfig } from '../memory/short-term/types';
 import type { PromptTrace } from '../prompt/types';
+import { MessagingError } from '../model/errors';
 
 /** State of one engine slot (chat model or embedder). */
 export type EngineState = 'idle' | 'loading' | 'ready' | 'error';
@@ -276,14 +277,14 @@ const CONTEXT_PATHS: Record<ExtensionContextName, string> = {
 /**
  * Throws unless `sender` is this extension and one of the `allowed` contexts (checked by URL
  * path). Content scripts and other extensions are never allowed.
- * @throws Error('Rejected message from …')
+ * @throws MessagingError('rejected_sender'), message 'Rejected message from …'
  */
 export function assertSender(sender: Runtime.MessageSender, allowed: ExtensionContextName[], extensionId: string): void {
   const url = sender.url ? new URL(sender.url) : null;
   const fromThisExtension = sender.id === extensionId && url?.protocol === 'chrome-extension:' && url.host === extensionId;
   const fromAllowedPage = url !== null && allowed.some((name) => url.pathname === CONTEXT_PATHS[name]);
   if (!fromThisExtension || !fromAllowedPage || sender.tab?.url?.startsWith('http')) {
-    throw new Error(`Rejected message from ${sender.url ?? sender.id ?? 'unknown sender'}`);
+    throw new MessagingError('rejected_sender', `Rejected message from ${sender.url ?? sender.id ?? 'unknown sender'}`);
   }
 }
 

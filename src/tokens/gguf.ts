@@ -22,6 +22,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { detectChatTemplate } from './chat-template';
 import { makeChatCounter, splitsAtLineStarts, type ChatTokenCounter } from './counter';
 import { GGUF_TOKEN_TYPE, LlamaSpmTokenizer } from './spm';
+import { PromptError } from '../model/errors';
 
 /** Split regex of llama.cpp's `qwen2` pre-tokenizer (same as Qwen2's `tokenizer.json`). */
 const QWEN2_SPLIT =
@@ -31,9 +32,9 @@ const QWEN2_SPLIT =
 type Metadata = Record<string, unknown>;
 
 /** Thrown for a Blob that is not a readable GGUF file. */
-export class GgufReadError extends Error {
+export class GgufReadError extends PromptError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super('gguf_read', message, options);
     this.name = 'GgufReadError';
   }
 }

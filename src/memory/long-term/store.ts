@@ -54,6 +54,7 @@ import {
   type WeightingOptions,
 } from './retrieval/fusion';
 import { asksForCurrentState, parseTimeFilter } from './retrieval/time-filter';
+import { EngineError, MemoryError, withItemContext } from '../../model/errors';
 
 /** Share of a fact's content words a round's text must contain to count as stating it (`roundsStating`). */
 export const ROUND_COVERAGE = 0.75;
@@ -345,7 +346,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     const embedder = deps.embedder();
     if (!embedder) return null;
     const [vector] = await embedder.embed([text]);
-    if (!vector) throw new Error(`Embedder ${embedder.modelId} returned no vector`);
+    if (!vector) throw new EngineError('embedding', `Embedder ${embedder.modelId} returned no vector`);
     return l2normalize(vector);
   }
 
@@ -362,7 +363,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
   }
 
   function checkText(text: string): string {
-    if (typeof text !== 'string' || !text.trim()) throw new Error('Memory text is empty');
+    if (typeof text !== 'string' || !text.trim()) throw new MemoryError('text_empty', 'Memory text is empty');
     if (text.length > MAX_MEMORY_TEXT_CHARS) throw new MemoryTextTooLongError(text.length);
     return text;
   }
@@ -561,10 +562,10 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
 
   async function applyUpdate(id: string, patch: MemoryPatch, source: string, event: MemoryEvent): Promise<MemoryRecord> {
     const old = await db.memories.get(id);
-    if (!old) throw new Error(`Unknown memory id "${id}"`);
+    if (!old) throw new MemoryError('not_found', `Unknown memory id "${id}"`);
     const t = now();
     const next: MemoryRecord = { ...old, ...patch, updatedAt: t };
-    if (patch.kind !== undefined && !KINDS.has(patch.kind)) throw new Error(`Unknown memory kind "${String(patch.kind)}"`);
+    if (patch.kind !== undefined && !KINDS.has(patch.kind)) throw new MemoryError('unknown_kind', `Unknown memory kind "${String(patch.kind)}"`, { params: { kind: String(patch.kind).slice(0, 40) } });
     if (patch.importance !== undefined) next.importance = Math.min(1, Math.max(0, patch.importance));
     if (patch.text !== undefined && patch.text !== old.text) {
       checkText(patch.text);
@@ -577,7 +578,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     await writeIndexed([id], async (batch) => {
       // Keep access statistics written meanwhile by `recordAccess` (which is not serialized).
       const fresh = await db.memories.get(id);
-      if (!fresh) throw new Error(`Memory "${id}" was removed during the update`);
+      if (!fresh) throw new MemoryError('removed_during_update', `Memory "${id}" was removed during the update`);
       next.lastAccessedAt = fresh.lastAccessedAt;
       next.accessCount = fresh.accessCount;
       const indexed = batch.put(metaOf(next), next.embedding, next.embeddingModel);
@@ -674,11 +675,11 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         inputs.forEach((input, i) => {
           try {
             checkText(input.text);
-            if (!input.namespace) throw new Error('Memory namespace is empty');
-            if (!KINDS.has(input.kind)) throw new Error(`Unknown memory kind "${String(input.kind)}"`);
+            if (!input.namespace) throw new MemoryError('namespace_missing', 'Memory namespace is empty');
+            if (!KINDS.has(input.kind)) throw new MemoryError('unknown_kind', `Unknown memory kind "${String(input.kind)}"`, { params: { kind: String(input.kind).slice(0, 40) } });
           } catch (error) {
             if (inputs.length === 1) throw error;
-            throw new Error(`Memory ${i + 1} of ${inputs.length}: ${(error as Error).message}`, { cause: error });
+            throw withItemContext(error, `Memory ${i + 1} of ${inputs.length}: `, { item: i + 1, items: inputs.length });
           }
         });
         const t = now();
@@ -735,7 +736,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         if (embedder) {
           try {
             const vectorsOut = await embedder.embed(fresh.map((f) => f.record.text));
-            if (vectorsOut.length !== fresh.length) throw new Error(`Embedder ${embedder.modelId} returned ${vectorsOut.length} vectors for ${fresh.length} texts`);
+            if (vectorsOut.length !== fresh.length) throw new EngineError('embedding', `Embedder ${embedder.modelId} returned ${vectorsOut.length} vectors for ${fresh.length} texts`);
             fresh.forEach((f, i) => {
               f.record.embedding = l2normalize(vectorsOut[i]!);
               f.record.embeddingModel = embedder.modelId;
@@ -862,7 +863,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         if (batch.length > 0) {
           const texts = batch.map((r) => r.text);
           const vectorsOut = await embedder.embed(texts, options.signal);
-          if (vectorsOut.length !== texts.length) throw new Error(`Embedder ${model} returned ${vectorsOut.length} vectors for ${texts.length} texts`);
+          if (vectorsOut.length !== texts.length) throw new EngineError('embedding', `Embedder ${model} returned ${vectorsOut.length} vectors for ${texts.length} texts`);
           await serial(() =>
             writeIndexed([], async (ib) => {
               let stored = 0;

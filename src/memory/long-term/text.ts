@@ -6,6 +6,7 @@
  * user sees is never changed: normalization only feeds the hash and comparisons.
  */
 import type { MessageRecord } from '../../db/schema';
+import { MemoryError } from '../../model/errors';
 
 /** Sentence-final punctuation (ASCII and CJK) ignored at the end of a memory text. */
 const TRAILING_PUNCTUATION = /[\s.!?。！？…~～、,，;；:：]+$/u;
@@ -65,13 +66,13 @@ export function rememberedReply(assistant: Pick<MessageRecord, 'status' | 'conte
 export const MAX_MEMORY_TEXT_CHARS = 8_000;
 
 /** Thrown by the memory store when a text is longer than `MAX_MEMORY_TEXT_CHARS`; nothing is stored. */
-export class MemoryTextTooLongError extends Error {
+export class MemoryTextTooLongError extends MemoryError {
   constructor(
     /** Length of the refused text, in characters. */
     readonly chars: number,
     readonly maxChars: number = MAX_MEMORY_TEXT_CHARS,
   ) {
-    super(`This memory is ${chars} characters long; a memory can hold at most ${maxChars}. Shorten it; nothing was saved.`);
+    super('text_too_long', `This memory is ${chars} characters long; a memory can hold at most ${maxChars}. Shorten it; nothing was saved.`, { params: { chars, maxChars } });
     this.name = 'MemoryTextTooLongError';
   }
 }

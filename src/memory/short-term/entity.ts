@@ -18,6 +18,7 @@ import { ENTITY_FORMAT, entityPrompt, formatLines } from './prompts';
 import { readEntityState, type EntityState } from './state';
 import { PreemptedError, requireEngine } from './summarizer';
 import type { ContextStrategy, EntityNote } from './types';
+import { JobError } from '../../model/errors';
 
 /** Most entity notes injected into one prompt. */
 export const MAX_ENTITY_NOTES = 8;
@@ -29,9 +30,9 @@ export const ENTITY_NOTE_TOKENS = 80;
 export const ENTITY_BACKLOG_EXCHANGES = 20;
 
 /** An entity reply was rejected as a whole; stored notes are unchanged. */
-export class EntityRejectedError extends Error {
+export class EntityRejectedError extends JobError {
   constructor(reason: string) {
-    super(`Entity reply rejected: ${reason}`);
+    super('entity_rejected', `Entity reply rejected: ${reason}`);
     this.name = 'EntityRejectedError';
   }
 }
