@@ -25,7 +25,7 @@ import type { PromptTrace } from '../prompt/types';
 import type { ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import type { SettingsStore } from './settings';
-import { MessagingError } from '../model/errors';
+import { codedErrorOf, MessagingError } from '../model/errors';
 
 /** Dependencies of the chat service. */
 export interface ChatServiceDeps {
@@ -172,6 +172,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
               status: 'error',
               error: message,
               ...(error instanceof EngineError ? { errorCode: error.code } : {}),
+              ...(codedErrorOf(error) ? { errorInfo: codedErrorOf(error)! } : {}),
             });
             return { userMessage, assistantMessage };
           };

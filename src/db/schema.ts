@@ -22,6 +22,7 @@ import type { EngineErrorCode } from '../engines/types';
 import type { PromptTrace } from '../prompt/types';
 import type { StrategyConfig, StrategyKind } from '../memory/short-term/types';
 import { layoutFromRows, type LayoutRow, type MemoryIndexRecord } from '../memory/long-term/retrieval/blocks';
+import type { CodedError } from '../model/errors';
 
 /** Name of the IndexedDB database. */
 export const DB_NAME = 'recall';
@@ -62,6 +63,8 @@ export interface MessageRecord {
   error?: string;
   /** Stable code of `error` when it came from an engine (the UI translates by code). */
   errorCode?: EngineErrorCode;
+  /** Domain, code and params of `error` when it was a coded error of any domain (`src/model/errors.ts`; the UI translates by it). */
+  errorInfo?: CodedError;
   /** Model that wrote an assistant message. */
   modelId?: string;
   /** Token usage reported by the engine for an assistant message. */
@@ -189,6 +192,8 @@ export interface JobRecord {
   /** 0..1 while running, if the handler reports it. */
   progress?: number;
   lastError?: string;
+  /** Domain, code and params of `lastError` when it was a coded error (the UI translates by it). */
+  lastErrorInfo?: CodedError;
 }
 
 /** The exact prompt sent for one assistant message, for the context view. */

@@ -9,7 +9,7 @@
  * how summaries and extraction never block the user's next message on a single-model engine.
  */
 import type { JobRecord, RecallDB } from '../db/schema';
-import { JobError } from '../model/errors';
+import { codedErrorOf, JobError, RecallError, type CodedError } from '../model/errors';
 
 /** Passed to a handler while its job runs. */
 export interface JobContext {
@@ -42,9 +42,11 @@ export class JobDeferred extends JobError {
  * after the handler's own bounded retries): the job is marked `failed` at once with this message
  * as `lastError` (the user can still retry it with `retryFailed`).
  */
-export class JobFailedPermanently extends JobError {
+export class JobFailedPermanently extends RecallError {
+  /** Carries the domain, code and params of `options.cause` when that is a coded error (so the user reads why), else `jobs/failed_permanently`. */
   constructor(message: string, options?: { cause?: unknown }) {
-    super('failed_permanently', message, options);
+    const cause = codedErrorOf(options?.cause);
+    super(cause?.domain ?? 'jobs', (cause?.code ?? 'failed_permanently') as never, message, { ...options, ...(cause ? { params: cause.params } : {}) });
     this.name = 'JobFailedPermanently';
   }
 }
@@ -68,7 +70,7 @@ export interface JobStats {
   parkedTypes: string[];
   current: { type: string; progress: number | null } | null;
   /** The latest failed jobs (at most 5, newest first) with their last error. */
-  recentFailures: { type: string; lastError: string; at: number }[];
+  recentFailures: { type: string; lastError: string; lastErrorInfo?: CodedError; at: number }[];
 }
 
 /** Options of `enqueue`. */
@@ -243,10 +245,13 @@ export function createJobQueue(
         options.onError?.(error, job);
         const message = error instanceof Error ? error.message : String(error);
         const failed = job.attempts >= job.maxAttempts || error instanceof JobFailedPermanently;
+        const coded = codedErrorOf(error);
         await db.jobs.update(job.id, {
           status: failed ? 'failed' : 'queued',
           runAfter: now() + backoffMs(job.attempts),
           lastError: message,
+          // `undefined` removes an earlier attempt's code (Dexie's `update` deletes the key).
+          lastErrorInfo: coded ?? undefined,
           updatedAt: now(),
         });
       }
@@ -376,7 +381,7 @@ export function createJobQueue(
         .filter((j) => j.status === 'failed')
         .sort((a, b) => b.updatedAt - a.updatedAt)
         .slice(0, 5)
-        .map((j) => ({ type: j.type, lastError: j.lastError ?? '', at: j.updatedAt }));
+        .map((j) => ({ type: j.type, lastError: j.lastError ?? '', ...(j.lastErrorInfo ? { lastErrorInfo: j.lastErrorInfo } : {}), at: j.updatedAt }));
       if (current) s.current = { type: current.job.type, progress: current.job.progress ?? null };
       return s;
     },

@@ -58,7 +58,17 @@ import type { ImportReport, InterruptedImport, TransferProgress } from '../messa
 import { memoryHash } from './long-term/text';
 import { isTombstoned } from './long-term/store';
 import { isUsableVector, l2normalize } from './long-term/retrieval/vector';
-import { BackupError, ENGINE_ERROR_CODES, type BackupErrorCode, type ErrorParams, type RecallErrorOptions } from '../model/errors';
+import {
+  BackupError,
+  ENGINE_ERROR_CODES,
+  ERROR_CODES,
+  isErrorCode,
+  type BackupErrorCode,
+  type CodedError,
+  type ErrorDomain,
+  type ErrorParams,
+  type RecallErrorOptions,
+} from '../model/errors';
 
 /** Same key as `MAINTENANCE_STATE_KEY` of `./long-term/jobs` (not imported, to keep this module free of the job code). */
 const MAINTENANCE_STATE_KEY = 'state.ltmMaintenance';
@@ -189,6 +199,15 @@ const conversationSchema = z.object({
   updatedAt: time,
 });
 
+/** A stored coded error (`MessageRecord.errorInfo`): a known domain and one of its codes, JSON params. */
+const codedErrorSchema = z
+  .object({
+    domain: z.enum(Object.keys(ERROR_CODES) as [ErrorDomain, ...ErrorDomain[]]),
+    code: z.string(),
+    params: z.record(z.string(), z.union([z.string().max(200), z.number()])),
+  })
+  .refine((e) => isErrorCode(e.domain, e.code), { message: 'unknown error code' }) as unknown as z.ZodType<CodedError>;
+
 const messageSchema = z.object({
   id: z.string().min(1),
   conversationId: z.string().min(1),
@@ -201,6 +220,7 @@ const messageSchema = z.object({
   modelId: z.string().optional(),
   usage: z.object({ promptTokens: z.number().int().min(0), completionTokens: z.number().int().min(0) }).optional(),
   errorCode: z.enum(ENGINE_ERROR_CODES).optional(),
+  errorInfo: codedErrorSchema.optional(),
   truncated: z.boolean().optional(),
   command: z
     .object({

@@ -8,6 +8,7 @@
  *
  * Plain TypeScript over the i18next instance (not the reactive wrapper), so it runs in unit tests.
  */
+import type { MessageRecord } from '../../db/schema';
 import { codedErrorOf, type CodedError, type ErrorDomain } from '../../model/errors';
 import { translate, type TranslationKey } from '../i18n/instance';
 import { errorMessage } from './connect';
@@ -36,4 +37,14 @@ export function errorView(error: unknown): ErrorView | null {
 export function errorText(error: unknown): string {
   const view = errorView(error);
   return view ? translate(view.key, { ...view.params }) : errorMessage(error);
+}
+
+/**
+ * The sentence of a stored error reply: its engine `errorCode` (`engineErrors.chat.<code>`), else
+ * its `errorInfo` (any domain, e.g. a prompt too long for the model), else the generic
+ * `chat.status.error`.
+ */
+export function replyErrorView(message: Pick<MessageRecord, 'errorCode' | 'errorInfo'>): ErrorView {
+  if (message.errorCode) return { key: errorKey('engine', message.errorCode), params: {} };
+  return errorView(message.errorInfo) ?? { key: 'chat.status.error', params: {} };
 }

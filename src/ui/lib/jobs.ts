@@ -9,6 +9,7 @@
  */
 import type { JobStats } from '../../jobs/queue';
 import type { TranslationKey } from '../i18n/instance';
+import { errorView, type ErrorView } from './errors';
 import { toPercent } from './format';
 
 /** Label key of each background job type. */
@@ -30,8 +31,10 @@ export function jobLabelKey(type: string): TranslationKey {
 /** One failed job as listed next to "Retry failed". */
 export interface JobFailureView {
   label: TranslationKey;
-  /** The job's last error (core text, English; shown as the reason, after the translated label). */
+  /** The job's last error (core text, English; shown as the reason when it has no code). */
   reason: string;
+  /** The translated reason, when the error was coded (`src/ui/lib/errors.ts`); `null` otherwise. */
+  reasonView: ErrorView | null;
   /** When it failed (ms since the epoch). */
   at: number;
 }
@@ -43,7 +46,7 @@ export interface JobFailureView {
  */
 export function jobFailureViews(stats: Pick<JobStats, 'recentFailures'> | null | undefined): JobFailureView[] {
   const failures = stats?.recentFailures ?? [];
-  return failures.map((f) => ({ label: jobLabelKey(f.type), reason: f.lastError.trim(), at: f.at }));
+  return failures.map((f) => ({ label: jobLabelKey(f.type), reason: f.lastError.trim(), reasonView: errorView(f.lastErrorInfo), at: f.at }));
 }
 
 /**
