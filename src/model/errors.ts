@@ -39,13 +39,29 @@ export const BACKUP_ERROR_CODES = [
   'position_taken',
 ] as const;
 /** Long-term and short-term memory: stored memories and conversations. */
-export const MEMORY_ERROR_CODES = ['text_empty', 'text_too_long', 'not_found', 'unknown_kind', 'namespace_missing', 'removed_during_update', 'conversation_not_found'] as const;
+export const MEMORY_ERROR_CODES = [
+  'text_empty',
+  'text_too_long',
+  'not_found',
+  'unknown_kind',
+  'namespace_missing',
+  'removed_during_update',
+  'conversation_not_found',
+] as const;
 /** Requests between the panel and the core. */
 export const MESSAGING_ERROR_CODES = ['rejected_sender', 'bad_request', 'message_empty', 'message_too_long', 'core_timeout'] as const;
 /** Prompt assembly, the token budget and the tokenizers behind it. */
 export const PROMPT_ERROR_CODES = ['prompt_too_long', 'tokenizer_load', 'gguf_read'] as const;
 /** Background jobs: why a job waits, was stopped or failed (shown in the job list). */
-export const JOB_ERROR_CODES = ['deferred', 'failed_permanently', 'preempted', 'summary_rejected', 'entity_rejected', 'extraction_failed', 'reembed_incomplete'] as const;
+export const JOB_ERROR_CODES = [
+  'deferred',
+  'failed_permanently',
+  'preempted',
+  'summary_rejected',
+  'entity_rejected',
+  'extraction_failed',
+  'reembed_incomplete',
+] as const;
 
 /** Every domain with its codes. The UI's translation keys and the locale test derive from this. */
 export const ERROR_CODES = {

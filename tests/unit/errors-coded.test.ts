@@ -96,10 +96,18 @@ function enginesWithoutGpu(db: RecallDB, current: () => ChatEngine | null): Engi
   const status = (): EngineStatus => {
     const chat = current();
     return {
-    chat: { kind: chat ? 'scripted' : null, modelId: chat?.modelId ?? null, state: chat ? 'ready' : 'idle', progress: null, contextWindow: chat?.contextWindow() ?? null, error: null, errorCode: null },
-    embedder: { modelId: null, dimension: null, state: 'idle', progress: null, error: null, errorCode: null },
-    gpu: { available: false, shaderF16: false, adapter: null },
-  } as EngineStatus;
+      chat: {
+        kind: chat ? 'scripted' : null,
+        modelId: chat?.modelId ?? null,
+        state: chat ? 'ready' : 'idle',
+        progress: null,
+        contextWindow: chat?.contextWindow() ?? null,
+        error: null,
+        errorCode: null,
+      },
+      embedder: { modelId: null, dimension: null, state: 'idle', progress: null, error: null, errorCode: null },
+      gpu: { available: false, shaderF16: false, adapter: null },
+    } as EngineStatus;
   };
   const estimator = createTokenEstimator();
   const unsupported = () => Promise.reject(new Error('not in this test'));
@@ -169,7 +177,13 @@ describe('a coded error from each domain reaches the panel as its translated sen
 
   it('memory: a too-long memory added from the memory manager, as the notice under "Could not add the memory"', async () => {
     const notices = createNoticesStore();
-    const memory = createMemoryStore({ request, subscribe: () => () => undefined, notices, refreshConversations: async () => undefined, afterEraseAll: async () => undefined });
+    const memory = createMemoryStore({
+      request,
+      subscribe: () => () => undefined,
+      notices,
+      refreshConversations: async () => undefined,
+      afterEraseAll: async () => undefined,
+    });
     const length = MAX_MEMORY_TEXT_CHARS + 1;
     expect(await memory.add('fact', 'x'.repeat(length))).toBe(false);
     expect(notices.list.map((n) => [n.text, n.detail])).toEqual([
@@ -243,7 +257,10 @@ describe('a coded error from each domain reaches the panel as its translated sen
 
   it('messaging: a request from a page that is not the panel is refused, and says so', async () => {
     vi.mocked(fakeBrowser.runtime.sendMessage).mockImplementationOnce((async (message: unknown) => {
-      const replies = await fakeBrowser.runtime.onMessage.trigger(message, { id: 'another-extension', url: 'chrome-extension://another-extension/sidepanel.html' });
+      const replies = await fakeBrowser.runtime.onMessage.trigger(message, {
+        id: 'another-extension',
+        url: 'chrome-extension://another-extension/sidepanel.html',
+      });
       return replies.find((reply: unknown) => reply !== undefined);
     }) as never);
     const error = await rejection(request('memory.list', { namespace: DEFAULT_NAMESPACE }));
@@ -260,14 +277,18 @@ describe('a coded error from each domain reaches the panel as its translated sen
     expect(reply).toMatchObject({ status: 'error', errorInfo: { domain: 'prompt', code: 'prompt_too_long' } });
     const { neededTokens, availableTokens } = reply.errorInfo!.params;
     // The core's English message names the same numbers.
-    expect(reply.error).toBe(`The message needs ${neededTokens} tokens but the model has room for ${availableTokens}. Shorten it or load a model with a larger context window.`);
+    expect(reply.error).toBe(
+      `The message needs ${neededTokens} tokens but the model has room for ${availableTokens}. Shorten it or load a model with a larger context window.`,
+    );
     expect(neededTokens as number).toBeGreaterThan(availableTokens as number);
     const view = replyErrorView(reply);
     expect(translate(view.key, { ...view.params })).toBe(
       `The message needs ${neededTokens} tokens, but the model has room for ${availableTokens}. Shorten it or load a model with a larger context window.`,
     );
     await changeUiLanguage('zh-CN');
-    expect(translate(view.key, { ...view.params })).toBe(`这条消息需要 ${neededTokens} 个词元，但模型只剩 ${availableTokens} 个词元的空间。请缩短消息，或加载上下文窗口更大的模型。`);
+    expect(translate(view.key, { ...view.params })).toBe(
+      `这条消息需要 ${neededTokens} 个词元，但模型只剩 ${availableTokens} 个词元的空间。请缩短消息，或加载上下文窗口更大的模型。`,
+    );
   });
 
   it('jobs: an extraction that stays unusable is listed with its translated reason', async () => {
@@ -275,12 +296,17 @@ describe('a coded error from each domain reaches the panel as its translated sen
     chat = createScriptedEngine({ contextWindow: 4096, fallback: 'no json here' });
     const { id } = await request('conversations.create', {});
     await request('chat.send', { conversationId: id, text: 'My locker is number 12', requestId: 'r6' });
-    await vi.waitFor(async () => expect((await request('jobs.stats')).recentFailures.some((f) => f.type === 'ltm.extract')).toBe(true), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(async () => expect((await request('jobs.stats')).recentFailures.some((f) => f.type === 'ltm.extract')).toBe(true), {
+      timeout: 10_000,
+      interval: 50,
+    });
     const failure = jobFailureViews(await request('jobs.stats')).find((f) => f.label === jobLabelKey('ltm.extract'))!;
     expect(failure.reason).toMatch(/^Memory extraction failed after (\d+) attempts/);
     const attempts = /after (\d+) attempts/.exec(failure.reason)![1];
     expect(failure.reasonView).toEqual({ key: 'errorCodes.jobs.extraction_failed', params: { attempts: Number(attempts) } });
-    expect(translate(failure.reasonView!.key, { ...failure.reasonView!.params })).toBe(`No memories could be read from the model's answer after ${attempts} tries.`);
+    expect(translate(failure.reasonView!.key, { ...failure.reasonView!.params })).toBe(
+      `No memories could be read from the model's answer after ${attempts} tries.`,
+    );
     await changeUiLanguage('zh-CN');
     expect(translate(failure.reasonView!.key, { ...failure.reasonView!.params })).toBe(`尝试 ${attempts} 次后，仍无法从模型的回答中提取记忆。`);
   });
