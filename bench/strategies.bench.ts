@@ -27,7 +27,8 @@ import 'fake-indexeddb/auto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { ChatEngine, ChatMessage, ChatRequest, ChatResult } from '../src/engines/types';
 import { createStrategy, registerShortTermJobs, type RetrievedExchange, type ShortTermContext, type StrategyConfig } from '../src/memory/short-term';
-import { STRATEGIES } from '../src/memory/short-term';
+import { STRATEGIES, strategyInfo } from '../src/model/strategies';
+import en from '../src/ui/i18n/locales/en.json';
 import { countPromptTokens, createGgufTokenCounter, createTokenEstimator, estimateTokens } from '../src/tokens';
 import { generateConversation, type GeneratedExchange } from './data/bilingual-conversation';
 import { qwenCounter } from './data/qwen-tokenizer';
@@ -177,7 +178,7 @@ async function runStrategy(config: StrategyConfig, conversation: GeneratedExchan
   const calls = engine.calls;
   return {
     config,
-    label: STRATEGIES[config.kind].label.en,
+    label: en.strategies[config.kind].label,
     promptTokens,
     turn200,
     backgroundCalls: calls.length,
@@ -274,7 +275,7 @@ export default defineBench({
   full: {},
   async run() {
     const conversation = generateConversation(200);
-    const configs: StrategyConfig[] = (Object.keys(STRATEGIES) as (keyof typeof STRATEGIES)[]).map((k) => STRATEGIES[k].defaults);
+    const configs: StrategyConfig[] = STRATEGIES.map((s) => strategyInfo(s.kind).defaults);
     const strategies: StrategyResult[] = [];
     for (const config of configs) strategies.push(await runStrategy(config, conversation));
     const full = strategies.find((r) => r.config.kind === 'full-buffer')!;

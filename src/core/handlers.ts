@@ -1,88 +1,108 @@
 /**
- * Binds the protocol's requests to the core's services. Every handler checks that the sender is
- * one of this extension's own pages before doing anything.
+ * Binds the protocol's requests to the core's services: `CORE_HANDLERS` is the one list (a
+ * request of `ProtocolMap` = one entry here). Every handler checks that the sender is one of this
+ * extension's own pages before doing anything.
  */
 import browser from 'webextension-polyfill';
-import { normalizeStrategyConfig } from '../memory/short-term/config';
+import { normalizeStrategyConfig } from '../model/strategies';
 import { assertSender, onMessage, type ProtocolMap } from '../messaging/protocol';
 import type { Core } from './index';
 
-type RequestType = Exclude<keyof ProtocolMap, `event.${string}` | 'core.ensure'>;
+/** Every request the core answers: the protocol's requests but the events and `core.ensure` (the service worker's). */
+export type CoreRequestType = Exclude<keyof ProtocolMap, `event.${string}` | 'core.ensure'>;
+
+/** What a handler gets besides the request's data. */
+export interface HandlerContext {
+  /** When the offscreen document started (ms epoch), for `core.ping`. */
+  startedAt: number;
+}
+
+/** The handler of request `K`: the started core and the request's data → its answer (or a promise of it). */
+export type CoreHandler<K extends CoreRequestType> = (
+  core: Core,
+  data: Parameters<ProtocolMap[K]>[0],
+  context: HandlerContext,
+) => Promise<ReturnType<ProtocolMap[K]>> | ReturnType<ProtocolMap[K]>;
 
 /**
- * Registers a handler for every core request. `core` resolves once the core has started;
- * requests that arrive earlier wait for it. Returns a function that removes all handlers.
+ * The one list of request handlers, one entry per request of `ProtocolMap` (a request without
+ * an entry, or an entry for no request, does not compile). Each entry only unpacks the data and
+ * calls the service that does the work (`Core`'s members).
  */
-export function registerCoreHandlers(core: Promise<Core>, startedAt: number): () => void {
-  const removers: (() => void)[] = [];
-  const handle = <K extends RequestType>(type: K, fn: (core: Core, data: Parameters<ProtocolMap[K]>[0]) => Promise<ReturnType<ProtocolMap[K]>> | ReturnType<ProtocolMap[K]>) => {
-    removers.push(
-      onMessage(type, (async (message: { data: Parameters<ProtocolMap[K]>[0]; sender: Parameters<typeof assertSender>[0] }) => {
-        assertSender(message.sender, ['sidepanel', 'background'], browser.runtime.id);
-        return fn(await core, message.data);
-      }) as never),
-    );
-  };
-
-  handle('core.ping', (c) => {
+export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
+  'core.ping': (c, _data, { startedAt }) => {
     const { via, ms, at } = c.store.indexStats().open;
     return { ready: true, startedAt, memory: { via, openMs: ms, searchableAt: at } };
-  });
-  handle('engine.status', (c) => c.engines.status());
-  handle('engine.catalog', (c) => c.engines.catalog());
-  handle('engine.loadWebLLM', async (c, { modelId }) => {
+  },
+  'engine.status': (c) => c.engines.status(),
+  'engine.catalog': (c) => c.engines.catalog(),
+  'engine.loadWebLLM': async (c, { modelId }) => {
     const status = await c.engines.loadWebLLM(modelId);
     await c.settings.set({ preferredEngine: 'webllm', webllmModelId: modelId });
     return status;
-  });
-  handle('engine.loadWllama', async (c, { source }) => {
+  },
+  'engine.loadWllama': async (c, { source }) => {
     const status = await c.engines.loadWllama(source);
     await c.settings.set({ preferredEngine: 'wllama', wllamaSource: source });
     return status;
-  });
-  handle('engine.unload', (c) => c.engines.unloadChat());
-  handle('engine.reloadEmbedder', (c) => c.engines.reloadEmbedder());
-  handle('models.registerLocal', async (c, data) => {
+  },
+  'engine.unload': (c) => c.engines.unloadChat(),
+  'engine.reloadEmbedder': (c) => c.engines.reloadEmbedder(),
+  'models.registerLocal': async (c, data) => {
     const record = { ...data, source: 'file' as const, addedAt: Date.now() };
     await c.db.localModels.put(record);
     return record;
-  });
-  handle('models.deleteLocal', (c, { fileName }) => c.deleteLocalModel(fileName));
+  },
+  'models.deleteLocal': (c, { fileName }) => c.deleteLocalModel(fileName),
 
-  handle('conversations.list', (c) => c.conversations.list());
+  'conversations.list': (c) => c.conversations.list(),
   // Strategy parameters from the UI are clamped to their ranges (see STRATEGIES).
-  handle('conversations.create', async (c, data) =>
+  'conversations.create': async (c, data) =>
     c.conversations.create({
       ...(data?.title ? { title: data.title } : {}),
       strategy: normalizeStrategyConfig(data?.strategy ?? (await c.settings.get()).defaultStrategy),
     }),
-  );
-  handle('conversations.get', async (c, { id }) => (await c.conversations.get(id)) ?? null);
-  handle('conversations.update', (c, { id, title, strategy }) =>
+  'conversations.get': async (c, { id }) => (await c.conversations.get(id)) ?? null,
+  'conversations.update': (c, { id, title, strategy }) =>
     c.conversations.update(id, { ...(title !== undefined ? { title } : {}), ...(strategy ? { strategy: normalizeStrategyConfig(strategy) } : {}) }),
-  );
-  handle('conversations.delete', (c, { id }) => c.conversations.delete(id));
-  handle('messages.list', (c, { conversationId }) => c.conversations.messages(conversationId));
+  'conversations.delete': (c, { id }) => c.conversations.delete(id),
+  'messages.list': (c, { conversationId }) => c.conversations.messages(conversationId),
 
-  handle('chat.send', (c, data) => c.chat.send(data));
-  handle('chat.stop', (c, { requestId }) => c.chat.stop(requestId));
-  handle('chat.live', (c, { conversationId }) => c.chat.live(conversationId));
-  handle('trace.get', async (c, { messageId }) => (await c.db.promptTraces.get(messageId))?.trace ?? null);
+  'chat.send': (c, data) => c.chat.send(data),
+  'chat.stop': (c, { requestId }) => c.chat.stop(requestId),
+  'chat.live': (c, { conversationId }) => c.chat.live(conversationId),
+  'trace.get': async (c, { messageId }) => (await c.db.promptTraces.get(messageId))?.trace ?? null,
 
-  handle('memory.list', (c, query) => c.memoryAdmin.list(query));
-  handle('memory.history', (c, query) => c.memoryAdmin.history(query ?? {}));
-  handle('memory.add', (c, data) => c.memoryAdmin.add(data));
-  handle('memory.update', (c, data) => c.memoryAdmin.update(data));
-  handle('memory.delete', (c, { id }) => c.memoryAdmin.delete(id));
-  handle('memory.export', (c) => c.exportToFile());
-  handle('memory.import', (c, { fileName }) => c.importFile(fileName));
-  handle('memory.importNotice', (c) => c.importNotice());
-  handle('memory.eraseAll', (c) => c.eraseAll());
+  'memory.list': (c, query) => c.memoryAdmin.list(query),
+  'memory.history': (c, query) => c.memoryAdmin.history(query ?? {}),
+  'memory.add': (c, data) => c.memoryAdmin.add(data),
+  'memory.update': (c, data) => c.memoryAdmin.update(data),
+  'memory.delete': (c, { id }) => c.memoryAdmin.delete(id),
+  'memory.export': (c) => c.exportToFile(),
+  'memory.import': (c, { fileName }) => c.importFile(fileName),
+  'memory.importNotice': (c) => c.importNotice(),
+  'memory.eraseAll': (c) => c.eraseAll(),
 
-  handle('settings.get', (c) => c.settings.get());
-  handle('settings.set', (c, patch) => c.updateSettings(patch));
-  handle('jobs.stats', (c) => c.jobs.stats());
-  handle('jobs.retryFailed', (c) => c.jobs.retryFailed());
+  'settings.get': (c) => c.settings.get(),
+  'settings.set': (c, patch) => c.updateSettings(patch),
+  'jobs.stats': (c) => c.jobs.stats(),
+  'jobs.retryFailed': (c) => c.jobs.retryFailed(),
+};
 
+/**
+ * Registers every handler of `CORE_HANDLERS` on the runtime's messages. `core` resolves once the
+ * core has started; requests that arrive earlier wait for it. Each handler first checks that the
+ * sender is the side panel or the service worker of this extension (`assertSender`, which throws
+ * otherwise). Returns a function that removes all handlers.
+ */
+export function registerCoreHandlers(core: Promise<Core>, startedAt: number): () => void {
+  const context: HandlerContext = { startedAt };
+  const removers = (Object.keys(CORE_HANDLERS) as CoreRequestType[]).map((type) => {
+    const handler = CORE_HANDLERS[type] as CoreHandler<CoreRequestType>;
+    return onMessage(type, (async (message: { data: never; sender: Parameters<typeof assertSender>[0] }) => {
+      assertSender(message.sender, ['sidepanel', 'background'], browser.runtime.id);
+      return handler(await core, message.data, context);
+    }) as never);
+  });
   return () => removers.forEach((remove) => remove());
 }

@@ -4,8 +4,7 @@
  */
 import { z } from 'zod';
 import type { RecallDB } from '../db/schema';
-import { normalizeStrategyConfig } from '../memory/short-term/config';
-import { DEFAULT_STRATEGY } from '../memory/short-term/types';
+import { DEFAULT_STRATEGY, normalizeStrategyConfig, strategyConfigSchema } from '../model/strategies';
 import type { Settings } from '../messaging/protocol';
 
 /** Embedding model used when the user has not picked one (384-d, multilingual, quantized). */
@@ -25,14 +24,7 @@ export const DEFAULT_SETTINGS: Settings = {
 };
 
 /** A strategy of a known kind; its parameters are clamped to their ranges by `normalizeStrategyConfig`. */
-const strategySchema = z
-  .object({
-    kind: z.enum(['full-buffer', 'buffer-window', 'token-buffer', 'summary', 'summary-buffer', 'entity', 'vector']),
-    k: z.number().optional(),
-    maxTokens: z.number().optional(),
-    topK: z.number().optional(),
-  })
-  .transform(normalizeStrategyConfig);
+const strategySchema = strategyConfigSchema.transform(normalizeStrategyConfig);
 
 /** Validates a partial settings update; unknown keys are rejected. */
 export const settingsPatchSchema = z

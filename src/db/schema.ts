@@ -20,7 +20,7 @@
 import Dexie, { type EntityTable, type Table } from 'dexie';
 import type { EngineErrorCode } from '../engines/types';
 import type { PromptTrace } from '../prompt/types';
-import type { StrategyConfig, StrategyKind } from '../memory/short-term/types';
+import type { StrategyConfig, StrategyKind } from '../model/strategies';
 import { layoutFromRows, type LayoutRow, type MemoryIndexRecord } from '../memory/long-term/retrieval/blocks';
 import type { CodedError } from '../model/errors';
 

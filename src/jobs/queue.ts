@@ -9,7 +9,8 @@
  * how summaries and extraction never block the user's next message on a single-model engine.
  */
 import type { JobRecord, RecallDB } from '../db/schema';
-import { codedErrorOf, JobError, RecallError, type CodedError } from '../model/errors';
+import { codedErrorOf, JobError, RecallError } from '../model/errors';
+import type { JobStats } from '../model/jobs';
 
 /** Passed to a handler while its job runs. */
 export interface JobContext {
@@ -51,27 +52,7 @@ export class JobFailedPermanently extends RecallError {
   }
 }
 
-/**
- * Counts of jobs by status. `queued` counts jobs runnable now; `scheduled` queued jobs that have not
- * failed yet and wait for their time (a delay such as the daily maintenance, or a deferral);
- * `retrying` queued jobs that failed at least once and wait out their backoff. `current` is the running job's type and progress (0..1, `null`
- * when it reports none), or `null` when nothing runs.
- */
-export interface JobStats {
-  queued: number;
-  scheduled: number;
-  retrying: number;
-  running: number;
-  failed: number;
-  done: number;
-  /** Jobs of a type no handler is registered for (kept, not run, never polled; see `JobStatus`). */
-  parked: number;
-  /** The parked job types (sorted), for the UI. */
-  parkedTypes: string[];
-  current: { type: string; progress: number | null } | null;
-  /** The latest failed jobs (at most 5, newest first) with their last error. */
-  recentFailures: { type: string; lastError: string; lastErrorInfo?: CodedError; at: number }[];
-}
+export type { JobStats } from '../model/jobs';
 
 /** Options of `enqueue`. */
 export interface EnqueueOptions {

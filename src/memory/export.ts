@@ -53,8 +53,9 @@
 import { JSONParser } from '@streamparser/json';
 import type { Table } from 'dexie';
 import { z } from 'zod';
-import type { ConversationRecord, MemoryHistoryRecord, MemoryRecord, MessageRecord, RecallDB } from '../db/schema';
+import type { ConversationRecord, MemoryRecord, MessageRecord, RecallDB } from '../db/schema';
 import type { ImportReport, InterruptedImport, TransferProgress } from '../messaging/protocol';
+import { strategyKindSchema } from '../model/strategies';
 import { memoryHash } from './long-term/text';
 import { isTombstoned } from './long-term/store';
 import { isUsableVector, l2normalize } from './long-term/retrieval/vector';
@@ -190,7 +191,7 @@ const conversationSchema = z.object({
   title: z.string(),
   namespace: z.string().min(1),
   strategy: z.object({
-    kind: z.enum(['full-buffer', 'buffer-window', 'token-buffer', 'summary', 'summary-buffer', 'entity', 'vector']),
+    kind: strategyKindSchema,
     k: z.number().int().min(1).optional(),
     maxTokens: z.number().int().min(1).optional(),
     topK: z.number().int().min(1).optional(),

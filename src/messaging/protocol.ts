@@ -16,9 +16,9 @@ import { defineExtensionMessaging } from '@webext-core/messaging';
 import type { Runtime } from 'webextension-polyfill';
 import type { ConversationRecord, LocalModelRecord, MemoryHistoryRecord, MemoryKind, MessageRecord } from '../db/schema';
 import type { LoadProgress, ChatEngineKind, EngineErrorCode } from '../engines/types';
-import type { JobStats } from '../jobs/queue';
+import type { JobStats } from '../model/jobs';
 import type { MemoryView } from '../memory/long-term/types';
-import type { StrategyConfig } from '../memory/short-term/types';
+import type { StrategyConfig } from '../model/strategies';
 import type { PromptTrace } from '../prompt/types';
 import { MessagingError } from '../model/errors';
 
@@ -293,6 +293,5 @@ export function assertSender(sender: Runtime.MessageSender, allowed: ExtensionCo
  * an error; events are lost then, and the UI re-reads state when it opens.
  */
 export function emitEvent<K extends keyof ProtocolMap & `event.${string}`>(type: K, data: Parameters<ProtocolMap[K]>[0]): void {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   (sendMessage as any)(type, data).catch(() => undefined);
 }

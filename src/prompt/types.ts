@@ -3,7 +3,7 @@
  * Token counts are tokens of the active model's tokenizer (or the estimator, see `exact`).
  */
 import type { ChatMessage, TokenUsage } from '../engines/types';
-import type { StrategyConfig } from '../memory/short-term/types';
+import type { StrategyConfig } from '../model/strategies';
 import type { MemoryKind } from '../db/schema';
 
 /** Kinds of prompt sections, in prompt order. */

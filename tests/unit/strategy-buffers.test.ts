@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createStrategy, groupExchanges, normalizeStrategyConfig, STRATEGIES } from '../../src/memory/short-term';
 import type { ContextMessage } from '../../src/memory/short-term';
+import { strategyInfo } from '../../src/model/strategies';
 import { createHarness, wordCounter, type Harness } from '../../bench/data/strategy-harness';
 import { qwenCounter } from '../../bench/data/qwen-tokenizer';
 
@@ -167,12 +168,12 @@ describe('groupExchanges', () => {
 });
 
 describe('STRATEGIES metadata and config normalization', () => {
-  it('describes all seven strategies in English and Chinese, with defaults inside their ranges', () => {
-    expect(Object.keys(STRATEGIES).sort()).toEqual(['buffer-window', 'entity', 'full-buffer', 'summary', 'summary-buffer', 'token-buffer', 'vector']);
-    for (const [kind, info] of Object.entries(STRATEGIES)) {
-      expect(info.kind).toBe(kind);
-      expect(info.defaults.kind).toBe(kind);
-      expect(info.label.en && info.label.zh_CN && info.description.en && info.description.zh_CN).toBeTruthy();
+  it('lists all seven strategies once, with defaults inside their ranges', () => {
+    expect(STRATEGIES.map((s) => s.kind).sort()).toEqual(['buffer-window', 'entity', 'full-buffer', 'summary', 'summary-buffer', 'token-buffer', 'vector']);
+    for (const info of STRATEGIES) {
+      expect(info.defaults.kind).toBe(info.kind);
+      expect(info.labelKey).toBe(`strategies.${info.kind}.label`);
+      expect(info.descriptionKey).toBe(`strategies.${info.kind}.description`);
       for (const p of info.params) {
         expect(info.defaults[p.key]).toBe(p.default);
         expect(p.default).toBeGreaterThanOrEqual(p.min);
@@ -180,7 +181,7 @@ describe('STRATEGIES metadata and config normalization', () => {
       }
       expect(normalizeStrategyConfig(info.defaults)).toEqual(info.defaults);
     }
-    expect(STRATEGIES['summary-buffer'].defaults).toEqual({ kind: 'summary-buffer', maxTokens: 2000 });
+    expect(strategyInfo('summary-buffer').defaults).toEqual({ kind: 'summary-buffer', maxTokens: 2000 });
   });
 
   it('fills, rounds and clamps parameters; drops unused ones; falls back on unknown kinds', () => {
@@ -195,6 +196,6 @@ describe('STRATEGIES metadata and config normalization', () => {
 
   it('creates a strategy of each kind', () => {
     h = createHarness();
-    for (const kind of Object.keys(STRATEGIES) as (keyof typeof STRATEGIES)[]) expect(createStrategy({ kind }, h.deps).kind).toBe(kind);
+    for (const { kind } of STRATEGIES) expect(createStrategy({ kind }, h.deps).kind).toBe(kind);
   });
 });

@@ -1,12 +1,13 @@
 /**
- * The context strategy picker's logic (src/ui/lib/strategies.ts) over the short-term module's
- * `STRATEGIES` table. Defaults and ranges are read from that table, so these tests check the
- * picker's behaviour, not the table's numbers.
+ * The context strategy picker's logic (src/ui/lib/strategies.ts) over the `STRATEGIES` list
+ * (src/model/strategies.ts). Defaults and ranges are read from that list and labels from the
+ * locale files, so these tests check the picker's behaviour, not the list's numbers or words.
  */
 import { describe, expect, it } from 'vitest';
-import { STRATEGIES } from '../../src/memory/short-term/config';
-import type { StrategyKind } from '../../src/memory/short-term/types';
-import { describeStrategy, localized, setStrategyParam, STRATEGY_LIST, strategyInfo, strategyParamValue, switchStrategy } from '../../src/ui/lib/strategies';
+import type { StrategyKind } from '../../src/model/strategies';
+import en from '../../src/ui/i18n/locales/en.json';
+import zh from '../../src/ui/i18n/locales/zh_CN.json';
+import { describeStrategy, setStrategyParam, STRATEGY_LIST, strategyInfo, strategyParamValue, switchStrategy } from '../../src/ui/lib/strategies';
 
 const spec = (kind: StrategyKind, key: 'k' | 'maxTokens' | 'topK') => strategyInfo(kind).params.find((p) => p.key === key)!;
 
@@ -69,19 +70,12 @@ describe('setStrategyParam', () => {
 });
 
 describe('labels', () => {
-  it('come in the UI language', () => {
-    expect(localized(STRATEGIES['summary'].label, 'en')).toBe(STRATEGIES['summary'].label.en);
-    expect(localized(STRATEGIES['summary'].label, 'zh-CN')).toBe(STRATEGIES['summary'].label.zh_CN);
-  });
-  it('describe a config with its parameters', () => {
-    const info = STRATEGIES['vector'];
-    const [kSpec, topKSpec] = [spec('vector', 'k'), spec('vector', 'topK')];
-    expect(describeStrategy({ kind: 'vector', k: 2, topK: 6 }, 'zh-CN')).toBe(`${info.label.zh_CN} (${kSpec.label.zh_CN} 2, ${topKSpec.label.zh_CN} 6)`);
-    expect(describeStrategy({ kind: 'full-buffer' }, 'en')).toBe(STRATEGIES['full-buffer'].label.en);
+  it('describe a config with its parameters, in the given language', () => {
+    expect(describeStrategy({ kind: 'vector', k: 2, topK: 6 }, 'zh-CN')).toBe(`${zh.strategies.vector.label} (${zh.strategyParams.k.label} 2, ${zh.strategyParams.topK.label} 6)`);
+    expect(describeStrategy({ kind: 'full-buffer' }, 'en')).toBe(en.strategies['full-buffer'].label);
   });
   it('group token numbers like the rest of the panel', () => {
-    const label = spec('summary-buffer', 'maxTokens').label;
-    expect(describeStrategy({ kind: 'summary-buffer', maxTokens: 2000 }, 'en')).toBe(`${STRATEGIES['summary-buffer'].label.en} (${label.en} 2,000)`);
-    expect(describeStrategy({ kind: 'summary-buffer', maxTokens: 12000 }, 'zh-CN')).toBe(`${STRATEGIES['summary-buffer'].label.zh_CN} (${label.zh_CN} 12,000)`);
+    expect(describeStrategy({ kind: 'summary-buffer', maxTokens: 2000 }, 'en')).toBe(`${en.strategies['summary-buffer'].label} (${en.strategyParams.maxTokens.label} 2,000)`);
+    expect(describeStrategy({ kind: 'summary-buffer', maxTokens: 12000 }, 'zh-CN')).toBe(`${zh.strategies['summary-buffer'].label} (${zh.strategyParams.maxTokens.label} 12,000)`);
   });
 });

@@ -10,9 +10,11 @@
  * - `ltm.extract` (`./jobs.ts`): LLM extraction of facts and consolidation.
  */
 import type { MemoryRecord, MessageRecord, RecallDB } from '../../db/schema';
+import { z } from 'zod';
+import { defineJob, enqueueJob, registerJobs } from '../../jobs/descriptor';
 import type { JobQueue } from '../../jobs/queue';
 import { runMemoryCommand } from './commands';
-import { EXTRACT_JOB, EXTRACT_JOB_OPTIONS } from './jobs';
+import { EXTRACT_JOB, extractJob } from './jobs';
 import { capChars } from '../../prompt/neutralize';
 import { MAX_MEMORY_TEXT_CHARS, memoryHash, rememberedReply } from './text';
 import { recordAccesses, tombstonedHashes } from './store';
@@ -56,7 +58,7 @@ export const ACCESS_WRITE_DELAY_MS = 1_500;
  *   in the background: accesses are collected for `ACCESS_WRITE_DELAY_MS` and written in one
  *   transaction (`recordAccesses`); `flush()` writes what is collected now and resolves when
  *   every access write is done (a failed write is logged and never fails the retrieval).
- * - `onExchange`: enqueues `ltm.episodic` and `ltm.extract` (with `EXTRACT_JOB_OPTIONS`) for the
+ * - `onExchange`: enqueues `ltm.episodic` and `ltm.extract` (`episodicJob`, `extractJob`) for the
  *   exchange, deduplicated per assistant message while queued. Returns once both are persisted.
  * - `runCommand`: "remember …" / "forget …" / "记住…" / "忘记…" (see `./commands.ts`).
  */
@@ -95,8 +97,8 @@ export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory &
     flush: writePending,
     async onExchange(input) {
       checkExchange(input);
-      await deps.jobs.enqueue(EPISODIC_JOB, input, { dedupeKey: `${EPISODIC_JOB}:${input.assistantMessageId}` });
-      await deps.jobs.enqueue(EXTRACT_JOB, input, { ...EXTRACT_JOB_OPTIONS, dedupeKey: `${EXTRACT_JOB}:${input.assistantMessageId}` });
+      await enqueueJob(deps.jobs, episodicJob, input);
+      await enqueueJob(deps.jobs, extractJob, input);
     },
     runCommand(text, context) {
       return runMemoryCommand(deps.store, text, { ...context, now: now() });
@@ -159,11 +161,27 @@ export function episodicText(user: MessageRecord, assistant: MessageRecord | und
  * @throws Error for a malformed payload (the queue marks the job failed after its retries).
  */
 export function registerEpisodicJobs(jobs: JobQueue, deps: { store: MemoryStore; db: RecallDB; now?: () => number }): void {
-  jobs.register<ExchangeInput>(EPISODIC_JOB, async (input, { signal }) => {
-    checkExchange(input);
-    await storeEpisodes(deps, [input], signal);
-  });
+  registerJobs(jobs, [episodicJob], deps);
 }
+
+const missing = (key: keyof ExchangeInput) => `Exchange is missing "${key}"`;
+const exchangeField = (key: keyof ExchangeInput) => z.string({ error: missing(key) }).min(1, { error: missing(key) });
+
+/**
+ * The `ltm.episodic` job (see `registerEpisodicJobs`). Payload `ExchangeInput` (a missing field
+ * fails with `Exchange is missing "<field>"`, retried like any failure); 5 attempts; coalesced
+ * per assistant message while queued (`onExchange` enqueues it with the same key).
+ */
+export const episodicJob = defineJob<ExchangeInput, { store: MemoryStore; db: RecallDB }>({
+  type: EPISODIC_JOB,
+  payload: z.object(
+    { conversationId: exchangeField('conversationId'), namespace: exchangeField('namespace'), userMessageId: exchangeField('userMessageId'), assistantMessageId: exchangeField('assistantMessageId') },
+    { error: missing('conversationId') },
+  ),
+  invalidPayload: 'retry',
+  dedupeKey: (input) => `${EPISODIC_JOB}:${input.assistantMessageId}`,
+  run: (input, { signal }, deps) => storeEpisodes(deps, [input], signal),
+});
 
 /**
  * The work of the `ltm.episodic` job for many exchanges at once (same rules, same results as one

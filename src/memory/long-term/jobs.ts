@@ -23,7 +23,8 @@
 import { z } from 'zod';
 import type { RecallDB } from '../../db/schema';
 import type { ChatEngine, Embedder } from '../../engines/types';
-import { JobDeferred, JobFailedPermanently, type EnqueueOptions, type JobQueue } from '../../jobs/queue';
+import { defineJob, enqueueJob, registerJobs } from '../../jobs/descriptor';
+import { JobDeferred, JobFailedPermanently, type JobQueue } from '../../jobs/queue';
 import { parseMemoryCommand, type SearchableStore } from './commands';
 import { consolidate, type ConsolidationOptions } from './consolidation';
 import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions } from './extraction';
@@ -33,18 +34,12 @@ import { memoryHash, rememberedReply } from './text';
 import { tombstonedHashes } from './store';
 import { JobError } from '../../model/errors';
 
-/** Job types registered here. */
+/** Job type of extraction + consolidation (`extractJob`). */
 export const EXTRACT_JOB = 'ltm.extract';
-/** Job type that embeds memories lacking a vector from the current embedding model (see module doc). */
+/** Job type that embeds memories lacking a vector from the current embedding model (`reembedJob`). */
 export const REEMBED_JOB = 'ltm.reembed';
-/** Job type of the periodic maintenance (merge near-duplicates, expire events, retention). */
+/** Job type of the periodic maintenance (`maintenanceJob`: merge near-duplicates, expire events, retention). */
 export const MAINTENANCE_JOB = 'ltm.maintenance';
-
-/**
- * Suggested enqueue options of `ltm.extract`: extraction retries inside the job already, so two
- * job attempts (e.g. after a crash or an engine error) are enough.
- */
-export const EXTRACT_JOB_OPTIONS: EnqueueOptions = { maxAttempts: 2 };
 
 /** `db.settings` key of the extraction stats (`ExtractionStats`). */
 export const EXTRACTION_STATS_KEY = 'stats.ltmExtraction';
@@ -143,18 +138,24 @@ export interface ExtractionJobDeps {
   consolidation?: Partial<ConsolidationOptions>;
 }
 
-/**
- * Registers `ltm.extract`, `ltm.reembed` and `ltm.maintenance` on `jobs` (see module doc).
- * @throws when a handler for one of these types is already registered.
- */
-export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps): void {
-  const { db, store } = deps;
-  const now = deps.now ?? Date.now;
+/** What the LTM-B job handlers get: the registration's deps plus the queue (maintenance reschedules itself). */
+export type LongTermJobDeps = ExtractionJobDeps & { jobs: JobQueue };
 
-  jobs.register<unknown>(EXTRACT_JOB, async (payload, { signal, reportProgress }) => {
-    const parsed = exchangeSchema.safeParse(payload);
-    if (!parsed.success) throw new JobFailedPermanently(`Invalid ${EXTRACT_JOB} payload: ${parsed.error.issues[0]?.message ?? 'bad shape'}`);
-    const input = parsed.data;
+/**
+ * `ltm.extract`: extraction + consolidation of one exchange (see module doc). Payload
+ * `ExchangeInput`; a malformed payload fails at once; 2 attempts (extraction retries inside the
+ * job already, so two job attempts, e.g. after a crash or an engine error, are enough);
+ * coalesced per assistant message while queued.
+ */
+export const extractJob = defineJob<z.infer<typeof exchangeSchema>, LongTermJobDeps>({
+  type: EXTRACT_JOB,
+  payload: exchangeSchema,
+  invalidPayload: 'fail',
+  maxAttempts: 2,
+  dedupeKey: (input) => `${EXTRACT_JOB}:${input.assistantMessageId}`,
+  async run(input, { signal, reportProgress }, deps) {
+    const { db, store } = deps;
+    const now = deps.now ?? Date.now;
     const engine = deps.engine();
     if (!engine || !engine.isLoaded()) throw new JobDeferred('No language model is loaded; memory extraction waits for one.', 60_000);
     const [user, assistant] = await db.messages.bulkGet([input.userMessageId, input.assistantMessageId]);
@@ -212,10 +213,20 @@ export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps):
       s.lastRunAt = now();
     });
     reportProgress(1);
-  });
+  },
+});
 
-  jobs.register<unknown>(REEMBED_JOB, async (payload, { signal, reportProgress }) => {
-    const wanted = z.object({ modelId: z.string().min(1).optional() }).catch({}).parse(payload ?? {}).modelId;
+/**
+ * `ltm.reembed`: embeds memories without a vector from the current model (see module doc).
+ * Payload `{ modelId? }` (anything else reads as `{}`); 5 attempts; one queued at a time.
+ */
+export const reembedJob = defineJob<{ modelId?: string | undefined }, LongTermJobDeps>({
+  type: REEMBED_JOB,
+  payload: z.object({ modelId: z.string().min(1).optional() }).catch({}),
+  invalidPayload: 'fail',
+  dedupeKey: () => REEMBED_JOB,
+  async run({ modelId: wanted }, { signal, reportProgress }, deps) {
+    const { store } = deps;
     if (!store.reembed) throw new JobFailedPermanently('This memory store cannot re-embed.');
     const embedder = deps.embedder?.() ?? null;
     if (deps.embedder && !embedder) throw new JobDeferred('No embedding model is loaded; re-embedding waits for one.', 60_000);
@@ -228,10 +239,21 @@ export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps):
       throw new JobError('reembed_incomplete', `${remaining} memories still lack a vector from the current model; retrying.`, { params: { remaining } });
     }
     reportProgress(1);
-  });
+  },
+});
 
-  jobs.register<unknown>(MAINTENANCE_JOB, async (payload, { signal, reportProgress }) => {
-    const p = maintenanceSchema.catch({}).parse(payload ?? {});
+/**
+ * `ltm.maintenance`: expiry, retention, merging (see module doc). Payload `MaintenancePayload`
+ * (anything else reads as `{}`); 5 attempts; one queued at a time; reschedules itself.
+ */
+export const maintenanceJob = defineJob<MaintenancePayload, LongTermJobDeps>({
+  type: MAINTENANCE_JOB,
+  payload: maintenanceSchema.catch({}),
+  invalidPayload: 'fail',
+  dedupeKey: () => MAINTENANCE_JOB,
+  async run(p, { signal, reportProgress }, deps) {
+    const { db, store, jobs } = deps;
+    const now = deps.now ?? Date.now;
     const retention =
       p.episodicRetentionDays !== undefined
         ? p.episodicRetentionDays
@@ -254,8 +276,17 @@ export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps):
     });
     if (!p.namespace) await db.settings.put({ key: MAINTENANCE_STATE_KEY, value: { mergedThrough: startedAt } });
     await db.settings.put({ key: MAINTENANCE_STATS_KEY, value: { at: now(), ...report } });
-    if (p.reschedule !== false) {
-      await jobs.enqueue(MAINTENANCE_JOB, {}, { dedupeKey: MAINTENANCE_JOB, delayMs: deps.maintenanceIntervalMs ?? 86_400_000 });
-    }
-  });
+    if (p.reschedule !== false) await enqueueJob(jobs, maintenanceJob, {}, { delayMs: deps.maintenanceIntervalMs ?? 86_400_000 });
+  },
+});
+
+/** The LTM-B jobs, in registration order. */
+export const LONG_TERM_JOBS = [extractJob, reembedJob, maintenanceJob] as const;
+
+/**
+ * Registers `ltm.extract`, `ltm.reembed` and `ltm.maintenance` on `jobs` (see module doc).
+ * @throws when a handler for one of these types is already registered.
+ */
+export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps): void {
+  registerJobs<LongTermJobDeps>(jobs, LONG_TERM_JOBS, { ...deps, jobs });
 }

@@ -42,7 +42,7 @@ import { contentTerms, termCoverage } from './extraction/language';
 import { LexicalIndex } from './retrieval/lexical';
 import { l2normalize, type VectorIndexStats } from './retrieval/vector';
 import { loadVoy, type VoyClass } from './retrieval/voy';
-import { BlockIndex, indexedOf, layoutFromRows, type IndexBatch, type LayoutRow, type IndexHeaderRecord, type LexicalSnapshotRecord, type MemoryIndexRecord, type ScanFilter } from './retrieval/blocks';
+import { BlockIndex, indexedOf, layoutFromRows, type IndexBatch, type LayoutRow, type IndexHeaderRecord, type LexicalSnapshotRecord, type ScanFilter } from './retrieval/blocks';
 import {
   CURRENT_STATE_WEIGHTING,
   DEFAULT_FUSION_WEIGHTS,

@@ -2,6 +2,7 @@
  * Buffer window (LangChain `ConversationBufferWindowMemory`): the last `k` exchanges verbatim,
  * an exchange being one user message and the reply to it.
  */
+import { defineStrategy } from './define';
 import type { StrategyDeps } from './deps';
 import { groupExchanges, loadLastExchanges } from './messages';
 import type { ContextMessage, ContextStrategy } from './types';
@@ -23,3 +24,6 @@ export function createBufferWindow(deps: StrategyDeps, k: number): ContextStrate
     async onExchange() {},
   };
 }
+
+/** `buffer-window`: the last `k` exchanges verbatim. */
+export const bufferWindowStrategy = defineStrategy({ kind: 'buffer-window', create: (deps, config) => createBufferWindow(deps, config.k!) });

@@ -9,8 +9,10 @@
  */
 import type { EntityRecord } from '../../db/schema';
 import { lastExchanges } from './buffer-window';
+import { defineJob, enqueueJob } from '../../jobs/descriptor';
+import { defineStrategy } from './define';
 import type { StrategyDeps } from './deps';
-import { ENTITY_JOB } from './jobs-types';
+import { conversationJobPayload } from './job-payload';
 import { conversationLanguage } from './language';
 import { groupExchanges, loadContextMessages } from './messages';
 import { entityKey, mentions, parseEntityReply } from './parse';
@@ -46,9 +48,26 @@ export async function entitiesMentioned(deps: StrategyDeps, conversationId: stri
     .slice(0, limit);
 }
 
+/**
+ * `short-term.entities`: extracts and updates the entity notes of new exchanges (`runEntityJob`).
+ * Payload `{ conversationId }`; 4 attempts; coalesced per conversation while queued; a payload
+ * without a conversation id fails (retried like any failure).
+ */
+export const entityJob = defineJob<{ conversationId: string }, StrategyDeps>({
+  type: 'short-term.entities',
+  payload: conversationJobPayload,
+  invalidPayload: 'retry',
+  maxAttempts: 4,
+  dedupeKey: ({ conversationId }) => `short-term.entities:${conversationId}`,
+  run: ({ conversationId }, { signal }, deps) => runEntityJob(deps, conversationId, signal),
+});
+
+/** Job type of `entityJob`. */
+export const ENTITY_JOB = entityJob.type;
+
 /** Enqueues the entity job of a conversation (coalesced while one is queued). */
 export async function enqueueEntities(deps: StrategyDeps, conversationId: string): Promise<void> {
-  await deps.jobs.enqueue(ENTITY_JOB, { conversationId }, { dedupeKey: `${ENTITY_JOB}:${conversationId}`, maxAttempts: 4 });
+  await enqueueJob(deps.jobs, entityJob, { conversationId });
 }
 
 /** Creates the entity strategy keeping the last `k` exchanges verbatim. */
@@ -137,3 +156,6 @@ export async function runEntityJob(deps: StrategyDeps, conversationId: string, s
     state = next;
   }
 }
+
+/** `entity`: notes on the entities named in the message plus the last `k` exchanges; notes kept by `entityJob`. */
+export const entityStrategy = defineStrategy({ kind: 'entity', create: (deps, config) => createEntity(deps, config.k!), jobs: [entityJob] });

@@ -3,6 +3,7 @@
  * longer fits the context window, the prompt assembler drops the oldest turns from that prompt
  * (the stored conversation is never changed).
  */
+import { defineStrategy } from './define';
 import type { StrategyDeps } from './deps';
 import { loadContextMessages } from './messages';
 import type { ContextStrategy } from './types';
@@ -18,3 +19,6 @@ export function createFullBuffer(deps: StrategyDeps): ContextStrategy {
     async onExchange() {},
   };
 }
+
+/** `full-buffer`: every message verbatim, no parameters, no background work. */
+export const fullBufferStrategy = defineStrategy({ kind: 'full-buffer', create: (deps) => createFullBuffer(deps) });

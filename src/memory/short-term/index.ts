@@ -1,24 +1,23 @@
 /**
  * Short-term context strategies: one interface (`ContextStrategy`, in `./types`), seven
- * implementations (one module each), their background jobs, and the metadata the settings UI
- * shows. See `./types` for the interface and `STRATEGIES` for labels and parameters.
+ * implementations (one module each, declared with `defineStrategy` and collected in
+ * `./registry.ts`), and their background jobs (job descriptors in the strategies' files). The
+ * list of strategies with their labels and parameters is `STRATEGIES` in `src/model/strategies.ts`.
  */
+import { registerJobs } from '../../jobs/descriptor';
 import type { JobQueue } from '../../jobs/queue';
-import { createBufferWindow } from './buffer-window';
-import { normalizeStrategyConfig } from './config';
+import { normalizeStrategyConfig } from '../../model/strategies';
 import type { StrategyDeps } from './deps';
-import { createEntity, runEntityJob } from './entity';
-import { createFullBuffer } from './full-buffer';
-import { ENTITY_JOB, FOLD_JOB, SUMMARY_JOB } from './jobs-types';
-import { createSummary, runSummaryJob } from './summary';
-import { createSummaryBuffer, runFoldJob } from './summary-buffer';
-import { createTokenBuffer } from './token-buffer';
+import { SHORT_TERM_JOBS, strategyDefinition } from './registry';
 import type { ContextStrategy, StrategyConfig } from './types';
-import { createVector } from './vector';
 
 export type { StrategyDeps } from './deps';
-export { STRATEGIES, normalizeStrategyConfig, type StrategyInfo, type StrategyParamSpec, type Localized } from './config';
-export { ENTITY_JOB, FOLD_JOB, SUMMARY_JOB } from './jobs-types';
+export { STRATEGIES, normalizeStrategyConfig, type StrategyInfo, type StrategyParamSpec } from '../../model/strategies';
+export { defineStrategy, type StrategyDefinition } from './define';
+export { STRATEGY_REGISTRY, SHORT_TERM_JOBS, strategyDefinition } from './registry';
+export { SUMMARY_JOB, summaryJob } from './summary';
+export { FOLD_JOB, foldJob } from './summary-buffer';
+export { ENTITY_JOB, entityJob } from './entity';
 export { readSummaryState, readEntityState, type SummaryState, type EntityState } from './state';
 export { SummaryRejectedError } from './summarizer';
 export { EntityRejectedError } from './entity';
@@ -27,46 +26,21 @@ export * from './types';
 
 /**
  * Creates the strategy of `config` (normalized first: unknown kinds fall back to the default,
- * parameters are filled and clamped, see `normalizeStrategyConfig`). Strategies hold no state in
- * memory, so creating one per turn is cheap.
+ * parameters are filled and clamped, see `normalizeStrategyConfig`) from its registry entry.
+ * Strategies hold no state in memory, so creating one per turn is cheap.
  */
 export function createStrategy(config: StrategyConfig, deps: StrategyDeps): ContextStrategy {
   const c = normalizeStrategyConfig(config);
-  switch (c.kind) {
-    case 'full-buffer':
-      return createFullBuffer(deps);
-    case 'buffer-window':
-      return createBufferWindow(deps, c.k!);
-    case 'token-buffer':
-      return createTokenBuffer(deps, c.maxTokens!);
-    case 'summary':
-      return createSummary(deps);
-    case 'summary-buffer':
-      return createSummaryBuffer(deps, c.maxTokens!);
-    case 'entity':
-      return createEntity(deps, c.k!);
-    case 'vector':
-      return createVector(deps, c.k!, c.topK!);
-  }
-}
-
-function conversationIdOf(payload: unknown): string {
-  const id = (payload as { conversationId?: unknown } | null)?.conversationId;
-  if (typeof id !== 'string' || !id) throw new Error('Short-term job payload has no conversationId');
-  return id;
+  return strategyDefinition(c.kind).create(deps, c);
 }
 
 /**
- * Registers the handlers of the short-term background jobs on `jobs` (call once per queue):
- * `short-term.summary` (running summary), `short-term.fold` (summary + buffer) and
+ * Registers the background jobs of every strategy in the registry on `jobs` (call once per
+ * queue): `short-term.summary` (running summary), `short-term.fold` (summary + buffer) and
  * `short-term.entities` (entity notes). Handlers wait (`JobDeferred`) while no model is loaded,
  * stop when the queue preempts them for a chat turn (`signal`), and are idempotent.
+ * @throws Error when one of these types already has a handler on `jobs`.
  */
 export function registerShortTermJobs(jobs: JobQueue, deps: StrategyDeps): void {
-  jobs.register(SUMMARY_JOB, (payload, { signal }) => runSummaryJob(deps, conversationIdOf(payload), signal));
-  jobs.register(FOLD_JOB, (payload, { signal }) => {
-    const maxTokens = (payload as { maxTokens?: unknown }).maxTokens;
-    return runFoldJob(deps, { conversationId: conversationIdOf(payload), maxTokens: typeof maxTokens === 'number' ? maxTokens : 2000 }, signal);
-  });
-  jobs.register(ENTITY_JOB, (payload, { signal }) => runEntityJob(deps, conversationIdOf(payload), signal));
+  registerJobs(jobs, SHORT_TERM_JOBS, deps);
 }

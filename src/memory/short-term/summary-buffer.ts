@@ -15,9 +15,12 @@
  *   so S + B can exceed the limit for the turn right after an exchange.
  */
 import type { TokenCounter } from '../../engines/types';
-import { normalizeStrategyConfig } from './config';
+import { z } from 'zod';
+import { defineJob, enqueueJob } from '../../jobs/descriptor';
+import { normalizeStrategyConfig } from '../../model/strategies';
+import { defineStrategy } from './define';
 import type { StrategyDeps } from './deps';
-import { FOLD_JOB } from './jobs-types';
+import { conversationJobPayload } from './job-payload';
 import { conversationLanguage } from './language';
 import { loadContextMessages, messageTokens } from './messages';
 import { readSummaryState } from './state';
@@ -43,9 +46,27 @@ export function overflowCount(counter: TokenCounter, summaryTokens: number, buff
   return n;
 }
 
+/**
+ * `short-term.fold`: folds the oldest overflowing messages into the summary (`runFoldJob`).
+ * Payload `{ conversationId, maxTokens }` (a `maxTokens` that is not a number reads as 2,000);
+ * 4 attempts; coalesced per conversation while queued; a payload without a conversation id fails
+ * (retried like any failure).
+ */
+export const foldJob = defineJob<{ conversationId: string; maxTokens: number }, StrategyDeps>({
+  type: 'short-term.fold',
+  payload: conversationJobPayload.extend({ maxTokens: z.unknown().transform((v) => (typeof v === 'number' ? v : 2000)) }),
+  invalidPayload: 'retry',
+  maxAttempts: 4,
+  dedupeKey: ({ conversationId }) => `short-term.fold:${conversationId}`,
+  run: (payload, { signal }, deps) => runFoldJob(deps, payload, signal),
+});
+
+/** Job type of `foldJob`. */
+export const FOLD_JOB = foldJob.type;
+
 /** Enqueues the fold job of a conversation (coalesced while one is queued). */
 export async function enqueueFold(deps: StrategyDeps, conversationId: string, maxTokens: number): Promise<void> {
-  await deps.jobs.enqueue(FOLD_JOB, { conversationId, maxTokens }, { dedupeKey: `${FOLD_JOB}:${conversationId}`, maxAttempts: 4 });
+  await enqueueJob(deps.jobs, foldJob, { conversationId, maxTokens });
 }
 
 /**
@@ -113,3 +134,6 @@ export async function runFoldJob(deps: StrategyDeps, payload: { conversationId: 
   }
   await enqueueFold(deps, conversationId, limit);
 }
+
+/** `summary-buffer`: recent messages within `maxTokens`, older ones folded into a summary by `foldJob`. */
+export const summaryBufferStrategy = defineStrategy({ kind: 'summary-buffer', create: (deps, config) => createSummaryBuffer(deps, config.maxTokens!), jobs: [foldJob] });

@@ -4,8 +4,10 @@
  * stored summary are returned verbatim, so nothing is missing while the summarizer is busy,
  * has no model, or keeps failing.
  */
+import { defineJob, enqueueJob } from '../../jobs/descriptor';
+import { defineStrategy } from './define';
 import type { StrategyDeps } from './deps';
-import { SUMMARY_JOB } from './jobs-types';
+import { conversationJobPayload } from './job-payload';
 import { conversationLanguage } from './language';
 import { loadContextMessages } from './messages';
 import { readSummaryState } from './state';
@@ -22,9 +24,26 @@ function pendingExchanges(messages: readonly ContextMessage[], coveredSeq: numbe
   return pending;
 }
 
+/**
+ * `short-term.summary`: folds new exchanges into the running summary (`runSummaryJob`). Payload
+ * `{ conversationId }`; 4 attempts; coalesced per conversation while queued; a payload without a
+ * conversation id fails (retried like any failure).
+ */
+export const summaryJob = defineJob<{ conversationId: string }, StrategyDeps>({
+  type: 'short-term.summary',
+  payload: conversationJobPayload,
+  invalidPayload: 'retry',
+  maxAttempts: 4,
+  dedupeKey: ({ conversationId }) => `short-term.summary:${conversationId}`,
+  run: ({ conversationId }, { signal }, deps) => runSummaryJob(deps, conversationId, signal),
+});
+
+/** Job type of `summaryJob`. */
+export const SUMMARY_JOB = summaryJob.type;
+
 /** Enqueues the summary job of a conversation (coalesced while one is queued). */
 export async function enqueueSummary(deps: StrategyDeps, conversationId: string): Promise<void> {
-  await deps.jobs.enqueue(SUMMARY_JOB, { conversationId }, { dedupeKey: `${SUMMARY_JOB}:${conversationId}`, maxAttempts: 4 });
+  await enqueueJob(deps.jobs, summaryJob, { conversationId });
 }
 
 /** Creates the summary strategy. */
@@ -70,3 +89,6 @@ export async function runSummaryJob(deps: StrategyDeps, conversationId: string, 
   }
   await enqueueSummary(deps, conversationId);
 }
+
+/** `summary`: a running summary of the whole conversation, folded by `summaryJob`. */
+export const summaryStrategy = defineStrategy({ kind: 'summary', create: (deps) => createSummary(deps), jobs: [summaryJob] });

@@ -4,6 +4,7 @@
  * cost is its content tokens plus the chat template's per-message overhead (`messageTokens`).
  */
 import type { TokenCounter } from '../../engines/types';
+import { defineStrategy } from './define';
 import type { StrategyDeps } from './deps';
 import { loadNewestMessages, messageTokens } from './messages';
 import type { ContextMessage, ContextStrategy } from './types';
@@ -38,3 +39,6 @@ export function createTokenBuffer(deps: StrategyDeps, maxTokens: number): Contex
     async onExchange() {},
   };
 }
+
+/** `token-buffer`: the newest whole messages within `maxTokens`. */
+export const tokenBufferStrategy = defineStrategy({ kind: 'token-buffer', create: (deps, config) => createTokenBuffer(deps, config.maxTokens!) });

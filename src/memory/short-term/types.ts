@@ -5,32 +5,10 @@
  * ConversationSummaryBufferMemory, ConversationEntityMemory, VectorStoreRetrieverMemory).
  */
 import type { ChatMessage } from '../../engines/types';
+import type { StrategyKind } from '../../model/strategies';
 
-/** The seven strategies. */
-export type StrategyKind =
-  | 'full-buffer'
-  | 'buffer-window'
-  | 'token-buffer'
-  | 'summary'
-  | 'summary-buffer'
-  | 'entity'
-  | 'vector';
-
-/**
- * A strategy and its parameters, stored per conversation.
- * - `k`: exchanges kept by `buffer-window`, or turns kept verbatim next to `entity`/`vector`.
- * - `maxTokens`: token limit of `token-buffer` and of `summary-buffer` (summary + buffer).
- * - `topK`: exchanges retrieved by `vector`.
- */
-export interface StrategyConfig {
-  kind: StrategyKind;
-  k?: number;
-  maxTokens?: number;
-  topK?: number;
-}
-
-/** Default strategy for new conversations: summary + buffer, 2,000 tokens (LangChain's default). */
-export const DEFAULT_STRATEGY: StrategyConfig = { kind: 'summary-buffer', maxTokens: 2000 };
+export type { StrategyConfig, StrategyKind } from '../../model/strategies';
+export { DEFAULT_STRATEGY } from '../../model/strategies';
 
 /** A verbatim message of the short-term context, with its id and position. */
 export interface ContextMessage extends ChatMessage {

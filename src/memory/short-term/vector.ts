@@ -5,6 +5,7 @@
  * exchanges verbatim. Retrieved exchanges already in that window are skipped.
  */
 import { lastExchanges } from './buffer-window';
+import { defineStrategy } from './define';
 import type { StrategyDeps } from './deps';
 import { loadContextMessages } from './messages';
 import type { ContextStrategy, RetrievedExchange } from './types';
@@ -44,3 +45,6 @@ export function createVector(deps: StrategyDeps, k: number, topK: number): Conte
     async onExchange() {},
   };
 }
+
+/** `vector`: the `topK` most similar past exchanges plus the last `k` exchanges. */
+export const vectorStrategy = defineStrategy({ kind: 'vector', create: (deps, config) => createVector(deps, config.k!, config.topK!) });

@@ -1,27 +1,17 @@
 /**
  * Background work as the Memory tab shows it: translated labels of job types and the recent
- * failures of `JobStats` (`src/jobs/queue.ts`). Pure; returns translation keys for unit tests.
+ * failures of `JobStats` (`src/model/jobs.ts`). Pure; returns translation keys for unit tests.
  *
- * The job type names are the core's constants (`EPISODIC_JOB`, `EXTRACT_JOB`, `REEMBED_JOB`,
- * `MAINTENANCE_JOB` in `src/memory/long-term`, `SUMMARY_JOB`, `FOLD_JOB`, `ENTITY_JOB` in
- * `src/memory/short-term`), written out here so the side panel bundle does not pull in the
- * memory code; a unit test checks they match.
+ * The job types and their label keys come from `JOB_TYPES` (`src/model/jobs.ts`), the list the
+ * core's job descriptors are checked against; the side panel bundle does not pull in the memory code.
  */
-import type { JobStats } from '../../jobs/queue';
+import { JOB_TYPES, jobTypeLabelKey, type JobStats } from '../../model/jobs';
 import type { TranslationKey } from '../i18n/instance';
 import { errorView, type ErrorView } from './errors';
 import { toPercent } from './format';
 
-/** Label key of each background job type. */
-export const JOB_LABELS: Readonly<Record<string, TranslationKey>> = {
-  'ltm.episodic': 'jobs.types.ltm_episodic',
-  'ltm.extract': 'jobs.types.ltm_extract',
-  'ltm.reembed': 'jobs.types.ltm_reembed',
-  'ltm.maintenance': 'jobs.types.ltm_maintenance',
-  'short-term.summary': 'jobs.types.short-term_summary',
-  'short-term.fold': 'jobs.types.short-term_fold',
-  'short-term.entities': 'jobs.types.short-term_entities',
-};
+/** Label key of each background job type (`jobs.types.<type with "." as "_">`). */
+export const JOB_LABELS: Readonly<Record<string, TranslationKey>> = Object.fromEntries(JOB_TYPES.map((type) => [type, jobTypeLabelKey(type) satisfies TranslationKey]));
 
 /** The label key of a job type; unknown types (a newer core) get the generic `jobs.types.other`. */
 export function jobLabelKey(type: string): TranslationKey {

@@ -1,31 +1,19 @@
 /**
- * The context strategy picker's logic over the short-term memory module's own table
- * (`STRATEGIES` in `src/memory/short-term`: labels and descriptions in English and Chinese,
- * parameter specs with ranges and defaults). The UI adds only what a form needs: switching
- * kinds while keeping compatible values, and parsing what the user typed.
+ * The context strategy picker's logic over the one list of strategies (`STRATEGIES` in
+ * `src/model/strategies.ts`: translation keys of labels and descriptions, parameter specs with
+ * ranges and defaults; the strings are in the locale files). The UI adds only what a form needs:
+ * switching kinds while keeping compatible values, and parsing what the user typed.
  */
-import { normalizeStrategyConfig, STRATEGIES, type Localized, type StrategyInfo, type StrategyParamSpec } from '../../memory/short-term/config';
-import type { StrategyConfig, StrategyKind } from '../../memory/short-term/types';
+import { normalizeStrategyConfig, STRATEGIES, strategyInfo, type StrategyConfig, type StrategyInfo, type StrategyKind, type StrategyParamSpec } from '../../model/strategies';
+import { translate } from '../i18n/instance';
 import type { UiLanguage } from './locale';
 import { formatCount } from './format';
 import { parseIntInRange, type NumberFieldError } from './settings-form';
 
-export type { StrategyInfo, StrategyParamSpec };
+export { strategyInfo, type StrategyInfo, type StrategyParamSpec };
 
 /** The strategies in the order the picker lists them. */
-export const STRATEGY_LIST: readonly StrategyInfo[] = Object.values(STRATEGIES);
-
-/** The table entry of `kind`. @throws Error for an unknown kind. */
-export function strategyInfo(kind: StrategyKind): StrategyInfo {
-  const info = (STRATEGIES as Partial<Record<string, StrategyInfo>>)[kind];
-  if (!info) throw new Error(`Unknown context strategy: ${kind}`);
-  return info;
-}
-
-/** Picks the string of a `Localized` pair for a UI language. */
-export function localized(text: Localized, lang: UiLanguage): string {
-  return lang === 'zh-CN' ? text.zh_CN : text.en;
-}
+export const STRATEGY_LIST: readonly StrategyInfo<StrategyKind>[] = STRATEGIES;
 
 /**
  * The config after the user picks another strategy: the new kind's defaults, except that a
@@ -67,7 +55,7 @@ export function setStrategyParam(
  */
 export function describeStrategy(config: StrategyConfig, lang: UiLanguage): string {
   const info = strategyInfo(config.kind);
-  const params = info.params.map((spec) => `${localized(spec.label, lang)} ${formatCount(strategyParamValue(config, spec), lang)}`);
-  const label = localized(info.label, lang);
+  const params = info.params.map((spec) => `${translate(spec.labelKey, { lng: lang })} ${formatCount(strategyParamValue(config, spec), lang)}`);
+  const label = translate(info.labelKey, { lng: lang });
   return params.length ? `${label} (${params.join(', ')})` : label;
 }

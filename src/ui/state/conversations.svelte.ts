@@ -6,7 +6,7 @@
  * The chat store (`chat.svelte.ts`) runs turns on this store's transcript.
  */
 import type { ConversationRecord } from '../../db/schema';
-import type { StrategyConfig } from '../../memory/short-term/types';
+import type { StrategyConfig } from '../../model/strategies';
 import type { ConversationSummary } from '../../messaging/protocol';
 import type { PromptTrace } from '../../prompt/types';
 import { t } from '../i18n/index.svelte';

@@ -1,5 +1,5 @@
 /** Background jobs store: the queue's counts (`event.jobs`) and "retry failed". */
-import type { JobStats } from '../../jobs/queue';
+import type { JobStats } from '../../model/jobs';
 import { t } from '../i18n/index.svelte';
 import type { StoreApi } from './api';
 import type { NoticesStore } from './notices.svelte';
