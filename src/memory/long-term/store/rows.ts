@@ -34,7 +34,9 @@ export async function recordAccesses(db: RecallDB, accesses: ReadonlyMap<string,
       r.lastAccessedAt = Math.max(r.lastAccessedAt ?? a.at, a.at);
       r.accessCount += a.count;
     }
-    if (rows.length > 0) await db.memories.bulkPut(rows);
+    // Rows read through Dexie carry their vector (reading hook); written back with it they would be
+    // marked `pending` and the next start would rebuild the whole index: write the row shape.
+    if (rows.length > 0) await db.memories.bulkPut(rows.map(toRow));
   });
 }
 
