@@ -24,6 +24,17 @@ import { z } from 'zod';
 import { MEMORY_COMMANDS, MEMORY_EVENTS, MEMORY_KINDS } from '../model/memory';
 import { MESSAGE_ROLES, MESSAGE_STATUSES } from '../model/records';
 import { strategyKindSchema } from '../model/strategies';
+import {
+  BackupError,
+  ENGINE_ERROR_CODES,
+  ERROR_CODES,
+  isErrorCode,
+  type BackupErrorCode,
+  type CodedError,
+  type ErrorDomain,
+  type ErrorParams,
+  type RecallErrorOptions,
+} from '../model/errors';
 
 /** `format` marker of an export file. */
 export const EXPORT_FORMAT = 'recall-export';
@@ -31,9 +42,9 @@ export const EXPORT_FORMAT = 'recall-export';
 export const EXPORT_VERSION = 1;
 
 /** An import that was refused; nothing was written. `message` is meant for the user. */
-export class ImportError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+export class ImportError extends BackupError {
+  constructor(code: BackupErrorCode, message: string, options?: RecallErrorOptions) {
+    super(code, message, options);
     this.name = 'ImportError';
   }
 }
@@ -127,6 +138,15 @@ export const conversationSchema = z.object({
 });
 
 /** One message record of the file. */
+/** A stored coded error (`MessageRecord.errorInfo`): a known domain and one of its codes, JSON params. */
+const codedErrorSchema = z
+  .object({
+    domain: z.enum(Object.keys(ERROR_CODES) as [ErrorDomain, ...ErrorDomain[]]),
+    code: z.string(),
+    params: z.record(z.string(), z.union([z.string().max(200), z.number()])),
+  })
+  .refine((e) => isErrorCode(e.domain, e.code), { message: 'unknown error code' }) as unknown as z.ZodType<CodedError>;
+
 export const messageSchema = z.object({
   id: z.string().min(1),
   conversationId: z.string().min(1),
@@ -138,7 +158,8 @@ export const messageSchema = z.object({
   error: z.string().optional(),
   modelId: z.string().optional(),
   usage: z.object({ promptTokens: z.number().int().min(0), completionTokens: z.number().int().min(0) }).optional(),
-  errorCode: z.enum(['not_loaded', 'no_webgpu', 'download', 'load', 'generation', 'embedding', 'unsupported', 'disconnected']).optional(),
+  errorCode: z.enum(ENGINE_ERROR_CODES).optional(),
+  errorInfo: codedErrorSchema.optional(),
   truncated: z.boolean().optional(),
   command: z
     .object({
@@ -169,5 +190,8 @@ export type Section = (typeof SECTIONS)[number];
 /** The schema of each section's records. */
 export const SECTION_SCHEMAS = { memories: memorySchema, memoryHistory: historySchema, conversations: conversationSchema, messages: messageSchema };
 
-/** An `ImportError` for a refused file: `what` followed by "Nothing was imported." */
-export const refuse = (what: string) => new ImportError(`${what} Nothing was imported.`);
+/** An `ImportError` for a refused file: `what` followed by "Nothing was imported.", with its `code` and `params`. */
+export const refuse = (code: BackupErrorCode, what: string, params?: ErrorParams) => new ImportError(code, `${what} Nothing was imported.`, params ? { params } : {});
+
+/** The `params` of an `unsupported_version` refusal (the file's version cut to 40 characters). */
+export const versionParams = (version: unknown): ErrorParams => ({ version: String(JSON.stringify(version)).slice(0, 40), supported: EXPORT_VERSION });

@@ -78,13 +78,13 @@ export async function importAll(
   const now = clock();
   const total = source.size;
   const busy = (await db.settings.get(IMPORT_JOURNAL_KEY))?.value as ImportJournal | undefined;
-  if (busy) throw new ImportError(`Another import ("${busy.fileName}") is still running. Nothing was imported.`);
+  if (busy) throw new ImportError('busy', `Another import ("${busy.fileName}") is still running. Nothing was imported.`);
   const plan = await checkFile(db, source, options.embedder ?? null, (done) => options.onProgress?.({ phase: 'check', done, total }));
 
   const importId = `${now.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
   const journal: ImportJournal = { importId, fileName: options.fileName ?? 'import', startedAt: now };
   await db.transaction('rw', db.settings, async () => {
-    if (await db.settings.get(IMPORT_JOURNAL_KEY)) throw new ImportError('Another import is still running. Nothing was imported.');
+    if (await db.settings.get(IMPORT_JOURNAL_KEY)) throw new ImportError('busy', 'Another import is still running. Nothing was imported.');
     await db.settings.put({ key: IMPORT_JOURNAL_KEY, value: journal });
   });
 
@@ -152,7 +152,9 @@ export async function importAll(
           }
           const taken = takenPositions.get(`${m.conversationId}\u0000${m.seq}`);
           if (taken !== undefined) {
-            throw refuse(`Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken}).`);
+            throw refuse('position_taken', `Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken}).`, {
+              seq: m.seq,
+            });
           }
           newMessages.push(m);
           undo.added.messages.push(m.id);

@@ -35,6 +35,7 @@ import type { PromptTrace } from '../model/trace';
 import type { ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import type { SettingsStore } from './settings';
+import { codedErrorOf, MessagingError } from '../model/errors';
 
 /** Dependencies of the chat service. */
 export interface ChatServiceDeps {
@@ -113,11 +114,15 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   // One turn at a time: a local model generates one reply at a time (two open panels queue up).
   const turns = new Mutex();
 
-  /** The trimmed message. @throws Error when it is empty or longer than `MAX_MESSAGE_CHARS`. */
+  /** The trimmed message. @throws MessagingError `message_empty`, or `message_too_long` (params `chars`, `maxChars`) beyond `MAX_MESSAGE_CHARS`. */
   function checkedText(text: string): string {
     const content = text.trim();
-    if (!content) throw new Error('Empty message');
-    if (content.length > MAX_MESSAGE_CHARS) throw new Error(`Message too long (${content.length} characters; at most ${MAX_MESSAGE_CHARS})`);
+    if (!content) throw new MessagingError('message_empty', 'Empty message');
+    if (content.length > MAX_MESSAGE_CHARS) {
+      throw new MessagingError('message_too_long', `Message too long (${content.length} characters; at most ${MAX_MESSAGE_CHARS})`, {
+        params: { chars: content.length, maxChars: MAX_MESSAGE_CHARS },
+      });
+    }
     return content;
   }
 
@@ -184,7 +189,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     return { userMessage: { ...userMessage, command: { kind: command.command } }, assistantMessage, command: { kind: command.command, affected: command.affected } };
   }
 
-  /** Stores an `error` reply under `assistantId` for `error` (its code when it is an `EngineError`). */
+  /** Stores an `error` reply under `assistantId` for `error` (its code when it is an `EngineError`; domain, code and params of any coded error as `errorInfo`). */
   async function storeFailure(conversationId: string, userMessage: MessageRecord, assistantId: string, error: unknown): Promise<ChatTurnResult> {
     const message = error instanceof Error ? error.message : String(error);
     const assistantMessage = await deps.conversations.append({
@@ -196,6 +201,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       status: 'error',
       error: message,
       ...(error instanceof EngineError ? { errorCode: error.code } : {}),
+      ...(codedErrorOf(error) ? { errorInfo: codedErrorOf(error)! } : {}),
     });
     return { userMessage, assistantMessage };
   }

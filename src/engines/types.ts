@@ -86,14 +86,5 @@ export interface Embedder {
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
 
-/** An engine failure with a stable `code` and a readable message. */
-export class EngineError extends Error {
-  constructor(
-    readonly code: EngineErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'EngineError';
-  }
-}
+/** Engine failures are coded errors of the `engine` domain (`src/model/errors.ts`: one list of codes). */
+export { EngineError, ENGINE_ERROR_CODES, type EngineErrorCode } from '../model/errors';

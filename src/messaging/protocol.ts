@@ -27,6 +27,7 @@ import type { JobStats } from '../model/jobs';
 import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
 import type { PromptTrace } from '../model/trace';
+import { MessagingError } from '../model/errors';
 
 /** A conversation in the list. */
 export interface ConversationSummary {
@@ -164,14 +165,14 @@ const CONTEXT_PATHS: Record<ExtensionContextName, string> = {
 /**
  * Throws unless `sender` is this extension and one of the `allowed` contexts (checked by URL
  * path). Content scripts and other extensions are never allowed.
- * @throws Error('Rejected message from …')
+ * @throws MessagingError('rejected_sender'), message 'Rejected message from …'
  */
 export function assertSender(sender: Runtime.MessageSender, allowed: ExtensionContextName[], extensionId: string): void {
   const url = sender.url ? new URL(sender.url) : null;
   const fromThisExtension = sender.id === extensionId && url?.protocol === 'chrome-extension:' && url.host === extensionId;
   const fromAllowedPage = url !== null && allowed.some((name) => url.pathname === CONTEXT_PATHS[name]);
   if (!fromThisExtension || !fromAllowedPage || sender.tab?.url?.startsWith('http')) {
-    throw new Error(`Rejected message from ${sender.url ?? sender.id ?? 'unknown sender'}`);
+    throw new MessagingError('rejected_sender', `Rejected message from ${sender.url ?? sender.id ?? 'unknown sender'}`);
   }
 }
 

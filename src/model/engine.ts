@@ -38,16 +38,9 @@ export interface LoadProgress {
 /** Which implementation backs a `ChatEngine`. */
 export type ChatEngineKind = 'webllm' | 'wllama' | 'scripted';
 
-/** Error codes of engine failures, stable for the UI to translate. */
-export type EngineErrorCode =
-  | 'not_loaded'
-  | 'no_webgpu'
-  | 'download'
-  | 'load'
-  | 'generation'
-  | 'embedding'
-  | 'unsupported'
-  | 'disconnected';
+/** Error codes of engine failures: the one list is `ENGINE_ERROR_CODES` in `./errors`. */
+import type { EngineErrorCode } from './errors';
+export type { EngineErrorCode };
 
 /** State of one engine slot (chat model or embedder). */
 export type EngineState = 'idle' | 'loading' | 'ready' | 'error';

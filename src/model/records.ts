@@ -4,6 +4,7 @@
  * other model files.
  */
 import type { EngineErrorCode } from './engine';
+import type { CodedError } from './errors';
 import type { AffectedMemory, MemoryCommand, MemoryEvent, MemoryKind } from './memory';
 import type { StrategyConfig, StrategyKind } from './strategies';
 import type { PromptTrace } from './trace';
@@ -43,6 +44,8 @@ export interface MessageRecord {
   error?: string;
   /** Stable code of `error` when it came from an engine (the UI translates by code). */
   errorCode?: EngineErrorCode;
+  /** Domain, code and params of `error` when it was a coded error of any domain (`src/model/errors.ts`; the UI translates by it). */
+  errorInfo?: CodedError;
   /** Model that wrote an assistant message. */
   modelId?: string;
   /** Token usage reported by the engine for an assistant message. */
@@ -173,6 +176,8 @@ export interface JobRecord {
   /** 0..1 while running, if the handler reports it. */
   progress?: number;
   lastError?: string;
+  /** Domain, code and params of `lastError` when it was a coded error (the UI translates by it). */
+  lastErrorInfo?: CodedError;
 }
 
 /** The exact prompt sent for one assistant message, for the context view. */

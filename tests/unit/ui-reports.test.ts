@@ -92,11 +92,13 @@ describe('job labels and failures', () => {
       recentFailures: [
         { type: 'short-term.summary', lastError: ' Summary rejected: no user words kept ', at: 2_000 },
         { type: 'ltm.future', lastError: '', at: 1_000 },
+        { type: 'ltm.reembed', lastError: '3 memories still lack a vector', lastErrorInfo: { domain: 'jobs', code: 'reembed_incomplete', params: { remaining: 3 } }, at: 500 },
       ],
     });
     expect(views).toEqual([
-      { label: 'jobs.types.short-term_summary', reason: 'Summary rejected: no user words kept', at: 2_000 },
-      { label: 'jobs.types.other', reason: '', at: 1_000 },
+      { label: 'jobs.types.short-term_summary', reason: 'Summary rejected: no user words kept', reasonView: null, at: 2_000 },
+      { label: 'jobs.types.other', reason: '', reasonView: null, at: 1_000 },
+      { label: 'jobs.types.ltm_reembed', reason: '3 memories still lack a vector', reasonView: { key: 'errorCodes.jobs.reembed_incomplete', params: { remaining: 3 } }, at: 500 },
     ]);
     expect(jobFailureViews(null)).toEqual([]);
     expect(jobFailureViews({} as never)).toEqual([]);

@@ -25,7 +25,7 @@ describe('notices store', () => {
     vi.useFakeTimers();
     const notices = createNoticesStore();
     notices.notify('info', 'Saved');
-    notices.fail('errors.settingsFailed', Object.assign(new Error('QuotaExceededError'), { code: STORAGE_FULL_CODE }));
+    notices.fail('errors.settingsFailed', Object.assign(new Error('QuotaExceededError'), { domain: 'storage', code: STORAGE_FULL_CODE }));
     vi.advanceTimersByTime(5_999);
     expect(notices.list).toHaveLength(2);
     vi.advanceTimersByTime(1);

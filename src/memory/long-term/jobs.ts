@@ -34,6 +34,7 @@ import { runMaintenance, type MaintenanceReport } from './maintenance';
 import type { LongTermStore } from './types';
 import { tombstonedHashes } from './store';
 import { memoryHash, rememberedReply } from './text';
+import { JobError } from '../../model/errors';
 
 /** Job type of extraction + consolidation (`extractJob`). */
 export const EXTRACT_JOB = 'ltm.extract';
@@ -233,7 +234,7 @@ export const reembedJob = defineJob<{ modelId?: string | undefined }, LongTermJo
     if (remaining > 0) {
       // The store embeds nothing without an embedder: wait for one rather than fail.
       if (embedded === 0) throw new JobDeferred('No embedding model is loaded; re-embedding waits for one.', 60_000);
-      throw new Error(`${remaining} memories still lack a vector from the current model; retrying.`);
+      throw new JobError('reembed_incomplete', `${remaining} memories still lack a vector from the current model; retrying.`, { params: { remaining } });
     }
     reportProgress(1);
   },

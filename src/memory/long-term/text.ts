@@ -7,6 +7,7 @@
  */
 import { MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
 import type { MessageRecord } from '../../model/records';
+import { MemoryError } from '../../model/errors';
 
 /** Sentence-final punctuation (ASCII and CJK) ignored at the end of a memory text. */
 const TRAILING_PUNCTUATION = /[\s.!?。！？…~～、,，;；:：]+$/u;
@@ -58,13 +59,13 @@ export function rememberedReply(assistant: Pick<MessageRecord, 'status' | 'conte
 }
 
 /** Thrown by the memory store when a text is longer than `MAX_MEMORY_TEXT_CHARS`; nothing is stored. */
-export class MemoryTextTooLongError extends Error {
+export class MemoryTextTooLongError extends MemoryError {
   constructor(
     /** Length of the refused text, in characters. */
     readonly chars: number,
     readonly maxChars: number = MAX_MEMORY_TEXT_CHARS,
   ) {
-    super(`This memory is ${chars} characters long; a memory can hold at most ${maxChars}. Shorten it; nothing was saved.`);
+    super('text_too_long', `This memory is ${chars} characters long; a memory can hold at most ${maxChars}. Shorten it; nothing was saved.`, { params: { chars, maxChars } });
     this.name = 'MemoryTextTooLongError';
   }
 }

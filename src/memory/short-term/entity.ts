@@ -21,6 +21,7 @@ import { readEntityState, type EntityState } from './state';
 import { PreemptedError, requireEngine } from './summarizer';
 import type { ContextStrategy } from './types';
 import type { EntityNote } from '../../model/context';
+import { JobError } from '../../model/errors';
 
 /** Most entity notes injected into one prompt. */
 export const MAX_ENTITY_NOTES = 8;
@@ -32,9 +33,9 @@ export const ENTITY_NOTE_TOKENS = 80;
 export const ENTITY_BACKLOG_EXCHANGES = 20;
 
 /** An entity reply was rejected as a whole; stored notes are unchanged. */
-export class EntityRejectedError extends Error {
+export class EntityRejectedError extends JobError {
   constructor(reason: string) {
-    super(`Entity reply rejected: ${reason}`);
+    super('entity_rejected', `Entity reply rejected: ${reason}`);
     this.name = 'EntityRejectedError';
   }
 }

@@ -10,6 +10,7 @@ import type { StrategyDeps } from './deps';
 import { loadContextMessages } from './messages';
 import type { ContextStrategy } from './types';
 import type { RetrievedExchange } from '../../model/context';
+import { MemoryError } from '../../model/errors';
 
 /** Creates the vector strategy. No background work of its own. */
 export function createVector(deps: StrategyDeps, k: number, topK: number): ContextStrategy {
@@ -20,7 +21,7 @@ export function createVector(deps: StrategyDeps, k: number, topK: number): Conte
       const recent = lastExchanges(messages, k);
       const inWindow = new Set(recent.map((m) => m.id));
       const conversation = await deps.db.conversations.get(conversationId);
-      if (!conversation) throw new Error(`Unknown conversation "${conversationId}"`);
+      if (!conversation) throw new MemoryError('conversation_not_found', `Unknown conversation "${conversationId}"`);
       let hits: RetrievedExchange[] = [];
       try {
         // Ask for more than topK: some hits may be the exchanges already in the window.

@@ -5,7 +5,7 @@
  * dropped. One per context view on screen (`AppState.createContextView`).
  */
 import type { PromptTrace } from '../../model/trace';
-import { errorMessage } from '../lib/connect';
+import { errorText } from '../lib/errors';
 import type { ConversationsStore } from './conversations.svelte';
 
 /** What the context view store needs. */
@@ -44,7 +44,7 @@ export class ContextViewStore {
       const trace = await this.#deps.conversations.trace(messageId);
       if (this.#messageId === messageId) this.trace = trace;
     } catch (error) {
-      if (this.#messageId === messageId) this.loadError = errorMessage(error);
+      if (this.#messageId === messageId) this.loadError = errorText(error);
     } finally {
       if (this.#messageId === messageId) this.loading = false;
     }

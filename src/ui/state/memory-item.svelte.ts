@@ -6,7 +6,7 @@
  */
 import type { MemoryHistoryRecord } from '../../model/records';
 import { MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
-import { errorMessage } from '../lib/connect';
+import { errorText } from '../lib/errors';
 import type { ChangeResult, MemoryStore } from './memory.svelte';
 
 /** What a memory item store needs: the manager's memory store and the memory's id. */
@@ -87,7 +87,7 @@ export class MemoryItemStore {
     try {
       this.history = await this.#deps.store.history(this.#deps.memoryId);
     } catch (error) {
-      this.historyError = errorMessage(error);
+      this.historyError = errorText(error);
     }
   }
 

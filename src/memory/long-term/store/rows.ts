@@ -7,6 +7,7 @@ import type { RecallDB } from '../../../db/schema';
 import { MAX_MEMORY_TEXT_CHARS, MEMORY_KINDS, type MemoryKind } from '../../../model/memory';
 import type { MemoryRecord, MemoryView } from '../../../model/records';
 import { MemoryTextTooLongError } from '../text';
+import { MemoryError } from '../../../model/errors';
 
 /**
  * Records that memories were retrieved: `lastAccessedAt = at` (ms epoch), `accessCount + 1`, in
@@ -84,7 +85,7 @@ export const holdsEmbedding = (row: object): boolean => Object.prototype.hasOwnP
  * @throws Error when it is empty or blank; `MemoryTextTooLongError` over `MAX_MEMORY_TEXT_CHARS` characters.
  */
 export function checkText(text: string): string {
-  if (typeof text !== 'string' || !text.trim()) throw new Error('Memory text is empty');
+  if (typeof text !== 'string' || !text.trim()) throw new MemoryError('text_empty', 'Memory text is empty');
   if (text.length > MAX_MEMORY_TEXT_CHARS) throw new MemoryTextTooLongError(text.length);
   return text;
 }
