@@ -3,8 +3,10 @@
  * the service worker, or wllama on CPU here), and the embedder. Emits status changes for the UI.
  */
 import { Mutex } from 'async-mutex';
-import type { ChatEngine, Embedder, EngineErrorCode, LoadProgress, TokenCounter } from '../engines/types';
-import { EngineError } from '../engines/types';
+import { type ChatEngine, type Embedder, EngineError } from '../engines/types';
+import type { EngineErrorCode, LoadProgress, EngineStatus, GpuInfo, WllamaSource } from '../model/engine';
+import type { ModelCatalog } from '../model/catalog';
+import type { TokenCounter } from '../model/tokens';
 import { createTransformersEmbedder } from '../engines/transformers';
 // WebLLM's client (6 MB of JS) is imported when a WebLLM model is loaded or its catalog is read
 // (`import()` below), not at start-up: the offscreen document answers before it is fetched and
@@ -13,7 +15,6 @@ import { DEFAULT_WEBLLM_MODEL, shippedWebllmModels, WEBLLM_MODELS, webllmVariant
 import type { WebLLMChatEngine } from '../engines/webllm/engine';
 import { createWllamaEngine, WLLAMA_MODELS, type WllamaChatEngine } from '../engines/wllama';
 import type { RecallDB } from '../db/schema';
-import type { EngineStatus, GpuInfo, ModelCatalog, WllamaSource } from '../messaging/protocol';
 import { openModelFile } from '../platform/model-files';
 import { createGgufTokenCounter, createTokenEstimator } from '../tokens';
 import { guardChatEngine } from '../prompt/neutralize';

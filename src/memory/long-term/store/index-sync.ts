@@ -9,7 +9,8 @@
  * live and persisted indexes equal the rows at `gen`); cutting them apart would spread it.
  */
 import Dexie from 'dexie';
-import type { MemoryRecord, RecallDB } from '../../../db/schema';
+import type { RecallDB } from '../../../db/schema';
+import type { MemoryRecord } from '../../../model/records';
 import type { CatalogEntry, StoreOpenStats } from '../types';
 import { LexicalIndex } from '../retrieval/lexical';
 import { l2normalize } from '../retrieval/vector';
