@@ -209,7 +209,8 @@ export function createJobQueue(
         signal: controller.signal,
         reportProgress: (fraction) => {
           job.progress = Math.max(0, Math.min(1, fraction));
-          void db.jobs.update(job.id, { progress: job.progress });
+          // Progress is advisory: a failed write is logged and the job runs on (its final write sets progress 1).
+          db.jobs.update(job.id, { progress: job.progress }).catch((error: unknown) => console.warn(`[jobs] could not save the progress of ${job.type} job ${job.id}:`, error));
           emit();
         },
       });

@@ -206,7 +206,7 @@ export class VectorIndex {
     const old = this.vectors.get(id);
     this.vectors.set(id, v);
     if (!this.voy) {
-      if (!this.building && this.voyUsable(v.length)) void this.build();
+      if (!this.building && this.voyUsable(v.length)) this.buildInBackground();
       return true;
     }
     this.withVoy((voy) => {
@@ -343,7 +343,7 @@ export class VectorIndex {
       console.warn(`[ltm] Voy index failed (${this.failures}/${MAX_VOY_FAILURES}), using exact scan and rebuilding:`, error);
       this.dropVoy();
       const first = this.vectors.values().next();
-      if (!first.done && this.voyUsable(first.value.length)) void this.build();
+      if (!first.done && this.voyUsable(first.value.length)) this.buildInBackground();
     }
   }
 
@@ -369,6 +369,19 @@ export class VectorIndex {
     const first = this.vectors.values().next();
     if (first.done || !this.voyUsable(first.value.length)) return Promise.resolve();
     return this.build();
+  }
+
+  /**
+   * Starts `build()` without awaiting it (from `set` and `withVoy`). A build that rejects (the Voy
+   * constructor threw) counts as a Voy failure (so at most `MAX_VOY_FAILURES` attempts), is logged,
+   * and leaves the exact scan in use; the rejection never escapes as an unhandled one.
+   */
+  private buildInBackground(): void {
+    this.build().catch((error: unknown) => {
+      this.failures += 1;
+      console.warn(`[ltm] Voy index build failed (${this.failures}/${MAX_VOY_FAILURES}), using exact scan:`, error);
+      if (this.building === null) this.dropVoy();
+    });
   }
 
   private build(): Promise<void> {
