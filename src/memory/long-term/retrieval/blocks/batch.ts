@@ -1,6 +1,6 @@
 /** Copy-on-write batches of changes to the live block index (see `../blocks.ts`). */
 
-import { isUsableVector } from '../vector';
+import { isUsableVector } from '../vector-math';
 import type { BlockIndex } from './block-index';
 import { copyMetaBlock, copyVectorBlock, emptyMetaBlock, emptyVectorBlock, metaKey, segmentKey, toCol, vectorKey, type IndexedMemory, type MetaBlockRecord, type MetaSegment, type Segment, type VectorBlockRecord, type VectorSegment } from './records';
 
