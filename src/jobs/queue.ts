@@ -1,3 +1,5 @@
+// One file (over ~300 lines): `createJobQueue` is one closure; every method shares the handler map,
+// the running job, the loop, its wake timer, the pause count and the change listeners.
 /**
  * A background job queue persisted in Dexie (`jobs` table). Jobs survive a killed context:
  * on `start()` any job left `running` is put back to `queued` and runs again, so handlers must
