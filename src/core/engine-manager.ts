@@ -3,15 +3,16 @@
  * the service worker, or wllama on CPU here), and the embedder. Emits status changes for the UI.
  */
 import { Mutex } from 'async-mutex';
-import type { ChatEngine, Embedder, EngineErrorCode, LoadProgress, TokenCounter } from '../engines/types';
-import { EngineError } from '../engines/types';
+import { type ChatEngine, type Embedder, EngineError } from '../engines/types';
+import type { EngineErrorCode, LoadProgress, EngineStatus, GpuInfo, WllamaSource } from '../model/engine';
+import type { ModelCatalog } from '../model/catalog';
+import type { TokenCounter } from '../model/tokens';
 import { createTransformersEmbedder } from '../engines/transformers';
 import { prebuiltAppConfig } from '@mlc-ai/web-llm';
 import { createWebLLMEngine, DEFAULT_WEBLLM_MODEL, shippedWebllmModels, WEBLLM_MODELS, webllmVariantFor, type WebLLMChatEngine } from '../engines/webllm';
 import { loadWebLLMTokenCounter } from '../engines/webllm/tokenizer';
 import { createWllamaEngine, WLLAMA_MODELS, type WllamaChatEngine } from '../engines/wllama';
 import type { RecallDB } from '../db/schema';
-import type { EngineStatus, GpuInfo, ModelCatalog, WllamaSource } from '../messaging/protocol';
 import { openModelFile } from '../platform/model-files';
 import { createGgufTokenCounter, createTokenEstimator } from '../tokens';
 import { guardChatEngine } from '../prompt/neutralize';

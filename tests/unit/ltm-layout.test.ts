@@ -7,7 +7,8 @@
 import 'fake-indexeddb/auto';
 import Dexie from 'dexie';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RecallDB, type MemoryRecord } from '../../src/db/schema';
+import { RecallDB } from '../../src/db/schema';
+import type { MemoryRecord } from '../../src/model/records';
 import { createMemoryStore, type LongTermStore } from '../../src/memory/long-term/store';
 import { createMemoryAdmin } from '../../src/core/memory-admin';
 import { BLOCK_SLOTS, BlockIndex, exactTopK, type IndexHeaderRecord, type LexicalSnapshotRecord } from '../../src/memory/long-term/retrieval/blocks';

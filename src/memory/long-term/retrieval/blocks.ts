@@ -32,7 +32,19 @@
  * (`layoutFromRows`, `indexedOf`). This file re-exports their public API.
  */
 
-export { BLOCK_SLOTS, VECTOR_KEY_PREFIX, type BlockHit, type IndexedMemory, type IndexHeaderRecord, type LexicalSnapshotRecord, type MemoryIndexRecord, type MemoryMeta, type MetaBlockRecord, type ScanFilter, type VectorBlockRecord } from './blocks/records';
+export {
+  BLOCK_SLOTS,
+  VECTOR_KEY_PREFIX,
+  type BlockHit,
+  type IndexedMemory,
+  type IndexHeaderRecord,
+  type LexicalSnapshotRecord,
+  type MemoryIndexRecord,
+  type MemoryMeta,
+  type MetaBlockRecord,
+  type ScanFilter,
+  type VectorBlockRecord,
+} from './blocks/records';
 export { exactTopK } from './blocks/scan';
 export { BlockIndex } from './blocks/block-index';
 export { IndexBatch } from './blocks/batch';

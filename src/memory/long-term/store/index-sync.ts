@@ -6,7 +6,8 @@
  * write.
  */
 import Dexie from 'dexie';
-import type { MemoryRecord, RecallDB } from '../../../db/schema';
+import type { RecallDB } from '../../../db/schema';
+import type { MemoryRecord } from '../../../model/records';
 import type { CatalogEntry, StoreOpenStats } from '../types';
 import { LexicalIndex } from '../retrieval/lexical';
 import { l2normalize } from '../retrieval/vector';

@@ -38,7 +38,9 @@
  * vectors, and costs seconds of build and several times the vectors' size in memory.
  */
 import type { Embedder } from '../../../engines/types';
-import type { MemoryEvent, MemoryHistoryRecord, MemoryRecord, RecallDB } from '../../../db/schema';
+import type { RecallDB } from '../../../db/schema';
+import type { MemoryEvent } from '../../../model/memory';
+import type { MemoryHistoryRecord, MemoryRecord } from '../../../model/records';
 import type { LongTermStore, MemoryPatch, NewMemory, StoreOpenStats } from '../types';
 import { memoryHash } from '../text';
 import { l2normalize } from '../retrieval/vector';
@@ -49,6 +51,7 @@ import { createSerial, IndexSync } from './index-sync';
 import { checkText, installReadingHook, KINDS, recordAccess, toRow, validAt } from './rows';
 import { createStoreSearch } from './search';
 import { missingVectors, reembed } from './reembed';
+import { EngineError, MemoryError, withItemContext } from '../../../model/errors';
 
 export { recordAccess, recordAccesses, isTombstoned, tombstonedHashes, toView } from './rows';
 export { SNAPSHOT_DELAY_MS } from './index-sync';
@@ -114,10 +117,12 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
 
   async function applyUpdate(id: string, patch: MemoryPatch, source: string, event: MemoryEvent): Promise<MemoryRecord> {
     const old = await db.memories.get(id);
-    if (!old) throw new Error(`Unknown memory id "${id}"`);
+    if (!old) throw new MemoryError('not_found', `Unknown memory id "${id}"`);
     const t = now();
     const next: MemoryRecord = { ...old, ...patch, updatedAt: t };
-    if (patch.kind !== undefined && !KINDS.has(patch.kind)) throw new Error(`Unknown memory kind "${String(patch.kind)}"`);
+    if (patch.kind !== undefined && !KINDS.has(patch.kind)) {
+      throw new MemoryError('unknown_kind', `Unknown memory kind "${String(patch.kind)}"`, { params: { kind: String(patch.kind).slice(0, 40) } });
+    }
     if (patch.importance !== undefined) next.importance = Math.min(1, Math.max(0, patch.importance));
     if (patch.text !== undefined && patch.text !== old.text) {
       checkText(patch.text);
@@ -130,7 +135,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     await sync.writeIndexed([id], async (batch) => {
       // Keep access statistics written meanwhile by `recordAccess` (which is not serialized).
       const fresh = await db.memories.get(id);
-      if (!fresh) throw new Error(`Memory "${id}" was removed during the update`);
+      if (!fresh) throw new MemoryError('removed_during_update', `Memory "${id}" was removed during the update`);
       next.lastAccessedAt = fresh.lastAccessedAt;
       next.accessCount = fresh.accessCount;
       const indexed = batch.put(indexedOf(next), next.embedding, next.embeddingModel);
@@ -161,11 +166,13 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         inputs.forEach((input, i) => {
           try {
             checkText(input.text);
-            if (!input.namespace) throw new Error('Memory namespace is empty');
-            if (!KINDS.has(input.kind)) throw new Error(`Unknown memory kind "${String(input.kind)}"`);
+            if (!input.namespace) throw new MemoryError('namespace_missing', 'Memory namespace is empty');
+            if (!KINDS.has(input.kind)) {
+              throw new MemoryError('unknown_kind', `Unknown memory kind "${String(input.kind)}"`, { params: { kind: String(input.kind).slice(0, 40) } });
+            }
           } catch (error) {
             if (inputs.length === 1) throw error;
-            throw new Error(`Memory ${i + 1} of ${inputs.length}: ${(error as Error).message}`, { cause: error });
+            throw withItemContext(error, `Memory ${i + 1} of ${inputs.length}: `, { item: i + 1, items: inputs.length });
           }
         });
         const t = now();
@@ -222,7 +229,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         if (embedder) {
           try {
             const vectorsOut = await embedder.embed(fresh.map((f) => f.record.text));
-            if (vectorsOut.length !== fresh.length) throw new Error(`Embedder ${embedder.modelId} returned ${vectorsOut.length} vectors for ${fresh.length} texts`);
+            if (vectorsOut.length !== fresh.length) throw new EngineError('embedding', `Embedder ${embedder.modelId} returned ${vectorsOut.length} vectors for ${fresh.length} texts`);
             fresh.forEach((f, i) => {
               f.record.embedding = l2normalize(vectorsOut[i]!);
               f.record.embeddingModel = embedder.modelId;

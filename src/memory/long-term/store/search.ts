@@ -4,8 +4,10 @@
  * that state a fact. Reads the live indexes of `IndexSync` and the rows of the top hits only.
  */
 import type { Embedder } from '../../../engines/types';
-import type { MemoryRecord, RecallDB } from '../../../db/schema';
-import type { LongTermStore, MemoryView, RetrievalQuery, RetrievedMemory, SearchOptions } from '../types';
+import type { RecallDB } from '../../../db/schema';
+import type { MemoryRecord, MemoryView } from '../../../model/records';
+import type { LongTermStore, RetrievalQuery, SearchOptions } from '../types';
+import type { RetrievedMemory } from '../../../model/context';
 import type { SlotKey } from '../slots';
 import { contentTerms, termCoverage } from '../../../text/terms';
 import { l2normalize } from '../retrieval/vector';
@@ -14,6 +16,7 @@ import { CURRENT_STATE_WEIGHTING, DEFAULT_WEIGHTING, reciprocalRankFusion, recen
 import { asksForCurrentState, parseTimeFilter } from '../retrieval/time-filter';
 import type { IndexSync } from './index-sync';
 import { toView } from './rows';
+import { EngineError } from '../../../model/errors';
 
 /** Share of a fact's content words a round's text must contain to count as stating it (`roundsStating`). */
 export const ROUND_COVERAGE = 0.75;
@@ -47,7 +50,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     const embedder = ctx.embedder();
     if (!embedder) return null;
     const [vector] = await embedder.embed([text]);
-    if (!vector) throw new Error(`Embedder ${embedder.modelId} returned no vector`);
+    if (!vector) throw new EngineError('embedding', `Embedder ${embedder.modelId} returned no vector`);
     return l2normalize(vector);
   }
 

@@ -1,8 +1,23 @@
 /** Copy-on-write batches of changes to the live block index (see `../blocks.ts`). */
 
 import { isUsableVector } from '../vector-math';
-import type { BlockIndex } from './block-index';
-import { copyMetaBlock, copyVectorBlock, emptyMetaBlock, emptyVectorBlock, metaKey, segmentKey, toCol, vectorKey, type IndexedMemory, type MetaBlockRecord, type MetaSegment, type Segment, type VectorBlockRecord, type VectorSegment } from './records';
+import {
+  copyMetaBlock,
+  type BlockIndexInternals,
+  copyVectorBlock,
+  emptyMetaBlock,
+  emptyVectorBlock,
+  metaKey,
+  segmentKey,
+  toCol,
+  vectorKey,
+  type IndexedMemory,
+  type MetaBlockRecord,
+  type MetaSegment,
+  type Segment,
+  type VectorBlockRecord,
+  type VectorSegment,
+} from './records';
 
 /**
  * A set of changes to the index, prepared without touching the live index: `put` / `remove`
@@ -16,9 +31,10 @@ export class IndexBatch {
   private readonly metaLoc = new Map<string, { namespace: string; slot: number } | null>();
   private readonly vecLoc = new Map<string, { model: string; namespace: string; slot: number } | null>();
   private readonly newSegs: { meta: MetaSegment[]; vec: VectorSegment[] } = { meta: [], vec: [] };
-  private readonly live: ReturnType<BlockIndex['_internals']>;
+  private readonly live: BlockIndexInternals;
 
-  constructor(index: BlockIndex) {
+  /** @param index the live index (a `BlockIndex`; only its `_internals()` are used). */
+  constructor(index: { _internals(): BlockIndexInternals }) {
     this.live = index._internals();
   }
 
@@ -132,7 +148,8 @@ export class IndexBatch {
   }
 
   private dropVector(id: string, loc: { model: string; namespace: string; slot: number }): void {
-    const seg = this.live.vectorSegs.get(segmentKey(loc.model, loc.namespace)) ?? this.newSegs.vec.find((s) => s.model === loc.model && s.namespace === loc.namespace)!;
+    const seg =
+      this.live.vectorSegs.get(segmentKey(loc.model, loc.namespace)) ?? this.newSegs.vec.find((s) => s.model === loc.model && s.namespace === loc.namespace)!;
     const vb = this.vecBlock(seg, loc.slot >> 8);
     const vs = loc.slot & 255;
     vb.ids[vs] = null;

@@ -1,9 +1,25 @@
 /** The live block index (see `../blocks.ts` for the layout it reads and the copy-on-write rule). */
 
-import type { MemoryKind } from '../../../../db/schema';
+import type { MemoryKind } from '../../../../model/memory';
 import type { CatalogEntry } from '../../types';
 import { IndexBatch } from './batch';
-import { BLOCK_SLOTS, emptyMetaBlock, emptyVectorBlock, fromCol, segmentKey, type BlockHit, type MemoryIndexRecord, type MemoryMeta, type MetaBlockRecord, type MetaSegment, type ScanFilter, type Segment, type VectorBlockRecord, type VectorSegment } from './records';
+import {
+  type BlockIndexInternals,
+  BLOCK_SLOTS,
+  emptyMetaBlock,
+  emptyVectorBlock,
+  fromCol,
+  segmentKey,
+  type BlockHit,
+  type MemoryIndexRecord,
+  type MemoryMeta,
+  type MetaBlockRecord,
+  type MetaSegment,
+  type ScanFilter,
+  type Segment,
+  type VectorBlockRecord,
+  type VectorSegment,
+} from './records';
 import { acceptsSlot, dotAt, TopK } from './scan';
 
 /**
@@ -43,10 +59,18 @@ export class BlockIndex {
       seg.blocks[b.block] = b;
     }
     for (const seg of index.metas.values()) {
-      index.finish(seg, (b) => emptyMetaBlock(seg.namespace, b), (id, slot) => index.metaLoc.set(id, { namespace: seg.namespace, slot }));
+      index.finish(
+        seg,
+        (b) => emptyMetaBlock(seg.namespace, b),
+        (id, slot) => index.metaLoc.set(id, { namespace: seg.namespace, slot }),
+      );
     }
     for (const seg of index.vectorSegs.values()) {
-      index.finish(seg, (b) => emptyVectorBlock(seg.model, seg.namespace, b, seg.dim), (id, slot) => index.vecLoc.set(id, { model: seg.model, namespace: seg.namespace, slot }));
+      index.finish(
+        seg,
+        (b) => emptyVectorBlock(seg.model, seg.namespace, b, seg.dim),
+        (id, slot) => index.vecLoc.set(id, { model: seg.model, namespace: seg.namespace, slot }),
+      );
     }
     return index;
   }
@@ -136,7 +160,14 @@ export class BlockIndex {
       for (let s = 0; s < BLOCK_SLOTS; s += 1) {
         const id = b.ids[s];
         if (!id) continue;
-        out.push({ id, kind: b.kinds[s] as MemoryKind, current: b.current?.[s] === 1 ? 1 : 0, pinned: b.pinned[s] === 1, updatedAt: b.updatedAt[s]!, normalized: b.normalized?.[s] ?? '' });
+        out.push({
+          id,
+          kind: b.kinds[s] as MemoryKind,
+          current: b.current?.[s] === 1 ? 1 : 0,
+          pinned: b.pinned[s] === 1,
+          updatedAt: b.updatedAt[s]!,
+          normalized: b.normalized?.[s] ?? '',
+        });
       }
     }
     return out;
@@ -250,7 +281,14 @@ export class BlockIndex {
   }
 
   /** @internal used by `IndexBatch`. */
-  _internals() {
-    return { metas: this.metas, vectorSegs: this.vectorSegs, metaLoc: this.metaLoc, vecLoc: this.vecLoc, metaSegment: (ns: string) => this.metaSegment(ns), vectorSegment: (m: string, ns: string, d: number) => this.vectorSegment(m, ns, d) };
+  _internals(): BlockIndexInternals {
+    return {
+      metas: this.metas,
+      vectorSegs: this.vectorSegs,
+      metaLoc: this.metaLoc,
+      vecLoc: this.vecLoc,
+      metaSegment: (ns: string) => this.metaSegment(ns),
+      vectorSegment: (m: string, ns: string, d: number) => this.vectorSegment(m, ns, d),
+    };
   }
 }

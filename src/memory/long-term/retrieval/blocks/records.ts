@@ -99,7 +99,8 @@ export const metaKey = (namespace: string, block: number) => `m|${encodeURICompo
  */
 export const VECTOR_KEY_PREFIX = 'v|';
 /** Key of vector block `block` of `model` + `namespace` (`v|<model>|<namespace>|<block>`). */
-export const vectorKey = (model: string, namespace: string, block: number) => `${VECTOR_KEY_PREFIX}${encodeURIComponent(model)}|${encodeURIComponent(namespace)}|${block}`;
+export const vectorKey = (model: string, namespace: string, block: number) =>
+  `${VECTOR_KEY_PREFIX}${encodeURIComponent(model)}|${encodeURIComponent(namespace)}|${block}`;
 /** Map key of the vector segment of `model` + `namespace`. */
 export const segmentKey = (model: string, namespace: string) => `${model}\u0000${namespace}`;
 /** A nullable time (ms epoch) as a float column value (`NaN` for `null`). */
@@ -163,7 +164,13 @@ export function emptyVectorBlock(model: string, namespace: string, block: number
 }
 
 /** A copy of a vector block for copy-on-write. */
-export const copyVectorBlock = (b: VectorBlockRecord): VectorBlockRecord => ({ ...b, ids: b.ids.slice(), vectors: b.vectors.slice(), meta: b.meta.slice(), validUntil: b.validUntil.slice() });
+export const copyVectorBlock = (b: VectorBlockRecord): VectorBlockRecord => ({
+  ...b,
+  ids: b.ids.slice(),
+  vectors: b.vectors.slice(),
+  meta: b.meta.slice(),
+  validUntil: b.validUntil.slice(),
+});
 
 /** The slots of one namespace (meta) or one model + namespace (vectors). */
 export interface Segment<B> {
@@ -195,4 +202,17 @@ export interface ScanFilter {
   includeInvalid?: boolean;
   /** Only memories whose validFrom or createdAt is in `[start, end)` (ms epoch). */
   range?: { start: number; end: number } | null;
+}
+
+/**
+ * The live index's state an `IndexBatch` reads and, on `commit()`, changes (`BlockIndex._internals()`):
+ * the segments by namespace / model + namespace, the id → slot maps, and the segment getters.
+ */
+export interface BlockIndexInternals {
+  metas: Map<string, MetaSegment>;
+  vectorSegs: Map<string, VectorSegment>;
+  metaLoc: Map<string, { namespace: string; slot: number }>;
+  vecLoc: Map<string, { model: string; namespace: string; slot: number }>;
+  metaSegment: (namespace: string) => MetaSegment;
+  vectorSegment: (model: string, namespace: string, dim: number) => VectorSegment;
 }
