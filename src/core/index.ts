@@ -110,7 +110,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   // An import cut short by a killed context or a closed browser is undone before the indexes are built.
   await recoverInterruptedImport(db, now);
   const files = { folder: BACKUPS_DIR, ...(deps.fileRoot ? { root: deps.fileRoot } : {}) };
-  await removeStagingFiles(files, now());
+  // Stale staging files (OPFS) are removed while the store opens (neither reads the other); done before any request.
+  const staging = removeStagingFiles(files, now());
   const transfer = throttledProgress(deps.events.transfer);
 
   /**
@@ -139,6 +140,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     loadVoyWasm: deps.loadVoyWasm,
     onMissingEmbedding: () => void ensureEmbedded(),
   });
+  await staging;
   const store = composed.store;
   const longTerm = composed.longTerm;
   const opened = store.indexStats().open;

@@ -48,4 +48,10 @@ export interface RetrievedMemory {
   memory: MemoryView;
   score: number;
   ranks: { lexical?: number; vector?: number };
+  /**
+   * `'catalog'` when the search ran while the lexical index was still loading (the first moments
+   * after the store opened): its lexical list is a term match over the catalog's normalized texts
+   * (most query terms contained first), not BM25. Absent otherwise.
+   */
+  lexicalFrom?: 'catalog';
 }

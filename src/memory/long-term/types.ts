@@ -215,7 +215,10 @@ export interface LongTermStore {
    * @throws the embedder's EngineError when embedding fails, or the abort reason when aborted.
    */
   reembed(options?: { batchSize?: number; signal?: AbortSignal; onProgress?: (done: number, total: number) => void }): Promise<{ embedded: number; remaining: number }>;
-  /** Resolves when pending index writes are done (the index itself is complete once the store is created). */
+  /**
+   * Resolves when pending index writes are done, the lexical snapshot loaded after opening (see
+   * `RetrievedMemory.lexicalFrom`) and the Voy module loaded (or failed). Never rejects.
+   */
   whenIndexed(): Promise<void>;
   /** Writes the lexical snapshot now if changes are pending (otherwise done when idle). */
   flushSnapshot(): Promise<void>;

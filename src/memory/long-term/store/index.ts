@@ -8,7 +8,8 @@
  * Opening without a rebuild: the index is persisted in `db.memoryIndex` (layout in
  * `retrieval/blocks.ts`): meta and vector blocks, a header (generation, row count, ids changed
  * since the lexical snapshot) and a MiniSearch snapshot. `createMemoryStore` reads that table
- * (no memory row, no text), loads the snapshot and re-indexes only the `dirty` ids. When the
+ * (no memory row, no text) and answers; the snapshot is loaded, and only the `dirty` ids
+ * re-indexed, in the background (the first task of the write queue). When the
  * header is missing, its row count disagrees with `db.memories`, or rows are marked `pending`
  * (written behind the store's back with an inline vector: an import killed before its
  * `rebuildIndexes`; see `MemoryRecord.pending`), the whole index is rebuilt from the rows and persisted
@@ -67,8 +68,8 @@ export interface MemoryStoreDeps {
   now?: () => number;
   /**
    * Bytes of `voy_search_bg.wasm` (browser: `loadVoyWasm` of `src/platform/assets.ts`; Node: the
-   * file in `node_modules/voy-search/`). Loaded while the index opens; a failure is logged and
-   * changes nothing (search is an exact block scan either way).
+   * file in `node_modules/voy-search/`). Loaded in the background (the store does not wait for it;
+   * `whenIndexed` does); a failure is logged and changes nothing (search is an exact block scan either way).
    */
   loadVoyWasm: () => Promise<BufferSource>;
   /** Weights of the lexical and vector lists in RRF, default `DEFAULT_FUSION_WEIGHTS` (plain RRF). */
@@ -84,7 +85,9 @@ export interface MemoryStoreDeps {
 /**
  * Opens the store over `deps.db`: reads the persisted index (see module doc) and repairs it from
  * the rows when it disagrees with them. Resolves when searches are answered; `indexStats().open`
- * says how long that took.
+ * says how long that took. The lexical snapshot then loads in the background (searches meanwhile
+ * take their lexical list from the catalog and say so: `RetrievedMemory.lexicalFrom`); writes and
+ * `whenIndexed` wait for it.
  * @throws RangeError when `deps.fusionWeights` holds a negative or non-finite weight; otherwise
  *   only when Dexie cannot be read (a missing Voy WASM is logged and changes nothing).
  */
@@ -319,7 +322,9 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
 
     missingVectors: (modelId) => missingVectors(sync, modelId),
 
-    whenIndexed: () => serial(async () => undefined),
+    whenIndexed: async () => {
+      await Promise.all([serial(async () => undefined), voyLoad]);
+    },
 
     catalog: async (namespace) => sync.catalog(namespace),
 
@@ -337,7 +342,10 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     },
   };
 
-  const [opened, Voy] = await Promise.all([sync.open(), voyLoad]);
+  // Voy is not on the search path: the store does not wait for its WASM (`whenIndexed` does).
+  let Voy: VoyClass | null = null;
+  void voyLoad.then((v) => (Voy = v));
+  const opened = await sync.open();
   installReadingHook(db, (id, model) => {
     const v = sync.index.vector(id);
     return v && v.model === model ? v.vector : null;

@@ -63,6 +63,23 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     return best;
   }
 
+  /**
+   * The lexical list while the lexical index loads (`IndexSync.lexicalReady` false): memories of
+   * `ns` whose catalog text (`normalizeMemoryText`) contains query content terms (`contentTerms`;
+   * substring match), most terms first, then newest; at most `depth`. O(catalog size) per call.
+   */
+  function catalogMatches(ns: string, text: string, depth: number, isEligible: (id: string) => boolean): { id: string; terms: string[] }[] {
+    const terms = contentTerms(text);
+    if (terms.length === 0) return [];
+    const found: { id: string; terms: string[]; at: number }[] = [];
+    for (const e of sync.index.catalog(ns)) {
+      const hit = terms.filter((term) => e.normalized.includes(term));
+      if (hit.length > 0 && isEligible(e.id)) found.push({ id: e.id, terms: hit, at: e.updatedAt });
+    }
+    found.sort((a, b) => b.terms.length - a.terms.length || b.at - a.at);
+    return found.slice(0, depth).map(({ id, terms: hit }) => ({ id, terms: hit }));
+  }
+
   async function search(query: RetrievalQuery, options: SearchOptions = {}): Promise<RetrievedMemory[]> {
     const t = query.now ?? now();
     const k = Math.max(1, Math.floor(query.k ?? 8));
@@ -78,7 +95,9 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     const live = index;
     const isEligible = (id: string) => live.accepts(id, ns, scan);
 
-    const lexicalHits = mode === 'vector' ? [] : sync.lexical.search(text, depth, isEligible);
+    // Cold start: until the lexical snapshot is loaded, the lexical list comes from the catalog.
+    const fromCatalog = mode !== 'vector' && !sync.lexicalReady;
+    const lexicalHits = mode === 'vector' ? [] : fromCatalog ? catalogMatches(ns, text, depth, isEligible) : sync.lexical.search(text, depth, isEligible);
     const lexicalIds = lexicalHits.map((h) => h.id);
     let vectorIds: string[] = [];
     const embedder = ctx.embedder();
@@ -130,7 +149,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
       const ranks: RetrievedMemory['ranks'] = {};
       if (lexicalRank.has(id)) ranks.lexical = lexicalRank.get(id)!;
       if (vectorRank.has(id)) ranks.vector = vectorRank.get(id)!;
-      results.push({ memory: toView(record), score, ranks });
+      results.push({ memory: toView(record), score, ranks, ...(fromCatalog ? { lexicalFrom: 'catalog' as const } : {}) });
     }
     return results;
   }
