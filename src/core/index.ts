@@ -103,7 +103,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     // Coalesce bursts of changes into one event per 250 ms.
     statsTimer ??= setTimeout(() => {
       statsTimer = null;
-      void jobs.stats().then(deps.events.jobs);
+      jobs.stats().then(deps.events.jobs).catch((error: unknown) => console.warn('[jobs] could not send the job stats event:', error));
     }, 250);
   });
 

@@ -1,3 +1,5 @@
+// One file (over ~300 lines): `createJobQueue` is one closure; every method shares the handler map,
+// the running job, the loop, its wake timer, the pause count and the change listeners.
 /**
  * A background job queue persisted in Dexie (`jobs` table). Jobs survive a killed context:
  * on `start()` any job left `running` is put back to `queued` and runs again, so handlers must
@@ -211,7 +213,8 @@ export function createJobQueue(
         signal: controller.signal,
         reportProgress: (fraction) => {
           job.progress = Math.max(0, Math.min(1, fraction));
-          void db.jobs.update(job.id, { progress: job.progress });
+          // Progress is advisory: a failed write is logged and the job runs on (its final write sets progress 1).
+          db.jobs.update(job.id, { progress: job.progress }).catch((error: unknown) => console.warn(`[jobs] could not save the progress of ${job.type} job ${job.id}:`, error));
           emit();
         },
       });

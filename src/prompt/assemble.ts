@@ -1,3 +1,5 @@
+// One file (over ~300 lines): `assembleOnce` is one budgeted pass over every prompt section; the
+// section shares, intros and fitting helpers exist only for it.
 /**
  * Working memory: assembles one turn's prompt from the system instruction, long-term memories,
  * the short-term context (summary, entities, retrieved exchanges, recent turns) and the user

@@ -22,6 +22,28 @@ describe('job queue', () => {
     await q.stop();
   });
 
+  it('a failed progress write is logged, not an unhandled rejection, and the job still completes', async () => {
+    // Vitest fails the run on an unhandled rejection: before the fix, `reportProgress` dropped this one.
+    open();
+    const update = db.jobs.update.bind(db.jobs);
+    vi.spyOn(db.jobs, 'update').mockImplementation((key, changes) =>
+      changes && typeof changes === 'object' && 'progress' in changes && Object.keys(changes).length === 1 ? (Promise.reject(new Error('quota exceeded')) as ReturnType<typeof update>) : update(key, changes));
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const q = createJobQueue(db);
+    q.register('p', async (_payload, ctx) => {
+      ctx.reportProgress(0.5);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    });
+    const id = await q.enqueue('p', {});
+    await q.start();
+    await q.drain();
+    expect(await db.jobs.get(id)).toMatchObject({ status: 'done', progress: 1 });
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(String(warn.mock.calls[0]![0])).toContain(`could not save the progress of p job ${id}`);
+    warn.mockRestore();
+    await q.stop();
+  });
+
   it('backs off exponentially and fails after maxAttempts', async () => {
     open();
     let t = 1_000_000;

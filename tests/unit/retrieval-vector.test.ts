@@ -127,6 +127,37 @@ describe('vector index over Voy', () => {
     warn.mockRestore();
   });
 
+  it('a Voy constructor that throws in a background build is logged and counted, not an unhandled rejection; the exact scan keeps answering', async () => {
+    // Vitest fails the run on an unhandled rejection: before the fix, `set` dropped the build's rejection.
+    let constructed = 0;
+    class BrokenVoy {
+      constructor() {
+        constructed += 1;
+        throw new Error('wasm instance lost');
+      }
+    }
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const index = new VectorIndex(BrokenVoy as unknown as VoyClass);
+    const vectors = new Map<string, Float32Array>();
+    const vs = randomVectors(3, 8, 31);
+    vs.forEach((v, i) => vectors.set(`m${i}`, v));
+    index.set('m0', vs[0]!, 'm');
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(String(warn.mock.calls[0]![0])).toContain('Voy index build failed (1/2)');
+    expect(index.stats()).toMatchObject({ size: 1, voyReady: false, voyFailures: 1 });
+    index.set('m1', vs[1]!, 'm');
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(index.stats().voyFailures).toBe(2);
+    // After MAX_VOY_FAILURES (2) no further build is attempted.
+    index.set('m2', vs[2]!, 'm');
+    await index.whenReady();
+    expect(constructed).toBe(2);
+    const q = randomVectors(1, 8, 32)[0]!;
+    expect(index.search(q, 3).map((h) => h.id)).toEqual(bruteForce(vectors, q, 3));
+    warn.mockRestore();
+  });
+
   it('keeps one embedding model: a vector of another model or dimension clears the rest', async () => {
     const { index } = await build(600, 8, 2);
     index.set('x', randomVectors(1, 12, 3)[0]!, 'model-b');

@@ -1,3 +1,5 @@
+// One file (over ~300 lines): one engine adapter; every method shares the service-worker port
+// connection, its load state and the error mapping.
 /**
  * `ChatEngine` backed by WebLLM (MLC LLM on WebGPU). The model runs in the extension service
  * worker (`ExtensionServiceWorkerMLCEngineHandler`, see `service-worker.ts`); this object lives

@@ -1,3 +1,5 @@
+// One file (over ~300 lines): one engine adapter; every method shares the wllama instance, its load
+// state and the fatal-error handling.
 /**
  * `ChatEngine` backed by wllama 3.13 (llama.cpp compiled to WebAssembly, CPU): the engine for
  * devices without WebGPU. Runs in the engine host (offscreen document) because wllama starts its

@@ -1,3 +1,5 @@
+// One file (over ~300 lines): both reply parsers share `ParseOutcome`, the strict JSON step and the
+// grounding checks (`groundedShare`, `MIN_GROUNDED_SHARE`) that the entity parser applies too.
 /**
  * Strict parsing of the summarizer's and the entity extractor's replies. A reply is accepted
  * only when it is a complete JSON object of the expected shape, within length limits and in the

@@ -1,3 +1,5 @@
+// One file (over ~300 lines): one relative-date parser; the rule table (`RULES`) calls the range and
+// number helpers above it, and they are only meaningful read together.
 /**
  * Relative-date resolution in English and Chinese: finds expressions such as "yesterday",
  * "next week", "last Friday", "3 days ago", "昨天", "下周三", "上个月", "两天后" and turns them into

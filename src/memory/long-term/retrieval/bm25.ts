@@ -1,3 +1,5 @@
+// One file (over ~300 lines): the scorer and its typed-array scratch and heap are one hot loop, kept
+// together so the allocation-free scoring path reads in one place (postings access is in postings.ts).
 /**
  * BM25+ scoring of a query straight from MiniSearch's postings (minisearch 7.2.0, pinned: this
  * reads its private fields), with the results of `MiniSearch.search` for the options

@@ -18,8 +18,14 @@
  * - Voy pads vectors to 768 dimensions; longer vectors are not indexed in Voy (scan only).
  * - The index holds vectors of one embedding model and one dimension: adding a vector of another
  *   model clears it; a vector of the same model with another dimension (or non-finite) is refused.
+ *
+ * Over ~300 lines because `VectorIndex` is one stateful class: every method shares the map, the Voy
+ * object, its id set and the build generation. Vector math is in `vector-math.ts`, Voy's input in `voy.ts`.
  */
-import type { VoyClass, VoyInstance } from './voy';
+import { dot, isUsableVector, l2normalize } from './vector-math';
+import { voyResource as resource, type VoyClass, type VoyInstance } from './voy';
+
+export { cosineSimilarity, dot, isUsableVector, l2normalize } from './vector-math';
 
 /** A vector hit: memory id and cosine similarity (−1..1). */
 export interface VectorHit {
@@ -29,8 +35,6 @@ export interface VectorHit {
 
 /** Voy's fixed dimension (vectors are zero-padded to it). */
 export const VOY_MAX_DIMENSION = 768;
-/** Amplitude of the per-component jitter added to vectors given to Voy. */
-const JITTER = 1e-6;
 /** Items added to Voy per call while (re)building; the build yields to the event loop between batches. */
 const BUILD_BATCH = 256;
 /** Voy failures after which only the exact scan is used. */
@@ -45,82 +49,6 @@ export interface VectorIndexStats {
   voyReady: boolean;
   voyFailures: number;
 }
-
-/** Dot product of two vectors of the same length (= cosine similarity for unit vectors). */
-export function dot(a: Float32Array, b: Float32Array): number {
-  let sum = 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i += 1) sum += a[i]! * b[i]!;
-  return sum;
-}
-
-/** Returns `v / ‖v‖₂` (a copy); the zero vector is returned unchanged. */
-export function l2normalize(v: Float32Array): Float32Array {
-  let norm = 0;
-  for (let i = 0; i < v.length; i += 1) norm += v[i]! * v[i]!;
-  norm = Math.sqrt(norm);
-  const out = new Float32Array(v.length);
-  if (norm === 0) return out;
-  for (let i = 0; i < v.length; i += 1) out[i] = v[i]! / norm;
-  return out;
-}
-
-/** Cosine similarity of two vectors of the same length, of any norm (dot product over the norms; 0 for a zero vector or different lengths). */
-export function cosineSimilarity(a: Float32Array, b: Float32Array): number {
-  if (a.length !== b.length) return 0;
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!;
-    const y = b[i]!;
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
-}
-
-
-/**
- * Whether a vector can be indexed: at least one component, every component finite, norm > 0.
- * @param v any float vector.
- */
-export function isUsableVector(v: Float32Array): boolean {
-  if (v.length === 0) return false;
-  let norm = 0;
-  for (let i = 0; i < v.length; i += 1) {
-    const x = v[i]!;
-    if (!Number.isFinite(x)) return false;
-    norm += x * x;
-  }
-  return norm > 0 && Number.isFinite(norm);
-}
-
-/** 32-bit FNV-1a of a string, seed of the per-id jitter. */
-function seedOf(id: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < id.length; i += 1) {
-    h ^= id.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0 || 1;
-}
-
-/** The vector Voy stores for `id`: `v` plus deterministic xorshift32 jitter in [−JITTER, JITTER). */
-function jittered(id: string, v: Float32Array): number[] {
-  let x = seedOf(id);
-  const out = new Array<number>(v.length);
-  for (let i = 0; i < v.length; i += 1) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    out[i] = v[i]! + ((x >>> 0) / 4294967296 - 0.5) * 2 * JITTER;
-  }
-  return out;
-}
-
-const resource = (id: string, v: Float32Array) => ({ embeddings: [{ id, title: '', url: '', embeddings: jittered(id, v) }] });
 
 /** Keeps the `k` best hits (highest similarity first) from an unsorted stream. */
 class TopK {
@@ -206,7 +134,7 @@ export class VectorIndex {
     const old = this.vectors.get(id);
     this.vectors.set(id, v);
     if (!this.voy) {
-      if (!this.building && this.voyUsable(v.length)) void this.build();
+      if (!this.building && this.voyUsable(v.length)) this.buildInBackground();
       return true;
     }
     this.withVoy((voy) => {
@@ -343,7 +271,7 @@ export class VectorIndex {
       console.warn(`[ltm] Voy index failed (${this.failures}/${MAX_VOY_FAILURES}), using exact scan and rebuilding:`, error);
       this.dropVoy();
       const first = this.vectors.values().next();
-      if (!first.done && this.voyUsable(first.value.length)) void this.build();
+      if (!first.done && this.voyUsable(first.value.length)) this.buildInBackground();
     }
   }
 
@@ -369,6 +297,19 @@ export class VectorIndex {
     const first = this.vectors.values().next();
     if (first.done || !this.voyUsable(first.value.length)) return Promise.resolve();
     return this.build();
+  }
+
+  /**
+   * Starts `build()` without awaiting it (from `set` and `withVoy`). A build that rejects (the Voy
+   * constructor threw) counts as a Voy failure (so at most `MAX_VOY_FAILURES` attempts), is logged,
+   * and leaves the exact scan in use; the rejection never escapes as an unhandled one.
+   */
+  private buildInBackground(): void {
+    this.build().catch((error: unknown) => {
+      this.failures += 1;
+      console.warn(`[ltm] Voy index build failed (${this.failures}/${MAX_VOY_FAILURES}), using exact scan:`, error);
+      if (this.building === null) this.dropVoy();
+    });
   }
 
   private build(): Promise<void> {

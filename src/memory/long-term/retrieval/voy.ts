@@ -37,3 +37,32 @@ export function loadVoy(loadWasm: () => Promise<BufferSource>): Promise<VoyClass
   });
   return loaded;
 }
+
+/** Amplitude of the per-component jitter added to vectors given to Voy. */
+const JITTER = 1e-6;
+
+/** 32-bit FNV-1a of a string, seed of the per-id jitter. */
+function seedOf(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i += 1) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0 || 1;
+}
+
+/** The vector Voy stores for `id`: `v` plus deterministic xorshift32 jitter in [−JITTER, JITTER). */
+function jittered(id: string, v: Float32Array): number[] {
+  let x = seedOf(id);
+  const out = new Array<number>(v.length);
+  for (let i = 0; i < v.length; i += 1) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = v[i]! + ((x >>> 0) / 4294967296 - 0.5) * 2 * JITTER;
+  }
+  return out;
+}
+
+/** The Voy resource of one vector: id `id`, embedding `jittered(id, v)` (see `./vector.ts` on why). */
+export const voyResource = (id: string, v: Float32Array) => ({ embeddings: [{ id, title: '', url: '', embeddings: jittered(id, v) }] });

@@ -1,0 +1,294 @@
+/** The live block index (see `../blocks.ts` for the layout it reads and the copy-on-write rule). */
+
+import type { MemoryKind } from '../../../../model/memory';
+import type { CatalogEntry } from '../../types';
+import { IndexBatch } from './batch';
+import {
+  type BlockIndexInternals,
+  BLOCK_SLOTS,
+  emptyMetaBlock,
+  emptyVectorBlock,
+  fromCol,
+  segmentKey,
+  type BlockHit,
+  type MemoryIndexRecord,
+  type MemoryMeta,
+  type MetaBlockRecord,
+  type MetaSegment,
+  type ScanFilter,
+  type Segment,
+  type VectorBlockRecord,
+  type VectorSegment,
+} from './records';
+import { acceptsSlot, dotAt, TopK } from './scan';
+
+/**
+ * The live index: meta and vector segments built from the persisted blocks, plus id → slot maps.
+ * Not thread-safe: the store serializes writes; reads (search) never await in between.
+ */
+export class BlockIndex {
+  private readonly metas = new Map<string, MetaSegment>();
+  private readonly vectorSegs = new Map<string, VectorSegment>();
+  /** id → namespace + meta slot. */
+  private readonly metaLoc = new Map<string, { namespace: string; slot: number }>();
+  /** id → model + namespace + vector slot. */
+  private readonly vecLoc = new Map<string, { model: string; namespace: string; slot: number }>();
+  /**
+   * Whether some meta block read by `fromRecords` lacks the `current` / `normalized` columns
+   * (written by an older version): the layout must be repaired from the rows before it is used.
+   */
+  outdated = false;
+
+  /** Builds the live index from the records of the `memoryIndex` table (header and snapshot are ignored). */
+  static fromRecords(records: Iterable<MemoryIndexRecord>): BlockIndex {
+    const index = new BlockIndex();
+    const metas: MetaBlockRecord[] = [];
+    const vectors: VectorBlockRecord[] = [];
+    for (const r of records) {
+      if ('type' in r && r.type === 'meta') metas.push(r);
+      else if ('type' in r && r.type === 'vector') vectors.push(r);
+    }
+    for (const b of metas) {
+      if (!b.current || !b.normalized) index.outdated = true;
+      const seg = index.metaSegment(b.namespace);
+      seg.blocks[b.block] = b;
+    }
+    for (const b of vectors) {
+      const seg = index.vectorSegment(b.model, b.namespace, b.dim);
+      if (b.dim !== seg.dim) continue; // cannot happen for blocks this module wrote
+      seg.blocks[b.block] = b;
+    }
+    for (const seg of index.metas.values()) {
+      index.finish(
+        seg,
+        (b) => emptyMetaBlock(seg.namespace, b),
+        (id, slot) => index.metaLoc.set(id, { namespace: seg.namespace, slot }),
+      );
+    }
+    for (const seg of index.vectorSegs.values()) {
+      index.finish(
+        seg,
+        (b) => emptyVectorBlock(seg.model, seg.namespace, b, seg.dim),
+        (id, slot) => index.vecLoc.set(id, { model: seg.model, namespace: seg.namespace, slot }),
+      );
+    }
+    return index;
+  }
+
+  /** Fills holes, computes `next`, `live`, the free list and the id maps of a loaded segment. */
+  private finish<B extends { ids: (string | null)[] }>(seg: Segment<B>, empty: (block: number) => B, put: (id: string, slot: number) => void): void {
+    for (let b = 0; b < seg.blocks.length; b += 1) seg.blocks[b] ??= empty(b);
+    let next = 0;
+    for (let b = 0; b < seg.blocks.length; b += 1) {
+      const ids = seg.blocks[b]!.ids;
+      for (let s = 0; s < BLOCK_SLOTS; s += 1) {
+        const id = ids[s];
+        if (id) {
+          put(id, b * BLOCK_SLOTS + s);
+          seg.live += 1;
+          next = b * BLOCK_SLOTS + s + 1;
+        }
+      }
+    }
+    seg.next = next;
+    for (let slot = next - 1; slot >= 0; slot -= 1) if (!seg.blocks[slot >> 8]!.ids[slot & 255]) seg.free.push(slot);
+  }
+
+  private metaSegment(namespace: string): MetaSegment {
+    let seg = this.metas.get(namespace);
+    if (!seg) this.metas.set(namespace, (seg = { namespace, blocks: [], free: [], next: 0, live: 0 }));
+    return seg;
+  }
+
+  private vectorSegment(model: string, namespace: string, dim: number): VectorSegment {
+    const key = segmentKey(model, namespace);
+    let seg = this.vectorSegs.get(key);
+    if (!seg) this.vectorSegs.set(key, (seg = { namespace, model, dim, blocks: [], free: [], next: 0, live: 0 }));
+    return seg;
+  }
+
+  /** Number of memories indexed (all namespaces). */
+  get size(): number {
+    return this.metaLoc.size;
+  }
+
+  /** Every indexed memory id. */
+  ids(): IterableIterator<string> {
+    return this.metaLoc.keys();
+  }
+
+  /** Whether `id` is indexed. */
+  has(id: string): boolean {
+    return this.metaLoc.has(id);
+  }
+
+  /** Number of memories indexed in `namespace`. */
+  count(namespace: string): number {
+    return this.metas.get(namespace)?.live ?? 0;
+  }
+
+  /** Metadata of `id` from the columns, or `undefined`. */
+  meta(id: string): MemoryMeta | undefined {
+    const loc = this.metaLoc.get(id);
+    if (!loc) return undefined;
+    const b = this.metas.get(loc.namespace)!.blocks[loc.slot >> 8]!;
+    const s = loc.slot & 255;
+    return {
+      namespace: loc.namespace,
+      createdAt: b.createdAt[s]!,
+      updatedAt: b.updatedAt[s]!,
+      validFrom: fromCol(b.validFrom[s]!),
+      validUntil: fromCol(b.validUntil[s]!),
+      importance: b.importance[s]!,
+      pinned: b.pinned[s] === 1,
+      current: b.current?.[s] === 1 ? 1 : 0,
+      kind: b.kinds[s]!,
+      slot: b.slots[s] ?? null,
+      normalized: b.normalized?.[s] ?? '',
+    };
+  }
+
+  /**
+   * What the memory manager lists and filters by, for every memory of `namespace`, from the meta
+   * columns (no row is read): O(namespace size). Order: by slot.
+   */
+  catalog(namespace: string): CatalogEntry[] {
+    const seg = this.metas.get(namespace);
+    if (!seg) return [];
+    const out: CatalogEntry[] = [];
+    for (const b of seg.blocks) {
+      for (let s = 0; s < BLOCK_SLOTS; s += 1) {
+        const id = b.ids[s];
+        if (!id) continue;
+        out.push({
+          id,
+          kind: b.kinds[s] as MemoryKind,
+          current: b.current?.[s] === 1 ? 1 : 0,
+          pinned: b.pinned[s] === 1,
+          updatedAt: b.updatedAt[s]!,
+          normalized: b.normalized?.[s] ?? '',
+        });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Currently valid memories of `namespace` whose slot label is `label` (and kind in `kinds`),
+   * newest (`updatedAt`) first, ties by id. O(namespace size) on the columns, no row read.
+   */
+  inSlot(namespace: string, label: string, now: number, kinds: ReadonlySet<string> | null): { id: string; updatedAt: number }[] {
+    const seg = this.metas.get(namespace);
+    if (!seg) return [];
+    const out: { id: string; updatedAt: number }[] = [];
+    for (const b of seg.blocks) {
+      for (let s = 0; s < BLOCK_SLOTS; s += 1) {
+        if (b.slots[s] !== label || !b.ids[s] || !acceptsSlot(b, s, { now })) continue;
+        if (kinds && !kinds.has(b.kinds[s]!)) continue;
+        out.push({ id: b.ids[s]!, updatedAt: b.updatedAt[s]! });
+      }
+    }
+    return out.sort((x, y) => y.updatedAt - x.updatedAt || x.id.localeCompare(y.id));
+  }
+
+  /**
+   * Whether `id` passes a scan filter and is in `namespace`: O(1), on the columns.
+   */
+  accepts(id: string, namespace: string, filter: ScanFilter): boolean {
+    const loc = this.metaLoc.get(id);
+    if (!loc || loc.namespace !== namespace) return false;
+    const b = this.metas.get(namespace)!.blocks[loc.slot >> 8]!;
+    return acceptsSlot(b, loc.slot & 255, filter);
+  }
+
+  /** Ids of `namespace` that pass `filter` (O(namespace size): only for the rare time-range-only answer). */
+  idsWhere(namespace: string, filter: ScanFilter): string[] {
+    const seg = this.metas.get(namespace);
+    if (!seg) return [];
+    const out: string[] = [];
+    for (const b of seg.blocks) for (let s = 0; s < BLOCK_SLOTS; s += 1) if (b.ids[s] && acceptsSlot(b, s, filter)) out.push(b.ids[s]!);
+    return out;
+  }
+
+  /** The model and a copy of the vector of `id`, or `null`. */
+  vector(id: string): { model: string; vector: Float32Array } | null {
+    const loc = this.vecLoc.get(id);
+    if (!loc) return null;
+    const seg = this.vectorSegs.get(segmentKey(loc.model, loc.namespace))!;
+    const offset = (loc.slot & 255) * seg.dim;
+    return { model: loc.model, vector: seg.blocks[loc.slot >> 8]!.vectors.slice(offset, offset + seg.dim) };
+  }
+
+  /** Number of vectors per model (all namespaces). */
+  vectorCounts(): Map<string, { count: number; dim: number }> {
+    const out = new Map<string, { count: number; dim: number }>();
+    for (const seg of this.vectorSegs.values()) {
+      if (seg.live === 0) continue;
+      const c = out.get(seg.model);
+      out.set(seg.model, { count: (c?.count ?? 0) + seg.live, dim: seg.dim });
+    }
+    return out;
+  }
+
+  /** Whether `id` has a vector of `model`. */
+  hasVector(id: string, model: string): boolean {
+    return this.vecLoc.get(id)?.model === model;
+  }
+
+  /**
+   * Exact nearest neighbours of `q` (unit length, `model`'s dimension) among the vectors of
+   * `model` in `namespace` that pass `filter`: one pass over the contiguous blocks, validity and
+   * time range read from the meta columns per slot. O(1) set-up.
+   * @returns at most `k` hits, best first (ties: lower slot first); `[]` when the dimension differs.
+   */
+  search(model: string, namespace: string, q: Float32Array, k: number, filter: ScanFilter): BlockHit[] {
+    const seg = this.vectorSegs.get(segmentKey(model, namespace));
+    const metaSeg = this.metas.get(namespace);
+    if (!seg || !metaSeg || seg.live === 0 || q.length !== seg.dim || k <= 0) return [];
+    const dim = seg.dim;
+    const top = new TopK(k);
+    const checkValidity = filter.includeInvalid !== true;
+    const now = filter.now;
+    const range = filter.range ?? null;
+    let floor = -Infinity;
+    for (let b = 0; b < seg.blocks.length; b += 1) {
+      const block = seg.blocks[b]!;
+      const data = block.vectors;
+      const meta = block.meta;
+      const until = block.validUntil;
+      const end = Math.min(BLOCK_SLOTS, seg.next - b * BLOCK_SLOTS);
+      for (let s = 0; s < end; s += 1) {
+        const m = meta[s]!;
+        if (m < 0) continue;
+        if (checkValidity) {
+          const u = until[s]!;
+          if (u <= now) continue; // NaN (no end) compares false: valid
+        }
+        if (range && !acceptsSlot(metaSeg.blocks[m >> 8]!, m & 255, filter)) continue;
+        const score = dotAt(q, data, s * dim, dim);
+        if (score > floor) {
+          top.push(b, score, s);
+          floor = top.floor;
+        }
+      }
+    }
+    return top.result().map(([b, s, similarity]) => ({ id: seg.blocks[b]!.ids[s]!, similarity }));
+  }
+
+  /** Starts a batch of changes (see `IndexBatch`). */
+  batch(): IndexBatch {
+    return new IndexBatch(this);
+  }
+
+  /** @internal used by `IndexBatch`. */
+  _internals(): BlockIndexInternals {
+    return {
+      metas: this.metas,
+      vectorSegs: this.vectorSegs,
+      metaLoc: this.metaLoc,
+      vecLoc: this.vecLoc,
+      metaSegment: (ns: string) => this.metaSegment(ns),
+      vectorSegment: (m: string, ns: string, d: number) => this.vectorSegment(m, ns, d),
+    };
+  }
+}

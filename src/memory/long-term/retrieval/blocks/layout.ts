@@ -1,0 +1,65 @@
+/** The whole layout built from memory rows (repair, migration), and what the index keeps of a row. */
+
+import { memorySlot } from '../../slots';
+import { normalizeMemoryText } from '../../text';
+import { BlockIndex } from './block-index';
+import type { IndexedMemory, IndexHeaderRecord, MemoryIndexRecord } from './records';
+
+/** The `subject:slot` label of a memory text (`memorySlot` of `slots.ts`), `null` when it is about no slot. */
+export function memorySlotLabel(text: string): string | null {
+  const key = memorySlot(text);
+  return key ? `${key.subject}:${key.slot}` : null;
+}
+
+/** What the index keeps about a memory row (`IndexedMemory` with the slot label and normalized text computed from the text). */
+export function indexedOf(r: LayoutRow): IndexedMemory {
+  return {
+    id: r.id,
+    namespace: r.namespace,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    validFrom: r.validFrom,
+    validUntil: r.validUntil,
+    importance: r.importance,
+    pinned: r.pinned,
+    current: r.current,
+    kind: r.kind,
+    slot: memorySlotLabel(r.text),
+    normalized: normalizeMemoryText(r.text),
+  };
+}
+
+/** The fields of a memory row that the layout reads (`MemoryRecord` satisfies it). */
+export interface LayoutRow extends Omit<IndexedMemory, 'slot' | 'normalized'> {
+  text: string;
+  embedding?: Float32Array | null;
+  embeddingModel: string | null;
+}
+
+/**
+ * The whole persisted layout for `rows` (repair and the v1 → v3 migration): blocks, and a header
+ * at generation `gen` describing `rows.length` rows. Each row's vector is `vectorOf(row)`
+ * (default: its `embedding` field). Rows keep their order within a namespace. `unindexed` holds
+ * the ids whose vector could not be placed (another dimension than the other vectors of the same
+ * model and namespace: not comparable); their rows should lose `embeddingModel` so re-embedding
+ * gives them a vector.
+ */
+export function layoutFromRows(
+  rows: Iterable<LayoutRow>,
+  gen: number,
+  vectorOf: (row: LayoutRow) => Float32Array | null = (r) => r.embedding ?? null,
+): { index: BlockIndex; records: MemoryIndexRecord[]; header: IndexHeaderRecord; unindexed: Set<string> } {
+  const index = new BlockIndex();
+  const batch = index.batch();
+  const unindexed = new Set<string>();
+  let count = 0;
+  for (const r of rows) {
+    const vector = vectorOf(r);
+    if (!batch.put(indexedOf(r), vector, r.embeddingModel) && vector) unindexed.add(r.id);
+    count += 1;
+  }
+  const records: MemoryIndexRecord[] = batch.records();
+  batch.commit();
+  const header: IndexHeaderRecord = { key: 'header', gen, count, dirty: [] };
+  return { index, records: [...records, header], header, unindexed };
+}

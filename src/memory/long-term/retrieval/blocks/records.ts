@@ -1,0 +1,218 @@
+/**
+ * Records of the persisted long-term index layout (see `../blocks.ts` for the layout): the
+ * record shapes of the `memoryIndex` table, their keys, empty / copy-on-write constructors of
+ * meta and vector blocks, the in-memory segment shape, and the scan's hit and filter types.
+ */
+
+/** Slots per block (a 384-d vector block is 384 KiB). */
+export const BLOCK_SLOTS = 256;
+
+/** Header record: generation, row count, ids changed since the lexical snapshot. */
+export interface IndexHeaderRecord {
+  key: 'header';
+  /** Incremented by every committed write of the store (and by every repair). */
+  gen: number;
+  /** Number of rows in `db.memories` the blocks describe. */
+  count: number;
+  /** Memory ids written (added, changed, removed) since the lexical snapshot was taken. */
+  dirty: string[];
+}
+
+/** Lexical snapshot record: `MiniSearch.toJSON()` as a string, taken at header generation `gen`. */
+export interface LexicalSnapshotRecord {
+  key: 'lexical';
+  gen: number;
+  json: string;
+}
+
+/** One meta block (see module doc). Times are ms epoch, `NaN` = `null`. */
+export interface MetaBlockRecord {
+  key: string;
+  type: 'meta';
+  namespace: string;
+  block: number;
+  ids: (string | null)[];
+  createdAt: Float64Array;
+  updatedAt: Float64Array;
+  validFrom: Float64Array;
+  validUntil: Float64Array;
+  importance: Float32Array;
+  pinned: Uint8Array;
+  /** The row's `current` flag per slot (0 when free). Absent in blocks written before it existed. */
+  current?: Uint8Array;
+  /** `normalizeMemoryText` of the text per slot (`null` when free). Absent in blocks written before it existed. */
+  normalized?: (string | null)[];
+  /** Memory kind per slot (`null` when free). */
+  kinds: (string | null)[];
+  /** `subject:slot` label of the text per slot (`memorySlotLabel`), `null` when about no slot or free. */
+  slots: (string | null)[];
+}
+
+/** One vector block (see module doc). */
+export interface VectorBlockRecord {
+  key: string;
+  type: 'vector';
+  namespace: string;
+  model: string;
+  block: number;
+  /** Floats per vector. */
+  dim: number;
+  ids: (string | null)[];
+  /** `BLOCK_SLOTS · dim` floats; slot `s` is `vectors[s·dim … (s+1)·dim)`. */
+  vectors: Float32Array;
+  /** Meta slot (in the namespace's meta segment) of each vector slot, −1 when free. */
+  meta: Int32Array;
+  /** The memory's `validUntil` (ms epoch, `NaN` = none) aligned with the slots: the validity mask the scan reads. */
+  validUntil: Float64Array;
+}
+
+/** Any record of the `memoryIndex` table. */
+export type MemoryIndexRecord = IndexHeaderRecord | LexicalSnapshotRecord | MetaBlockRecord | VectorBlockRecord;
+
+/** What the index keeps about one memory (a subset of `MemoryRecord`). */
+export interface IndexedMemory {
+  id: string;
+  namespace: string;
+  createdAt: number;
+  updatedAt: number;
+  validFrom: number | null;
+  validUntil: number | null;
+  importance: number;
+  pinned: boolean;
+  /** The row's `current` flag (1 while valid at its last write). */
+  current: 0 | 1;
+  kind: string;
+  /** `memorySlotLabel` of the text. */
+  slot: string | null;
+  /** `normalizeMemoryText` of the text. */
+  normalized: string;
+}
+
+/** Metadata of one memory read back from the columns. */
+export type MemoryMeta = Omit<IndexedMemory, 'id'>;
+
+/** Key of meta block `block` of `namespace` (`m|<namespace>|<block>`). */
+export const metaKey = (namespace: string, block: number) => `m|${encodeURIComponent(namespace)}|${block}`;
+/**
+ * Key prefix of the vector blocks. Every other record's key sorts below it (`header`, `lexical`,
+ * `m|…`), so the store can read everything but the vectors first (`where('key').below(…)`).
+ */
+export const VECTOR_KEY_PREFIX = 'v|';
+/** Key of vector block `block` of `model` + `namespace` (`v|<model>|<namespace>|<block>`). */
+export const vectorKey = (model: string, namespace: string, block: number) =>
+  `${VECTOR_KEY_PREFIX}${encodeURIComponent(model)}|${encodeURIComponent(namespace)}|${block}`;
+/** Map key of the vector segment of `model` + `namespace`. */
+export const segmentKey = (model: string, namespace: string) => `${model}\u0000${namespace}`;
+/** A nullable time (ms epoch) as a float column value (`NaN` for `null`). */
+export const toCol = (v: number | null) => (v === null ? NaN : v);
+/** A float column value back to a nullable time (ms epoch). */
+export const fromCol = (v: number) => (Number.isNaN(v) ? null : v);
+
+/** An empty meta block (`BLOCK_SLOTS` free slots). */
+export function emptyMetaBlock(namespace: string, block: number): MetaBlockRecord {
+  return {
+    key: metaKey(namespace, block),
+    type: 'meta',
+    namespace,
+    block,
+    ids: new Array<string | null>(BLOCK_SLOTS).fill(null),
+    createdAt: new Float64Array(BLOCK_SLOTS),
+    updatedAt: new Float64Array(BLOCK_SLOTS),
+    validFrom: new Float64Array(BLOCK_SLOTS).fill(NaN),
+    validUntil: new Float64Array(BLOCK_SLOTS).fill(NaN),
+    importance: new Float32Array(BLOCK_SLOTS),
+    pinned: new Uint8Array(BLOCK_SLOTS),
+    current: new Uint8Array(BLOCK_SLOTS),
+    normalized: new Array<string | null>(BLOCK_SLOTS).fill(null),
+    kinds: new Array<string | null>(BLOCK_SLOTS).fill(null),
+    slots: new Array<string | null>(BLOCK_SLOTS).fill(null),
+  };
+}
+
+/** A copy of a meta block for copy-on-write; adds the `current` / `normalized` columns an older block lacks. */
+export function copyMetaBlock(b: MetaBlockRecord): MetaBlockRecord {
+  return {
+    ...b,
+    ids: b.ids.slice(),
+    createdAt: b.createdAt.slice(),
+    updatedAt: b.updatedAt.slice(),
+    validFrom: b.validFrom.slice(),
+    validUntil: b.validUntil.slice(),
+    importance: b.importance.slice(),
+    pinned: b.pinned.slice(),
+    current: b.current?.slice() ?? new Uint8Array(BLOCK_SLOTS),
+    normalized: b.normalized?.slice() ?? new Array<string | null>(BLOCK_SLOTS).fill(null),
+    kinds: b.kinds.slice(),
+    slots: b.slots.slice(),
+  };
+}
+
+/** An empty vector block of `dim`-float slots. */
+export function emptyVectorBlock(model: string, namespace: string, block: number, dim: number): VectorBlockRecord {
+  return {
+    key: vectorKey(model, namespace, block),
+    type: 'vector',
+    namespace,
+    model,
+    block,
+    dim,
+    ids: new Array<string | null>(BLOCK_SLOTS).fill(null),
+    vectors: new Float32Array(BLOCK_SLOTS * dim),
+    meta: new Int32Array(BLOCK_SLOTS).fill(-1),
+    validUntil: new Float64Array(BLOCK_SLOTS).fill(NaN),
+  };
+}
+
+/** A copy of a vector block for copy-on-write. */
+export const copyVectorBlock = (b: VectorBlockRecord): VectorBlockRecord => ({
+  ...b,
+  ids: b.ids.slice(),
+  vectors: b.vectors.slice(),
+  meta: b.meta.slice(),
+  validUntil: b.validUntil.slice(),
+});
+
+/** The slots of one namespace (meta) or one model + namespace (vectors). */
+export interface Segment<B> {
+  blocks: B[];
+  /** Free slots below `next` (a stack). */
+  free: number[];
+  /** One past the highest slot ever used. */
+  next: number;
+  /** Occupied slots. */
+  live: number;
+}
+
+/** The meta segment of one namespace. */
+export type MetaSegment = Segment<MetaBlockRecord> & { namespace: string };
+/** The vector segment of one model + namespace (all vectors `dim` floats). */
+export type VectorSegment = Segment<VectorBlockRecord> & { namespace: string; model: string; dim: number };
+
+/** A vector hit: memory id and cosine similarity (dot product of unit vectors, −1..1). */
+export interface BlockHit {
+  id: string;
+  similarity: number;
+}
+
+/** Which memories a vector scan may return; checked per slot on the meta columns (no id sets). */
+export interface ScanFilter {
+  /** Reference time (ms epoch): a memory is valid when `validUntil` is null or after it. */
+  now: number;
+  /** Also memories whose validity ended. */
+  includeInvalid?: boolean;
+  /** Only memories whose validFrom or createdAt is in `[start, end)` (ms epoch). */
+  range?: { start: number; end: number } | null;
+}
+
+/**
+ * The live index's state an `IndexBatch` reads and, on `commit()`, changes (`BlockIndex._internals()`):
+ * the segments by namespace / model + namespace, the id → slot maps, and the segment getters.
+ */
+export interface BlockIndexInternals {
+  metas: Map<string, MetaSegment>;
+  vectorSegs: Map<string, VectorSegment>;
+  metaLoc: Map<string, { namespace: string; slot: number }>;
+  vecLoc: Map<string, { model: string; namespace: string; slot: number }>;
+  metaSegment: (namespace: string) => MetaSegment;
+  vectorSegment: (model: string, namespace: string, dim: number) => VectorSegment;
+}

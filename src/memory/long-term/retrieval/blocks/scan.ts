@@ -1,0 +1,93 @@
+/**
+ * The exact vector scan's kernels: the dot product over a contiguous `Float32Array`, a typed-array
+ * top-k, the reference `exactTopK`, and the per-slot filter check on the meta columns.
+ */
+
+import type { MetaBlockRecord, ScanFilter } from './records';
+
+/** Dot product of `q` with `dim` floats of `data` from `offset`, four accumulators. */
+export function dotAt(q: Float32Array, data: Float32Array, offset: number, dim: number): number {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let j = 0;
+  for (; j + 3 < dim; j += 4) {
+    s0 += q[j]! * data[offset + j]!;
+    s1 += q[j + 1]! * data[offset + j + 1]!;
+    s2 += q[j + 2]! * data[offset + j + 2]!;
+    s3 += q[j + 3]! * data[offset + j + 3]!;
+  }
+  for (; j < dim; j += 1) s0 += q[j]! * data[offset + j]!;
+  return s0 + s1 + s2 + s3;
+}
+
+/**
+ * Exact top-k over one contiguous `Float32Array` of `n` vectors of `dim` floats: the reference the
+ * block scan is measured against (bench) and checked against (tests).
+ * @returns `[index, similarity]` pairs, best first (ties: lower index first).
+ */
+export function exactTopK(q: Float32Array, data: Float32Array, n: number, dim: number, k: number): [number, number][] {
+  const top = new TopK(k);
+  let floor = -Infinity;
+  for (let i = 0; i < n; i += 1) {
+    const score = dotAt(q, data, i * dim, dim);
+    if (score > floor) {
+      top.push(i, score);
+      floor = top.floor;
+    }
+  }
+  return top.result().map(([i, , s]) => [i, s]);
+}
+
+/** Keeps the `k` best (highest score) of a stream of `(a, b)` positions, in typed arrays. */
+export class TopK {
+  private readonly scores: Float64Array;
+  private readonly as: Int32Array;
+  private readonly bs: Int32Array;
+  private n = 0;
+  constructor(private readonly k: number) {
+    this.scores = new Float64Array(Math.max(1, k));
+    this.as = new Int32Array(Math.max(1, k));
+    this.bs = new Int32Array(Math.max(1, k));
+  }
+  /** The lowest kept score once full (−∞ before). */
+  get floor(): number {
+    return this.n === this.k ? this.scores[this.n - 1]! : -Infinity;
+  }
+  push(a: number, score: number, b = 0): void {
+    if (this.k <= 0 || (this.n === this.k && score <= this.scores[this.n - 1]!)) return;
+    let i = this.n < this.k ? this.n++ : this.n - 1;
+    while (i > 0 && this.scores[i - 1]! < score) {
+      this.scores[i] = this.scores[i - 1]!;
+      this.as[i] = this.as[i - 1]!;
+      this.bs[i] = this.bs[i - 1]!;
+      i -= 1;
+    }
+    this.scores[i] = score;
+    this.as[i] = a;
+    this.bs[i] = b;
+  }
+  /** `[a, b, score]`, best first. */
+  result(): [number, number, number][] {
+    const out: [number, number, number][] = [];
+    for (let i = 0; i < this.n; i += 1) out.push([this.as[i]!, this.bs[i]!, this.scores[i]!]);
+    return out;
+  }
+}
+
+/** Whether slot `s` of meta block `b` passes `filter`. */
+export function acceptsSlot(b: MetaBlockRecord, s: number, filter: ScanFilter): boolean {
+  if (!filter.includeInvalid) {
+    const until = b.validUntil[s]!;
+    if (!Number.isNaN(until) && until <= filter.now) return false;
+  }
+  const range = filter.range;
+  if (range) {
+    const from = b.validFrom[s]!;
+    const created = b.createdAt[s]!;
+    const fromIn = !Number.isNaN(from) && from >= range.start && from < range.end;
+    if (!fromIn && !(created >= range.start && created < range.end)) return false;
+  }
+  return true;
+}
