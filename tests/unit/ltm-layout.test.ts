@@ -387,10 +387,11 @@ describe('rebuild', () => {
     const db = newDb();
     const store = await openStore(db);
     await fill(store);
+    // An import batch: a whole record with its vector inline, written behind the store. Built (and
+    // embedded) before the rebuild starts, so the write lands while the rebuild runs, not after it.
+    const row: MemoryRecord = { ...(await db.memories.toCollection().first())!, id: 'behind', text: 'My kite is orange', hash: memoryHash('My kite is orange'), embedding: await embedder.embed(['My kite is orange']).then(([v]) => v!), embeddingModel: embedder.modelId };
     const rebuilding = store.rebuildIndexes();
     await new Promise((resolve) => setTimeout(resolve, 0));
-    // An import batch: a whole record with its vector inline, written behind the store.
-    const row: MemoryRecord = { ...(await db.memories.toCollection().first())!, id: 'behind', text: 'My kite is orange', hash: memoryHash('My kite is orange'), embedding: await embedder.embed(['My kite is orange']).then(([v]) => v!), embeddingModel: embedder.modelId };
     await db.memories.add(row);
     await rebuilding;
     expect(store.indexStats().memories).toBe(TEXTS.length + 1);
