@@ -14,15 +14,13 @@
  * rebuilding from the stored embeddings vs deserializing a Voy snapshot (first embedder's vectors).
  *
  * Environment: RETRIEVAL_BENCH_EMBEDDERS = comma-separated list of `fixture-bert`, `model2vec`,
- * `hashed` (default `fixture-bert,model2vec`; `model2vec` is skipped, with the reason printed,
- * when ../shared/fixtures is absent); RETRIEVAL_BENCH_SIZES = comma-separated sizes (overrides
+ * `glove`, `hashed` (default all four; `model2vec` and `glove` are skipped, with the reason
+ * printed, when ../shared/fixtures is absent); RETRIEVAL_BENCH_SIZES = comma-separated sizes (overrides
  * the parameters: quick run 1000, `--full` 1000,10000 — ingesting 10k rounds takes ~10 min of
  * the bench's time here); RETRIEVAL_BENCH_SEED (2; seed 1 is the tuning seed).
  * Dexie runs on fake-indexeddb (Node): absolute times are Node's, not Chrome's.
  */
 import 'fake-indexeddb/auto';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Embedder } from '../src/engines/types';
 import { RecallDB } from '../src/db/schema';
 import { createJobQueue } from '../src/jobs/queue';
@@ -34,7 +32,7 @@ import { PROXY_EMBEDDER_WEIGHTS } from '../src/memory/long-term/retrieval/fusion
 import { tokenize } from '../src/memory/long-term/retrieval/tokenize';
 import { l2normalize } from '../src/memory/long-term/retrieval/vector';
 import { loadVoy } from '../src/memory/long-term/retrieval/voy';
-import { MODEL2VEC_DIR, createNodeEmbedder, type EmbedderName, type NamedEmbedder } from './data/embedders';
+import { createNodeEmbedder, missingFixture, type EmbedderName, type NamedEmbedder } from './data/embedders';
 import { generateBenchmark } from './data/generate';
 import { nodeVoyWasm } from './data/node-voy';
 import Dexie, { type Table } from 'dexie';
@@ -94,10 +92,11 @@ const ms = (start: number) => performance.now() - start;
 
 /** The embedders of this run; `model2vec` is dropped with a printed reason when ../shared is absent. */
 function embedderNames(): EmbedderName[] {
-  const names = (process.env.RETRIEVAL_BENCH_EMBEDDERS ?? 'fixture-bert,model2vec').split(',').map((s) => s.trim()).filter(Boolean) as EmbedderName[];
+  const names = (process.env.RETRIEVAL_BENCH_EMBEDDERS ?? 'fixture-bert,model2vec,glove,hashed').split(',').map((s) => s.trim()).filter(Boolean) as EmbedderName[];
   return names.filter((name) => {
-    if (name === 'model2vec' && !existsSync(join(MODEL2VEC_DIR, 'model.safetensors'))) {
-      console.log(`model2vec skipped: ${MODEL2VEC_DIR} not found (../shared is absent)`);
+    const missing = missingFixture(name);
+    if (missing) {
+      console.log(missing);
       return false;
     }
     if (name === 'none') {

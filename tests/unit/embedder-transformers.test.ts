@@ -251,3 +251,25 @@ describe.skipIf(!HAS_SHARED)('real reference: model2vec (bge-base distilled) con
     await embedder.dispose();
   });
 });
+
+const SHARED_GLOVE = resolve(__dirname, '../../../shared/fixtures/models/glove-100k-en');
+const HAS_GLOVE = existsSync(join(SHARED_GLOVE, 'model.safetensors'));
+if (!HAS_GLOVE) console.warn('[embedder-transformers] ../shared/fixtures/models/glove-100k-en is absent: skipping the GloVe reference test.');
+
+describe.skipIf(!HAS_GLOVE)('real reference: GloVe 100k (static embedding) converted to ONNX', () => {
+  it('reproduces expected-embeddings.json (whole-word lookup, SIF-weighted mean, L2 norm) through transformers.js', async () => {
+    await writeModel2VecOnnxModel(SHARED_GLOVE, join(root, 'models', 'test', 'glove'));
+    const embedder = await createTransformersEmbedder({ modelId: 'test/glove', allowRemoteModels: false, localModelPath: join(root, 'models') });
+    expect(embedder.dimension).toBe(100);
+    const expected = JSON.parse(await readFile(join(SHARED_GLOVE, 'expected-embeddings.json'), 'utf8')) as { text: string; embedding: number[] }[];
+    expect(expected.length).toBe(3);
+    const got = await embedder.embed(expected.map((e) => e.text));
+    expected.forEach((e, i) => {
+      for (let j = 0; j < 100; j++) expect(got[i]![j]).toBeCloseTo(e.embedding[j]!, 5);
+    });
+    // Semantic, if weakly: the two basketball sentences are closer to each other than to the train.
+    const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, j) => s + x * b[j]!, 0);
+    expect(cos(got[0]!, got[1]!)).toBeGreaterThan(cos(got[0]!, got[2]!));
+    await embedder.dispose();
+  });
+});
