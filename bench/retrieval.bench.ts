@@ -56,7 +56,7 @@ class SnapshotDB extends Dexie {
   }
 }
 
-type ModeResult = Omit<EvalSummary, 'ks'> & { overlapRecall5: number; noOverlapRecall5: number };
+type ModeResult = Omit<EvalSummary, 'ks'> & { overlapRecall1: number; overlapRecall5: number; noOverlapRecall5: number };
 
 interface EmbedderResult {
   name: EmbedderName;
@@ -203,7 +203,7 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
       const retrievers: [string, Retriever][] = [
         ['lexical', store_('lexical')],
         ['vector', store_('vector')],
-        ['hybrid (RRF)', store_('hybrid')],
+        [APP_HYBRID, store_('hybrid')],
         [`hybrid (weighted RRF, vector ${PROXY_EMBEDDER_WEIGHTS.vector})`, store_('hybrid', { fusion: PROXY_EMBEDDER_WEIGHTS })],
         ['hybrid via LongTermMemory.retrieve', { kind: 'facade', longTerm }],
       ];
@@ -213,6 +213,7 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
         const { ks: _ks, ...rest } = summary;
         modes[name] = {
           ...rest,
+          overlapRecall1: mean(results.filter((r) => overlap.has(r.id)).map((r) => r.recall[1]!)),
           overlapRecall5: mean(results.filter((r) => overlap.has(r.id)).map((r) => r.recall[5]!)),
           noOverlapRecall5: mean(results.filter((r) => !overlap.has(r.id)).map((r) => r.recall[5]!)),
         };
@@ -237,13 +238,16 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
   }
 }
 
+/** The row of the app's own hybrid retrieval (the store's default fusion). */
+const APP_HYBRID = 'hybrid (RRF)';
+
 const pct = (x: number | null) => (x === null ? '  n/a' : (x * 100).toFixed(1).padStart(5));
 
 export default defineBench<{ sizes: number[] }>({
   name: 'retrieval',
   title: 'Long-term retrieval (recall@k, update ranking, latency, index restore)',
   method:
-    'The bilingual benchmark of `bench/data/generate.ts` (seed 2, 102 questions) ingested once per size through the real pipeline (job queue, episodic job, fake-indexeddb in Node), then asked with lexical-only, vector-only and hybrid retrieval, per embedder (the second one\'s vectors made by the `ltm.reembed` job). p50/p95 over the 102 questions. Full method, embedders and analysis: "Long-term retrieval" below.',
+    'The bilingual benchmark of `bench/data/generate.ts` (seed 2, 113 questions: facts, updates, dated events, appointments, and dialog plants — answers in the next turn, paraphrases, relative times; two named speakers) ingested once per size through the real pipeline (job queue, episodic job, fake-indexeddb in Node), then asked with lexical-only, vector-only and hybrid retrieval, per embedder (the second one\'s vectors made by the `ltm.reembed` job). p50/p95 over the 113 questions. MRR = mean of 1/rank of the first evidence memory (0 beyond rank 10). Full method, embedders and analysis: "Long-term retrieval" below.',
   quick: { sizes: [1000] },
   full: { sizes: [1000, 10000] },
   async run(params) {
@@ -263,7 +267,7 @@ export default defineBench<{ sizes: number[] }>({
       tables: [
         {
           title: `Seed ${seed}; R@k and upd>stale in %, latency per question (query embedding included):`,
-          columns: ['memories', 'embedder', 'retrieval', 'R@1', 'R@5', 'R@10', 'upd>stale', 'p50 ms', 'p95 ms', 'R@5 with / without a shared term'],
+          columns: ['memories', 'embedder', 'retrieval', 'R@1', 'R@5', 'R@10', 'MRR', 'upd>stale', 'p50 ms', 'p95 ms', 'shared term: R@1 / R@5', 'no shared term: R@5'],
           rows: results.flatMap((r) =>
             r.embedders.flatMap((e) =>
               Object.entries(e.modes).map(([mode, m]) => [
@@ -273,10 +277,30 @@ export default defineBench<{ sizes: number[] }>({
                 pct(m.recall[1]!).trim(),
                 pct(m.recall[5]!).trim(),
                 pct(m.recall[10]!).trim(),
+                m.mrr.toFixed(3),
                 pct(m.updatedAboveStale).trim(),
                 formatMs(m.latency.p50),
                 formatMs(m.latency.p95),
-                `${pct(m.overlapRecall5).trim()} / ${pct(m.noOverlapRecall5).trim()}`,
+                `${pct(m.overlapRecall1).trim()} / ${pct(m.overlapRecall5).trim()}`,
+                pct(m.noOverlapRecall5).trim(),
+              ]),
+            ),
+          ),
+        },
+        {
+          title: 'By category (lexical, vector and the app\'s hybrid): R@1 / R@5 / R@10 in %, MRR (cut at 10):',
+          columns: ['memories', 'embedder', 'category', 'questions', 'lexical', 'vector', 'hybrid'],
+          rows: results.flatMap((r) =>
+            r.embedders.flatMap((e) =>
+              Object.entries(e.modes.lexical!.byCategory).map(([category, c]) => [
+                r.memories,
+                short(e),
+                category,
+                c.questions,
+                ...['lexical', 'vector', APP_HYBRID].map((mode) => {
+                  const x = e.modes[mode]!.byCategory[category]!;
+                  return `${pct(x.recall[1]!).trim()} / ${pct(x.recall[5]!).trim()} / ${pct(x.recall[10]!).trim()}, ${x.mrr.toFixed(2)}`;
+                }),
               ]),
             ),
           ),

@@ -22,7 +22,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Embedder } from '../../src/engines/types';
+import { EngineError, type Embedder } from '../../src/engines/types';
+import { mulberry32 } from './prng';
 import { createHashedEmbedder } from './hashed-embedder';
 
 /** Names accepted by `--embedder`. */
@@ -51,6 +52,47 @@ export function missingFixture(name: EmbedderName): string | null {
   const dir = name === 'model2vec' ? MODEL2VEC_DIR : name === 'glove' ? GLOVE_DIR : null;
   if (!dir || existsSync(join(dir, 'model.safetensors'))) return null;
   return `${name} skipped: ${dir} not found (../shared is absent)`;
+}
+
+/**
+ * Wraps a static word-vector embedder whose output is the zero vector (rejected by the
+ * transformers.js embedder as norm 0) for a text with no known word — GloVe on Chinese text.
+ * Such a text gets a unit vector drawn from a PRNG seeded by the text's FNV-1a hash: nearly
+ * orthogonal to everything, i.e. "no signal", as a model that knows none of the words should give.
+ * Batches that fail are embedded one text at a time.
+ */
+function withNoSignalVectors(inner: Embedder & { dispose(): Promise<void> }): Embedder & { dispose(): Promise<void> } {
+  const noSignal = (text: string) => {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < text.length; i += 1) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+    const rng = mulberry32(h);
+    const v = Float32Array.from({ length: inner.dimension }, () => rng() - 0.5);
+    const norm = Math.hypot(...v);
+    return v.map((x) => x / norm);
+  };
+  const one = async (text: string) => {
+    try {
+      return (await inner.embed([text]))[0]!;
+    } catch (error) {
+      if (error instanceof EngineError && error.code === 'embedding' && /norm/u.test(error.message)) return noSignal(text);
+      throw error;
+    }
+  };
+  return {
+    modelId: inner.modelId,
+    dimension: inner.dimension,
+    async embed(texts, signal) {
+      try {
+        return await inner.embed(texts, signal);
+      } catch (error) {
+        if (!(error instanceof EngineError) || error.code !== 'embedding') throw error;
+        const out: Float32Array[] = [];
+        for (const text of texts) out.push(await one(text));
+        return out;
+      }
+    },
+    dispose: () => inner.dispose(),
+  };
 }
 
 /**
@@ -90,10 +132,10 @@ export async function createNodeEmbedder(name: EmbedderName, options: { dimensio
   if (name === 'glove') {
     const modelId = 'test/glove-100k-en';
     await helpers.writeModel2VecOnnxModel(GLOVE_DIR, join(root, 'models', modelId));
-    const embedder = await createTransformersEmbedder({ modelId, allowRemoteModels: false, localModelPath: join(root, 'models'), dtype: 'fp32', batchSize: 32 });
+    const embedder = withNoSignalVectors(await createTransformersEmbedder({ modelId, allowRemoteModels: false, localModelPath: join(root, 'models'), dtype: 'fp32', batchSize: 32 }));
     return {
       embedder,
-      description: `${modelId} (100-d) through transformers.js: real GloVe 6B 100-d word vectors (top 100k words, SIF-weighted mean; semantic but weak, English only — Chinese text gets the zero vector)`,
+      description: `${modelId} (100-d) through transformers.js: real GloVe 6B 100-d word vectors (top 100k words, SIF-weighted mean; semantic but weak, English only — a text with no known word, e.g. Chinese, gets a seeded random unit vector: no signal)`,
       dispose: () => dispose(embedder),
     };
   }

@@ -260,8 +260,13 @@ export interface EvalSummary {
   ks: number[];
   /** Mean recall@k over questions, per k. */
   recall: Record<number, number>;
-  /** Same, per category. */
-  byCategory: Record<string, { questions: number; recall: Record<number, number> }>;
+  /**
+   * Mean reciprocal rank: mean over questions of 1 / (rank of the first memory holding an
+   * evidence turn), 0 when none is among the top max(ks) (so MRR is cut at that depth).
+   */
+  mrr: number;
+  /** Recall@k and MRR per category. */
+  byCategory: Record<string, { questions: number; recall: Record<number, number>; mrr: number }>;
   /** Share of update questions (with `stale`) whose current value ranks above the stale one; `null` when none. */
   updatedAboveStale: number | null;
   updateQuestions: number;
@@ -350,14 +355,15 @@ export async function evaluateDataset(
   return { summary: summarize(results, sortedKs), results };
 }
 
-/** Aggregates per-question results (mean recall@k overall and per category, update rate, latency). */
+/** Aggregates per-question results (mean recall@k and MRR overall and per category, update rate, latency). */
 export function summarize(results: QuestionResult[], ks: number[]): EvalSummary {
   const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
   const recallOf = (rs: QuestionResult[]) => Object.fromEntries(ks.map((k) => [k, mean(rs.map((r) => r.recall[k]!))]));
+  const mrrOf = (rs: QuestionResult[]) => mean(rs.map((r) => (r.evidenceRank === null ? 0 : 1 / r.evidenceRank)));
   const byCategory: EvalSummary['byCategory'] = {};
   for (const category of [...new Set(results.map((r) => r.category))].sort()) {
     const rs = results.filter((r) => r.category === category);
-    byCategory[category] = { questions: rs.length, recall: recallOf(rs) };
+    byCategory[category] = { questions: rs.length, recall: recallOf(rs), mrr: mrrOf(rs) };
   }
   const updates = results.filter((r) => r.updatedAboveStale !== null);
   const latencies = results.map((r) => r.latencyMs);
@@ -365,6 +371,7 @@ export function summarize(results: QuestionResult[], ks: number[]): EvalSummary 
     questions: results.length,
     ks,
     recall: recallOf(results),
+    mrr: mrrOf(results),
     byCategory,
     updatedAboveStale: updates.length === 0 ? null : updates.filter((r) => r.updatedAboveStale).length / updates.length,
     updateQuestions: updates.length,
