@@ -14,17 +14,30 @@ import { formatMemoriesForPrompt, formatMemoryLine, lostInTheMiddleOrder } from 
 import { LexicalIndex } from '../../src/memory/long-term/retrieval/lexical';
 
 describe('tokenize', () => {
-  it('segments Chinese into words plus Han bigrams and non-stop unigrams', () => {
-    // ICU segments 我的猫叫小白 as 我的|猫叫|小白 (words kept). The Han run adds the bigrams
-    // 的猫 猫叫 叫小 小白 (我的 as a bigram is two stop characters: dropped, but it is already a
-    // word) and the non-stop unigrams 猫 叫 小 白.
-    const terms = tokenize('我的猫叫小白');
-    expect(new Set(terms)).toEqual(new Set(['我的', '猫叫', '小白', '的猫', '叫小', '猫', '叫', '小', '白']));
-    // The question shares 猫 and 猫叫 with the statement although ICU segments it differently.
+  it('segments Chinese into words plus Han bigrams without function characters, and no single-character fallback', () => {
+    // ICU segments 我的猫叫小白 as 我的|猫叫|小白; 我的 is a stop word (stop characters only). The
+    // Han run's bigrams are 我的 的猫 猫叫 叫小 小白: 我的 and 的猫 hold a function character,
+    // 猫叫 and 小白 are words already, so only 叫小 is added. No unigrams.
+    expect(tokenize('我的猫叫小白')).toEqual(['猫叫', '小白', '叫小']);
+    // The question shares 猫叫 with the statement although ICU segments it differently.
     const question = new Set(tokenize('我的猫叫什么？'));
-    expect(question.has('猫')).toBe(true);
     expect(question.has('猫叫')).toBe(true);
     expect(question.has('什么')).toBe(false);
+  });
+
+  it('lists the terms of a few Chinese sentences: no 的-pairs, no 一 / 些 / 们 / 地, content words kept', () => {
+    // Terms as produced today (ICU word breaks of Node 20's ICU, then the fallback bigrams), checked by hand:
+    // every term is a dictionary word or a bigram of two content characters.
+    expect(tokenize('他们一些人慢慢地走到了公园')).toEqual(['人', '慢慢地', '走到', '公园', '人慢', '慢慢']);
+    expect(tokenize('提醒一下，我对花生过敏。')).toEqual(['提醒', '花生', '过敏']);
+    expect(tokenize('周末去Costco买了一些水果')).toEqual(['周末', '去', 'costco', '买', '水果', '末去']);
+    const noisy = ['的地', '的是', '一', '些', '们', '的', '地', '一些'];
+    for (const text of ['我的地址是北京路一号', '他们说的是一些很好的地方', '同学们都很认真地学习']) {
+      const terms = tokenize(text);
+      for (const term of noisy) expect(terms, `${text} → ${terms.join(' ')}`).not.toContain(term);
+      expect(terms.some((t) => Array.from(t).length === 1 && /[一些们的地得]/u.test(t)), text).toBe(false);
+    }
+    expect(tokenize('我的地址是北京路一号')).toEqual(expect.arrayContaining(['地址', '北京']));
   });
 
   it('lower-cases, drops English stop words and possessives, stems plurals and -ed/-ing', () => {
