@@ -28,7 +28,7 @@ import { createLongTermMemory, registerEpisodicJobs, storeEpisodes } from '../sr
 import { REEMBED_JOB, registerExtractionJobs } from '../src/memory/long-term/jobs';
 import { createMemoryStore, type SearchOptions } from '../src/memory/long-term/store';
 import { evaluateDataset, ingestDataset, type EvalSummary, type Retriever } from '../src/memory/long-term/retrieval/evaluate';
-import { PROXY_EMBEDDER_WEIGHTS } from '../src/memory/long-term/retrieval/fusion';
+import { fusionWeightsFor } from '../src/memory/long-term/retrieval/fusion';
 import { tokenize } from '../src/memory/long-term/retrieval/tokenize';
 import { l2normalize } from '../src/memory/long-term/retrieval/vector';
 import { loadVoy } from '../src/memory/long-term/retrieval/voy';
@@ -60,6 +60,7 @@ type ModeResult = Omit<EvalSummary, 'ks'> & { overlapRecall1: number; overlapRec
 
 interface EmbedderResult {
   name: EmbedderName;
+  modelId: string;
   description: string;
   /** How its vectors were made: at ingestion, or by the `ltm.reembed` job afterwards (seconds). */
   vectors: { via: 'ingestion' } | { via: 'ltm.reembed'; seconds: number };
@@ -204,7 +205,6 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
         ['lexical', store_('lexical')],
         ['vector', store_('vector')],
         [APP_HYBRID, store_('hybrid')],
-        [`hybrid (weighted RRF, vector ${PROXY_EMBEDDER_WEIGHTS.vector})`, store_('hybrid', { fusion: PROXY_EMBEDDER_WEIGHTS })],
         ['hybrid via LongTermMemory.retrieve', { kind: 'facade', longTerm }],
       ];
       const modes: Record<string, ModeResult> = {};
@@ -218,7 +218,16 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
           noOverlapRecall5: mean(results.filter((r) => !overlap.has(r.id)).map((r) => r.recall[5]!)),
         };
       }
-      embedders.push({ name: names[index]!, description: named.description, vectors, modes });
+      if (process.env.RETRIEVAL_BENCH_CALIBRATE === '1') {
+        // Calibration of the convex fusion weight for this model (run it on the tuning seed, 1).
+        const sweep: string[] = [];
+        for (let a = 0; a <= 10; a += 1) {
+          const { summary } = await evaluateDataset(data, store_('hybrid', { fusion: { lexical: a / 10, vector: 1 - a / 10 } }), [1, 5, 10]);
+          sweep.push(`α=${(a / 10).toFixed(1)} MRR ${summary.mrr.toFixed(3)} R@5 ${(summary.recall[5]! * 100).toFixed(1)}`);
+        }
+        console.log(`\ncalibration ${named.embedder!.modelId} (seed ${seed}, ${rounds} rounds):\n  ${sweep.join('\n  ')}`);
+      }
+      embedders.push({ name: names[index]!, modelId: named.embedder!.modelId, description: named.description, vectors, modes });
       // Restore is measured with the first embedder's vectors (the BERT fixture: 384-d, MiniLM's size).
       if (index === 0) restore = { embedder: names[0]!, ...(await measureRestore(db, named.embedder)) };
     }
@@ -239,7 +248,7 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
 }
 
 /** The row of the app's own hybrid retrieval (the store's default fusion). */
-const APP_HYBRID = 'hybrid (RRF)';
+const APP_HYBRID = 'hybrid (convex, calibrated)';
 
 const pct = (x: number | null) => (x === null ? '  n/a' : (x * 100).toFixed(1).padStart(5));
 
@@ -262,7 +271,10 @@ export default defineBench<{ sizes: number[] }>({
       results.push(r);
       console.log(`\n${r.memories} memories (${r.rounds} rounds), ingested once in ${r.ingestSeconds.toFixed(0)} s`);
     }
-    const short = (e: EmbedderResult) => e.name.replace('fixture-', '');
+    const short = (e: EmbedderResult) => {
+      const w = fusionWeightsFor(e.modelId);
+      return `${e.name.replace('fixture-', '')} (α ${w.lexical})`;
+    };
     return {
       tables: [
         {

@@ -8,7 +8,7 @@ import { RecallDB } from '../../src/db/schema';
 import { createMemoryStore, type LongTermStore } from '../../src/memory/long-term/store';
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
-import { PROXY_EMBEDDER_WEIGHTS } from '../../src/memory/long-term/retrieval/fusion';
+import { fusionWeightsFor } from '../../src/memory/long-term/retrieval/fusion';
 
 let db: RecallDB;
 afterEach(async () => db?.delete());
@@ -57,16 +57,16 @@ describe('hybrid retrieval', () => {
     expect(await top1('我的猫叫什么名字')).toBe(cat!.id);
   });
 
-  it('both retrievers contribute ranks and RRF combines them', async () => {
+  it('both retrievers contribute ranks and convex fusion combines their scores', async () => {
     const store = await open();
     await addAll(store, DISTRACTORS_EN, (i) => NOW - i * DAY);
     const results = await store.search({ text: 'passport renewal', namespace: 'default', k: 3 });
     expect(results[0]!.memory.text).toBe('I need to renew my passport soon');
     expect(results[0]!.ranks.lexical).toBe(1);
     expect(results[0]!.ranks.vector).toBe(1);
-    // score = (1/61 + 1/61) · (1 + 0.2 · 0.5^(age/30 d) + 0.1 · importance 0.5), age 11 days
+    // First in both lists: relevance 1 (normalized score 1 in each); score = 1 + 0.02 · 0.5^(age/30 d) + 0.01 · importance 0.5, age 11 days
     const age = 11;
-    expect(results[0]!.score).toBeCloseTo((2 / 61) * (1 + 0.2 * 0.5 ** (age / 30) + 0.1 * 0.5), 10);
+    expect(results[0]!.score).toBeCloseTo(1 + 0.02 * 0.5 ** (age / 30) + 0.01 * 0.5, 10);
   });
 
   it('ranks an update above the stale statement it replaces (episodic only, no LLM)', async () => {
@@ -114,10 +114,9 @@ describe('hybrid retrieval', () => {
     );
     await store.whenIndexed();
     // Lexical: the first-person terms (1p:cat, 1p:家) put the user's own fact first. Hybrid with
-    // the proxy-embedder weights: the hashed TEST embedder (surface overlap only) prefers the
-    // shorter statements about other people, and with plain RRF its vote would tie them with the
-    // fact (recency then picks the newer one); weighted at 0.1 it only reorders near-ties.
-    for (const options of [{ mode: 'lexical' as const }, { mode: 'hybrid' as const, fusion: PROXY_EMBEDDER_WEIGHTS }]) {
+    // the weights calibrated for the hashed TEST embedder (surface overlap only, it prefers the
+    // shorter statements about other people): its vector list does not outvote BM25.
+    for (const options of [{ mode: 'lexical' as const }, { mode: 'hybrid' as const, fusion: fusionWeightsFor(createHashedEmbedder().modelId) }]) {
       expect((await store.search({ text: "What's my cat's name?", namespace: 'default', k: 5 }, options))[0]!.memory.id, options.mode).toBe(mine!.id);
       expect((await store.search({ text: '我家的猫叫什么名字？', namespace: 'default', k: 5 }, options))[0]!.memory.id, options.mode).toBe(mineZh!.id);
     }
@@ -126,15 +125,35 @@ describe('hybrid retrieval', () => {
   it('weights the vector list as configured (per store, or per search)', async () => {
     db = new RecallDB(`retrieval-${crypto.randomUUID()}`);
     const embedder = createHashedEmbedder();
-    const store = await createMemoryStore({ db, embedder: () => embedder, now: () => NOW, loadVoyWasm: nodeVoyWasm, fusionWeights: { lexical: 1, vector: 0.1 } });
+    const store = await createMemoryStore({ db, embedder: () => embedder, now: () => NOW, loadVoyWasm: nodeVoyWasm, fusionWeights: { lexical: 0.7, vector: 0.3 } });
     await addAll(store, DISTRACTORS_EN, (i) => NOW - i * DAY);
     const age = 11;
-    const multiplier = 1 + 0.2 * 0.5 ** (age / 30) + 0.1 * 0.5;
+    // Default weighting: +0.02 · recency + 0.01 · importance (0.5) on top of the fused relevance.
+    const bonus = 0.02 * 0.5 ** (age / 30) + 0.01 * 0.5;
     const [top] = await store.search({ text: 'passport renewal', namespace: 'default', k: 3 });
     expect(top!.ranks).toEqual({ lexical: 1, vector: 1 });
-    expect(top!.score).toBeCloseTo((1 / 61 + 0.1 / 61) * multiplier, 10);
-    const [plain] = await store.search({ text: 'passport renewal', namespace: 'default', k: 3 }, { fusion: { lexical: 1, vector: 1 } });
-    expect(plain!.score).toBeCloseTo((2 / 61) * multiplier, 10);
+    // First in both lists: normalized score 1 in each, so relevance 0.7 · 1 + 0.3 · 1 = 1 whatever the weights.
+    expect(top!.score).toBeCloseTo(1 + bonus, 10);
+    const [lexicalOnly] = await store.search({ text: 'passport renewal', namespace: 'default', k: 3 }, { fusion: { lexical: 1, vector: 0 } });
+    expect(lexicalOnly!.score).toBeCloseTo(1 + bonus, 10);
+    await expect(createMemoryStore({ db, embedder: () => embedder, loadVoyWasm: nodeVoyWasm, fusionWeights: { lexical: -1, vector: 1 } })).rejects.toThrow(RangeError);
+  });
+
+  it('lets relevance decide: a year-old best match stays above a new weak match (recency only breaks near-ties)', async () => {
+    const store = await open();
+    const [old] = await addAll(store, ['Passport renewal appointment at the embassy on the ninth.'], () => NOW - 365 * DAY);
+    const [recent] = await addAll(store, ['Bought a new passport holder today.'], () => NOW - DAY);
+    await store.whenIndexed();
+    // Plain RRF with a ×(1 + 0.2·recency + 0.1·importance) multiplier put the new rank-2 memory
+    // first (1/62 · 1.25 > 1/61 · 1.05). Convex fusion: the old one has relevance 1, the new one
+    // a fraction of its BM25 score, and a +0.02 recency bonus cannot close that gap.
+    for (const mode of ['lexical', 'hybrid'] as const) {
+      const results = await store.search({ text: 'passport renewal appointment', namespace: 'default', k: 5 }, { mode });
+      expect(results.map((r) => r.memory.id).slice(0, 2), mode).toEqual([old!.id, recent!.id]);
+    }
+    // Asked about the current state, recency weighs more (up to +0.3), but still not over a much better match.
+    const now = await store.search({ text: 'what is my passport renewal appointment now?', namespace: 'default', k: 5 }, { mode: 'lexical' });
+    expect(now[0]!.memory.id).toBe(old!.id);
   });
 
   it('applies time filters stated in the query, in both languages', async () => {

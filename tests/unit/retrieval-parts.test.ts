@@ -9,7 +9,18 @@ import type { TokenCounter } from '../../src/engines/types';
 import type { RetrievedMemory } from '../../src/memory/long-term/types';
 import { firstPersonTerms, lightStem, porterStep1b, sStem, tokenize } from '../../src/memory/long-term/retrieval/tokenize';
 import { asksForCurrentState, parseSmallNumber, parseTimeFilter } from '../../src/memory/long-term/retrieval/time-filter';
-import { RRF_K, reciprocalRankFusion, recencyFactor, recencyTieBreak, weightedScore } from '../../src/memory/long-term/retrieval/fusion';
+import {
+  CALIBRATED_FUSION,
+  CURRENT_STATE_WEIGHTING,
+  DEFAULT_FUSION_WEIGHTS,
+  RRF_K,
+  convexFusion,
+  fusionWeightsFor,
+  reciprocalRankFusion,
+  recencyFactor,
+  recencyTieBreak,
+  weightedScore,
+} from '../../src/memory/long-term/retrieval/fusion';
 import { formatMemoriesForPrompt, formatMemoryLine, lostInTheMiddleOrder } from '../../src/memory/long-term/retrieval/format';
 import { LexicalIndex } from '../../src/memory/long-term/retrieval/lexical';
 
@@ -240,9 +251,54 @@ describe('fusion and weighting', () => {
     expect(recencyFactor(60 * day, 30)).toBeCloseTo(0.25, 12);
     expect(recencyFactor(-5, 30)).toBe(1);
     const options = { halfLifeDays: 30, recencyWeight: 0.2, importanceWeight: 0.1 };
-    // 0.1 · (1 + 0.2·0.5 + 0.1·0.8) = 0.1 · 1.18
-    expect(weightedScore(0.1, 30 * day, 0.8, options)).toBeCloseTo(0.118, 12);
-    expect(weightedScore(0.1, 0, 7, options)).toBeCloseTo(0.1 * 1.3, 12); // importance clamped to 1
+    // Additive bonus on the relevance scale: 0.1 + 0.2·0.5 + 0.1·0.8 = 0.28
+    expect(weightedScore(0.1, 30 * day, 0.8, options)).toBeCloseTo(0.28, 12);
+    expect(weightedScore(0.1, 0, 7, options)).toBeCloseTo(0.1 + 0.2 + 0.1, 12); // importance clamped to 1
+    // Defaults (+0.02 recency, +0.01 importance at most): a new rank-2 memory does not pass an old
+    // rank-1 one whose relevance is 0.05 higher, but does pass one 0.01 higher (a near-tie).
+    expect(weightedScore(0.95, 0, 0.5)).toBeCloseTo(0.95 + 0.02 + 0.005, 12);
+    expect(weightedScore(1, 365 * day, 0.5)).toBeGreaterThan(weightedScore(0.95, 0, 0.5));
+    expect(weightedScore(0.99, 0, 0.5)).toBeGreaterThan(weightedScore(1, 365 * day, 0.5));
+    // A current-state query: recency up to +0.3 (half-life 90 days).
+    expect(weightedScore(0.8, 0, 0, CURRENT_STATE_WEIGHTING)).toBeCloseTo(1.1, 12);
+  });
+
+  it('fuses BM25 and cosine scores by a convex combination of normalized scores (Bruch et al. 2023)', () => {
+    const lexical = [
+      { id: 'a', score: 8 },
+      { id: 'b', score: 4 },
+      { id: 'c', score: 2 },
+    ];
+    const vector = [
+      { id: 'b', score: 0.9 },
+      { id: 'd', score: 0.7 },
+      { id: 'a', score: 0.5 },
+    ];
+    // φl = bm25 / 8: a 1, b 0.5, c 0.25. φv = (cos − 0.5) / (0.9 − 0.5): b 1, d 0.5, a 0.
+    // α = 0.6: a 0.6·1 + 0.4·0 = 0.6; b 0.6·0.5 + 0.4·1 = 0.7; c 0.6·0.25 = 0.15; d 0.4·0.5 = 0.2.
+    const fused = convexFusion(lexical, vector, { lexical: 0.6, vector: 0.4 });
+    expect(fused.get('a')).toBeCloseTo(0.6, 12);
+    expect(fused.get('b')).toBeCloseTo(0.7, 12);
+    expect(fused.get('c')).toBeCloseTo(0.15, 12);
+    expect(fused.get('d')).toBeCloseTo(0.2, 12);
+    // Weights need not sum to 1 (divided by their sum): 3 / 2 is the same as 0.6 / 0.4.
+    expect(convexFusion(lexical, vector, { lexical: 3, vector: 2 }).get('b')).toBeCloseTo(0.7, 12);
+    // An empty list (lexical mode, no embedder) or weight 0 leaves the other list's order and scale.
+    expect([...convexFusion(lexical, [], { lexical: 0.6, vector: 0.4 })]).toEqual([['a', 1], ['b', 0.5], ['c', 0.25]]);
+    expect([...convexFusion(lexical, vector, { lexical: 1, vector: 0 })]).toEqual([['a', 1], ['b', 0.5], ['c', 0.25]]);
+    expect(convexFusion([], [], { lexical: 1, vector: 1 }).size).toBe(0);
+    // A weight-0 list that is the only one with hits counts alone (vector-only search).
+    const vectorOnly = convexFusion([], vector, { lexical: 1, vector: 0 });
+    expect([...vectorOnly.keys()]).toEqual(['b', 'd', 'a']);
+    expect(vectorOnly.get('d')).toBeCloseTo(0.5, 12);
+    expect(() => convexFusion(lexical, vector, { lexical: -1, vector: 1 })).toThrow(RangeError);
+    expect(() => convexFusion(lexical, vector, { lexical: 1, vector: Number.NaN })).toThrow(RangeError);
+  });
+
+  it('looks up the fusion weights calibrated for an embedding model, with a fallback', () => {
+    for (const [id, w] of Object.entries(CALIBRATED_FUSION)) expect(fusionWeightsFor(id)).toEqual(w);
+    expect(fusionWeightsFor('Xenova/paraphrase-multilingual-MiniLM-L12-v2')).toEqual(DEFAULT_FUSION_WEIGHTS);
+    expect(fusionWeightsFor(null)).toEqual(DEFAULT_FUSION_WEIGHTS);
   });
 });
 

@@ -45,9 +45,9 @@ import { loadVoy, type VoyClass } from './retrieval/voy';
 import { BlockIndex, indexedOf, layoutFromRows, type IndexBatch, type LayoutRow, type IndexHeaderRecord, type LexicalSnapshotRecord, type MemoryIndexRecord, type ScanFilter } from './retrieval/blocks';
 import {
   CURRENT_STATE_WEIGHTING,
-  DEFAULT_FUSION_WEIGHTS,
   DEFAULT_WEIGHTING,
-  reciprocalRankFusion,
+  convexFusion,
+  fusionWeightsFor,
   recencyTieBreak,
   weightedScore,
   type FusionWeights,
@@ -69,7 +69,7 @@ export interface SearchOptions {
   depth?: number;
   /** Recency/importance weighting (default `DEFAULT_WEIGHTING`). */
   weighting?: WeightingOptions;
-  /** Weights of the lexical and vector lists in RRF (default: the store's `fusionWeights`). */
+  /** Weights of the lexical and vector lists in convex fusion (default: the store's `fusionWeights`). */
   fusion?: FusionWeights;
   /** Recency tie-break between candidates that match the same query terms (default true). */
   recencyTieBreak?: boolean;
@@ -196,7 +196,7 @@ export interface MemoryStoreDeps {
    * changes nothing (search is an exact block scan either way).
    */
   loadVoyWasm: () => Promise<BufferSource>;
-  /** Weights of the lexical and vector lists in RRF, default `DEFAULT_FUSION_WEIGHTS` (plain RRF). */
+  /** Weights of the lexical and vector lists in convex fusion, default the embedder's calibrated weights (`fusionWeightsFor`). */
   fusionWeights?: FusionWeights;
   /**
    * Called (synchronously, after the write) whenever a memory was stored or re-written without a
@@ -309,8 +309,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
   const startedAt = performance.now();
   const { db } = deps;
   const now = deps.now ?? Date.now;
-  const fusionWeights = deps.fusionWeights ?? DEFAULT_FUSION_WEIGHTS;
-  reciprocalRankFusion([], undefined, [fusionWeights.lexical, fusionWeights.vector]); // validates: RangeError when < 0 or not finite
+  if (deps.fusionWeights) convexFusion([], [], deps.fusionWeights); // validates: RangeError when < 0 or not finite
   const voyLoad: Promise<VoyClass | null> = loadVoy(deps.loadVoyWasm).catch((error: unknown) => {
     console.warn('[ltm] voy-search unavailable, vector search uses an exact scan:', error);
     return null;
@@ -612,15 +611,15 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
 
     const lexicalHits = mode === 'vector' ? [] : lexical.search(text, depth, isEligible);
     const lexicalIds = lexicalHits.map((h) => h.id);
-    let vectorIds: string[] = [];
+    let vectorHits: { id: string; score: number }[] = [];
     const embedder = deps.embedder();
     if (mode !== 'lexical' && embedder && text.trim() && index.vectorCounts().has(embedder.modelId)) {
       const q = await embed(text);
-      if (q) vectorIds = index.search(embedder.modelId, ns, q, depth, scan).map((h) => h.id);
+      if (q) vectorHits = index.search(embedder.modelId, ns, q, depth, scan).map((h) => ({ id: h.id, score: h.similarity }));
     }
+    const vectorIds = vectorHits.map((h) => h.id);
 
-    const weights = options.fusion ?? fusionWeights;
-    const fused = reciprocalRankFusion([lexicalIds, vectorIds], undefined, [weights.lexical, weights.vector]);
+    const fused = convexFusion(lexicalHits, vectorHits, options.fusion ?? deps.fusionWeights ?? fusionWeightsFor(embedder?.modelId));
     const metaOfId = (id: string) => index.meta(id)!;
     let ranked: { id: string; score: number }[];
     if (fused.size === 0 && filter) {
@@ -631,9 +630,9 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         .sort((a, b) => b.at - a.at)
         .map(({ id, score }) => ({ id, score }));
     } else {
-      ranked = [...fused].filter(([id]) => index.has(id)).map(([id, rrf]) => {
+      ranked = [...fused].filter(([id]) => index.has(id)).map(([id, relevance]) => {
         const m = metaOfId(id);
-        return { id, score: weightedScore(rrf, t - m.updatedAt, m.pinned ? 1 : m.importance, weighting) };
+        return { id, score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, weighting) };
       });
       ranked.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
       if (options.recencyTieBreak !== false) {
