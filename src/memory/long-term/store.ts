@@ -2,8 +2,8 @@
  * The long-term memory store: memories in Dexie (`db.memories`), every change in
  * `db.memoryHistory` (Mem0-style history: old text, new text, event, time, source), and two
  * indexes kept in sync with the table — a lexical BM25 index (MiniSearch, CJK-aware
- * tokenization) and an exact vector index over contiguous f32 blocks — fused by reciprocal rank
- * fusion at search time.
+ * tokenization) and an exact vector index over contiguous f32 blocks — fused by a convex
+ * combination of normalized scores at search time (`retrieval/fusion.ts`).
  *
  * Opening without a rebuild: the index is persisted in `db.memoryIndex` (layout in
  * `retrieval/blocks.ts`): meta and vector blocks, a header (generation, row count, ids changed
@@ -132,9 +132,10 @@ export interface LongTermStore extends MemoryStore {
   /**
    * Hybrid retrieval: BM25 (MiniSearch) and exact vector (block scan) candidates, each filtered to the
    * namespace, to currently valid memories (unless `includeInvalid`) and to a time range stated
-   * in the query ("last week", "上个月", see `retrieval/time-filter.ts`), fused with (weighted)
-   * reciprocal rank fusion (k = 60) and weighted by recency and importance (`retrieval/fusion.ts`;
-   * a query that asks for the current state, "… now?" / "现在…", weights recency more); then,
+   * in the query ("last week", "上个月", see `retrieval/time-filter.ts`), fused by a convex
+   * combination of normalized scores with the embedding model's calibrated weights, plus a small
+   * recency and importance bonus (`retrieval/fusion.ts`; a query that asks for the current
+   * state, "… now?" / "现在…", gets a larger recency bonus); then,
    * among candidates that match the same query terms, the newest comes first (`recencyTieBreak`).
    * When a time filter leaves candidates but neither retriever matches, the newest memories in
    * the range are returned. Does not record accesses (see `recordAccess`).
