@@ -2,7 +2,7 @@
  * Long-term retrieval benchmark (`npm run bench -- retrieval`).
  *
  * For 1k and 10k memories: generates the bilingual benchmark (bench/data/generate.ts, seed 2),
- * ingests it ONCE per size through the real pipeline (createLongTermMemory + persisted job queue
+ * ingests it ONCE per size through the real pipeline (composeLongTermMemory + persisted job queue
  * + episodic job, drained; no LLM in Node, so every round is an episodic memory; the store's
  * clock follows the replayed conversation), then, for each embedder in turn, asks the questions
  * with lexical-only, vector-only and hybrid retrieval (`store.search` modes, hybrid with the
@@ -24,8 +24,9 @@ import 'fake-indexeddb/auto';
 import type { Embedder } from '../src/engines/types';
 import { RecallDB } from '../src/db/schema';
 import { createJobQueue } from '../src/jobs/queue';
-import { createLongTermMemory, registerEpisodicJobs, storeEpisodes } from '../src/memory/long-term';
-import { REEMBED_JOB, registerExtractionJobs } from '../src/memory/long-term/jobs';
+import { storeEpisodes } from '../src/memory/long-term';
+import { composeLongTermMemory } from '../src/memory/long-term/compose';
+import { REEMBED_JOB } from '../src/memory/long-term/jobs';
 import { createMemoryStore, type SearchOptions } from '../src/memory/long-term/store';
 import { evaluateDataset, ingestDataset, type EvalSummary, type Retriever } from '../src/memory/long-term/retrieval/evaluate';
 import { fusionWeightsFor } from '../src/memory/long-term/retrieval/fusion';
@@ -150,12 +151,9 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
     let current: Embedder | null = loaded[0]!.embedder;
     // The store's clock follows the replayed conversation during ingestion (see `ingestDataset`).
     let replayNow = Date.now();
-    const store = await createMemoryStore({ db, embedder: () => current, loadVoyWasm: nodeVoyWasm, now: () => replayNow });
     const frozen = Date.now();
     const jobs = createJobQueue(db, { now: () => frozen });
-    registerEpisodicJobs(jobs, { store, db });
-    registerExtractionJobs(jobs, { db, store, engine: () => null, embedder: () => current });
-    const longTerm = createLongTermMemory({ store, jobs, db });
+    const { store, longTerm } = await composeLongTermMemory({ db, jobs, embedder: () => current, loadVoyWasm: nodeVoyWasm, storeNow: () => replayNow });
     await jobs.start();
     const ingest = await ingestDataset(data, {
       db,

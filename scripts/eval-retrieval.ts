@@ -19,9 +19,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { RecallDB } from '../src/db/schema';
 import { createJobQueue } from '../src/jobs/queue';
-import { createLongTermMemory, registerEpisodicJobs, storeEpisodes } from '../src/memory/long-term';
-import { registerExtractionJobs } from '../src/memory/long-term/jobs';
-import { createMemoryStore } from '../src/memory/long-term/store';
+import { storeEpisodes } from '../src/memory/long-term';
+import { composeLongTermMemory } from '../src/memory/long-term/compose';
 import { evaluateDataset, ingestDataset, parseEvalDataset, type EvalDataset, type EvalSummary, type QuestionResult } from '../src/memory/long-term/retrieval/evaluate';
 import { EMBEDDER_NAMES, createNodeEmbedder, type EmbedderName } from '../bench/data/embedders';
 import { nodeVoyWasm } from '../bench/data/node-voy';
@@ -75,14 +74,11 @@ export async function runEvaluation(data: EvalDataset, options: { k: number; emb
   try {
     // The store's clock follows the replayed conversation during ingestion (see `ingestDataset`).
     let replayNow = Date.now();
-    const store = await createMemoryStore({ db, embedder: () => named.embedder, loadVoyWasm: nodeVoyWasm, now: () => replayNow });
     // The queue's clock is frozen at the start: jobs that wait (extraction without a language
     // model defers itself) do not come back during the run.
     const frozen = Date.now();
     const jobs = createJobQueue(db, { now: () => frozen, onError: (error, job) => log(`job ${job.type} failed: ${String(error)}`) });
-    registerEpisodicJobs(jobs, { store, db });
-    registerExtractionJobs(jobs, { db, store, engine: () => null });
-    const longTerm = createLongTermMemory({ store, jobs, db });
+    const { store, longTerm } = await composeLongTermMemory({ db, jobs, embedder: () => named.embedder, loadVoyWasm: nodeVoyWasm, storeNow: () => replayNow });
     await jobs.start();
     const ingest = await ingestDataset(data, {
       db,

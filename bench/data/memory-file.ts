@@ -1,5 +1,5 @@
 /**
- * An import file (`recall-export` v1, `src/memory/export.ts`) of N episodic memories, for seeding
+ * An import file (`recall-export` v1, `src/backup/`) of N episodic memories, for seeding
  * the real extension in benchmarks through its own `memory.import` request.
  *
  * Texts: the rounds of the retrieval benchmark's bilingual conversation (`generate.ts`, seed 2:
@@ -9,7 +9,7 @@
  * of the embedder that will load them, e.g. 384 like MiniLM), marked as made by `embeddingModel`,
  * so nothing is re-embedded after the import.
  */
-import { EXPORT_FORMAT, EXPORT_VERSION, vectorToBase64, type ExportFile } from '../../src/memory/export';
+import { EXPORT_FORMAT, EXPORT_VERSION, vectorToBase64, type ExportFile } from '../../src/backup';
 import { memoryHash } from '../../src/memory/long-term/text';
 import { generateBenchmark } from './generate';
 import { mulberry32 } from './prng';

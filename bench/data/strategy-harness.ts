@@ -6,7 +6,7 @@
 import { RecallDB } from '../../src/db/schema';
 import type { ChatEngine, TokenCounter } from '../../src/engines/types';
 import { createJobQueue, type JobQueue } from '../../src/jobs/queue';
-import type { RetrievedExchange, StrategyConfig } from '../../src/memory/short-term/types';
+import type { StrategyConfig } from '../../src/memory/short-term/types';
 import type { StrategyDeps } from '../../src/memory/short-term';
 
 /**

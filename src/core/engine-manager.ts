@@ -68,7 +68,7 @@ export interface EngineManagerDeps {
 /** Creates the manager. `probe` tells whether WebGPU is usable (see `src/platform/gpu.ts`). */
 export function createEngineManager(deps: EngineManagerDeps): EngineManager {
   const makeWebLLM = deps.createWebLLM ?? (() => createWebLLMEngine({ tokenCounterFor: (id) => loadWebLLMTokenCounter(id) }));
-  const makeWllama = deps.createWllama ?? (() => createWllamaEngine({ wasmUrl: deps.assets.wllamaWasmUrl, tokenCounterFor: createGgufTokenCounter }));
+  const makeWllama = deps.createWllama ?? (() => createWllamaEngine({ wasmUrl: deps.assets.wllamaWasmUrl, tokenCounterFor: (_model, header) => createGgufTokenCounter(header) }));
   const makeEmbedder = deps.createEmbedder ?? createTransformersEmbedder;
   const openFile = deps.openFile ?? openModelFile;
   const estimator = createTokenEstimator();

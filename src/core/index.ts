@@ -8,11 +8,10 @@
  */
 import type { RecallDB } from '../db/schema';
 import { createJobQueue, type JobQueue } from '../jobs/queue';
-import { exportBytes, exportFileName, importAll, IMPORT_NOTICE_KEY, recoverInterruptedImport } from '../memory/export';
+import { exportBytes, exportFileName, importAll, IMPORT_NOTICE_KEY, recoverInterruptedImport } from '../backup';
 import { BACKUPS_DIR, deleteModelFile, listStoredFiles, ModelFileError, openModelFile, writeFileChunks, type StorageRoot } from '../platform/model-files';
-import { createLongTermMemory, registerEpisodicJobs } from '../memory/long-term';
-import { MAINTENANCE_JOB, REEMBED_JOB, registerExtractionJobs } from '../memory/long-term/jobs';
-import { createMemoryStore } from '../memory/long-term/store';
+import { composeLongTermMemory } from '../memory/long-term/compose';
+import { MAINTENANCE_JOB, REEMBED_JOB } from '../memory/long-term/jobs';
 import type { LongTermMemory } from '../memory/long-term/types';
 import { createStrategy, registerShortTermJobs, type StrategyDeps } from '../memory/short-term';
 import type { RetrievedExchange, StrategyConfig } from '../memory/short-term/types';
@@ -129,13 +128,17 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       const missing = await db.memories.filter((m) => m.embeddingModel === null || (model !== null && m.embeddingModel !== model)).first();
       if (missing) await jobs.enqueue(REEMBED_JOB, {}, { dedupeKey: REEMBED_JOB, advance: engines.embedder() !== null });
     }).catch((error: unknown) => console.warn('[ltm] could not queue re-embedding:', error)));
-  const store = (await createMemoryStore({
+  const composed = await composeLongTermMemory({
     db,
+    jobs,
     embedder: () => engines.embedder(),
+    engine: () => engines.chatEngine(),
     now,
     loadVoyWasm: deps.loadVoyWasm,
     onMissingEmbedding: () => void ensureEmbedded(),
-  })) as SearchableMemoryStore;
+  });
+  const store = composed.store as SearchableMemoryStore;
+  const longTerm = composed.longTerm;
   const opened = store.indexStats().open;
   console.info(`[core] long-term memory searchable in ${Math.round(opened.ms)} ms (${opened.via}, ${store.indexStats().memories} memories)`);
   let embedderModel: string | null = null;
@@ -146,9 +149,6 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       if (ready) void ensureEmbedded();
     }
   });
-  const longTerm = createLongTermMemory({ store, jobs, db, now });
-  registerEpisodicJobs(jobs, { store, db, now });
-  registerExtractionJobs(jobs, { db, store, engine: () => engines.chatEngine(), embedder: () => engines.embedder(), now });
 
   /** Past exchanges (episodic memories) of `namespace` most similar to `text`: by embedding, or by keywords while no embedder is loaded. */
   const searchExchanges: StrategyDeps['searchExchanges'] = async ({ text, k, namespace }): Promise<RetrievedExchange[]> => {

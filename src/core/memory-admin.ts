@@ -3,8 +3,8 @@
  * add, correct, pin, delete. Every change goes through the `MemoryStore`, so the history and the
  * indexes stay in sync.
  */
-import type { MemoryHistoryRecord, MemoryKind, MemoryRecord, RecallDB } from '../db/schema';
-import type { LongTermStore } from '../memory/long-term/store';
+import type { MemoryHistoryRecord, MemoryKind, RecallDB } from '../db/schema';
+import { toView, type LongTermStore } from '../memory/long-term/store';
 import { normalizeMemoryText } from '../memory/long-term/text';
 import type { MemoryStore, MemoryView } from '../memory/long-term/types';
 import type { MemoryListQuery } from '../messaging/protocol';
@@ -12,12 +12,6 @@ import type { MemoryListQuery } from '../messaging/protocol';
 /** The store plus its search, as created by `createMemoryStore`. */
 export type SearchableMemoryStore = MemoryStore &
   Pick<LongTermStore, 'search' | 'rebuildIndexes' | 'roundsStating' | 'indexStats' | 'flushSnapshot' | 'catalog' | 'missingVectors'>;
-
-/** Strips the embedding (vectors never leave the core). */
-export function toView(memory: MemoryRecord): MemoryView {
-  const { embedding: _embedding, ...view } = memory;
-  return view;
-}
 
 /** See module doc. */
 export interface MemoryAdmin {

@@ -292,6 +292,5 @@ export function assertSender(sender: Runtime.MessageSender, allowed: ExtensionCo
  * an error; events are lost then, and the UI re-reads state when it opens.
  */
 export function emitEvent<K extends keyof ProtocolMap & `event.${string}`>(type: K, data: Parameters<ProtocolMap[K]>[0]): void {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   (sendMessage as any)(type, data).catch(() => undefined);
 }

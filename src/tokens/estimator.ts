@@ -20,6 +20,7 @@
  * estimates (`exact: false`) until the model's tokenizer is loaded.
  */
 import type { TokenCounter } from '../engines/types';
+import { CJK_CHAR as CJK } from '../text/language';
 import { cachedCount } from './counter';
 
 /** Tokens per CJK character inside a CJK run (fitted: 0.62). */
@@ -33,7 +34,6 @@ export const WORD_EXTRA_CHARS_PER_TOKEN = 6;
 
 /** Qwen2's pre-tokenizer split (as in its tokenizer.json), in JavaScript regex syntax. */
 const SPLIT = /(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu;
-const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\u{20000}-\u{2fa1f}]/u;
 const LETTER = /\p{L}/u;
 const ASCII_PUNCT_OR_COMMON = /[\p{P}\p{S}]/u;
 const encoder = new TextEncoder();

@@ -1,7 +1,7 @@
 /**
  * Exact token counting for GGUF models (wllama / llama.cpp) from the tokenizer stored in the
- * GGUF header (`tokenizer.ggml.*`), read with `@huggingface/gguf` from slices of the model Blob
- * (the tensor data is never read).
+ * GGUF header (`tokenizer.ggml.*`): the header a load already parsed (`src/gguf/header.ts`), or
+ * read from slices of the model Blob (the tensor data is never read).
  *
  * Supported vocabularies (anything else returns `null`, never a wrong "exact" counter):
  * - `tokenizer.ggml.model = "llama"` (SentencePiece): `LlamaSpmTokenizer`, a port of llama.cpp's
@@ -17,8 +17,8 @@
  * use ChatML, and so do we. `tokenizer.ggml.add_bos_token` (default `true` for SPM, `false` for
  * BPE) adds one BOS token per prompt unless the template prints it.
  */
-import { gguf } from '@huggingface/gguf';
 import { Tokenizer } from '@huggingface/tokenizers';
+import { readGgufHeader, type GgufHeader, type GgufMetadata } from '../gguf/header';
 import { detectChatTemplate } from './chat-template';
 import { makeChatCounter, splitsAtLineStarts, type ChatTokenCounter } from './counter';
 import { GGUF_TOKEN_TYPE, LlamaSpmTokenizer } from './spm';
@@ -27,40 +27,13 @@ import { GGUF_TOKEN_TYPE, LlamaSpmTokenizer } from './spm';
 const QWEN2_SPLIT =
   "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
-/** Metadata values as `@huggingface/gguf` returns them (numbers, bigints, strings, arrays). */
-type Metadata = Record<string, unknown>;
-
-/** Thrown for a Blob that is not a readable GGUF file. */
-export class GgufReadError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'GgufReadError';
-  }
-}
-
 /**
- * Reads the metadata key/values of a GGUF file from `model`, fetching 2 MB slices of the Blob
- * until the header is parsed (for a multi-GB model only the first few MB are read).
+ * Reads the metadata key/values of a GGUF file from `model` (`readGgufHeader`: only the header's
+ * slices are read; for a multi-GB model only the first few MB).
  * @throws GgufReadError when the Blob is not a GGUF file or its header is corrupt/truncated.
  */
-export async function readGgufMetadata(model: Blob): Promise<Metadata> {
-  const size = model.size;
-  // `gguf()` reads through HTTP range requests; answer them from the Blob.
-  const fetchSlice = async (_input: unknown, init?: { headers?: Record<string, string> }): Promise<Response> => {
-    const range = /bytes=(\d+)-(\d+)/.exec(init?.headers?.Range ?? '');
-    const start = range ? Number(range[1]) : 0;
-    const end = range ? Math.min(Number(range[2]), size - 1) : size - 1;
-    const body = start <= end ? model.slice(start, end + 1) : new Blob([]);
-    return new Response(body, { status: 206, headers: { 'content-range': `bytes ${start}-${Math.max(start, end)}/${size}` } });
-  };
-  try {
-    const { metadata, tensorDataOffset } = await gguf('https://gguf.invalid/model.gguf', { fetch: fetchSlice as unknown as typeof fetch });
-    // The parser reads past the end of a short file as zeros; a header longer than the file means truncation.
-    if (tensorDataOffset > BigInt(size)) throw new Error(`header ends at byte ${tensorDataOffset} but the file has ${size} bytes (truncated)`);
-    return metadata as unknown as Metadata;
-  } catch (error) {
-    throw new GgufReadError(`Not a readable GGUF file: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
+export async function readGgufMetadata(model: Blob): Promise<GgufMetadata> {
+  return (await readGgufHeader(model)).metadata;
 }
 
 function num(value: unknown): number | undefined {
@@ -83,14 +56,15 @@ function numberArray(value: unknown): number[] | null {
 
 /**
  * Builds an exact counter from a GGUF model's own tokenizer metadata (see module doc).
- * @param model the GGUF file (a `File` from a picker or an OPFS file); only header slices are read.
+ * @param source the GGUF file (a `File` from a picker or an OPFS file; only header slices are
+ *   read), or its header as a load already parsed it (nothing is read again).
  * @returns a `ChatTokenCounter` with id `gguf:<general.name>:<model>[:<pre>]` (its
  *   `specialTokens`: the CONTROL and USER_DEFINED tokens of the vocabulary), or `null` for an
  *   unsupported tokenizer type or pre-tokenizer, or a GGUF without tokenizer metadata.
  * @throws GgufReadError when the Blob is not a GGUF file or its header is corrupt/truncated.
  */
-export async function createGgufTokenCounter(model: Blob): Promise<ChatTokenCounter | null> {
-  const md = await readGgufMetadata(model);
+export async function createGgufTokenCounter(source: Blob | GgufHeader): Promise<ChatTokenCounter | null> {
+  const md = source instanceof Blob ? await readGgufMetadata(source) : source.metadata;
   const kind = md['tokenizer.ggml.model'];
   const tokens = stringArray(md['tokenizer.ggml.tokens']);
   if (typeof kind !== 'string' || !tokens || tokens.length === 0) return null;

@@ -5,7 +5,8 @@
  */
 export { createTokenEstimator, estimateTokens } from './estimator';
 export { createHfTokenCounter, TokenizerLoadError } from './hf';
-export { createGgufTokenCounter, readGgufMetadata, GgufReadError } from './gguf';
+export { createGgufTokenCounter, readGgufMetadata } from './gguf';
+export { GgufReadError } from '../gguf/header';
 export { countPromptTokens } from './prompt';
 export { isChatTokenCounter, type ChatTokenCounter } from './counter';
 export { detectChatTemplate, renderChat, type ChatTemplateFamily, type ChatTemplateInfo, type RenderedChat } from './chat-template';

@@ -9,12 +9,11 @@
  * mid-import: afterwards the store holds none of the file, nothing is duplicated, the staging
  * file is gone, and the panel says the import was undone; importing again works.
  */
-import { mkdtempSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callCore, copyBuildWithPackagedEmbedder, launchExtension, removeDir, startCountingProxy, type CountingProxy, type ExtensionBrowser } from './harness';
+import { callCore, startExtensionSession, waitForCore, type ExtensionBrowser, type ExtensionSession } from './harness';
 
 const MEMORIES = Number(process.env.RECALL_E2E_BACKUP_MEMORIES ?? 2000);
 const T0 = Date.UTC(2025, 0, 1);
@@ -141,15 +140,8 @@ async function watchCoreHeap(browser: ExtensionBrowser): Promise<() => Promise<n
 async function openMemoryTab(browser: ExtensionBrowser): Promise<Page> {
   const page = await browser.openPanel();
   await page.getByTestId('tab-memory').click();
-  for (let i = 0; ; i += 1) {
-    try {
-      if ((await callCore<{ ready?: boolean } | undefined>(page, 'core.ping'))?.ready) return page;
-      throw new Error('the core did not answer');
-    } catch (error) {
-      if (i > 600) throw error;
-      await page.waitForTimeout(100);
-    }
-  }
+  await waitForCore(page);
+  return page;
 }
 
 /** Starts an import of `path` from the panel and resolves once its first batches are committed (journal + ≥ 2 undo rows). */
@@ -164,33 +156,18 @@ async function importUntilHalfway(page: Page, path: string): Promise<void> {
 }
 
 describe('backups at any size, and imports cut short', () => {
-  let extensionDir: string;
-  let profile: string;
-  let proxy: CountingProxy;
-  let browser: ExtensionBrowser;
+  let session: ExtensionSession;
   let exported: string;
-
-  beforeAll(async () => {
-    extensionDir = await copyBuildWithPackagedEmbedder();
-    profile = mkdtempSync(join(tmpdir(), 'recall-profile-'));
-    proxy = await startCountingProxy();
-    browser = await launchExtension({ extensionDir, userDataDir: profile, proxyPort: proxy.port });
-  });
-
-  afterAll(async () => {
-    await browser?.close().catch(() => undefined);
-    await proxy?.close();
-    removeDir(profile);
-    removeDir(extensionDir);
-  });
+  beforeAll(async () => void (session = await startExtensionSession()));
+  afterAll(() => session?.dispose());
 
   it(`exports ${MEMORIES} memories with vectors through OPFS and imports the file back, whole`, async () => {
-    const page = await openMemoryTab(browser);
+    const page = await openMemoryTab(session.browser);
     await fillStore(page, MEMORIES);
-    const stopHeap = await watchCoreHeap(browser);
+    const stopHeap = await watchCoreHeap(session.browser);
     const started = Date.now();
     const [download] = await Promise.all([page.waitForEvent('download', { timeout: 600_000 }), page.getByTestId('memory-export').click()]);
-    exported = join(profile, download.suggestedFilename());
+    exported = join(session.profile, download.suggestedFilename());
     await download.saveAs(exported);
     const exportMs = Date.now() - started;
     const bytes = statSync(exported).size;
@@ -231,11 +208,11 @@ describe('backups at any size, and imports cut short', () => {
   });
 
   it('the memory core killed mid-import: none of the file is kept, the panel says so, importing again works', async () => {
-    const page = await openMemoryTab(browser);
+    const page = await openMemoryTab(session.browser);
     await callCore(page, 'memory.eraseAll');
     await importUntilHalfway(page, exported);
     expect((await storeState(page)).memories).toBeGreaterThan(0); // batches were committed
-    await browser.serviceWorker.evaluate(() => chrome.offscreen.closeDocument());
+    await session.browser.serviceWorker.evaluate(() => chrome.offscreen.closeDocument());
 
     const error = page.getByTestId('import-error');
     await error.waitFor({ timeout: 120_000 });
@@ -250,12 +227,12 @@ describe('backups at any size, and imports cut short', () => {
   });
 
   it('the browser closed mid-import: after the restart none of the file is kept and the panel says so', async () => {
-    let page = await openMemoryTab(browser);
+    let page = await openMemoryTab(session.browser);
     await callCore(page, 'memory.eraseAll');
     await importUntilHalfway(page, exported);
-    await browser.close();
+    await session.closeBrowser();
 
-    browser = await launchExtension({ extensionDir, userDataDir: profile, proxyPort: proxy.port });
+    const browser = await session.launch();
     page = await openMemoryTab(browser);
     const error = page.getByTestId('import-error');
     await error.waitFor({ timeout: 120_000 });

@@ -11,22 +11,10 @@
  * Build first: `RECALL_OUT_DIR=.output-engines npx wxt build`, then
  * `RECALL_OUT_DIR=.output-engines npx vitest run --config vitest.e2e.config.ts tests/e2e/engines.test.ts`.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  callCore,
-  copyBuildWithPackagedEmbedder,
-  FIXTURE_GGUF as GGUF,
-  launchExtension,
-  PACKAGED_EMBEDDING_MODEL as EMBEDDING_MODEL,
-  removeDir,
-  startCountingProxy,
-  type CountingProxy,
-  type ExtensionBrowser,
-} from './harness';
+import { callCore, FIXTURE_GGUF as GGUF, PACKAGED_EMBEDDING_MODEL as EMBEDDING_MODEL, startExtensionSession, type ExtensionSession } from './harness';
 
 if (!GGUF) console.warn('[e2e engines] ../shared/fixtures is absent: skipping (needs the fixture GGUF).');
 
@@ -61,27 +49,15 @@ async function waitFor(page: Page, predicate: (s: Status) => boolean, timeoutMs 
 }
 
 describe.skipIf(!GGUF)('engines in a real browser', () => {
-  let extensionDir: string;
-  let profile: string;
-  let proxy: CountingProxy;
-  let browser: ExtensionBrowser;
+  let session: ExtensionSession;
   let page: Page;
 
   beforeAll(async () => {
-    extensionDir = await copyBuildWithPackagedEmbedder();
-    profile = mkdtempSync(join(tmpdir(), 'recall-engines-'));
-    proxy = await startCountingProxy();
-    browser = await launchExtension({ extensionDir, userDataDir: profile, proxyPort: proxy.port });
-    page = await browser.openPanel();
+    session = await startExtensionSession();
+    page = await session.browser.openPanel();
     await callCore(page, 'core.ensure');
   });
-
-  afterAll(async () => {
-    await browser?.close();
-    await proxy?.close();
-    removeDir(extensionDir);
-    removeDir(profile);
-  });
+  afterAll(() => session?.dispose());
 
   it('embeds with the model shipped in the package and the packaged ONNX runtime', async () => {
     const status = await waitFor(page, (s) => s.embedder.state !== 'loading' && s.embedder.state !== 'idle');
@@ -148,10 +124,10 @@ describe.skipIf(!GGUF)('engines in a real browser', () => {
 
   it('sent nothing over the network (Chromium itself still calls Google update/account services)', () => {
     const browserOwn = /^(https?:\/\/)?[\w.-]*\.(google\.com|googleapis\.com|gstatic\.com)(:\d+)?(\/|$)/;
-    expect(proxy.requests.filter((r) => !browserOwn.test(r.target))).toEqual([]);
+    expect(session.proxy.requests.filter((r) => !browserOwn.test(r.target))).toEqual([]);
   });
 
   it('logged no errors in the extension', () => {
-    expect(browser.console.errors).toEqual([]);
+    expect(session.browser.console.errors).toEqual([]);
   });
 });

@@ -7,21 +7,9 @@
  * - two panels writing to the same conversation and the same memory at once: no lost message,
  *   unique positions in order, both memory edits in the history.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  callCore,
-  copyBuildWithPackagedEmbedder,
-  FIXTURE_GGUF as GGUF,
-  launchExtension,
-  removeDir,
-  startCountingProxy,
-  type CountingProxy,
-  type ExtensionBrowser,
-} from './harness';
+import { callCore, FIXTURE_GGUF as GGUF, loadFixtureGguf, startExtensionSession, waitForEngineReady as waitEngineReady, type ExtensionSession } from './harness';
 
 if (!GGUF) console.warn('[e2e] ../shared/fixtures is absent: skipping the fault tests (they need the fixture GGUF).');
 
@@ -35,34 +23,16 @@ interface StoredMessage {
   error?: string;
 }
 
-async function waitEngineReady(page: Page): Promise<void> {
-  await page.locator('[data-testid="engine-status"][data-state="ready"]').waitFor({ timeout: 60_000 });
-}
-
 describe.skipIf(!GGUF)('faults in a real browser', () => {
-  let extensionDir: string;
-  let profile: string;
-  let proxy: CountingProxy;
-  let browser: ExtensionBrowser;
+  let session: ExtensionSession;
   let page: Page;
 
   beforeAll(async () => {
-    extensionDir = await copyBuildWithPackagedEmbedder();
-    profile = mkdtempSync(join(tmpdir(), 'recall-profile-'));
-    proxy = await startCountingProxy();
-    browser = await launchExtension({ extensionDir, userDataDir: profile, proxyPort: proxy.port });
-    page = await browser.openPanel();
-    await page.getByTestId('engine-cpu').click();
-    await page.getByTestId('gguf-file-input').setInputFiles(GGUF!);
-    await waitEngineReady(page);
+    session = await startExtensionSession();
+    page = await session.browser.openPanel();
+    await loadFixtureGguf(page);
   });
-
-  afterAll(async () => {
-    await browser?.close();
-    await proxy?.close();
-    removeDir(extensionDir);
-    removeDir(profile);
-  });
+  afterAll(() => session?.dispose());
 
   it('the memory core closed mid-reply: user message kept, one interrupted reply, the panel says so and works for the next turn', async () => {
     // A long reply: the largest answer the model's window allows.
@@ -118,7 +88,7 @@ describe.skipIf(!GGUF)('faults in a real browser', () => {
 
   it('two panels sending to one conversation and editing one memory at once lose nothing', async () => {
     await callCore(page, 'settings.set', { maxAnswerTokens: 24 });
-    const other = await browser.openPanel();
+    const other = await session.browser.openPanel();
     const conversation = await callCore<{ id: string }>(page, 'conversations.create', {});
     const texts = ['First panel says hello', 'Second panel says hi', 'First panel again', 'Second panel again'];
     await Promise.all([

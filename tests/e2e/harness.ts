@@ -2,6 +2,13 @@
  * End-to-end harness: loads the built extension (`.output/chrome-mv3`, or `RECALL_OUT_DIR`) in
  * real headless Debian Chromium through Playwright, with every network request routed through a
  * local counting proxy (so a test can assert that nothing left the machine).
+ *
+ * A test file starts one `startExtensionSession()` in `beforeAll` (a build copy with the fixture
+ * embedder packaged, a fresh profile, the proxy, the browser) and `dispose()`s it in `afterAll`;
+ * the panel helpers below drive the side panel (`loadFixtureGguf`, `sendFromPanel`,
+ * `waitForCore`, …) and the IndexedDB helpers seed and read the extension's database
+ * (`idbPut`, `idbGetAll`, `idbCount`). Also used outside Vitest (`npm run bench`), so it
+ * imports nothing from Vitest. Over 300 lines: it is the one home of the e2e set-up, kept whole.
  */
 import { chromium, type BrowserContext, type ConsoleMessage, type Page, type Worker } from 'playwright-core';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -269,4 +276,177 @@ export async function waitForJobsIdle(page: Page, timeoutMs = 120_000): Promise<
 /** Removes a temporary folder, ignoring errors. */
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** One test file's extension in the browser: its build copy, profile, proxy and the browser running now. */
+export interface ExtensionSession {
+  /** The build copy loaded (fixture embedder packaged, see `copyBuildWithPackagedEmbedder`). */
+  extensionDir: string;
+  /** The browser profile (IndexedDB and OPFS survive `launch()` again: a browser restart). */
+  profile: string;
+  proxy: CountingProxy;
+  /** The browser running now. @throws Error when none runs (before `launch`, after `closeBrowser`). */
+  readonly browser: ExtensionBrowser;
+  /** Launches the browser on the session's profile, closing the one running first (a browser restart). */
+  launch(): Promise<ExtensionBrowser>;
+  /** Closes the browser running now, if any (the profile stays). */
+  closeBrowser(): Promise<void>;
+  /** Closes the browser and the proxy and removes the build copy and the profile. Never throws. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Starts a session: copies the build with the fixture embedder packaged, makes a fresh profile,
+ * starts the counting proxy and (unless `launch: false`) launches the browser.
+ * @throws Error when there is no build (`npm run build` first).
+ */
+export async function startExtensionSession(options: { launch?: boolean } = {}): Promise<ExtensionSession> {
+  const extensionDir = await copyBuildWithPackagedEmbedder();
+  const profile = mkdtempSync(join(tmpdir(), 'recall-profile-'));
+  const proxy = await startCountingProxy();
+  let current: ExtensionBrowser | null = null;
+  const closeBrowser = async () => {
+    const running = current;
+    current = null;
+    await running?.close().catch(() => undefined); // already closed by the test: fine
+  };
+  const session: ExtensionSession = {
+    extensionDir,
+    profile,
+    proxy,
+    get browser() {
+      if (!current) throw new Error('no browser runs in this session: call launch() first');
+      return current;
+    },
+    async launch() {
+      await closeBrowser();
+      current = await launchExtension({ extensionDir, userDataDir: profile, proxyPort: proxy.port });
+      return current;
+    },
+    closeBrowser,
+    async dispose() {
+      await closeBrowser();
+      await proxy.close().catch(() => undefined);
+      removeDir(extensionDir);
+      removeDir(profile);
+    },
+  };
+  if (options.launch !== false) await session.launch();
+  return session;
+}
+
+/** Statuses a reply ends in. */
+const REPLY_DONE = '[data-status="complete"], [data-status="error"], [data-status="aborted"]';
+
+/**
+ * Resolves once the core answers `core.ping` from `page` (the panel starts it; requests before
+ * that go unanswered, and the database exists only then). Polls every 100 ms.
+ * @throws Error after `timeoutMs` (default 60 s).
+ */
+export async function waitForCore(page: Page, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const pong = await callCore<{ ready?: boolean } | undefined>(page, 'core.ping').catch(() => undefined);
+    if (pong?.ready) return;
+    if (Date.now() > deadline) throw new Error('the core did not answer');
+    await page.waitForTimeout(100);
+  }
+}
+
+/** Resolves once the panel's engine chip says a chat model is ready. @throws after `timeoutMs` (default 60 s). */
+export async function waitForEngineReady(page: Page, timeoutMs = 60_000): Promise<void> {
+  await page.locator('[data-testid="engine-status"][data-state="ready"]').waitFor({ timeout: timeoutMs });
+}
+
+/**
+ * Loads the fixture GGUF (stories260K) the way a user does: the CPU engine, the file input (the
+ * panel copies it into OPFS), then waits until it is ready.
+ * @throws Error when `../shared` is absent (`FIXTURE_GGUF` null), or the load times out.
+ */
+export async function loadFixtureGguf(page: Page): Promise<void> {
+  if (!FIXTURE_GGUF) throw new Error('../shared/fixtures is absent: no fixture GGUF');
+  await page.getByTestId('engine-cpu').click();
+  await page.getByTestId('gguf-file-input').setInputFiles(FIXTURE_GGUF);
+  await waitForEngineReady(page);
+}
+
+/**
+ * Types `text` into the panel's chat input, sends it and waits for its reply to end.
+ * @returns the reply's text content. @throws Error when the reply ended other than `complete`, or after 120 s.
+ */
+export async function sendFromPanel(page: Page, text: string): Promise<string> {
+  const replies = page.locator('[data-testid="message"][data-role="assistant"]');
+  const before = await replies.count();
+  await page.getByTestId('chat-input').fill(text);
+  await page.getByTestId('send').click();
+  const reply = replies.nth(before);
+  await reply.and(page.locator(REPLY_DONE)).waitFor({ timeout: 120_000 });
+  const status = await reply.getAttribute('data-status');
+  if (status !== 'complete') throw new Error(`the reply to "${text}" ended ${status}: ${await reply.textContent()}`);
+  return (await reply.textContent()) ?? '';
+}
+
+/** Reads every row of one table of the extension's IndexedDB database (`recall`) from an extension page. */
+export function idbGetAll<T>(page: Page, table: string): Promise<T[]> {
+  return page.evaluate(
+    (name) =>
+      new Promise<T[]>((resolve, reject) => {
+        const open = indexedDB.open('recall');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const request = open.result.transaction(name, 'readonly').objectStore(name).getAll();
+          request.onsuccess = () => {
+            open.result.close();
+            resolve(request.result as T[]);
+          };
+          request.onerror = () => reject(request.error);
+        };
+      }),
+    table,
+  );
+}
+
+/** Counts the rows of one table of the extension's IndexedDB database from an extension page. */
+export function idbCount(page: Page, table: string): Promise<number> {
+  return page.evaluate(
+    (name) =>
+      new Promise<number>((resolve, reject) => {
+        const open = indexedDB.open('recall');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const request = open.result.transaction(name, 'readonly').objectStore(name).count();
+          request.onsuccess = () => {
+            open.result.close();
+            resolve(request.result);
+          };
+          request.onerror = () => reject(request.error);
+        };
+      }),
+    table,
+  );
+}
+
+/**
+ * Writes rows straight into tables of the extension's IndexedDB database, in one transaction, as
+ * an older version, an import or a crash would leave them (the core reads them as they are).
+ * `rows` maps a table name to its rows (JSON data: they cross into the page as JSON).
+ */
+export function idbPut(page: Page, rows: Record<string, unknown[]>): Promise<void> {
+  return page.evaluate(
+    (tables) =>
+      new Promise<void>((resolve, reject) => {
+        const open = indexedDB.open('recall');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const tx = open.result.transaction(Object.keys(tables), 'readwrite');
+          for (const [name, list] of Object.entries(tables)) for (const row of list) tx.objectStore(name).put(row);
+          tx.oncomplete = () => {
+            open.result.close();
+            resolve();
+          };
+          tx.onerror = () => reject(tx.error);
+        };
+      }),
+    rows,
+  );
 }

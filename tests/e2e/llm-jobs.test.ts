@@ -6,69 +6,18 @@
  * no message is lost or dropped from the prompt before it is summarized, the memory store stays
  * consistent, and failures are recorded rather than thrown at the user.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  callCore,
-  copyBuildWithPackagedEmbedder,
-  FIXTURE_GGUF as GGUF,
-  launchExtension,
-  removeDir,
-  startCountingProxy,
-  waitForJobsIdle as jobsIdle,
-  type CountingProxy,
-  type ExtensionBrowser,
-} from './harness';
+import { callCore, FIXTURE_GGUF as GGUF, idbGetAll as readTable, loadFixtureGguf, startExtensionSession, waitForJobsIdle as jobsIdle, type ExtensionSession } from './harness';
 if (!GGUF) console.warn('[e2e] ../shared/fixtures is absent: skipping the LLM-jobs test (it needs the fixture GGUF).');
 
-/** Reads a whole object store of the extension's IndexedDB database from an extension page. */
-function readTable<T>(page: Page, table: string): Promise<T[]> {
-  return page.evaluate(
-    (name) =>
-      new Promise<T[]>((resolve, reject) => {
-        const open = indexedDB.open('recall');
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const request = open.result.transaction(name, 'readonly').objectStore(name).getAll();
-          request.onsuccess = () => {
-            open.result.close();
-            resolve(request.result as T[]);
-          };
-          request.onerror = () => reject(request.error);
-        };
-      }),
-    table,
-  );
-}
-
 describe.skipIf(!GGUF)('LLM-driven strategies and extraction on a real model that cannot follow instructions', () => {
-  let extensionDir: string;
-  let profile: string;
-  let proxy: CountingProxy;
-  let browser: ExtensionBrowser;
-
-  beforeAll(async () => {
-    extensionDir = await copyBuildWithPackagedEmbedder();
-    profile = mkdtempSync(join(tmpdir(), 'recall-profile-'));
-    proxy = await startCountingProxy();
-    browser = await launchExtension({ extensionDir, userDataDir: profile, proxyPort: proxy.port });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await proxy?.close();
-    removeDir(extensionDir);
-    removeDir(profile);
-  });
+  let session: ExtensionSession;
+  beforeAll(async () => void (session = await startExtensionSession()));
+  afterAll(() => session?.dispose());
 
   it('keeps every turn and a consistent store while background jobs get unusable replies', async () => {
-    const page = await browser.openPanel();
-    await page.getByTestId('engine-cpu').click();
-    await page.getByTestId('gguf-file-input').setInputFiles(GGUF!);
-    await page.locator('[data-testid="engine-status"][data-state="ready"]').waitFor({ timeout: 60_000 });
+    const page = await session.browser.openPanel();
+    await loadFixtureGguf(page);
     await callCore(page, 'settings.set', { maxAnswerTokens: 48 });
 
     const strategies = [
@@ -136,6 +85,6 @@ describe.skipIf(!GGUF)('LLM-driven strategies and extraction on a real model tha
     // And the assistant still answers afterwards.
     const after = await callCore<{ assistantMessage: { status: string } }>(page, 'chat.send', { conversationId: conversations[0]!.id, text: 'one more', requestId: 'last' });
     expect(after.assistantMessage.status).toBe('complete');
-    expect(browser.console.errors).toEqual([]);
+    expect(session.browser.console.errors).toEqual([]);
   });
 });

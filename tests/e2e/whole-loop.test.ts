@@ -7,23 +7,19 @@
  * Remembers across a new conversation, a stopped service worker and a browser restart, and
  * sends nothing over the network while chatting (every request goes through a counting proxy).
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   callCore,
-  copyBuildWithPackagedEmbedder,
   extensionRequests,
   FIXTURE_GGUF as GGUF,
-  launchExtension,
-  removeDir,
-  startCountingProxy,
+  loadFixtureGguf,
+  sendFromPanel as send,
+  startExtensionSession,
   stopServiceWorker,
-  type CountingProxy,
-  type ExtensionBrowser,
+  waitForEngineReady as waitEngineReady,
   waitForJobsIdle,
+  type ExtensionSession,
 } from './harness';
 
 const FIRST = '你好，我是梦千寻，我喜欢打篮球，你是？';
@@ -42,47 +38,17 @@ async function countDeltas(page: Page): Promise<() => Promise<number>> {
   return () => page.evaluate(() => (globalThis as { __deltas?: number }).__deltas ?? 0);
 }
 
-async function waitEngineReady(page: Page): Promise<void> {
-  await page.locator('[data-testid="engine-status"][data-state="ready"]').waitFor({ timeout: 60_000 });
-}
-
-async function send(page: Page, text: string): Promise<string> {
-  const before = await page.locator('[data-testid="message"][data-role="assistant"]').count();
-  await page.getByTestId('chat-input').fill(text);
-  await page.getByTestId('send').click();
-  const reply = page.locator('[data-testid="message"][data-role="assistant"]').nth(before);
-  await reply.and(page.locator('[data-status="complete"], [data-status="error"], [data-status="aborted"]')).waitFor({ timeout: 120_000 });
-  expect(await reply.getAttribute('data-status')).toBe('complete');
-  return (await reply.textContent()) ?? '';
-}
-
 describe.skipIf(!GGUF)('the whole loop in a real browser', () => {
-  let extensionDir: string;
-  let profile: string;
-  let proxy: CountingProxy;
-  let browser: ExtensionBrowser | null = null;
-
-  beforeAll(async () => {
-    // The offline install option: the embedding model ships inside the package.
-    extensionDir = await copyBuildWithPackagedEmbedder();
-    profile = mkdtempSync(join(tmpdir(), 'recall-profile-'));
-    proxy = await startCountingProxy();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await proxy?.close();
-    removeDir(extensionDir);
-    removeDir(profile);
-  });
+  let session: ExtensionSession;
+  // The offline install option: the embedding model ships inside the package. The browser starts in the test.
+  beforeAll(async () => void (session = await startExtensionSession({ launch: false })));
+  afterAll(() => session?.dispose());
 
   it('chats with a local model and remembers across conversations, a stopped worker and a browser restart', async () => {
     // ── first browser session ──────────────────────────────────────────────
-    browser = await launchExtension({ extensionDir, userDataDir: profile, proxyPort: proxy.port });
+    let browser = await session.launch();
     let page = await browser.openPanel();
-    await page.getByTestId('engine-cpu').click();
-    await page.getByTestId('gguf-file-input').setInputFiles(GGUF!);
-    await waitEngineReady(page);
+    await loadFixtureGguf(page);
     const status = await callCore<{ chat: { kind: string; modelId: string }; embedder: { state: string; modelId: string } }>(page, 'engine.status');
     expect(status.chat.kind).toBe('wllama');
     expect(status.chat.modelId).toBe('stories260K.gguf');
@@ -99,15 +65,15 @@ describe.skipIf(!GGUF)('the whole loop in a real browser', () => {
     await stopServiceWorker(browser);
     // Stopping the worker loses nothing: the core (offscreen document) still answers, through a fresh worker.
     expect((await callCore<{ ready: boolean }>(page, 'core.ensure')).ready).toBe(true);
-    await browser.close();
-    browser = null;
+    await session.closeBrowser();
 
     // ── browser restart on the same profile ─────────────────────────────────
-    browser = await launchExtension({ extensionDir, userDataDir: profile, proxyPort: proxy.port });
+    browser = await session.launch();
     page = await browser.openPanel();
     await waitEngineReady(page); // the GGUF is restored from OPFS, no file picker, no network
     await page.getByTestId('new-conversation').click();
 
+    const { proxy } = session;
     const requestsBefore = proxy.requests.length;
     await send(page, SECOND);
     // Everything that tried to leave the machine during the chat, minus Chromium's own account probe.

@@ -4,7 +4,11 @@
  * fixture model. The chat model is scripted (`scripted-engine.ts`: an instruction-following LLM
  * cannot run here) and the browser-only engine manager is replaced by `testEngineManager`, which
  * hands out those engines.
+ *
+ * A test file calls `useTestCores()` once: the fixture embedder is loaded before its tests, and
+ * every core it starts is stopped and every database it used deleted after each test.
  */
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +21,7 @@ import type { ChatEngine, Embedder } from '../../src/engines/types';
 import type { EngineStatus } from '../../src/messaging/protocol';
 import { createTokenEstimator } from '../../src/tokens';
 import { writeBertFixtureModel } from './fixture-models';
+import { createScriptedEngine, type ScriptedEngine } from './scripted-engine';
 
 /** Model id of the fixture embedder. */
 export const FIXTURE_EMBEDDER_ID = 'test/bert-fixture';
@@ -34,7 +39,12 @@ export async function loadFixtureEmbedder(): Promise<{ embedder: Embedder; dispo
  * so a test can make the embedder "become ready" later). `onChange` listeners are kept and fired
  * by `notify()`.
  */
-export function testEngineManager(engines: { chat: () => ChatEngine | null; embedder: () => Embedder | null }): EngineManager & { notify(): void } {
+export function testEngineManager(engines: {
+  chat: () => ChatEngine | null;
+  embedder: () => Embedder | null;
+  /** No embedding model configured at all: while `embedder()` is null the status says `idle` with no model id (else `loading` the fixture). */
+  noEmbedderModel?: boolean;
+}): EngineManager & { notify(): void } {
   const estimator = createTokenEstimator();
   const listeners = new Set<(s: EngineStatus) => void>();
   const status = (): EngineStatus => {
@@ -42,7 +52,14 @@ export function testEngineManager(engines: { chat: () => ChatEngine | null; embe
     const embedder = engines.embedder();
     return {
       chat: { kind: chat ? 'scripted' : null, modelId: chat?.modelId ?? null, state: chat ? 'ready' : 'idle', progress: null, contextWindow: chat?.contextWindow() ?? null, error: null, errorCode: null },
-      embedder: { modelId: embedder?.modelId ?? FIXTURE_EMBEDDER_ID, dimension: embedder?.dimension ?? null, state: embedder ? 'ready' : 'loading', progress: null, error: null, errorCode: null },
+      embedder: {
+        modelId: embedder?.modelId ?? (engines.noEmbedderModel ? null : FIXTURE_EMBEDDER_ID),
+        dimension: embedder?.dimension ?? null,
+        state: embedder ? 'ready' : engines.noEmbedderModel ? 'idle' : 'loading',
+        progress: null,
+        error: null,
+        errorCode: null,
+      },
       gpu: { available: false, shaderF16: false, adapter: null },
     } as EngineStatus;
   };
@@ -66,14 +83,27 @@ export function testEngineManager(engines: { chat: () => ChatEngine | null; embe
   } as EngineManager & { notify(): void };
 }
 
-/** Starts a core over a fresh database (or `db`, to simulate a restart on the same data). */
-export async function startTestCore(options: {
+/** What `startTestCore` starts a core with. */
+export interface TestCoreOptions {
   chat: () => ChatEngine | null;
   embedder: () => Embedder | null;
+  /** See `testEngineManager`. */
+  noEmbedderModel?: boolean;
+  /** The database (a restart on the same data); a fresh one by default. */
   db?: RecallDB;
   events?: Partial<CoreDeps['events']>;
   extra?: Partial<CoreDeps>;
-}): Promise<{ core: Core; db: RecallDB; engines: EngineManager & { notify(): void } }> {
+}
+
+/** A started test core, its database and its engine manager (`notify()` fires its `onChange` listeners). */
+export interface TestCore {
+  core: Core;
+  db: RecallDB;
+  engines: EngineManager & { notify(): void };
+}
+
+/** Starts a core over a fresh database (or `db`, to simulate a restart on the same data). */
+export async function startTestCore(options: TestCoreOptions): Promise<TestCore> {
   const db = options.db ?? new RecallDB(`core-${crypto.randomUUID()}`);
   const engines = testEngineManager(options);
   const core = await createCore({
@@ -84,4 +114,75 @@ export async function startTestCore(options: {
     ...options.extra,
   });
   return { core, db, engines };
+}
+
+/**
+ * A scripted chat model for the memory tests (an instruction-following LLM cannot run here):
+ * chat turns answer "Noted."; an extraction request (JSON mode) whose messages mention `trigger`
+ * extracts the one fact `fact` (topic "secrets"), any other extracts nothing (decision requests
+ * then fall back to ADD).
+ */
+export function noteTakingEngine(trigger: string, fact: string): ScriptedEngine {
+  return createScriptedEngine({
+    fallback: (request) =>
+      request.responseFormat?.type !== 'json_object'
+        ? 'Noted.'
+        : JSON.stringify(request.messages).includes(trigger)
+          ? JSON.stringify({ topic: 'secrets', facts: [{ kind: 'fact', text: fact }], preferences: [] })
+          : '{"topic": "chat", "facts": [], "preferences": []}',
+  });
+}
+
+/** One test file's cores: see `useTestCores`. */
+export interface TestCores {
+  /** The fixture embedder (loaded before the file's first test). */
+  readonly embedder: Embedder;
+  /**
+   * Starts a core as `startTestCore` does; by default with no chat model and the fixture embedder.
+   * It is stopped (once, also when the test stopped it already) and its database deleted after the test.
+   */
+  start(options?: Partial<TestCoreOptions>): Promise<TestCore>;
+  /** Registers a database the test opened itself, to be deleted after the test. @returns `db`. */
+  track(db: RecallDB): RecallDB;
+}
+
+/**
+ * The core lifecycle of one test file, as Vitest hooks: `beforeAll` loads the fixture embedder
+ * (unless `loadEmbedder: false`, for files that run without one; `afterAll` removes its folder); `afterEach` stops every core the test started, in reverse
+ * order, then deletes every database it used. Call it once at the top of the file.
+ */
+export function useTestCores(options: { loadEmbedder?: boolean } = {}): TestCores {
+  let fixture: Awaited<ReturnType<typeof loadFixtureEmbedder>> | null = null;
+  const running: Core[] = [];
+  const databases = new Set<RecallDB>();
+  beforeAll(async () => {
+    if (options.loadEmbedder !== false) fixture = await loadFixtureEmbedder();
+  });
+  afterAll(async () => fixture?.dispose());
+  afterEach(async () => {
+    for (const core of running.splice(0).reverse()) await core.stop();
+    for (const db of databases) await db.delete();
+    databases.clear();
+  });
+  const cores: TestCores = {
+    get embedder() {
+      if (!fixture) throw new Error('no fixture embedder: it loads in beforeAll (use it inside a test), unless loadEmbedder: false');
+      return fixture.embedder;
+    },
+    async start(startOptions = {}) {
+      const started = await startTestCore({ chat: () => null, embedder: () => cores.embedder, ...startOptions });
+      // A test may stop a core itself (a restart): the cleanup then does not stop it twice.
+      const stop = started.core.stop.bind(started.core);
+      let stopping: Promise<void> | null = null;
+      started.core.stop = () => (stopping ??= stop());
+      running.push(started.core);
+      databases.add(started.db);
+      return started;
+    },
+    track(db) {
+      databases.add(db);
+      return db;
+    },
+  };
+  return cores;
 }

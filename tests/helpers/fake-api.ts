@@ -4,6 +4,8 @@
  * the test resolves later); `subscribe` registers listeners that `emit` replays. The core itself
  * cannot run behind the panel's messaging in Node, so this is the boundary faked.
  */
+import { DEFAULT_STRATEGY } from '../../src/model/strategies';
+import type { Settings } from '../../src/messaging/protocol';
 import type { DataOf, EventType, ReplyOf, Request, RequestType, StoreApi, Subscribe } from '../../src/ui/state/api';
 
 /** Answers one request type: its data → the reply (or a promise of it); throw to fail. */
@@ -64,4 +66,20 @@ export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => voi
     reject = rej;
   });
   return { promise, resolve, reject };
+}
+
+/** Settings as the core would answer `settings.get` (CPU engine, keep forever, English), with `over` applied. */
+export function settingsFixture(over: Partial<Settings> = {}): Settings {
+  return {
+    preferredEngine: 'wllama',
+    webllmModelId: null,
+    wllamaSource: null,
+    embeddingModelId: 'e5',
+    defaultStrategy: DEFAULT_STRATEGY,
+    maxAnswerTokens: 512,
+    memoryTopK: 5,
+    episodicRetentionDays: null,
+    locale: 'en',
+    ...over,
+  };
 }

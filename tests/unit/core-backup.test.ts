@@ -3,60 +3,27 @@
  * written into the file store's `backups/` folder, the import reads a staged file from there, and
  * only file names and small reports cross the message boundary. Real Dexie (fake-indexeddb), real
  * store and job queue; the OPFS is the in-memory stand-in of tests/helpers/fixture-opfs.ts (Node
- * has none); no models are needed (engine stand-in with neither chat model nor embedder).
+ * has none); no models are needed (the harness's engine stand-in, tests/helpers/core-harness.ts, with neither
+ * chat model nor embedding model).
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { nodeVoyWasm } from '../../bench/data/node-voy';
-import type { EngineManager } from '../../src/core/engine-manager';
-import { createCore, type Core } from '../../src/core/index';
-import { RecallDB } from '../../src/db/schema';
-import type { EngineStatus, TransferProgress } from '../../src/messaging/protocol';
+import { describe, expect, it } from 'vitest';
+import type { Core } from '../../src/core/index';
+import type { TransferProgress } from '../../src/messaging/protocol';
 import { BACKUPS_DIR, openModelFile, writeFileChunks } from '../../src/platform/model-files';
-import { createTokenEstimator } from '../../src/tokens';
 import { stageImportFile } from '../../src/ui/lib/import-file';
+import { useTestCores } from '../helpers/core-harness';
 import { createFakeOpfs, type FakeOpfs } from '../helpers/fixture-opfs';
 
-function noEngines(): EngineManager {
-  const status = (): EngineStatus => ({
-    chat: { kind: null, modelId: null, state: 'idle', progress: null, contextWindow: null, error: null, errorCode: null },
-    embedder: { modelId: null, dimension: null, state: 'idle', progress: null, error: null, errorCode: null },
-    gpu: { available: false, shaderF16: false, adapter: null },
-  });
-  const unsupported = () => Promise.reject(new Error('not in this test'));
-  const estimator = createTokenEstimator();
-  return {
-    status,
-    chatEngine: () => null,
-    embedder: () => null,
-    tokenCounter: () => estimator,
-    catalog: unsupported,
-    loadWebLLM: unsupported,
-    loadWllama: unsupported,
-    unloadChat: unsupported,
-    loadEmbedder: async () => status(),
-    reloadEmbedder: async () => status(),
-    onChange: () => () => undefined,
-  };
-}
+const cores = useTestCores({ loadEmbedder: false });
 
-const running: { core: Core; db: RecallDB }[] = [];
-afterEach(async () => {
-  for (const { core, db } of running.splice(0)) {
-    await core.stop();
-    await db.delete();
-  }
-});
-
+/** Starts a core on the fake OPFS with neither a chat model nor an embedding model; transfer progress goes to `progress`. */
 async function start(opfs: FakeOpfs, progress: TransferProgress[] = []): Promise<Core> {
-  const db = new RecallDB(`core-backup-${crypto.randomUUID()}`);
-  const core = await createCore({
-    db,
-    engines: noEngines(),
-    loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
-    events: { chatDelta: () => undefined, jobs: () => undefined, transfer: (p) => void progress.push(p) },
-    fileRoot: opfs.root,
+  const { core } = await cores.start({
+    embedder: () => null,
+    noEmbedderModel: true,
+    events: { transfer: (p) => void progress.push(p) },
+    extra: { fileRoot: opfs.root },
   });
-  running.push({ core, db });
   return core;
 }
 

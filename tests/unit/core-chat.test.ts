@@ -1,84 +1,36 @@
 /**
  * The whole core (`createCore`) in Node: real Dexie (fake-indexeddb), real job queue, real
  * long-term store (MiniSearch + Voy), real strategies, and real embeddings through
- * transformers.js on a generated fixture model. Only the chat model is scripted
- * (tests/helpers/scripted-engine.ts): an instruction-following LLM cannot run here. The
- * browser-only engine manager is replaced by a small stand-in that hands out these two engines.
+ * transformers.js on a generated fixture model (tests/helpers/core-harness.ts). Only the chat
+ * model is scripted (tests/helpers/scripted-engine.ts): an instruction-following LLM cannot run
+ * here. The browser-only engine manager is replaced by the harness's stand-in.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { nodeVoyWasm } from '../../bench/data/node-voy';
-import type { EngineManager } from '../../src/core/engine-manager';
-import { createCore, type Core, type CoreDeps } from '../../src/core/index';
+import { describe, expect, it } from 'vitest';
+import type { Core, CoreDeps } from '../../src/core/index';
 import { RecallDB } from '../../src/db/schema';
-import { createTransformersEmbedder } from '../../src/engines/transformers';
-import type { ChatEngine, Embedder } from '../../src/engines/types';
-import type { EngineStatus } from '../../src/messaging/protocol';
-import { createTokenEstimator } from '../../src/tokens';
-import { writeBertFixtureModel } from '../helpers/fixture-models';
+import type { ChatEngine } from '../../src/engines/types';
+import { FIXTURE_EMBEDDER_ID, useTestCores } from '../helpers/core-harness';
 import { createScriptedEngine, type ScriptedEngine } from '../helpers/scripted-engine';
 
-const MODEL_ID = 'test/bert-fixture';
+const MODEL_ID = FIXTURE_EMBEDDER_ID;
 /** What stories260K writes whatever it is asked (a real sample of its output). */
 const STORY = 'Once upon a time, there was a little girl named Lily. She loved to play in the park with her big red ball.';
 
-let modelRoot: string;
-let embedder: Embedder;
-
-beforeAll(async () => {
-  modelRoot = await mkdtemp(join(tmpdir(), 'recall-core-'));
-  await writeBertFixtureModel(join(modelRoot, MODEL_ID), MODEL_ID);
-  embedder = await createTransformersEmbedder({ modelId: MODEL_ID, allowRemoteModels: false, localModelPath: modelRoot, dtype: 'fp32' });
-});
-afterAll(async () => rm(modelRoot, { recursive: true, force: true }));
-
-/** Stand-in for the browser engine manager: serves a given chat engine and the fixture embedder (or none). */
-function engineManager(chat: ChatEngine | null, withEmbedder = true): EngineManager {
-  const estimator = createTokenEstimator();
-  const status = (): EngineStatus => ({
-    chat: { kind: chat ? 'scripted' : null, modelId: chat?.modelId ?? null, state: chat ? 'ready' : 'idle', progress: null, contextWindow: chat?.contextWindow() ?? null, error: null, errorCode: null },
-    embedder: { modelId: MODEL_ID, dimension: embedder.dimension, state: 'ready', progress: null, error: null, errorCode: null },
-    gpu: { available: false, shaderF16: false, adapter: null },
-  });
-  const unsupported = () => Promise.reject(new Error('not in this test'));
-  return {
-    status,
-    chatEngine: () => chat,
-    embedder: () => (withEmbedder ? embedder : null),
-    tokenCounter: () => chat?.tokenCounter() ?? estimator,
-    catalog: unsupported,
-    loadWebLLM: unsupported,
-    loadWllama: unsupported,
-    unloadChat: unsupported,
-    loadEmbedder: async () => status(),
-    reloadEmbedder: async () => status(),
-    onChange: () => () => undefined,
-  };
-}
-
+const cores = useTestCores();
 let core: Core | null = null;
 let db: RecallDB;
 const deltas: string[] = [];
 
+/** Starts a core serving `chat` and the fixture embedder (or none); streamed reply pieces go to `deltas`. */
 async function start(chat: ChatEngine | null, withEmbedder = true, events: Partial<CoreDeps['events']> = {}): Promise<Core> {
-  db = new RecallDB(`core-${crypto.randomUUID()}`);
   deltas.length = 0;
-  core = await createCore({
-    db,
-    engines: engineManager(chat, withEmbedder),
-    loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
-    events: { chatDelta: (e) => void deltas.push(e.delta), jobs: () => undefined, ...events },
-  });
+  ({ core, db } = await cores.start({
+    chat: () => chat,
+    embedder: () => (withEmbedder ? cores.embedder : null),
+    events: { chatDelta: (e) => void deltas.push(e.delta), ...events },
+  }));
   return core;
 }
-
-afterEach(async () => {
-  await core?.stop();
-  core = null;
-  await db?.delete();
-});
 
 /** A scripted model that answers chat turns with `reply` and every background job with story text. */
 function model(reply: (userText: string) => string): ScriptedEngine {
@@ -401,12 +353,8 @@ describe('the memory core killed mid-reply', () => {
 
     // The offscreen document is created again (core.ensure) on the same database.
     db = new RecallDB(firstDb.name);
-    const reborn = await createCore({
-      db,
-      engines: engineManager(model(() => 'The end.')),
-      loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
-      events: { chatDelta: () => undefined, jobs: () => undefined },
-    });
+    const endModel = model(() => 'The end.');
+    const { core: reborn } = await cores.start({ db, chat: () => endModel });
     core = reborn;
     const messages = await reborn.conversations.messages(conversation.id);
     expect(messages.map((m) => [m.seq, m.role, m.status, m.content, m.errorCode ?? null])).toEqual([

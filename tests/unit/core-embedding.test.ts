@@ -5,34 +5,25 @@
  * (tests/helpers/core-harness.ts) with real transformers.js embeddings on a fixture model; no chat
  * model is needed.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Core } from '../../src/core/index';
 import { RecallDB, type MemoryRecord } from '../../src/db/schema';
 import type { Embedder } from '../../src/engines/types';
 import { REEMBED_JOB } from '../../src/memory/long-term/jobs';
 import type { LongTermStore } from '../../src/memory/long-term/store';
 import { memoryHash } from '../../src/memory/long-term/text';
-import { FIXTURE_EMBEDDER_ID, loadFixtureEmbedder, startTestCore } from '../helpers/core-harness';
+import { FIXTURE_EMBEDDER_ID, useTestCores } from '../helpers/core-harness';
 
-let embedder: Embedder;
-let dispose: () => Promise<void>;
+const cores = useTestCores();
 let core: Core | null = null;
 let db: RecallDB | null = null;
-
-beforeAll(async () => ({ embedder, dispose } = await loadFixtureEmbedder()));
-afterAll(async () => dispose());
-afterEach(async () => {
-  await core?.stop();
-  await db?.delete();
-  core = db = null;
-});
 
 const reembedJobs = async () => (await db!.jobs.toArray()).filter((j) => j.type === REEMBED_JOB);
 
 describe('memories saved before the embedder was ready', () => {
   it('get their vector once an embedder is ready, even after a restart in between', async () => {
     let ready: Embedder | null = null;
-    ({ core, db } = await startTestCore({ chat: () => null, embedder: () => ready }));
+    ({ core, db } = await cores.start({ embedder: () => ready }));
     await core.memoryAdmin.add({ namespace: 'default', kind: 'fact', text: 'My cat is called Mochi' });
     await core.memoryAdmin.add({ namespace: 'default', kind: 'profile', text: '我住在杭州' });
     expect((await db.memories.toArray()).map((m) => m.embedding)).toEqual([null, null]);
@@ -44,14 +35,14 @@ describe('memories saved before the embedder was ready', () => {
 
     // The browser restarts before any embedder loaded.
     await core.stop();
-    const restarted = await startTestCore({ db, chat: () => null, embedder: () => ready });
+    const restarted = await cores.start({ db, embedder: () => ready });
     core = restarted.core;
     await core.jobs.drain();
     expect((await db.memories.toArray()).every((m) => m.embedding === null)).toBe(true);
     expect(await waiting()).toBe(true);
 
     // The embedder becomes ready: the waiting job is moved up and runs now (not after its 60 s deferral).
-    ready = embedder;
+    ready = cores.embedder;
     restarted.engines.notify();
     await vi.waitFor(async () => expect((await db!.memories.toArray()).every((m) => m.embeddingModel === FIXTURE_EMBEDDER_ID && m.embedding !== null)).toBe(true), { timeout: 5_000 });
     await core.jobs.drain();
@@ -61,7 +52,7 @@ describe('memories saved before the embedder was ready', () => {
   });
 
   it('re-embeds on start what an older version left without a vector or with another model’s, in bounded pages', async () => {
-    db = new RecallDB(`core-${crypto.randomUUID()}`);
+    db = cores.track(new RecallDB(`core-${crypto.randomUUID()}`));
     const base = { namespace: 'default', kind: 'fact' as const, importance: 0.5, createdAt: 1, updatedAt: 1, validFrom: null, validUntil: null, current: 1 as const, lastAccessedAt: null, accessCount: 0, sourceConversationId: null, sourceMessageIds: [], pinned: false };
     const rows: MemoryRecord[] = ['Likes green tea', 'Plays the cello', 'Works in Porto', 'Allergic to peanuts', 'Has two sisters'].map((text, i) => ({
       ...base,
@@ -72,10 +63,10 @@ describe('memories saved before the embedder was ready', () => {
       embeddingModel: i === 4 ? 'old/model' : null,
     }));
     await db.memories.bulkAdd(rows);
-    ({ core } = await startTestCore({ db, chat: () => null, embedder: () => embedder }));
+    ({ core } = await cores.start({ db }));
     await core.jobs.drain();
     const after = await db.memories.toArray();
-    expect(after.map((m) => [m.id, m.embeddingModel, m.embedding?.length])).toEqual(rows.map((r) => [r.id, FIXTURE_EMBEDDER_ID, embedder.dimension]));
+    expect(after.map((m) => [m.id, m.embeddingModel, m.embedding?.length])).toEqual(rows.map((r) => [r.id, FIXTURE_EMBEDDER_ID, cores.embedder.dimension]));
     // Paged: batches of 2 report 2, 4, 5 of 5.
     await db.memories.toCollection().modify({ embedding: null, embeddingModel: null });
     const progress: number[] = [];

@@ -8,32 +8,22 @@
  * only the chat model is scripted (an instruction-following LLM cannot run here); OPFS is the
  * in-memory fake (tests/helpers/fixture-opfs.ts), as Node has none.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/index';
 import { DEFAULT_SETTINGS } from '../../src/core/settings';
 import { TABLE_DATA, type RecallDB } from '../../src/db/schema';
-import type { Embedder } from '../../src/engines/types';
 import { EXTRACTION_STATS_KEY, MAINTENANCE_JOB } from '../../src/memory/long-term/jobs';
 import type { LongTermStore } from '../../src/memory/long-term/store';
 import { saveModelFile } from '../../src/platform/model-files';
 import { eraseUserFiles } from '../../src/platform/user-files';
 import { createFakeOpfs, type FakeOpfs } from '../helpers/fixture-opfs';
-import { loadFixtureEmbedder, startTestCore } from '../helpers/core-harness';
+import { useTestCores } from '../helpers/core-harness';
 import { createScriptedEngine } from '../helpers/scripted-engine';
 
 const SECRET = '4711';
-let embedder: Embedder;
-let dispose: () => Promise<void>;
+const cores = useTestCores();
 let core: Core | null = null;
 let db: RecallDB | null = null;
-
-beforeAll(async () => ({ embedder, dispose } = await loadFixtureEmbedder()));
-afterAll(async () => dispose());
-afterEach(async () => {
-  await core?.stop();
-  await db?.delete();
-  core = db = null;
-});
 
 /** Every row of every table, as text (vectors included as numbers). */
 async function dump(d: RecallDB): Promise<Record<string, string>> {
@@ -56,7 +46,7 @@ describe('erase everything', () => {
     const chat = createScriptedEngine({
       fallback: (request) => (request.responseFormat?.type === 'json_object' ? `Sure! Your locker code is ${SECRET}, noted.` : `Your locker code is ${SECRET}.`),
     });
-    ({ core, db } = await startTestCore({ chat: () => chat, embedder: () => embedder, extra: { eraseUserFiles: () => eraseUserFiles({ root: opfs.root }) } }));
+    ({ core, db } = await cores.start({ chat: () => chat, extra: { eraseUserFiles: () => eraseUserFiles({ root: opfs.root }) } }));
     const c = core;
     await c.updateSettings({ memoryTopK: 3, locale: 'zh_CN' });
     await saveModelFile(new File([new Uint8Array([71, 71, 85, 70, 3, 0, 0, 0])], 'tiny.gguf'), undefined, { root: opfs.root });

@@ -5,41 +5,19 @@
  * the `work` namespace, whatever its short-term strategy. The whole core runs (tests/helpers/
  * core-harness.ts); only the chat model is scripted (an instruction-following LLM cannot run here).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/index';
 import type { RecallDB } from '../../src/db/schema';
-import type { Embedder } from '../../src/engines/types';
 import type { StrategyConfig } from '../../src/memory/short-term/types';
-import { loadFixtureEmbedder, startTestCore } from '../helpers/core-harness';
-import { createScriptedEngine } from '../helpers/scripted-engine';
+import { noteTakingEngine, useTestCores } from '../helpers/core-harness';
 
 const SECRET = 'swordfish';
-let embedder: Embedder;
-let dispose: () => Promise<void>;
+const cores = useTestCores();
 let core: Core | null = null;
 let db: RecallDB | null = null;
 
-beforeAll(async () => ({ embedder, dispose } = await loadFixtureEmbedder()));
-afterAll(async () => dispose());
-afterEach(async () => {
-  await core?.stop();
-  await db?.delete();
-  core = db = null;
-});
-
-/**
- * Chat turns answer "Noted."; an extraction request (JSON) about the secret extracts the diary
- * fact, any other extracts nothing (decision requests then fall back to ADD).
- */
-const engine = () =>
-  createScriptedEngine({
-    fallback: (request) =>
-      request.responseFormat?.type !== 'json_object'
-        ? 'Noted.'
-        : JSON.stringify(request.messages).includes(SECRET)
-          ? `{"topic": "secrets", "facts": [{"kind": "fact", "text": "Diary password is ${SECRET}"}], "preferences": []}`
-          : '{"topic": "chat", "facts": [], "preferences": []}',
-  });
+/** Chat turns answer "Noted."; an extraction about the secret (SECRET) extracts the fact, any other nothing. */
+const engine = () => noteTakingEngine(SECRET, `Diary password is ${SECRET}`);
 
 const STRATEGIES: StrategyConfig[] = [
   { kind: 'vector', k: 2, topK: 4 },
@@ -50,7 +28,7 @@ const STRATEGIES: StrategyConfig[] = [
 describe('namespaces (profiles) are isolated', () => {
   it('a secret of `default` reaches no prompt, search, retrieval or list of `work`, and does reach `default`', async () => {
     const chat = engine();
-    ({ core, db } = await startTestCore({ chat: () => chat, embedder: () => embedder }));
+    ({ core, db } = await cores.start({ chat: () => chat }));
     const c = core;
     const home = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
     expect(home.namespace).toBe('default');
@@ -97,7 +75,7 @@ describe('namespaces (profiles) are isolated', () => {
   });
 
   it('refuses a memory list without a namespace instead of defaulting to one', async () => {
-    ({ core, db } = await startTestCore({ chat: () => null, embedder: () => embedder }));
+    ({ core, db } = await cores.start());
     await expect(core.memoryAdmin.list({} as never)).rejects.toThrow('memory.list needs a namespace');
   });
 });

@@ -5,37 +5,19 @@
  * contradiction is marked as past in the prompt. The whole core runs (tests/helpers/core-harness.ts);
  * only the chat model is scripted (an instruction-following LLM cannot run here).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/index';
 import type { RecallDB } from '../../src/db/schema';
-import type { Embedder } from '../../src/engines/types';
-import { loadFixtureEmbedder, startTestCore } from '../helpers/core-harness';
+import { noteTakingEngine, useTestCores } from '../helpers/core-harness';
 import { createScriptedEngine } from '../helpers/scripted-engine';
 
 const FACT = 'Diary password is swordfish';
-let embedder: Embedder;
-let dispose: () => Promise<void>;
+const cores = useTestCores();
 let core: Core | null = null;
 let db: RecallDB | null = null;
 
-beforeAll(async () => ({ embedder, dispose } = await loadFixtureEmbedder()));
-afterAll(async () => dispose());
-afterEach(async () => {
-  await core?.stop();
-  await db?.delete();
-  core = db = null;
-});
-
-/** Chat turns answer "Noted."; the extraction of an exchange mentioning swordfish gives FACT (the round words it differently). */
-const engine = () =>
-  createScriptedEngine({
-    fallback: (request) =>
-      request.responseFormat?.type !== 'json_object'
-        ? 'Noted.'
-        : JSON.stringify(request.messages).includes('swordfish')
-          ? `{"topic": "secrets", "facts": [{"kind": "fact", "text": "${FACT}"}], "preferences": []}`
-          : '{"topic": "chat", "facts": [], "preferences": []}',
-  });
+/** Chat turns answer "Noted."; an extraction about the secret (swordfish) extracts the fact, any other nothing. */
+const engine = () => noteTakingEngine('swordfish', FACT);
 
 async function planted(c: Core, d: RecallDB) {
   const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
@@ -55,7 +37,7 @@ async function promptFor(c: Core, d: RecallDB, text: string): Promise<string> {
 describe('rounds that state a fact', () => {
   it('deleting a fact returns the rounds stating it; removing them keeps the fact out of later prompts', async () => {
     const chat = engine();
-    ({ core, db } = await startTestCore({ chat: () => chat, embedder: () => embedder }));
+    ({ core, db } = await cores.start({ chat: () => chat }));
     const { fact, round } = await planted(core, db);
     expect(round.sourceMessageIds).toContain(fact.sourceMessageIds[0]);
     const { rounds } = await core.memoryAdmin.delete(fact.id);
@@ -70,7 +52,7 @@ describe('rounds that state a fact', () => {
 
   it('"forget …" removes the fact and the rounds that state it, and its reply lists them', async () => {
     const chat = engine();
-    ({ core, db } = await startTestCore({ chat: () => chat, embedder: () => embedder }));
+    ({ core, db } = await cores.start({ chat: () => chat }));
     const { turn, fact, round } = await planted(core, db);
     const forget = await core.chat.send({ conversationId: turn.userMessage.conversationId, text: 'forget my diary password', requestId: 'f' });
     // The round says "journal code", not "diary password": it goes because the forgotten fact came from it.
@@ -82,7 +64,7 @@ describe('rounds that state a fact', () => {
 
   it('marks a round whose fact was superseded as past in the prompt', async () => {
     const chat = createScriptedEngine({ fallback: (request) => (request.responseFormat?.type === 'json_object' ? '{"topic": "x", "facts": [], "preferences": []}' : 'Noted.') });
-    ({ core, db } = await startTestCore({ chat: () => chat, embedder: () => embedder }));
+    ({ core, db } = await cores.start({ chat: () => chat }));
     const c = core;
     const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
     const first = await c.chat.send({ conversationId: conversation.id, text: 'I live in Shenzhen', requestId: 'a' });

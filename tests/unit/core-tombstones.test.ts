@@ -7,47 +7,28 @@
  * cannot run here).
  */
 import Dexie from 'dexie';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/index';
 import { RecallDB } from '../../src/db/schema';
-import type { Embedder } from '../../src/engines/types';
 import { EPISODIC_JOB, EXTRACT_JOB } from '../../src/memory/long-term';
 import { isTombstoned, tombstonedHashes } from '../../src/memory/long-term/store';
 import { memoryHash } from '../../src/memory/long-term/text';
-import { loadFixtureEmbedder, startTestCore } from '../helpers/core-harness';
-import { createScriptedEngine } from '../helpers/scripted-engine';
+import { noteTakingEngine, useTestCores } from '../helpers/core-harness';
 
 const FACT = 'Diary password is swordfish';
-let embedder: Embedder;
-let dispose: () => Promise<void>;
+const cores = useTestCores();
 let core: Core | null = null;
 let db: RecallDB | null = null;
 
-beforeAll(async () => ({ embedder, dispose } = await loadFixtureEmbedder()));
-afterAll(async () => dispose());
-afterEach(async () => {
-  await core?.stop();
-  await db?.delete();
-  core = db = null;
-});
-
-/** Chat turns answer "Noted."; extraction of an exchange about the diary extracts FACT, others nothing. */
-const engine = () =>
-  createScriptedEngine({
-    fallback: (request) =>
-      request.responseFormat?.type !== 'json_object'
-        ? 'Noted.'
-        : JSON.stringify(request.messages).includes('swordfish')
-          ? `{"topic": "secrets", "facts": [{"kind": "fact", "text": "${FACT}"}], "preferences": []}`
-          : '{"topic": "chat", "facts": [], "preferences": []}',
-  });
+/** Chat turns answer "Noted."; an extraction about the secret (swordfish) extracts the fact, any other nothing. */
+const engine = () => noteTakingEngine('swordfish', FACT);
 
 const texts = async () => (await db!.memories.toArray()).map((m) => m.text);
 
 describe('tombstones', () => {
   it('a deleted memory and a deleted round stay deleted when their jobs re-run after a killed context', async () => {
     const chat = engine();
-    ({ core, db } = await startTestCore({ chat: () => chat, embedder: () => embedder }));
+    ({ core, db } = await cores.start({ chat: () => chat }));
     const conversation = await core.conversations.create({ strategy: { kind: 'full-buffer' } });
     await core.chat.send({ conversationId: conversation.id, text: 'My diary password is swordfish', requestId: 'r1' });
     await core.jobs.drain();
@@ -75,7 +56,7 @@ describe('tombstones', () => {
     await db.jobs.bulkUpdate(jobIds.map((key) => ({ key, changes: { status: 'running' as const } })));
     await core.stop();
     const before = chat.requests.length;
-    ({ core } = await startTestCore({ db, chat: () => chat, embedder: () => embedder }));
+    ({ core } = await cores.start({ db, chat: () => chat }));
     await core.jobs.drain();
     // Both jobs really ran again (the extraction asked the model again) and stored nothing.
     expect(chat.requests.length).toBeGreaterThan(before);
@@ -85,7 +66,7 @@ describe('tombstones', () => {
 
   it('"remember …" by the user lifts the tombstone; "forget …" writes one', async () => {
     const chat = engine();
-    ({ core, db } = await startTestCore({ chat: () => chat, embedder: () => embedder }));
+    ({ core, db } = await cores.start({ chat: () => chat }));
     const conversation = await core.conversations.create({ strategy: { kind: 'full-buffer' } });
     const added = await core.memoryAdmin.add({ namespace: 'default', kind: 'fact', text: FACT });
     await core.memoryAdmin.delete(added.id);
@@ -105,7 +86,7 @@ describe('tombstones', () => {
     v1.version(1).stores({ memories: 'id, namespace, kind, hash, current, updatedAt, sourceConversationId, *sourceMessageIds, [namespace+current]', settings: 'key' });
     await v1.table('memories').add({ id: 'm1', namespace: 'default', kind: 'fact', text: 'Likes tea', hash: memoryHash('Likes tea'), current: 1, sourceMessageIds: [] });
     v1.close();
-    db = new RecallDB(name);
+    db = cores.track(new RecallDB(name));
     await db.open();
     expect(db.verno).toBe(3); // v3 (the persisted long-term index) comes after v2; both upgrades ran
     expect((await db.memories.get('m1'))?.text).toBe('Likes tea');

@@ -8,7 +8,7 @@
 import { env, AutoTokenizer } from '@huggingface/transformers';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -33,7 +33,7 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'recall-embedder-'));
   fixture = await writeBertFixtureModel(join(root, 'models', MODEL_ID), MODEL_ID);
   // One server plays both the extension package (`/models/…`) and the model hub (`/hub/<id>/resolve/main/…`).
-  server = createServer(async (req, res) => {
+  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     served.push(path);
     if (failWith) return void res.writeHead(failWith).end();
@@ -46,6 +46,10 @@ beforeAll(async () => {
     } catch {
       res.writeHead(404).end();
     }
+  };
+  // Node ignores a handler's promise: answer 500 on a rejection rather than leave the request open.
+  server = createServer((req, res) => {
+    serve(req, res).catch(() => res.writeHead(500).end());
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -13,6 +13,8 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CHATML_TEMPLATE, createWllamaEngine, inspectGguf, supportsMemory64, WLLAMA_MODELS, type WllamaChunk, type WllamaLike } from '../../src/engines/wllama';
 import { EngineError, type LoadProgress, type TokenCounter } from '../../src/engines/types';
+import type { GgufHeader } from '../../src/gguf/header';
+import { createGgufTokenCounter } from '../../src/tokens';
 import { buildGguf, ggufBlob } from '../helpers/fixture-gguf';
 
 const STORIES = resolve(__dirname, '../../../shared/fixtures/models/stories260K/stories260K.gguf');
@@ -79,7 +81,7 @@ class FakeWllama implements WllamaLike {
   };
 }
 
-function setup(extra: { stallTimeoutMs?: number; tokenCounterFor?: (b: Blob) => Promise<TokenCounter | null> } = {}) {
+function setup(extra: { stallTimeoutMs?: number; tokenCounterFor?: (b: Blob, header: GgufHeader) => Promise<TokenCounter | null> } = {}) {
   const hub = new Map<string, Blob>();
   const cache = new Map<string, Blob>();
   const downloads: string[] = [];
@@ -147,6 +149,26 @@ describe('GGUF header', () => {
 });
 
 describe('loadFromBlob', () => {
+  it.skipIf(!HAS_SHARED)('parses the GGUF header once per load: the engine checks and the token counter share it', async () => {
+    /** Counts header parses: every parse reads a range from byte 0 longer than the 8-byte magic check. */
+    class CountingBlob extends Blob {
+      parses = 0;
+      override slice(start?: number, end?: number, type?: string): Blob {
+        if ((start ?? 0) === 0 && (end ?? this.size) > 8) this.parses += 1;
+        return super.slice(start, end, type);
+      }
+    }
+    const blob = new CountingBlob([await readFile(STORIES)]);
+    // Wired as the core's engine manager wires it.
+    const t = setup({ tokenCounterFor: (_model, header) => createGgufTokenCounter(header) });
+    await t.engine.loadFromBlob('stories260K.gguf', blob);
+    expect(blob.parses).toBe(1);
+    expect(t.engine.tokenCounter()).toMatchObject({ exact: true, id: expect.stringMatching(/^gguf:.*:llama$/) });
+    // The counter built from the parsed header equals the one read from the file.
+    const fromFile = (await createGgufTokenCounter(new Blob([await readFile(STORIES)])))!;
+    expect(t.engine.tokenCounter()!.count('Once upon a time, Lily saw a big dog.')).toBe(fromFile.count('Once upon a time, Lily saw a big dog.'));
+  });
+
   it('adds a ChatML template when the GGUF has none, caps n_ctx at the trained window, runs on one CPU thread', async () => {
     const t = setup({ tokenCounterFor: async () => fakeCounter });
     const blob = ggufBlob({ contextLength: 2048 });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecallDB, type MemoryRecord } from '../../src/db/schema';
-import { base64ToVector, exportAll, importAll as importFile, ImportError, parseExportFile, vectorToBase64 } from '../../src/memory/export';
+import { base64ToVector, exportAll, importAll as importFile, ImportError, parseExportFile, vectorToBase64 } from '../../src/backup';
 import { memoryHash } from '../../src/memory/long-term/text';
 import { importReportView } from '../../src/ui/lib/import-report';
 import { openTestStore } from '../helpers/ltm-test-store';

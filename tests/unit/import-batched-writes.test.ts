@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecallDB, type ConversationRecord, type MessageRecord } from '../../src/db/schema';
-import { importAll } from '../../src/memory/export';
+import { importAll } from '../../src/backup';
 
 const dbs: RecallDB[] = [];
 const open = () => {

@@ -18,7 +18,7 @@ import {
   IMPORT_UNDO_PREFIX,
   recoverInterruptedImport,
   vectorToBase64,
-} from '../../src/memory/export';
+} from '../../src/backup';
 import { VectorIndex } from '../../src/memory/long-term/retrieval/vector';
 import { memoryHash } from '../../src/memory/long-term/text';
 import { nodeVoyWasm } from '../../bench/data/node-voy';

@@ -10,8 +10,9 @@ import type { ChatRequest } from '../../src/engines/types';
 import { findRelativeDates, parseAbsoluteDate, resolveRelativeDates } from '../../src/memory/long-term/extraction/dates';
 import { ExtractionError, extractMemories } from '../../src/memory/long-term/extraction';
 import { guessKind, prepareItem } from '../../src/memory/long-term/extraction/items';
-import { parseJsonReply, sliceFirstJson } from '../../src/memory/long-term/extraction/json';
-import { contentTerms, dominantLanguage, termCoverage } from '../../src/memory/long-term/extraction/language';
+import { parseJsonReply, sliceFirstJson } from '../../src/text/json-reply';
+import { cjkShare, dominantLanguage, writesChinese } from '../../src/text/language';
+import { contentTerms, termCoverage } from '../../src/text/terms';
 import { buildExtractionMessages } from '../../src/memory/long-term/extraction/prompt';
 import { EXTRACTION_JSON_SCHEMA, normalizeExtractionReply } from '../../src/memory/long-term/extraction/schema';
 import { createScriptedEngine } from '../helpers/scripted-engine';
@@ -141,8 +142,11 @@ describe('language helpers', () => {
     expect(contentTerms('Forget my home address!')).toEqual(['forget', 'home', 'address']);
     expect(termCoverage(['住在', '深圳'], '我妹妹住在深圳南山区')).toBe(1);
     expect(termCoverage(['art'], 'a party at home')).toBe(0);
-    expect(dominantLanguage('我喜欢Python和Rust')).toBe('zh');
-    expect(dominantLanguage('I like 火锅')).toBe('other');
+    expect(cjkShare('我喜欢Python和Rust')).toBeCloseTo(4 / 7, 10);
+    expect(writesChinese('我喜欢Python和Rust')).toBe(true);
+    expect(dominantLanguage('我喜欢Python和Rust')).toBe('mixed');
+    expect(writesChinese('I like 火锅')).toBe(false);
+    expect(dominantLanguage('I like 火锅')).toBe('en');
   });
 });
 
@@ -153,7 +157,6 @@ describe('JSON repair', () => {
     ['trailing commas', '{"facts": [{"text": "a",},], "preferences": [],}', { facts: [{ text: 'a' }], preferences: [] }, true],
     ['single quotes', "{'facts': [{'text': 'a'}], 'preferences': []}", { facts: [{ text: 'a' }], preferences: [] }, true],
     ['typographic quotes', '{“facts”: [{“text”: “a”}]}', { facts: [{ text: 'a' }] }, true],
-    ['truncated array', '{"topic": "x", "facts": [{"kind": "event", "text": "a"}, {"kind": "fact", "text": "b', { topic: 'x', facts: [{ kind: 'event', text: 'a' }, { kind: 'fact', text: 'b' }] }, true],
     ['Chinese content', '{"facts": [{"text": "我住在杭州"}]}', { facts: [{ text: '我住在杭州' }] }, false],
   ])('%s', (_name, reply, value, repaired) => {
     expect(parseJsonReply(reply)).toEqual({ ok: true, value, repaired });
@@ -163,13 +166,29 @@ describe('JSON repair', () => {
     ['a story', STORY, 'no_json'],
     ['an empty reply', '   ', 'empty'],
     ['a bare string', '"facts"', 'no_json'],
+    // Cut off at the token limit: repairing it would store the fragment "b" as a fact.
+    ['a cut-off array', '{"topic": "x", "facts": [{"kind": "event", "text": "a"}, {"kind": "fact", "text": "b', 'truncated'],
+    ['a cut-off object in a fence', '```json\n{"facts": [{"kind": "fact", "text": "a"}]\n```', 'truncated'],
   ])('fails cleanly on %s', (_name, reply, failure) => {
     expect(parseJsonReply(reply)).toMatchObject({ ok: false, failure });
   });
 
   it('cuts the first JSON value, respecting strings', () => {
-    expect(sliceFirstJson('x {"a": "}"} {"b": 1}')).toBe('{"a": "}"}');
+    expect(sliceFirstJson('x {"a": "}"} {"b": 1}')).toEqual({ text: '{"a": "}"}', complete: true });
+    expect(sliceFirstJson('[1, {"a": "\\"]"}] tail')).toEqual({ text: '[1, {"a": "\\"]"}]', complete: true });
+    expect(sliceFirstJson('Here: {"a": "cut')).toEqual({ text: '{"a": "cut', complete: false });
     expect(sliceFirstJson('no json')).toBeNull();
+  });
+
+  it('takes a complete reply and refuses the same reply cut off, whatever the caller', () => {
+    const complete = '{"event": "UPDATE", "id": "0", "text": "Lives in Hangzhou"}';
+    const cut = complete.slice(0, complete.indexOf('Hang') + 4);
+    expect(parseJsonReply(complete)).toEqual({ ok: true, value: { event: 'UPDATE', id: '0', text: 'Lives in Hangzhou' }, repaired: false });
+    expect(parseJsonReply(cut)).toMatchObject({ ok: false, failure: 'truncated' });
+    expect(parseJsonReply(cut, { objectOnly: true })).toMatchObject({ ok: false, failure: 'truncated' });
+    // Object-only callers (summaries, entity notes) find the object inside a wrapping array, and refuse a bare array.
+    expect(parseJsonReply('[{"summary": "a"}]', { objectOnly: true })).toEqual({ ok: true, value: { summary: 'a' }, repaired: false });
+    expect(parseJsonReply('[1, 2]', { objectOnly: true })).toMatchObject({ ok: false, failure: 'no_json' });
   });
 });
 
@@ -249,6 +268,18 @@ describe('extractMemories (scripted engine in place of a real LLM)', () => {
     expect(retry.messages[2]).toEqual({ role: 'assistant', content: expect.stringContaining('Once upon a time') });
     expect(retry.messages[3]!.content).toContain('The reply contained no JSON object.');
     expect(retry.temperature).toBeGreaterThan(0);
+  });
+
+  it('refuses a reply cut off at the token limit and asks again, so no fragment becomes a memory', async () => {
+    const engine = createScriptedEngine();
+    engine.push(
+      '{"topic": "pets", "facts": [{"kind": "profile", "text": "Has a cat named Miso"}, {"kind": "fact", "text": "Miso likes tu',
+      '{"topic": "pets", "facts": [{"kind": "profile", "text": "Has a cat named Miso"}], "preferences": []}',
+    );
+    const result = await extractMemories(engine, { userText: 'My cat Miso is 3.', assistantText: 'Cute!', messageTime: FRI });
+    expect(result.attempts).toBe(2);
+    expect(result.items.map((i) => i.text)).toEqual(['Has a cat named Miso']);
+    expect(engine.requests[1]!.messages[3]!.content).toContain('cut off');
   });
 
   it('gives up after the bounded attempts on stories, empty and huge replies', async () => {

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RecallDB, type MessageRecord } from '../../src/db/schema';
 import { createJobQueue, type JobQueue } from '../../src/jobs/queue';
 import { ACCESS_WRITE_DELAY_MS, createLongTermMemory, EPISODIC_JOB, EXTRACT_JOB, episodicText, registerEpisodicJobs } from '../../src/memory/long-term';
-import { createMemoryStore, type LongTermStore } from '../../src/memory/long-term/store';
+import { createMemoryStore } from '../../src/memory/long-term/store';
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
 

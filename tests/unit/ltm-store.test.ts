@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RecallDB } from '../../src/db/schema';
 import { EngineError, type Embedder } from '../../src/engines/types';
-import { createMemoryStore, type LongTermStore } from '../../src/memory/long-term/store';
+import { createMemoryStore } from '../../src/memory/long-term/store';
 import { fnv1a64, memoryHash, normalizeMemoryText } from '../../src/memory/long-term/text';
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
 import { nodeVoyWasm } from '../../bench/data/node-voy';

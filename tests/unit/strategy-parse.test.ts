@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ChatResult } from '../../src/engines/types';
-import { conversationLanguage, cjkShare, dominantLanguage, languageMatches } from '../../src/memory/short-term/language';
+import { conversationLanguage } from '../../src/memory/short-term/language';
+import { cjkShare, dominantLanguage, languageMatches } from '../../src/text/language';
 import { entityKey, groundedShare, keyFacts, mentions, missingKeyFacts, parseEntityReply, parseJsonObject, parseSummaryReply, summaryGroundingProblem } from '../../src/memory/short-term/parse';
 import { entityPrompt, summaryPrompt } from '../../src/memory/short-term/prompts';
 import { wordCounter } from '../../bench/data/strategy-harness';
@@ -184,6 +185,14 @@ describe('entity names and language', () => {
     expect(languageMatches('The user is Li Lei.', 'zh')).toBe(false);
     expect(languageMatches('anything', 'mixed')).toBe(true);
     expect(conversationLanguage([{ content: 'Hello there, how are you today? I went hiking with friends.' }, { content: '我很好，谢谢你的关心。今天天气不错。' }])).toBe('mixed');
+  });
+
+  it('counts words of every alphabet, not only Latin ones', () => {
+    // 2 CJK characters, 5 Cyrillic words: 2 / (2 + 7.5) ≈ 0.21. Counting Latin words only made
+    // this Russian text "Chinese" (share 1), so its summary had to be written in Chinese.
+    expect(cjkShare('Привет, как дела? Я люблю 火锅')).toBeCloseTo(2 / 9.5, 10);
+    expect(dominantLanguage('Привет, как дела? Я люблю 火锅')).toBe('en');
+    expect(languageMatches('Пользователь очень любит есть 火锅.', 'zh')).toBe(false); // 2 / (2 + 6) = 0.25
   });
 });
 

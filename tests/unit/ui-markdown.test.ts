@@ -4,7 +4,7 @@
  */
 import { JSDOM } from 'jsdom';
 import { describe, expect, it } from 'vitest';
-import { capNesting, createMarkdownRenderer, escapeHtml, MAX_MARKDOWN_NESTING, plainTextHtml } from '../../src/ui/lib/markdown';
+import { capNesting, createMarkdownRenderer, escapeHtml, MAX_MARKDOWN_NESTING } from '../../src/ui/lib/markdown';
 
 const window = new JSDOM('').window;
 const render = createMarkdownRenderer(window as unknown as Parameters<typeof createMarkdownRenderer>[0]);

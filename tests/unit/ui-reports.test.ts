@@ -2,11 +2,11 @@
  * What the panel says about prompts, background work and imports (src/ui/lib/prompt-notices.ts,
  * jobs.ts, import-report.ts): translated sentences by code and by meaning, the core's English
  * text only as detail. The import report is checked on the real export/import code
- * (src/memory/export.ts on fake-indexeddb): importing the same file twice says "nothing new".
+ * (src/backup/ on fake-indexeddb): importing the same file twice says "nothing new".
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecallDB } from '../../src/db/schema';
-import { exportAll, importAll } from '../../src/memory/export';
+import { exportAll, importAll } from '../../src/backup';
 import { EPISODIC_JOB } from '../../src/memory/long-term';
 import { EXTRACT_JOB, MAINTENANCE_JOB, REEMBED_JOB } from '../../src/memory/long-term/jobs';
 import { ENTITY_JOB, FOLD_JOB, SUMMARY_JOB } from '../../src/memory/short-term';

@@ -12,19 +12,9 @@ import { createJobsStore } from '../../src/ui/state/jobs.svelte';
 import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { createSettingsStore } from '../../src/ui/state/settings.svelte';
 import { STORAGE_FULL_CODE } from '../../src/db/errors';
-import { createFakeApi } from '../helpers/fake-api';
+import { createFakeApi, settingsFixture } from '../helpers/fake-api';
 
-const settings = (locale: Settings['locale']): Settings => ({
-  preferredEngine: 'wllama',
-  webllmModelId: null,
-  wllamaSource: null,
-  embeddingModelId: 'e5',
-  defaultStrategy: DEFAULT_STRATEGY,
-  maxAnswerTokens: 512,
-  memoryTopK: 5,
-  episodicRetentionDays: null,
-  locale,
-});
+const settings = (locale: Settings['locale']): Settings => settingsFixture({ locale });
 const jobs = { pending: 0, running: 0, failed: 2, done: 5 } as never;
 
 afterEach(() => vi.useRealTimers());

@@ -116,11 +116,21 @@ describe('chat store', () => {
     conversations.current = conv('c1');
     setChatState('idle');
     api.on('chat.send', () => ({ userMessage: msg('u1', 0, 'user', 'x'), assistantMessage: msg('a1', 1, 'assistant', 'ok') }));
+    chat.draft = '   ';
+    expect(chat.canSend).toBe(false);
     chat.draft = 'what is the weather';
+    expect(chat.canSend).toBe(false);
     await chat.send();
     expect(api.callsOf('chat.send')).toEqual([]);
     expect(chat.draft).toBe('what is the weather');
+    setChatState('ready');
+    expect(chat.canSend).toBe(true);
+    conversations.active = { requestId: 'r0', conversationId: 'c1' }; // a turn of this panel runs
+    expect(chat.canSend).toBe(false);
+    conversations.active = null;
+    setChatState('idle');
     chat.draft = '记住：我住在杭州';
+    expect(chat.canSend).toBe(true);
     await chat.send();
     expect(api.callsOf('chat.send').map((d) => d.text)).toEqual(['记住：我住在杭州']);
   });
@@ -206,5 +216,15 @@ describe('conversations store', () => {
     expect(conversations.highlighted).toEqual(['u1']);
     expect(view.drawerOpen).toBe(false);
     expect(api.callsOf('trace.get')).toEqual([{ messageId: 'a1' }]);
+  });
+
+  it('shows the open conversation\'s strategy, else the one picked for the new chat, else the default', async () => {
+    const { conversations } = setup();
+    const fallback = { kind: 'full-buffer' } as const;
+    expect(conversations.strategyShown(fallback)).toEqual(fallback);
+    await conversations.setStrategy({ kind: 'buffer-window', k: 3 }); // a new chat: kept for its creation
+    expect(conversations.strategyShown(fallback)).toEqual({ kind: 'buffer-window', k: 3 });
+    conversations.current = { ...conv('c1'), strategy: { kind: 'summary' } };
+    expect(conversations.strategyShown(fallback)).toEqual({ kind: 'summary' });
   });
 });

@@ -3,9 +3,11 @@
  * (tests/helpers/fake-api.ts) and fake file boundaries (OPFS staging and the browser download
  * cannot run in Node); the store, the import-file check and the notices are the real ones.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MAX_MEMORY_TEXT_CHARS } from '../../src/memory/long-term/text';
 import type { MemoryView } from '../../src/memory/long-term/types';
 import type { ImportReport } from '../../src/messaging/protocol';
+import { createMemoryItemStore } from '../../src/ui/state/memory-item.svelte';
 import { createMemoryStore } from '../../src/ui/state/memory.svelte';
 import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { createFakeApi, deferred } from '../helpers/fake-api';
@@ -13,6 +15,7 @@ import { createFakeApi, deferred } from '../helpers/fake-api';
 const view = (id: string, text: string, over: Partial<MemoryView> = {}): MemoryView =>
   ({ id, text, namespace: 'default', kind: 'fact', pinned: 0, current: 1, importance: 0.5, sourceConversationId: null, sourceMessageIds: [], ...over }) as unknown as MemoryView;
 const flush = () => new Promise((resolve) => setTimeout(resolve, 0));
+afterEach(() => vi.useRealTimers());
 
 function setup() {
   const api = createFakeApi();
@@ -176,5 +179,106 @@ describe('memory store', () => {
     expect(memory.importReport).toBeNull();
     expect(events.at(-1)).toBe('afterEraseAll');
     expect(notices.list.map((n) => n.kind)).toEqual(['info']);
+  });
+});
+
+describe("the manager's own forms", () => {
+  it('filters reload at once, a typed search 250 ms after the last change (a newer change cancels the older)', () => {
+    vi.useFakeTimers();
+    const { api, memory } = setup();
+    memory.loadSoon();
+    vi.advanceTimersByTime(0);
+    expect(api.callsOf('memory.list')).toHaveLength(1);
+    memory.search = 'ca';
+    const cancel = memory.loadSoon();
+    vi.advanceTimersByTime(200);
+    cancel(); // typed on
+    memory.search = 'cat';
+    memory.loadSoon();
+    vi.advanceTimersByTime(249);
+    expect(api.callsOf('memory.list')).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    expect(api.callsOf('memory.list').map((q) => q.search)).toEqual([undefined, 'cat']);
+  });
+
+  it('the new-memory form: too long (trimmed) cannot be added; once added it is emptied and closed, on failure kept', async () => {
+    const { api, memory } = setup();
+    memory.adding = true;
+    memory.newKind = 'preference';
+    memory.newText = ` ${'x'.repeat(MAX_MEMORY_TEXT_CHARS)} `;
+    expect([memory.newTextTooLong, memory.canAddNew]).toEqual([false, true]);
+    memory.newText += 'y';
+    expect([memory.newTextTooLong, memory.canAddNew]).toEqual([true, false]);
+    api.on('memory.add', () => {
+      throw new Error('offline');
+    });
+    memory.newText = ' I like tea ';
+    await memory.addNew();
+    expect([memory.adding, memory.newText]).toEqual([true, ' I like tea ']);
+    api.on('memory.add', (data) => view('m2', data.text));
+    await memory.addNew();
+    expect([memory.adding, memory.newText]).toEqual([false, '']);
+    expect(api.callsOf('memory.add').at(-1)).toEqual({ namespace: 'default', kind: 'preference', text: 'I like tea', pinned: true });
+  });
+
+  it('the erase question closes once everything was erased, stays open when the erase failed', async () => {
+    const { api, memory } = setup();
+    memory.eraseAsked = true;
+    api.on('memory.eraseAll', () => {
+      throw new Error('busy');
+    });
+    await memory.eraseAll();
+    expect(memory.eraseAsked).toBe(true);
+    api.on('memory.eraseAll', () => undefined);
+    await memory.eraseAll();
+    expect(memory.eraseAsked).toBe(false);
+  });
+});
+
+describe('memory item store', () => {
+  it('edit: the editor opens on the text, closes once saved, stays open on failure; too long (as typed) cannot be saved', async () => {
+    const { api, memory } = setup();
+    const item = createMemoryItemStore({ store: memory, memoryId: 'm1' });
+    item.startEdit('My cat is called Mochi');
+    expect([item.editing, item.editText, item.canSave]).toEqual([true, 'My cat is called Mochi', true]);
+    item.editText = 'x'.repeat(MAX_MEMORY_TEXT_CHARS + 1);
+    expect([item.editTooLong, item.canSave]).toEqual([true, false]);
+    api.on('memory.update', () => {
+      throw new Error('locked');
+    });
+    item.editText = 'Mochi is a cat';
+    await item.save();
+    expect(item.editing).toBe(true);
+    api.on('memory.update', (data) => view(data.id, data.text ?? ''));
+    await item.save();
+    expect([item.editing, item.saving]).toEqual([false, false]);
+    expect(api.callsOf('memory.update').at(-1)).toEqual({ id: 'm1', text: 'Mochi is a cat' });
+  });
+
+  it('history opens and reads, is read again after a change that worked, says why a read failed; busy while a change runs', async () => {
+    const { api, memory } = setup();
+    const item = createMemoryItemStore({ store: memory, memoryId: 'm1' });
+    let version = 1;
+    api.on('memory.history', () => [{ id: version, memoryId: 'm1', event: 'ADD', oldText: null, newText: `v${version}`, at: 1, source: 'user' }] as never);
+    await item.toggleHistory();
+    expect(item.history?.map((h) => h.newText)).toEqual(['v1']);
+    const reply = deferred<MemoryView>();
+    api.on('memory.update', () => reply.promise);
+    const pin = item.setPinned(true);
+    expect(item.saving).toBe(true);
+    version = 2;
+    reply.resolve(view('m1', 'x'));
+    await pin;
+    expect([item.saving, item.history?.map((h) => h.newText)]).toEqual([false, ['v2']]);
+    api.on('memory.history', () => {
+      throw new Error('core restarted');
+    });
+    await item.loadHistory();
+    expect(item.historyError).toBe('core restarted');
+    await item.toggleHistory();
+    expect(item.historyOpen).toBe(false);
+    api.on('memory.delete', () => ({ rounds: [] }));
+    await item.remove();
+    expect(api.callsOf('memory.history')).toHaveLength(3); // closed: not read again after the delete
   });
 });

@@ -6,7 +6,8 @@
  * - Models: a GGUF from the catalog (`loadFromUrl`: downloaded once into wllama's OPFS cache,
  *   read from there afterwards, offline included) or a GGUF `Blob`/`File` (`loadFromBlob`:
  *   e.g. a file the user opened, kept in OPFS `models/`; needs no network at all).
- * - The GGUF header is read first (`gguf.ts`): a file that is not a GGUF fails fast with a clear
+ * - The GGUF header is read first, once per load (`gguf.ts`; the same parsed header goes to
+ *   `tokenCounterFor`): a file that is not a GGUF fails fast with a clear
  *   `EngineError('load')` before any worker starts; the trained context window caps `n_ctx`; a
  *   model without `tokenizer.chat_template` gets a ChatML template so chat completion works.
  * - No code from a CDN: wllama's "compat" mode (which fetches a worker and WASM from jsDelivr on
@@ -18,7 +19,8 @@ import { Mutex } from 'async-mutex';
 import { addChunk, finishCompletion, startCompletion } from '../openai-stream';
 import { LoggerWithoutDebug, Wllama, WllamaAbortError, WllamaError, type WllamaLogger } from '@wllama/wllama';
 import { EngineError, type ChatEngine, type ChatRequest, type ChatResult, type LoadOptions, type LoadProgress, type TokenCounter } from '../types';
-import { inspectGguf, type GgufInfo } from './gguf';
+import type { GgufHeader } from '../../gguf/header';
+import { ggufInfo, readModelHeader } from './gguf';
 import { DEFAULT_WLLAMA_CONTEXT } from './models';
 
 /**
@@ -79,8 +81,11 @@ export interface WllamaChunk {
 export interface WllamaEngineOptions {
   /** URL of the packaged `wllama.wasm` (e.g. `runtime.getURL('/runtime/wllama/wllama.wasm')`). */
   wasmUrl: string;
-  /** Builds a token counter from the GGUF (e.g. its embedded tokenizer); `null`/failure = none. */
-  tokenCounterFor?: (model: Blob) => Promise<TokenCounter | null>;
+  /**
+   * Builds a token counter from the GGUF (e.g. its embedded tokenizer); `null`/failure = none.
+   * Gets the model and its header, already parsed for the load (the header is read once).
+   */
+  tokenCounterFor?: (model: Blob, header: GgufHeader) => Promise<TokenCounter | null>;
   /** Creates the wllama instance (default: real wllama with compat mode off). */
   createWllama?: (wasmUrl: string) => WllamaLike;
   /**
@@ -165,8 +170,9 @@ export function createWllamaEngine(options: WllamaEngineOptions): WllamaChatEngi
     }
   }
 
-  /** Shared tail of both loads: worker start, model load, token counter. `info` is the first blob's header. */
-  async function loadInto(w: WllamaLike, modelId: string, blobs: Blob[], info: GgufInfo, opts: WllamaLoadOptions, label: string): Promise<void> {
+  /** Shared tail of both loads: worker start, model load, token counter. `header` is the first blob's, parsed once. */
+  async function loadInto(w: WllamaLike, modelId: string, blobs: Blob[], header: GgufHeader, opts: WllamaLoadOptions, label: string): Promise<void> {
+    const info = ggufInfo(header);
     const { onProgress, signal } = opts;
     const cancelled = () => new EngineError('load', 'Loading the model was cancelled.', { cause: signal?.reason });
     const first = blobs[0]!;
@@ -212,7 +218,7 @@ export function createWllamaEngine(options: WllamaEngineOptions): WllamaChatEngi
       await release();
       throw new EngineError('load', `llama.cpp could not set up ${label} (a context of ${loadedCtx} tokens): the file is probably truncated or corrupt.`);
     }
-    counter = options.tokenCounterFor ? await options.tokenCounterFor(first).catch(() => null) : null;
+    counter = options.tokenCounterFor ? await options.tokenCounterFor(first, header).catch(() => null) : null;
     onProgress?.({ stage: 'ready', fraction: 1, text: `${modelId} is ready (${nCtx} tokens of context).` });
   }
 
@@ -221,9 +227,9 @@ export function createWllamaEngine(options: WllamaEngineOptions): WllamaChatEngi
     if (opts.signal?.aborted) throw new EngineError('load', 'Loading the model was cancelled.', { cause: opts.signal.reason });
     const label = `"${modelId}"`;
     if (blob.size === 0) throw new EngineError('load', `${label} is empty.`);
-    const info = await inspectGguf(blob, label); // fails fast, before a worker starts
+    const header = await readModelHeader(blob, label); // fails fast, before a worker starts
     const w = create(options.wasmUrl);
-    await loadInto(w, modelId, [blob], info, opts, label);
+    await loadInto(w, modelId, [blob], header, opts, label);
   }
 
   async function loadFromUrl(modelId: string, url: string, opts: WllamaLoadOptions = {}): Promise<void> {
@@ -259,15 +265,15 @@ export function createWllamaEngine(options: WllamaEngineOptions): WllamaChatEngi
       throw new EngineError('download', `Downloading ${modelId} failed (are you offline?): ${errorText(error)}`, { cause: error });
     }
     const label = `"${modelId}"`;
-    let info: GgufInfo;
+    let header: GgufHeader;
     try {
       if (!blobs[0]) throw new EngineError('load', `${label} contains no model data.`);
-      info = await inspectGguf(blobs[0], label);
+      header = await readModelHeader(blobs[0], label);
     } catch (error) {
       void w.exit().catch(() => undefined);
       throw error;
     }
-    await loadInto(w, modelId, blobs, info, opts, label);
+    await loadInto(w, modelId, blobs, header, opts, label);
   }
 
   async function complete(request: ChatRequest, onDelta?: (delta: string) => void): Promise<ChatResult> {

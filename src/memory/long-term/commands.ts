@@ -13,7 +13,8 @@
  * from the store's hybrid search (lexical + vector), including memories whose validity ended.
  */
 import type { MemoryKind } from '../../db/schema';
-import { cosineSimilarity, contentTerms, termCoverage } from './extraction/language';
+import { contentTerms, termCoverage } from '../../text/terms';
+import { cosineSimilarity } from './retrieval/vector';
 import { guessKind, prepareItem } from './extraction/items';
 import { MAX_MEMORY_TEXT_CHARS } from './text';
 import type { MemoryCommandResult, MemoryStore, MemoryView, RetrievalQuery, RetrievedMemory } from './types';

@@ -15,7 +15,8 @@
  */
 import type { MemoryKind, MemoryRecord, RecallDB } from '../../db/schema';
 import type { SearchableStore } from './commands';
-import { contentTerms, cosineSimilarity, normalizeForCompare, termCoverage } from './extraction/language';
+import { contentTerms, normalizeForCompare, saysMore } from '../../text/terms';
+import { cosineSimilarity } from './retrieval/vector';
 
 const DAY_MS = 86_400_000;
 
@@ -164,11 +165,4 @@ async function mergeNearDuplicates(db: RecallDB, store: SearchableStore, options
     }
   }
   return merged;
-}
-
-/** `true` when `richer` contains every content word of `base` and more. */
-function saysMore(richer: string, base: string): boolean {
-  const r = contentTerms(richer);
-  const b = contentTerms(base);
-  return r.length > b.length && termCoverage(b, richer) === 1;
 }

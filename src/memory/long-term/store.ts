@@ -38,11 +38,11 @@ import type { MemoryEvent, MemoryHistoryRecord, MemoryKind, MemoryRecord, Recall
 import type { MemoryPatch, MemoryStore, MemoryView, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
 import { MAX_MEMORY_TEXT_CHARS, memoryHash, MemoryTextTooLongError, normalizeMemoryText } from './text';
 import type { SlotKey } from './slots';
-import { contentTerms, termCoverage } from './extraction/language';
+import { contentTerms, termCoverage } from '../../text/terms';
 import { LexicalIndex } from './retrieval/lexical';
 import { l2normalize, type VectorIndexStats } from './retrieval/vector';
 import { loadVoy, type VoyClass } from './retrieval/voy';
-import { BlockIndex, indexedOf, layoutFromRows, type IndexBatch, type LayoutRow, type IndexHeaderRecord, type LexicalSnapshotRecord, type MemoryIndexRecord, type ScanFilter } from './retrieval/blocks';
+import { BlockIndex, indexedOf, layoutFromRows, type IndexBatch, type LayoutRow, type IndexHeaderRecord, type LexicalSnapshotRecord, type ScanFilter } from './retrieval/blocks';
 import {
   CURRENT_STATE_WEIGHTING,
   DEFAULT_WEIGHTING,

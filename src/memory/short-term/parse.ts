@@ -5,11 +5,12 @@
  * cut off by the token limit, text ten times too long) is rejected with a reason, and the caller
  * keeps the previous summary/notes.
  */
-import { jsonrepair } from 'jsonrepair';
 import { z } from 'zod';
 import type { ChatResult, TokenCounter } from '../../engines/types';
+import { parseJsonReply, type JsonFailure } from '../../text/json-reply';
 import type { EntityNote } from './types';
-import { languageMatches, type DominantLanguage } from './language';
+import { CJK_CHAR, languageMatches, type DominantLanguage } from '../../text/language';
+import { contentTokens } from '../../text/terms';
 
 /**
  * Outcome of parsing one reply. A rejected summary that left out key facts of the previous one
@@ -17,42 +18,25 @@ import { languageMatches, type DominantLanguage } from './language';
  */
 export type ParseOutcome<T> = { ok: true; value: T } | { ok: false; reason: string; missingFacts?: string[] };
 
+/** Rejection reasons of `parseJsonObject`, by failure of `parseJsonReply`. */
+const JSON_FAILURE_REASONS: Record<JsonFailure, string> = {
+  empty: 'empty reply',
+  no_json: 'no JSON object in the reply',
+  truncated: 'truncated JSON object',
+  unrepairable: 'malformed JSON object',
+  not_object: 'reply is not a JSON object',
+};
+
 /**
- * Cuts the first complete JSON object out of `text` (dropping Markdown fences and prose around
- * it) and parses it. Small syntax slips inside a complete object (single quotes, trailing commas)
- * are repaired with `jsonrepair`; an object that never closes is rejected as truncated, never
- * repaired (a repaired truncation would silently lose the end of a summary).
+ * Cuts the first JSON object out of `text` (dropping Markdown fences and prose around it) and
+ * parses it with `parseJsonReply` (`src/text/json-reply.ts`): small syntax slips inside a
+ * complete object (single quotes, trailing commas) are repaired; an object that never closes is
+ * rejected as truncated, never repaired (a repaired truncation would silently lose the end of a
+ * summary).
  */
 export function parseJsonObject(text: string): ParseOutcome<Record<string, unknown>> {
-  if (!text.trim()) return { ok: false, reason: 'empty reply' };
-  const start = text.indexOf('{');
-  if (start < 0) return { ok: false, reason: 'no JSON object in the reply' };
-  let depth = 0;
-  let quote = false;
-  let end = -1;
-  for (let i = start; i < text.length && end < 0; i++) {
-    const c = text[i];
-    if (quote) {
-      if (c === '\\') i += 1;
-      else if (c === '"') quote = false;
-    } else if (c === '"') quote = true;
-    else if (c === '{') depth += 1;
-    else if (c === '}' && --depth === 0) end = i;
-  }
-  if (end < 0) return { ok: false, reason: 'truncated JSON object' };
-  const slice = text.slice(start, end + 1);
-  let value: unknown;
-  try {
-    value = JSON.parse(slice);
-  } catch {
-    try {
-      value = JSON.parse(jsonrepair(slice));
-    } catch {
-      return { ok: false, reason: 'malformed JSON object' };
-    }
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'reply is not a JSON object' };
-  return { ok: true, value: value as Record<string, unknown> };
+  const json = parseJsonReply(text, { objectOnly: true });
+  return json.ok ? { ok: true, value: json.value } : { ok: false, reason: JSON_FAILURE_REASONS[json.failure] };
 }
 
 /** Rejects replies that did not finish normally. */
@@ -60,28 +44,6 @@ function finished(result: ChatResult): ParseOutcome<true> {
   if (result.finishReason === 'length') return { ok: false, reason: 'reply cut off at the token limit' };
   if (result.finishReason === 'abort') return { ok: false, reason: 'generation aborted' };
   return { ok: true, value: true };
-}
-
-/** Words too common to show that a summary talks about the conversation. */
-const STOPWORDS = new Set(
-  (
-    'the and that this with from have has had was were are for not but you your user users assistant they them their there then than what when where ' +
-    'which while will would about into also been being after before over under just very more most some such only other told said says asked wants want ' +
-    'like likes she her his him its our out all any can did does get got how may one two too use way who why yes now new its let see day'
-  ).split(' '),
-);
-
-/** Content tokens of a text: Latin words of ≥ 3 letters (no stopwords), numbers, CJK bigrams (single characters for one-character runs). */
-export function contentTokens(text: string): Set<string> {
-  const out = new Set<string>();
-  const lower = text.normalize('NFKC').toLowerCase();
-  for (const w of lower.match(/\p{Script=Latin}{3,}/gu) ?? []) if (!STOPWORDS.has(w)) out.add(w);
-  for (const n of lower.match(/\p{N}+/gu) ?? []) out.add(n);
-  for (const run of lower.match(/[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+/gu) ?? []) {
-    if (run.length === 1) out.add(run);
-    for (let i = 0; i + 1 < run.length; i++) out.add(run.slice(i, i + 2));
-  }
-  return out;
 }
 
 /** Capitalized English words that start sentences or address someone, not names. */
@@ -97,7 +59,6 @@ const COMMON_CAPITALIZED = new Set(
 const COMMON_CJK = new Set(['为什么', '怎么样', '不知道', '没关系', '一下子', '所以说', '是不是', '有没有', '什么样']);
 /** Chinese words ending in a cue after which a two-character word is a place or a name ("住在深圳", "叫安娜", "妹妹安娜"). */
 const CJK_NAME_CUE = /(?:住在|在|到|去|去了|来自|从|叫|名叫|叫做|姓|加入|嫁给|娶了|妹妹|姐姐|哥哥|弟弟|朋友|同事|老板|女儿|儿子|妈妈|爸爸|老婆|老公|女朋友|男朋友)$/u;
-const CJK_RUN = /[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]/u;
 const factSegmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
 /** "Ana's" → "Ana": the segmenter keeps the possessive in the word. */
 const withoutPossessive = (word: string) => word.replace(/['’]s$/iu, '');
@@ -125,7 +86,7 @@ export function keyFacts(text: string): string[] {
   for (const { segment, isWordLike } of factSegmenter.segment(normalized)) {
     if (!isWordLike) continue;
     const word = withoutPossessive(segment.trim());
-    if (CJK_RUN.test(word)) {
+    if (CJK_CHAR.test(word)) {
       const length = Array.from(word).length;
       if ((length >= 3 && !COMMON_CJK.has(word)) || (length === 2 && CJK_NAME_CUE.test(previous))) push(word);
     } else if (/^\p{Lu}/u.test(word) && /^\p{Script=Latin}/u.test(word) && word.length >= 2 && !COMMON_CAPITALIZED.has(word.toLowerCase())) {
@@ -149,7 +110,7 @@ export function missingKeyFacts(previous: string, summary: string): string[] {
   const numbers = new Set(normalized.match(/(?<![\p{Script=Latin}\p{N}])\p{N}+(?:[-/.:]\p{N}+)*(?![\p{Script=Latin}\p{N}])/gu) ?? []);
   return keyFacts(previous).filter((fact) => {
     const key = fact.toLowerCase();
-    if (CJK_RUN.test(key)) return !normalized.includes(key);
+    if (CJK_CHAR.test(key)) return !normalized.includes(key);
     if (/^\p{N}/u.test(key)) return !numbers.has(key) && !words.has(key);
     return !words.has(key);
   });

@@ -14,7 +14,7 @@
  * Chinese line when the conversation is Chinese, so the output stays in the user's language.
  */
 import type { ChatMessage, ResponseFormat } from '../../engines/types';
-import type { DominantLanguage } from './language';
+import type { DominantLanguage } from '../../text/language';
 import type { ContextMessage, EntityNote } from './types';
 
 /** Lines of conversation as the prompts show them: `User: …` / `Assistant: …`, one message per paragraph. */

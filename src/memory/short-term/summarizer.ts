@@ -8,7 +8,7 @@
 import type { ChatEngine } from '../../engines/types';
 import { JobDeferred } from '../../jobs/queue';
 import type { StrategyDeps } from './deps';
-import type { DominantLanguage } from './language';
+import type { DominantLanguage } from '../../text/language';
 import { messagesTokens } from './messages';
 import { parseSummaryReply } from './parse';
 import { SUMMARY_FORMAT, summaryPrompt } from './prompts';

@@ -1,7 +1,7 @@
 /**
  * The import report as sentences by meaning. The core's `ImportReport` counts records of every
  * kind together (memories, their history entries, conversations, messages; see
- * `src/memory/export.ts`): `added` = not here before, `updated` = the file held a newer version,
+ * `src/backup/`): `added` = not here before, `updated` = the file held a newer version,
  * `skipped` = already here in the same or a newer version (or a memory with the same text), i.e.
  * already up to date, `errors` = records that could not be merged (core text, English), and
  * `vectorsDropped` = memories whose vector was unusable (re-embedded; a line of its own), and

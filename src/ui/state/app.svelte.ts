@@ -6,7 +6,10 @@
  * Stores (each `createXStore({ request, subscribe, notices, … })`, unit-tested with a fake api):
  * `notices` (notice area), `view` (tab, drawer, context view), `settings`, `jobs`, `engine`
  * (models, embedder, local .gguf), `conversations` (list, open conversation, transcript),
- * `chat` (input and turns), and `createMemoryStore()` for the memory manager (its list and actions).
+ * `chat` (input and turns). Per component on screen, fresh each time it opens: `createMemoryStore()`
+ * (the memory manager's list and actions), `createSettingsForm()` (the settings form),
+ * `createConversationDrawer()` (rename and delete in the drawer), `createContextView()` (one
+ * message's prompt trace) and `createEnginePicker()` (the Models tab's engine and model choice).
  * This module keeps only the connection to the core and the first load.
  *
  * Errors of user actions become notices (`app.notices`): a translated sentence, with the core's
@@ -15,12 +18,16 @@
 import { connect, request, subscribe, type StoreApi } from './api';
 import { errorMessage } from '../lib/connect';
 import { createChatStore } from './chat.svelte';
+import { createContextViewStore, type ContextViewStore } from './context-view.svelte';
+import { createConversationDrawerStore, type ConversationDrawerStore } from './conversation-drawer.svelte';
+import { createEnginePickerStore, type EnginePickerStore } from './engine-picker.svelte';
 import { createConversationsStore } from './conversations.svelte';
 import { createEngineStore } from './engine.svelte';
 import { createJobsStore } from './jobs.svelte';
 import { createMemoryStore, type MemoryStore } from './memory.svelte';
 import { createNoticesStore } from './notices.svelte';
 import { applyUiLocale, createSettingsStore } from './settings.svelte';
+import { createSettingsFormStore, type SettingsFormStore } from './settings-form.svelte';
 import { createViewStore } from './view.svelte';
 
 export type { Notice } from './notices.svelte';
@@ -72,6 +79,26 @@ export class AppState {
       refreshConversations: () => this.conversations.refresh(),
       afterEraseAll: () => this.afterEraseAll(),
     });
+  }
+
+  /** A settings form for one Settings panel on screen (starts from the stored settings each time it opens). */
+  createSettingsForm(): SettingsFormStore {
+    return createSettingsFormStore({ settings: this.settings });
+  }
+
+  /** The rename field and delete question of one conversation drawer on screen. */
+  createConversationDrawer(): ConversationDrawerStore {
+    return createConversationDrawerStore({ conversations: this.conversations });
+  }
+
+  /** The prompt trace of one context view on screen (`open(messageId)` loads it). */
+  createContextView(): ContextViewStore {
+    return createContextViewStore({ conversations: this.conversations });
+  }
+
+  /** The engine and model choice of one Models panel on screen (opens on the engine that can run). */
+  createEnginePicker(): EnginePickerStore {
+    return createEnginePickerStore({ engine: this.engine, settings: this.settings });
   }
 
   /** Connects to the core, subscribes to its events and loads the first screen. Idempotent. */

@@ -31,6 +31,15 @@ export class ChatStore {
     this.#deps = deps;
   }
 
+  /**
+   * `true` when Send works now: there is text (once trimmed), no turn runs in this panel, and the
+   * chat model is ready — or the text is a memory command, answered without it (`sendBlocker`).
+   */
+  get canSend(): boolean {
+    const text = this.draft.trim();
+    return text.length > 0 && !this.#deps.conversations.active && sendBlocker(text, this.#deps.chatState()) === null;
+  }
+
   /** Follows `event.chatDelta`: this panel's own reply, or one running in the open conversation. @returns the unsubscribe. */
   listen(): () => void {
     const c = this.#deps.conversations;
@@ -54,8 +63,8 @@ export class ChatStore {
    */
   async send(): Promise<void> {
     const { request, notices, conversations: c } = this.#deps;
+    if (!this.canSend) return;
     const text = this.draft.trim();
-    if (!text || c.active || sendBlocker(text, this.#deps.chatState()) !== null) return;
     this.draft = '';
     let conversation = c.current;
     if (!conversation) {

@@ -59,6 +59,14 @@ export class ConversationsStore {
     this.#deps = deps;
   }
 
+  /**
+   * The context strategy the chat shows: the open conversation's, else the one picked for the new
+   * chat, else `fallback` (the default strategy of new conversations, from the settings).
+   */
+  strategyShown(fallback: StrategyConfig): StrategyConfig {
+    return this.current?.strategy ?? this.pendingStrategy ?? fallback;
+  }
+
   /** `true` while this panel streams a reply in the open conversation. */
   get streaming(): boolean {
     return this.active !== null && this.active.conversationId === this.current?.id;

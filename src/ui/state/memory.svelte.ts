@@ -3,9 +3,15 @@
  * manager — add, edit, pin, delete (then offer to remove the conversation rounds that state the
  * deleted fact), history, export and import with progress (`event.transfer`), erase everything.
  * Failures become notices (or the import's own error line); nothing typed is dropped on failure.
- * A new import or erasing everything clears the previous import report and error.
+ * A new import or erasing everything clears the previous import report and error. Also the
+ * manager's own form state: the new-memory form (`adding`, `newKind`, `newText`) and the "erase
+ * everything?" question (`eraseAsked`); one item's editor and history is `MemoryItemStore`.
+ *
+ * A little over 300 lines: the list, its filters and every action that reloads it are one
+ * concern (each action ends in `load()` with the same filters); the per-item state is already apart.
  */
 import type { MemoryHistoryRecord, MemoryKind } from '../../db/schema';
+import { MAX_MEMORY_TEXT_CHARS } from '../../memory/long-term/text';
 import type { MemoryView } from '../../memory/long-term/types';
 import { DEFAULT_NAMESPACE, type ImportReport, type TransferProgress } from '../../messaging/protocol';
 import { t } from '../i18n/index.svelte';
@@ -60,6 +66,13 @@ export class MemoryStore {
   /** The last import's failure: translated sentence, and the core's message when it refused the file. */
   importError = $state<{ title: string; detail: string | null } | null>(null);
   transfer = $state<TransferView | null>(null);
+  /** The new-memory form is open. */
+  adding = $state(false);
+  /** Kind and text typed in the new-memory form. */
+  newKind = $state<MemoryKind>('fact');
+  newText = $state('');
+  /** "Erase everything" asks for confirmation now. */
+  eraseAsked = $state(false);
 
   readonly #deps: MemoryStoreDeps;
   readonly #files: MemoryFiles;
@@ -97,6 +110,36 @@ export class MemoryStore {
     } catch (error) {
       if (mine === this.#seq) this.listError = errorMessage(error);
       return null;
+    }
+  }
+
+  /**
+   * Reloads the list after the filters changed: at once, or 250 ms after the last change while a
+   * search is typed. Reads the filters, so an effect that calls it runs again when they change.
+   * @returns the function that cancels the pending reload (the next change, or the manager closing).
+   */
+  loadSoon(): () => void {
+    void this.kind;
+    void this.includePast;
+    const timer = setTimeout(() => void this.load(), this.search ? 250 : 0);
+    return () => clearTimeout(timer);
+  }
+
+  /** `true` when the new memory's text (trimmed) is longer than a memory may be (`MAX_MEMORY_TEXT_CHARS` characters). */
+  get newTextTooLong(): boolean {
+    return this.newText.trim().length > MAX_MEMORY_TEXT_CHARS;
+  }
+
+  /** `true` when the new-memory form can be saved (text not empty, not too long). */
+  get canAddNew(): boolean {
+    return this.newText.trim().length > 0 && !this.newTextTooLong;
+  }
+
+  /** Adds the memory typed in the new-memory form; once added, the form is emptied and closed (kept on failure). */
+  async addNew(): Promise<void> {
+    if (await this.add(this.newKind, this.newText)) {
+      this.newText = '';
+      this.adding = false;
     }
   }
 
@@ -241,7 +284,7 @@ export class MemoryStore {
     this.importError = null;
   }
 
-  /** Erases every memory, conversation, message, trace and job, then says so. Failures become a notice. @returns `true` when erased. */
+  /** Erases every memory, conversation, message, trace and job, then says so (and closes the question). Failures become a notice. @returns `true` when erased. */
   async eraseAll(): Promise<boolean> {
     this.erasing = true;
     try {
@@ -250,6 +293,7 @@ export class MemoryStore {
       this.staleRounds = null;
       await this.#deps.afterEraseAll();
       await this.load();
+      this.eraseAsked = false;
       this.#deps.notices.notify('info', t('memory.erased'));
       return true;
     } catch (error) {

@@ -4,7 +4,7 @@
  * Flow (Mem0's extraction step, made robust for small local models):
  * 1. Ask with `responseFormat: { type: 'json_object', schema }` — engines with grammar-constrained
  *    decoding (WebLLM, llama.cpp grammars) enforce the schema; others just get the instruction.
- * 2. Cut out and parse the JSON, repairing common breakage (`./json.ts`); validate the shape with
+ * 2. Cut out and parse the JSON, repairing common breakage and refusing cut-off output (`src/text/json-reply.ts`); validate the shape with
  *    zod, leniently (`./schema.ts`).
  * 3. Check the language: when the user wrote Chinese, items without any Chinese character are
  *    translations and are refused (a failure Mem0's users reported).
@@ -15,8 +15,9 @@
  */
 import type { ChatEngine, ChatRequest } from '../../../engines/types';
 import { prepareItem, type PreparedItem, type RawItem } from './items';
-import { parseJsonReply } from './json';
-import { containsCjk, dominantLanguage, truncateMiddle } from './language';
+import { parseJsonReply } from '../../../text/json-reply';
+import { containsCjk, writesChinese } from '../../../text/language';
+import { truncateMiddle } from '../../../text/terms';
 import { buildExtractionMessages, retryMessages, type ExtractionExchange } from './prompt';
 import { EXTRACTION_JSON_SCHEMA, normalizeExtractionReply } from './schema';
 
@@ -32,7 +33,7 @@ const RETRY_RESERVE_TOKENS = 320;
 
 /** What one failed attempt looked like (for the failure record shown in the UI). */
 export interface ExtractionAttemptFailure {
-  /** `empty`, `no_json`, `unrepairable`, `not_object`, `shape` or `language`. */
+  /** `empty`, `no_json`, `truncated`, `unrepairable`, `not_object` (see `JsonFailure`), `shape` or `language`. */
   reason: string;
   message: string;
   /** The start of the reply (at most 200 characters). */
@@ -93,7 +94,7 @@ export async function extractMemories(engine: ChatEngine, exchange: ExtractionEx
     tokens: engine.tokenCounter(),
   });
   let messages = base;
-  const userLanguage = dominantLanguage(exchange.userText);
+  const userWritesChinese = writesChinese(exchange.userText);
   const failures: ExtractionAttemptFailure[] = [];
   const replies: string[] = [];
   let repairedAny = false;
@@ -126,7 +127,7 @@ export async function extractMemories(engine: ChatEngine, exchange: ExtractionEx
       messages = [...base, ...retryMessages(reply, normalized.message)];
       continue;
     }
-    const { kept, dropped } = checkLanguage(normalized.reply.items, userLanguage);
+    const { kept, dropped } = checkLanguage(normalized.reply.items, userWritesChinese);
     if (dropped.length > 0 && attempt < maxAttempts) {
       const message = 'Some items were not in Chinese although the user wrote Chinese; write them in Chinese (中文), never translate.';
       failures.push({ reason: 'language', message, replySample: sample });
@@ -146,8 +147,8 @@ export async function extractMemories(engine: ChatEngine, exchange: ExtractionEx
 }
 
 /** Splits items into those in the user's language and translations (only checked for Chinese users). */
-function checkLanguage(items: RawItem[], userLanguage: 'zh' | 'other'): { kept: RawItem[]; dropped: { text: string; reason: string }[] } {
-  if (userLanguage !== 'zh') return { kept: items, dropped: [] };
+function checkLanguage(items: RawItem[], userWritesChinese: boolean): { kept: RawItem[]; dropped: { text: string; reason: string }[] } {
+  if (!userWritesChinese) return { kept: items, dropped: [] };
   const kept: RawItem[] = [];
   const dropped: { text: string; reason: string }[] = [];
   for (const item of items) {

@@ -11,7 +11,8 @@
  */
 import type { ChatMessage, TokenCounter } from '../../../engines/types';
 import { formatLocalDate, formatLocalDateTime, weekdayName } from './dates';
-import { dominantLanguage, truncateMiddle } from './language';
+import { writesChinese } from '../../../text/language';
+import { truncateMiddle } from '../../../text/terms';
 
 /** What extraction reads. Times in ms epoch. */
 export interface ExtractionExchange {
@@ -23,11 +24,11 @@ export interface ExtractionExchange {
 
 /**
  * The system prompt. `messageTime` gives the date (and weekday) relative dates are resolved
- * against; `language` makes the language rule explicit for Chinese input.
+ * against; `chinese` (the user writes Chinese, `writesChinese`) makes the language rule explicit.
  */
-export function extractionSystemPrompt(messageTime: number, language: 'zh' | 'other'): string {
+export function extractionSystemPrompt(messageTime: number, chinese: boolean): string {
   const languageRule =
-    language === 'zh'
+    chinese
       ? '- The user writes Chinese: write every item in Chinese (中文). Never translate into English.'
       : "- Write every item in the user's own language. Never translate.";
   return [
@@ -78,7 +79,7 @@ export function buildExtractionMessages(
   options: { contextWindow: number; maxAnswerTokens: number; tokens: TokenCounter | null },
 ): ChatMessage[] {
   const count = counter(options.tokens);
-  const system = extractionSystemPrompt(exchange.messageTime, dominantLanguage(exchange.userText));
+  const system = extractionSystemPrompt(exchange.messageTime, writesChinese(exchange.userText));
   const frame = `Exchange (sent on ${formatLocalDateTime(exchange.messageTime)}, ${weekdayName(exchange.messageTime)}):\nUser: \nAssistant: \n\nJSON:`;
   const overhead = 16; // chat-template tokens of two messages, rounded up
   const room = Math.max(0, options.contextWindow - options.maxAnswerTokens - count(system) - count(frame) - overhead);

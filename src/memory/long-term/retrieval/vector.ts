@@ -65,6 +65,23 @@ export function l2normalize(v: Float32Array): Float32Array {
   return out;
 }
 
+/** Cosine similarity of two vectors of the same length, of any norm (dot product over the norms; 0 for a zero vector or different lengths). */
+export function cosineSimilarity(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) return 0;
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+
 /**
  * Whether a vector can be indexed: at least one component, every component finite, norm > 0.
  * @param v any float vector.

@@ -1,41 +1,18 @@
 /**
- * Small language helpers shared by extraction, consolidation and the memory commands: CJK
- * detection, text normalization, and content terms over a CJK-aware word segmentation
- * (`Intl.Segmenter`, the ICU dictionary segmenter that Chrome and Node ship).
+ * Content terms for matching short texts (memories, items, commands, summaries): which words of a
+ * text carry content, whether another text has them, and text normalization for comparisons.
+ * Word segmentation is `Intl.Segmenter` (ICU's dictionary word breaker, the same in Chrome and
+ * Node), so Chinese is split into words without spaces. Nothing here translates or drops CJK text.
  *
- * Chinese and English are both first-class: nothing here translates or drops CJK text.
+ * Two extractors with different jobs, both here:
+ * - `contentTerms`: dictionary words without stop words, for comparing a memory with another
+ *   (duplicates, grounding of a merged text, command targets);
+ * - `contentTokens`: Latin words of ≥ 3 letters, numbers and CJK character bigrams, for
+ *   measuring how much of a summary is grounded in its source (bigrams do not depend on how a
+ *   long text segments).
+ * The BM25 index has its own analyzer with stemming (`src/memory/long-term/retrieval/tokenize.ts`).
  */
-
-/** CJK ideographs (Unified + Extension A + Compatibility), kana and Hangul. */
-const CJK_CHAR = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]/u;
-const CJK_CHAR_G = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]/gu;
-const WORD_G = /\p{L}+/gu;
-
-/** `true` when `text` contains at least one CJK character. */
-export function containsCjk(text: string): boolean {
-  return CJK_CHAR.test(text);
-}
-
-/**
- * Share of the text written in CJK (0..1; 0 for text without letters), counted in word
- * equivalents: a run of Latin letters is one word, and 1.5 CJK characters make one word (a
- * typical Chinese word length). So "我喜欢Python和Rust" gives (4/1.5) / (4/1.5 + 2) ≈ 0.57 and
- * "I like 火锅" gives (2/1.5) / (2/1.5 + 2) = 0.4.
- */
-export function cjkRatio(text: string): number {
-  const cjk = (text.match(CJK_CHAR_G)?.length ?? 0) / 1.5;
-  const words = text.replace(CJK_CHAR_G, ' ').match(WORD_G)?.length ?? 0;
-  return cjk + words === 0 ? 0 : cjk / (cjk + words);
-}
-
-/**
- * The language the user mostly writes in, as far as extraction cares: `'zh'` when at least half
- * of the text is CJK (`cjkRatio` ≥ 0.5: Chinese with some Latin names or code), else `'other'`
- * (English or another alphabetic language; the model is asked to keep that language too).
- */
-export function dominantLanguage(text: string): 'zh' | 'other' {
-  return cjkRatio(text) >= 0.5 ? 'zh' : 'other';
-}
+import { CJK_CLASS, containsCjk } from './language';
 
 /**
  * Normalizes text for comparison: Unicode NFKC (full-width → half-width, compatibility forms),
@@ -51,7 +28,7 @@ export function normalizeForCompare(text: string): string {
     .trim();
 }
 
-/** English and Chinese function words that carry no content for matching. */
+/** English and Chinese function words that carry no content for matching (`contentTerms`). */
 const STOPWORDS = new Set([
   // English
   'a', 'an', 'the', 'and', 'or', 'but', 'of', 'to', 'in', 'on', 'at', 'for', 'with', 'about', 'from', 'by', 'as',
@@ -107,20 +84,15 @@ export function termCoverage(terms: string[], text: string): number {
   return hit / terms.length;
 }
 
-/** Cosine similarity of two vectors of the same length (dot product over the norms; 0 for a zero vector). */
-export function cosineSimilarity(a: Float32Array, b: Float32Array): number {
-  if (a.length !== b.length) return 0;
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!;
-    const y = b[i]!;
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+/**
+ * `true` when `richer` contains every content word of `base` (`contentTerms`, `termCoverage` = 1)
+ * and has more of them: the longer text says strictly more.
+ * @example saysMore('Lives in Hangzhou with a cat', 'Lives in Hangzhou') // true
+ */
+export function saysMore(richer: string, base: string): boolean {
+  const r = contentTerms(richer);
+  const b = contentTerms(base);
+  return r.length > b.length && termCoverage(b, richer) === 1;
 }
 
 /**
@@ -133,4 +105,34 @@ export function truncateMiddle(text: string, maxChars: number): string {
   const keep = Math.max(0, maxChars - 3);
   const head = Math.ceil(keep * 0.7);
   return `${chars.slice(0, head).join('')} … ${chars.slice(chars.length - (keep - head)).join('')}`;
+}
+
+/** Words too common to show that a summary talks about the conversation (`contentTokens`). */
+const GROUNDING_STOPWORDS = new Set(
+  (
+    'the and that this with from have has had was were are for not but you your user users assistant they them their there then than what when where ' +
+    'which while will would about into also been being after before over under just very more most some such only other told said says asked wants want ' +
+    'like likes she her his him its our out all any can did does get got how may one two too use way who why yes now new its let see day'
+  ).split(' '),
+);
+
+/** Runs of CJK characters (`CJK_CLASS`) in a text. */
+const CJK_RUNS_G = new RegExp(`${CJK_CLASS}+`, 'gu');
+
+/**
+ * Content tokens of a text: Latin words of ≥ 3 letters (no stop words), numbers, CJK bigrams
+ * (single characters for one-character runs); NFKC-normalized and lower-cased.
+ * @example contentTokens('Ana lives in 里斯本') // Set { 'ana', 'lives', '里斯', '斯本' }
+ */
+export function contentTokens(text: string): Set<string> {
+  const out = new Set<string>();
+  const lower = text.normalize('NFKC').toLowerCase();
+  for (const w of lower.match(/\p{Script=Latin}{3,}/gu) ?? []) if (!GROUNDING_STOPWORDS.has(w)) out.add(w);
+  for (const n of lower.match(/\p{N}+/gu) ?? []) out.add(n);
+  for (const run of lower.match(CJK_RUNS_G) ?? []) {
+    const chars = Array.from(run);
+    if (chars.length === 1) out.add(run);
+    for (let i = 0; i + 1 < chars.length; i++) out.add(chars[i]! + chars[i + 1]!);
+  }
+  return out;
 }

@@ -1,0 +1,95 @@
+/**
+ * Pass 1 of an import: the whole file is validated and inconsistent files are refused before
+ * anything is written.
+ */
+import type { RecallDB } from '../db/schema';
+import { isUsableVector } from '../memory/long-term/retrieval/vector';
+import { base64ToVector, refuse, type ExportFile } from './format';
+import { readExportRecords } from './reader';
+
+/** What the check pass learned about a file (ids and dimensions, no records). */
+export interface ImportPlan {
+  memoryIds: Set<string>;
+  /** Dimension each embedding model's vectors must have. */
+  dimensions: Map<string, number>;
+  records: number;
+}
+
+
+/** Decodes a file vector, or `null` when it cannot be used (see `isUsableVector`). */
+export function decodeVector(m: ExportFile['memories'][number], where: string): Float32Array | null {
+  if (m.embedding === null) return null;
+  let vector: Float32Array;
+  try {
+    vector = base64ToVector(m.embedding);
+  } catch (error) {
+    throw refuse(`The export file is damaged: ${where}.embedding: ${(error as Error).message}.`);
+  }
+  if (vector.length === 0 || !m.embeddingModel) throw refuse(`The export file is damaged: ${where} has an embedding without a model id.`);
+  return isUsableVector(vector) ? vector : null;
+}
+
+/**
+ * Pass 1: validates every record (`readExportRecords`) and refuses inconsistent files whole:
+ * two memories, conversations or messages with one id, two messages at one position
+ * (`conversationId` + `seq`), a message whose conversation is neither in the file nor stored.
+ * Counts vector dimensions per embedding model.
+ * @param embedder the current embedder (its vectors fix the dimension of its model).
+ * @param onBytes called with the bytes read so far.
+ * @throws ImportError naming the first problem; nothing is written.
+ */
+export async function checkFile(
+  db: RecallDB,
+  source: Blob,
+  embedder: { modelId: string | null; dimension: number | null } | null,
+  onBytes: (bytes: number) => void,
+): Promise<ImportPlan> {
+  const ids: Record<'memories' | 'conversations' | 'messages', Set<string>> = { memories: new Set(), conversations: new Set(), messages: new Set() };
+  const positions = new Map<string, string>();
+  const messageConversations = new Map<string, string>();
+  const dimensionCounts = new Map<string, Map<number, number>>();
+  let records = 0;
+  const label = { memories: 'memories', conversations: 'conversations', messages: 'messages' } as const;
+  await readExportRecords(
+    source,
+    async (batch) => {
+      for (const r of batch) {
+        records += 1;
+        if (r.section === 'memoryHistory') continue;
+        const seen = ids[r.section];
+        if (seen.has(r.value.id)) throw refuse(`The file holds two ${label[r.section]} with the id "${r.value.id}"; it is inconsistent.`);
+        seen.add(r.value.id);
+        if (r.section === 'messages') {
+          const position = `${r.value.conversationId}\u0000${r.value.seq}`;
+          const other = positions.get(position);
+          if (other !== undefined) {
+            throw refuse(`The file holds two messages at position ${r.value.seq} of conversation "${r.value.conversationId}" ("${other}" and "${r.value.id}"); it is inconsistent.`);
+          }
+          positions.set(position, r.value.id);
+          if (!messageConversations.has(r.value.conversationId)) messageConversations.set(r.value.conversationId, r.value.id);
+        } else if (r.section === 'memories') {
+          const vector = decodeVector(r.value, `memories.${r.index}`);
+          if (vector && r.value.embeddingModel) {
+            const counts = dimensionCounts.get(r.value.embeddingModel) ?? new Map<number, number>();
+            counts.set(vector.length, (counts.get(vector.length) ?? 0) + 1);
+            dimensionCounts.set(r.value.embeddingModel, counts);
+          }
+        }
+      }
+    },
+    onBytes,
+  );
+  const orphans = [...messageConversations].filter(([conversationId]) => !ids.conversations.has(conversationId));
+  if (orphans.length > 0) {
+    const existing = new Set((await db.conversations.bulkGet(orphans.map(([c]) => c))).filter(Boolean).map((c) => c!.id));
+    const missing = orphans.find(([c]) => !existing.has(c));
+    if (missing) throw refuse(`The export file is damaged: message ${missing[1]} belongs to conversation ${missing[0]}, which is not in the file.`);
+  }
+  const dimensions = new Map<string, number>();
+  for (const [model, counts] of dimensionCounts) {
+    if (embedder?.modelId === model && embedder.dimension) dimensions.set(model, embedder.dimension);
+    else dimensions.set(model, [...counts].sort((a, b) => b[1] - a[1])[0]![0]);
+  }
+  if (embedder?.modelId && embedder.dimension) dimensions.set(embedder.modelId, embedder.dimension);
+  return { memoryIds: ids.memories, dimensions, records };
+}

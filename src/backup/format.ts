@@ -1,0 +1,171 @@
+/**
+ * The backup file format, `recall-export` version 1: its markers, the zod schema of every record,
+ * the vector codec, and the error an unreadable file raises.
+ *
+ * File format (JSON, UTF-8), version 1:
+ * ```json
+ * {
+ *   "format": "recall-export",
+ *   "version": 1,
+ *   "exportedAt": 1715322600000,            // ms epoch
+ *   "memories": [ { ...MemoryRecord, "embedding": "<base64 of little-endian float32>" | null } ],
+ *   "memoryHistory": [ { "memoryId", "event", "oldText", "newText", "at", "source" } ],
+ *   "conversations": [ ConversationRecord ],
+ *   "messages": [ MessageRecord ]
+ * }
+ * ```
+ * Field meanings are those of `src/db/schema.ts` (times in ms epoch). Embeddings are optional
+ * (`embedding: null`); a memory keeps the id of the model that made its vector
+ * (`embeddingModel`), and memories whose model is not the current one are re-embedded by the
+ * `ltm.reembed` job. Not exported (derived or private to a device): prompt traces, short-term
+ * strategy state (summaries are rebuilt), entities, jobs, settings, vector snapshots, model files.
+ */
+import { z } from 'zod';
+import { strategyKindSchema } from '../model/strategies';
+
+/** `format` marker of an export file. */
+export const EXPORT_FORMAT = 'recall-export';
+/** Current (and only readable) version of the export format. */
+export const EXPORT_VERSION = 1;
+
+/** An import that was refused; nothing was written. `message` is meant for the user. */
+export class ImportError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ImportError';
+  }
+}
+
+
+// ── base64 of Float32Array (browser and Node: btoa/atob) ───────────────────────
+
+/** Encodes a vector as base64 of its little-endian float32 bytes. */
+export function vectorToBase64(vector: Float32Array): string {
+  const bytes = new Uint8Array(vector.length * 4);
+  const view = new DataView(bytes.buffer);
+  vector.forEach((x, i) => view.setFloat32(i * 4, x, true));
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+/**
+ * Decodes `vectorToBase64` output.
+ * @throws Error when the text is not base64 or its length is not a multiple of 4 bytes.
+ */
+export function base64ToVector(text: string): Float32Array {
+  let binary: string;
+  try {
+    binary = atob(text);
+  } catch (error) {
+    throw new Error('embedding is not valid base64', { cause: error });
+  }
+  if (binary.length % 4 !== 0) throw new Error(`embedding has ${binary.length} bytes, not a multiple of 4`);
+  const view = new DataView(new ArrayBuffer(binary.length));
+  for (let i = 0; i < binary.length; i++) view.setUint8(i, binary.charCodeAt(i));
+  const out = new Float32Array(binary.length / 4);
+  for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(i * 4, true);
+  return out;
+}
+
+// ── schema ─────────────────────────────────────────────────────────────────────
+
+/** A time in ms epoch (finite). */
+export const time = z.number().finite();
+const memoryKind = z.enum(['profile', 'preference', 'event', 'fact', 'instruction', 'episodic', 'summary']);
+const memoryEvent = z.enum(['ADD', 'UPDATE', 'DELETE', 'INVALIDATE', 'MERGE', 'EXPIRE', 'FORGET', 'PIN', 'UNPIN', 'IMPORT']);
+
+/** One memory record of the file. */
+export const memorySchema = z.object({
+  id: z.string().min(1),
+  namespace: z.string().min(1),
+  kind: memoryKind,
+  text: z.string().min(1),
+  topic: z.string().optional(),
+  embedding: z.string().nullable(),
+  embeddingModel: z.string().nullable(),
+  importance: z.number().min(0).max(1),
+  createdAt: time,
+  updatedAt: time,
+  validFrom: time.nullable(),
+  validUntil: time.nullable(),
+  current: z.union([z.literal(0), z.literal(1)]),
+  lastAccessedAt: time.nullable(),
+  accessCount: z.number().int().min(0),
+  sourceConversationId: z.string().nullable(),
+  sourceMessageIds: z.array(z.string()),
+  pinned: z.boolean(),
+  hash: z.string().min(1),
+  supersededBy: z.string().optional(),
+});
+
+/** One history entry of the file (no auto-increment id). */
+export const historySchema = z.object({
+  memoryId: z.string().min(1),
+  event: memoryEvent,
+  oldText: z.string().nullable(),
+  newText: z.string().nullable(),
+  at: time,
+  source: z.string(),
+});
+
+/** One conversation record of the file. */
+export const conversationSchema = z.object({
+  id: z.string().min(1),
+  title: z.string(),
+  namespace: z.string().min(1),
+  strategy: z.object({
+    kind: strategyKindSchema,
+    k: z.number().int().min(1).optional(),
+    maxTokens: z.number().int().min(1).optional(),
+    topK: z.number().int().min(1).optional(),
+  }),
+  createdAt: time,
+  updatedAt: time,
+});
+
+/** One message record of the file. */
+export const messageSchema = z.object({
+  id: z.string().min(1),
+  conversationId: z.string().min(1),
+  seq: z.number().int().min(0),
+  role: z.enum(['user', 'assistant']),
+  content: z.string(),
+  createdAt: time,
+  status: z.enum(['complete', 'aborted', 'error']),
+  error: z.string().optional(),
+  modelId: z.string().optional(),
+  usage: z.object({ promptTokens: z.number().int().min(0), completionTokens: z.number().int().min(0) }).optional(),
+  errorCode: z.enum(['not_loaded', 'no_webgpu', 'download', 'load', 'generation', 'embedding', 'unsupported', 'disconnected']).optional(),
+  truncated: z.boolean().optional(),
+  command: z
+    .object({
+      kind: z.enum(['remember', 'forget']),
+      affected: z.array(z.object({ id: z.string().min(1), kind: memoryKind, text: z.string() })).optional(),
+    })
+    .optional(),
+});
+
+/** zod schema of an export file, version 1. */
+export const exportFileSchema = z.object({
+  format: z.literal(EXPORT_FORMAT),
+  version: z.literal(EXPORT_VERSION),
+  exportedAt: time,
+  memories: z.array(memorySchema),
+  memoryHistory: z.array(historySchema),
+  conversations: z.array(conversationSchema),
+  messages: z.array(messageSchema),
+});
+
+/** The parsed shape of an export file. */
+export type ExportFile = z.infer<typeof exportFileSchema>;
+
+/** The record sections of a file, in the order they are written. */
+export const SECTIONS = ['memories', 'memoryHistory', 'conversations', 'messages'] as const;
+/** One record section of a file. */
+export type Section = (typeof SECTIONS)[number];
+/** The schema of each section's records. */
+export const SECTION_SCHEMAS = { memories: memorySchema, memoryHistory: historySchema, conversations: conversationSchema, messages: messageSchema };
+
+/** An `ImportError` for a refused file: `what` followed by "Nothing was imported." */
+export const refuse = (what: string) => new ImportError(`${what} Nothing was imported.`);

@@ -1,0 +1,133 @@
+/**
+ * Writing a backup file: the export as a stream of text pieces (tables read in pages of
+ * `EXPORT_PAGE_SIZE` records, one record per line), as UTF-8 bytes, or as one string.
+ */
+import type { MemoryRecord, RecallDB } from '../db/schema';
+import type { TransferProgress } from '../messaging/protocol';
+import { EXPORT_FORMAT, EXPORT_VERSION, vectorToBase64, type ExportFile } from './format';
+
+/** Records read per page when exporting. */
+export const EXPORT_PAGE_SIZE = 500;
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** File name of an export made at `exportedAt` (ms epoch, local date), e.g. `recall-export-2024-05-10.json`. */
+export function exportFileName(exportedAt: number): string {
+  const d = new Date(exportedAt);
+  return `recall-export-${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}.json`;
+}
+
+/** One exported memory: the record with its vector as base64 (or `null`). */
+function exportedMemory(m: MemoryRecord, includeEmbeddings: boolean): ExportFile['memories'][number] {
+  return {
+    ...m,
+    embedding: includeEmbeddings && m.embedding ? vectorToBase64(m.embedding) : null,
+    embeddingModel: includeEmbeddings && m.embedding ? m.embeddingModel : null,
+  };
+}
+
+/**
+ * Reads a table in pages of `pageSize` records by an index (keyset pagination: each page starts
+ * after the last key of the previous one), so memory holds one page at a time.
+ */
+async function* pagesOf<T, K extends string | number | (string | number)[]>(
+  first: () => Promise<T[]>,
+  after: (key: K) => Promise<T[]>,
+  keyOf: (record: T) => K,
+): AsyncGenerator<T[]> {
+  let page = await first();
+  while (page.length > 0) {
+    yield page;
+    page = await after(keyOf(page[page.length - 1]!));
+  }
+}
+
+/**
+ * The export file as a stream of text pieces (version 1, one record per line; see module doc).
+ * Tables are read in pages of `pageSize` records (default `EXPORT_PAGE_SIZE`), each page in its
+ * own read, so the export of a store of any size holds one page at a time. Records changed while
+ * the export runs may or may not be in it (each record is whole either way).
+ * @param options.includeEmbeddings write vectors as base64 (default `true`; a 384-d vector is
+ *   1,536 bytes = 2,048 base64 characters). Without them, the importing side re-embeds.
+ * @param options.onProgress called after each page with records written / total records.
+ */
+export async function* exportChunks(
+  db: RecallDB,
+  options: { includeEmbeddings?: boolean; exportedAt?: number; pageSize?: number; onProgress?: (progress: TransferProgress) => void } = {},
+): AsyncGenerator<string> {
+  const includeEmbeddings = options.includeEmbeddings ?? true;
+  const n = Math.max(1, options.pageSize ?? EXPORT_PAGE_SIZE);
+  const total = (await Promise.all([db.memories.count(), db.memoryHistory.count(), db.conversations.count(), db.messages.count()])).reduce((a, b) => a + b, 0);
+  let done = 0;
+  yield `{\n  "format": ${JSON.stringify(EXPORT_FORMAT)},\n  "version": ${EXPORT_VERSION},\n  "exportedAt": ${options.exportedAt ?? Date.now()}`;
+  const sections: [string, AsyncGenerator<unknown[]>][] = [
+    ['memories', mapPages(pagesOf(() => db.memories.orderBy(':id').limit(n).toArray(), (k: string) => db.memories.where(':id').above(k).limit(n).toArray(), (m) => m.id), (m) => exportedMemory(m, includeEmbeddings))],
+    ['memoryHistory', mapPages(pagesOf(() => db.memoryHistory.orderBy(':id').limit(n).toArray(), (k: number) => db.memoryHistory.where(':id').above(k).limit(n).toArray(), (h) => h.id!), ({ id: _id, ...h }) => h)],
+    ['conversations', pagesOf(() => db.conversations.orderBy(':id').limit(n).toArray(), (k: string) => db.conversations.where(':id').above(k).limit(n).toArray(), (c) => c.id)],
+    [
+      'messages',
+      pagesOf(
+        () => db.messages.orderBy('[conversationId+seq]').limit(n).toArray(),
+        (k: [string, number]) => db.messages.where('[conversationId+seq]').above(k).limit(n).toArray(),
+        (m) => [m.conversationId, m.seq] as [string, number],
+      ),
+    ],
+  ];
+  for (const [name, pages] of sections) {
+    yield `,\n  ${JSON.stringify(name)}: [`;
+    let first = true;
+    for await (const page of pages) {
+      const lines: string[] = [];
+      for (const record of page) {
+        lines.push(`${first ? '' : ','}\n    ${JSON.stringify(record)}`);
+        first = false;
+      }
+      yield lines.join('');
+      done += page.length;
+      options.onProgress?.({ phase: 'export', done, total });
+    }
+    yield first ? ']' : '\n  ]';
+  }
+  yield '\n}\n';
+}
+
+/** Maps every record of every page with `fn`. */
+async function* mapPages<T, U>(pages: AsyncGenerator<T[]>, fn: (record: T) => U): AsyncGenerator<U[]> {
+  for await (const page of pages) yield page.map(fn);
+}
+
+/**
+ * `exportChunks` as UTF-8 bytes, gathered into pieces of about `pieceBytes` (default 1 MiB) for
+ * efficient file writes.
+ */
+export async function* exportBytes(db: RecallDB, options: Parameters<typeof exportChunks>[1] & { pieceBytes?: number } = {}): AsyncGenerator<Uint8Array> {
+  const encoder = new TextEncoder();
+  const limit = options.pieceBytes ?? 1 << 20;
+  let parts: string[] = [];
+  let size = 0;
+  for await (const text of exportChunks(db, options)) {
+    parts.push(text);
+    size += text.length;
+    if (size >= limit) {
+      yield encoder.encode(parts.join(''));
+      parts = [];
+      size = 0;
+    }
+  }
+  if (parts.length > 0) yield encoder.encode(parts.join(''));
+}
+
+/**
+ * Exports everything as one JSON string. For small stores and tests only: the extension writes
+ * `exportBytes` into a file instead (a string of a large store exceeds what a message can carry).
+ * @returns `fileName` like `recall-export-2024-05-10.json` (local date) and the JSON text.
+ */
+export async function exportAll(
+  db: RecallDB,
+  options: { includeEmbeddings?: boolean; now?: () => number } = {},
+): Promise<{ fileName: string; json: string }> {
+  const exportedAt = (options.now ?? Date.now)();
+  const parts: string[] = [];
+  for await (const text of exportChunks(db, { exportedAt, ...(options.includeEmbeddings !== undefined ? { includeEmbeddings: options.includeEmbeddings } : {}) })) parts.push(text);
+  return { fileName: exportFileName(exportedAt), json: parts.join('') };
+}
