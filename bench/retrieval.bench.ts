@@ -94,7 +94,10 @@ const ms = (start: number) => performance.now() - start;
 
 /** The embedders of this run; `model2vec` is dropped with a printed reason when ../shared is absent. */
 function embedderNames(): EmbedderName[] {
-  const names = (process.env.RETRIEVAL_BENCH_EMBEDDERS ?? 'fixture-bert,model2vec,glove,hashed').split(',').map((s) => s.trim()).filter(Boolean) as EmbedderName[];
+  const names = (process.env.RETRIEVAL_BENCH_EMBEDDERS ?? 'fixture-bert,model2vec,glove,hashed')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean) as EmbedderName[];
   return names.filter((name) => {
     const missing = missingFixture(name);
     if (missing) {
@@ -120,7 +123,9 @@ async function measureRestore(db: RecallDB, embedder: Embedder | null): Promise<
   const voyBuildMs = ms(started);
   const Voy = await loadVoy(nodeVoyWasm);
   const records = await db.memories.toArray();
-  const voy = new Voy({ embeddings: records.filter((r) => r.embedding).map((r) => ({ id: r.id, title: '', url: '', embeddings: Array.from(l2normalize(r.embedding!)) })) });
+  const voy = new Voy({
+    embeddings: records.filter((r) => r.embedding).map((r) => ({ id: r.id, title: '', url: '', embeddings: Array.from(l2normalize(r.embedding!)) })),
+  });
   started = performance.now();
   const serialized = voy.serialize();
   const serializeMs = ms(started);
@@ -198,7 +203,12 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
         }
         vectors = { via: 'ltm.reembed', seconds: ms(started) / 1000 };
       }
-      const store_ = (mode: SearchOptions['mode'], options?: SearchOptions): Retriever => ({ kind: 'store', store, mode: mode!, ...(options ? { options } : {}) });
+      const store_ = (mode: SearchOptions['mode'], options?: SearchOptions): Retriever => ({
+        kind: 'store',
+        store,
+        mode: mode!,
+        ...(options ? { options } : {}),
+      });
       const retrievers: [string, Retriever][] = [
         ['lexical', store_('lexical')],
         ['vector', store_('vector')],
@@ -277,7 +287,20 @@ export default defineBench<{ sizes: number[] }>({
       tables: [
         {
           title: `Seed ${seed}; R@k and upd>stale in %, latency per question (query embedding included):`,
-          columns: ['memories', 'embedder', 'retrieval', 'R@1', 'R@5', 'R@10', 'MRR', 'upd>stale', 'p50 ms', 'p95 ms', 'shared term: R@1 / R@5', 'no shared term: R@5'],
+          columns: [
+            'memories',
+            'embedder',
+            'retrieval',
+            'R@1',
+            'R@5',
+            'R@10',
+            'MRR',
+            'upd>stale',
+            'p50 ms',
+            'p95 ms',
+            'shared term: R@1 / R@5',
+            'no shared term: R@5',
+          ],
           rows: results.flatMap((r) =>
             r.embedders.flatMap((e) =>
               Object.entries(e.modes).map(([mode, m]) => [
@@ -298,7 +321,7 @@ export default defineBench<{ sizes: number[] }>({
           ),
         },
         {
-          title: 'By category (lexical, vector and the app\'s hybrid): R@1 / R@5 / R@10 in %, MRR (cut at 10):',
+          title: "By category (lexical, vector and the app's hybrid): R@1 / R@5 / R@10 in %, MRR (cut at 10):",
           columns: ['memories', 'embedder', 'category', 'questions', 'lexical', 'vector', 'hybrid'],
           rows: results.flatMap((r) =>
             r.embedders.flatMap((e) =>
@@ -316,18 +339,29 @@ export default defineBench<{ sizes: number[] }>({
           ),
         },
         {
-          title: 'Ingestion, re-embedding and index restore (first embedder\'s vectors):',
+          title: "Ingestion, re-embedding and index restore (first embedder's vectors):",
           columns: ['memories', 'ingest s', 're-embed s', 'open store ms', 'Voy build ms', 'Voy snapshot', 'serialize ms', 'deserialize ms'],
           rows: results.map((r) => {
             const re = r.embedders.find((e) => e.vectors.via === 'ltm.reembed')?.vectors;
             const x = r.restore;
-            return [r.memories, r.ingestSeconds.toFixed(0), re && re.via === 'ltm.reembed' ? re.seconds.toFixed(1) : '–', formatMs(x.openMs), formatMs(x.voyBuildMs), `${(x.snapshotBytes / 1e6).toFixed(1)} MB`, formatMs(x.serializeMs), formatMs(x.deserializeMs)];
+            return [
+              r.memories,
+              r.ingestSeconds.toFixed(0),
+              re && re.via === 'ltm.reembed' ? re.seconds.toFixed(1) : '–',
+              formatMs(x.openMs),
+              formatMs(x.voyBuildMs),
+              `${(x.snapshotBytes / 1e6).toFixed(1)} MB`,
+              formatMs(x.serializeMs),
+              formatMs(x.deserializeMs),
+            ];
           }),
         },
       ],
       notes: [
         ...(process.env.RETRIEVAL_BENCH_SIZES ? [`Sizes ${sizes.join(', ')} from RETRIEVAL_BENCH_SIZES (instead of the parameters above).`] : []),
-        ...(sizes.includes(10000) ? [] : ['10k rounds: `npm run bench -- retrieval --full` (ingesting them takes about 10 minutes here: 573 s of a 693 s run on 2026-12-01).']),
+        ...(sizes.includes(10000)
+          ? []
+          : ['10k rounds: `npm run bench -- retrieval --full` (ingesting them takes about 10 minutes here: 573 s of a 693 s run on 2026-12-01).']),
       ],
       raw: { embedders: names, seed, results },
     };

@@ -105,7 +105,11 @@ export async function createNodeEmbedder(name: EmbedderName, options: { dimensio
   if (name === 'none') return { embedder: null, description: 'none (lexical retrieval only)', dispose: async () => undefined };
   if (name === 'hashed') {
     const embedder = createHashedEmbedder(256);
-    return { embedder, description: `${embedder.modelId}: hashed character n-grams, TEST embedder (surface overlap only, no semantics)`, dispose: async () => undefined };
+    return {
+      embedder,
+      description: `${embedder.modelId}: hashed character n-grams, TEST embedder (surface overlap only, no semantics)`,
+      dispose: async () => undefined,
+    };
   }
   const { createTransformersEmbedder } = await import('../../src/engines/transformers');
   const { env } = await import('@huggingface/transformers');
@@ -120,7 +124,13 @@ export async function createNodeEmbedder(name: EmbedderName, options: { dimensio
     const modelId = 'test/bert-fixture';
     const dimension = options.dimension ?? 384;
     await helpers.writeBertFixtureModel(join(root, 'models', modelId), modelId, { dimension });
-    const embedder = await createTransformersEmbedder({ modelId, allowRemoteModels: false, localModelPath: join(root, 'models'), dtype: 'fp32', batchSize: 32 });
+    const embedder = await createTransformersEmbedder({
+      modelId,
+      allowRemoteModels: false,
+      localModelPath: join(root, 'models'),
+      dtype: 'fp32',
+      batchSize: 32,
+    });
     return {
       embedder,
       description: `${modelId} (${dimension}-d) through transformers.js: generated BERT-shaped fixture, random projection of the bag of WordPiece tokens (lexical similarity only, no semantics, no cross-language ability)`,
@@ -132,7 +142,9 @@ export async function createNodeEmbedder(name: EmbedderName, options: { dimensio
   if (name === 'glove') {
     const modelId = 'test/glove-100k-en';
     await helpers.writeModel2VecOnnxModel(GLOVE_DIR, join(root, 'models', modelId));
-    const embedder = withNoSignalVectors(await createTransformersEmbedder({ modelId, allowRemoteModels: false, localModelPath: join(root, 'models'), dtype: 'fp32', batchSize: 32 }));
+    const embedder = withNoSignalVectors(
+      await createTransformersEmbedder({ modelId, allowRemoteModels: false, localModelPath: join(root, 'models'), dtype: 'fp32', batchSize: 32 }),
+    );
     return {
       embedder,
       description: `${modelId} (100-d) through transformers.js: real GloVe 6B 100-d word vectors (top 100k words, SIF-weighted mean; semantic but weak, English only — a text with no known word, e.g. Chinese, gets a seeded random unit vector: no signal)`,

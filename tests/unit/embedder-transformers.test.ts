@@ -37,9 +37,7 @@ beforeAll(async () => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     served.push(path);
     if (failWith) return void res.writeHead(failWith).end();
-    const file = path.startsWith('/hub/')
-      ? join(root, 'models', path.slice('/hub/'.length).replace('/resolve/main/', '/'))
-      : join(root, path);
+    const file = path.startsWith('/hub/') ? join(root, 'models', path.slice('/hub/'.length).replace('/resolve/main/', '/')) : join(root, path);
     try {
       const body = await readFile(file);
       res.writeHead(200, { 'content-length': String(body.byteLength) }).end(body);
@@ -76,7 +74,12 @@ const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * 
 describe('createTransformersEmbedder on the BERT fixture (local folder)', () => {
   it('loads offline, reports 64 dimensions and progress ending in ready', async () => {
     const progress: LoadProgress[] = [];
-    const embedder = await createTransformersEmbedder({ modelId: MODEL_ID, allowRemoteModels: false, localModelPath: join(root, 'models'), onProgress: (p) => progress.push(p) });
+    const embedder = await createTransformersEmbedder({
+      modelId: MODEL_ID,
+      allowRemoteModels: false,
+      localModelPath: join(root, 'models'),
+      onProgress: (p) => progress.push(p),
+    });
     expect(embedder.modelId).toBe(MODEL_ID);
     expect(embedder.dimension).toBe(64);
     expect(progress.at(-1)).toMatchObject({ stage: 'ready', fraction: 1 });
@@ -103,7 +106,14 @@ describe('createTransformersEmbedder on the BERT fixture (local folder)', () => 
 
   it('gives lexically meaningful similarities (shared words or characters score higher)', async () => {
     const embedder = await createTransformersEmbedder({ modelId: MODEL_ID, allowRemoteModels: false, localModelPath: join(root, 'models') });
-    const [a, b, c, d, e, f] = await embedder.embed(['我喜欢喝茶', '我很喜欢喝茶', '今天天气很好', 'my cat likes milk', 'the cat likes milk', 'quantum physics']);
+    const [a, b, c, d, e, f] = await embedder.embed([
+      '我喜欢喝茶',
+      '我很喜欢喝茶',
+      '今天天气很好',
+      'my cat likes milk',
+      'the cat likes milk',
+      'quantum physics',
+    ]);
     expect(dot(a!, b!)).toBeGreaterThan(dot(a!, c!) + 0.3);
     expect(dot(d!, e!)).toBeGreaterThan(dot(d!, f!) + 0.3);
     await embedder.dispose();
@@ -144,14 +154,18 @@ describe('createTransformersEmbedder on the BERT fixture (local folder)', () => 
     await writeBertFixtureModel(broken, 'test/broken', { dimension: 8 });
     await rm(join(broken, 'onnx', 'model_quantized.onnx'));
     await writeFile(join(broken, 'onnx', 'model_quantized.onnx'), 'this is not a protobuf');
-    const error = await createTransformersEmbedder({ modelId: 'test/broken', allowRemoteModels: false, localModelPath: join(root, 'models') }).catch((e: unknown) => e);
+    const error = await createTransformersEmbedder({ modelId: 'test/broken', allowRemoteModels: false, localModelPath: join(root, 'models') }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(EngineError);
     expect((error as EngineError).code).toBe('load');
     expect((error as EngineError).message).toMatch(/test\/broken/);
 
     const controller = new AbortController();
     controller.abort();
-    await expect(createTransformersEmbedder({ modelId: MODEL_ID, allowRemoteModels: false, localModelPath: join(root, 'models'), signal: controller.signal })).rejects.toMatchObject({
+    await expect(
+      createTransformersEmbedder({ modelId: MODEL_ID, allowRemoteModels: false, localModelPath: join(root, 'models'), signal: controller.signal }),
+    ).rejects.toMatchObject({
       code: 'load',
       message: /cancelled/,
     });

@@ -92,7 +92,13 @@ describe('evaluation format', () => {
 
   it('parses command-line arguments', () => {
     expect(parseArgs(['--input', 'x.json'])).toEqual({ input: 'x.json', k: 10, embedder: 'fixture-bert', mode: 'facade', out: null });
-    expect(parseArgs(['--input', 'x.json', '--k', '20', '--embedder', 'hashed', '--mode', 'all', '--out', 'o.json'])).toEqual({ input: 'x.json', k: 20, embedder: 'hashed', mode: 'all', out: 'o.json' });
+    expect(parseArgs(['--input', 'x.json', '--k', '20', '--embedder', 'hashed', '--mode', 'all', '--out', 'o.json'])).toEqual({
+      input: 'x.json',
+      k: 20,
+      embedder: 'hashed',
+      mode: 'all',
+      out: 'o.json',
+    });
     expect(() => parseArgs([])).toThrow('--input is required');
     expect(() => parseArgs(['--input', 'x', '--k', '0'])).toThrow('--k must be a positive integer');
     expect(() => parseArgs(['--input', 'x', '--embedder', 'gpt'])).toThrow('--embedder must be one of');
@@ -105,7 +111,12 @@ describe('evaluation run', () => {
     const run = await runEvaluation(SMALL, { k: 10, embedder: 'hashed', mode: 'all' });
     // Rounds: (t1,t2) (t3,t4) (t5 alone) (t6,t7) (t8,t9).
     expect(run.ingest).toMatchObject({ conversations: 1, messages: 9, rounds: 5, memories: 5, failedJobs: 0 });
-    expect(run.runs.map((r) => r.mode)).toEqual(['hybrid (LongTermMemory.retrieve)', 'lexical (store.search)', 'vector (store.search)', 'hybrid (store.search)']);
+    expect(run.runs.map((r) => r.mode)).toEqual([
+      'hybrid (LongTermMemory.retrieve)',
+      'lexical (store.search)',
+      'vector (store.search)',
+      'hybrid (store.search)',
+    ]);
     const facade = run.runs[0]!;
     const byId = new Map(facade.results.map((r) => [r.id, r]));
     expect(byId.get('q1')).toMatchObject({ evidenceRank: 1, recall: { 1: 1, 5: 1, 10: 1 } });
@@ -116,7 +127,10 @@ describe('evaluation run', () => {
     expect(q2.staleRank).toBe(2);
     expect(q2.updatedAboveStale).toBe(true);
     expect(facade.summary).toMatchObject({ questions: 3, ks: [1, 5, 10], recall: { 1: 1, 5: 1, 10: 1 }, updatedAboveStale: 1, updateQuestions: 1 });
-    expect(facade.summary.byCategory).toEqual({ fact: { questions: 2, recall: { 1: 1, 5: 1, 10: 1 }, mrr: 1 }, update: { questions: 1, recall: { 1: 1, 5: 1, 10: 1 }, mrr: 1 } });
+    expect(facade.summary.byCategory).toEqual({
+      fact: { questions: 2, recall: { 1: 1, 5: 1, 10: 1 }, mrr: 1 },
+      update: { questions: 1, recall: { 1: 1, 5: 1, 10: 1 }, mrr: 1 },
+    });
     expect(facade.summary.mrr).toBe(1);
     const report = formatReport(run);
     expect(report).toContain('memories: 5 (from 5 rounds, 0 failed jobs)');
@@ -133,8 +147,22 @@ describe('ingestion replay clock', () => {
         {
           id: 'c',
           sessions: [
-            { id: 's1', date: '2024-03-01T09:00:00Z', turns: [{ id: 'a1', speaker: 'u', text: 'Good morning' }, { id: 'a2', speaker: 'b', text: 'Morning!' }] },
-            { id: 's2', date: '2024-09-10T09:00:00Z', turns: [{ id: 'b1', speaker: 'u', text: 'Good morning' }, { id: 'b2', speaker: 'b', text: 'Morning!' }] },
+            {
+              id: 's1',
+              date: '2024-03-01T09:00:00Z',
+              turns: [
+                { id: 'a1', speaker: 'u', text: 'Good morning' },
+                { id: 'a2', speaker: 'b', text: 'Morning!' },
+              ],
+            },
+            {
+              id: 's2',
+              date: '2024-09-10T09:00:00Z',
+              turns: [
+                { id: 'b1', speaker: 'u', text: 'Good morning' },
+                { id: 'b2', speaker: 'b', text: 'Morning!' },
+              ],
+            },
           ],
         },
       ],
@@ -232,7 +260,20 @@ describe('benchmark generator', () => {
 describe('summarize', () => {
   it('computes MRR from the first evidence rank (0 when not retrieved), overall and per category', () => {
     const result = (id: string, category: string, evidenceRank: number | null, r1: number) =>
-      ({ id, question: id, category, language: null, evidence: ['e'], stale: [], recall: { 1: r1, 5: evidenceRank ? 1 : 0 }, evidenceRank, staleRank: null, updatedAboveStale: null, latencyMs: 1, ranking: [] }) as QuestionResult;
+      ({
+        id,
+        question: id,
+        category,
+        language: null,
+        evidence: ['e'],
+        stale: [],
+        recall: { 1: r1, 5: evidenceRank ? 1 : 0 },
+        evidenceRank,
+        staleRank: null,
+        updatedAboveStale: null,
+        latencyMs: 1,
+        ranking: [],
+      }) as QuestionResult;
     const summary = summarize([result('a', 'x', 1, 1), result('b', 'x', 4, 0), result('c', 'y', null, 0), result('d', 'y', 2, 0)], [1, 5]);
     // (1 + 1/4 + 0 + 1/2) / 4 = 0.4375; x: (1 + 0.25) / 2 = 0.625; y: (0 + 0.5) / 2 = 0.25.
     expect(summary.mrr).toBeCloseTo(0.4375, 10);

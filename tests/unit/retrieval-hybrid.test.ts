@@ -23,14 +23,30 @@ async function open(): Promise<LongTermStore> {
 }
 
 const DISTRACTORS_EN = [
-  'We talked about the weather in Berlin', 'The new phone has a better camera', 'I watched a documentary about whales',
-  'The meeting moved to Thursday afternoon', 'My neighbour plays the piano at night', 'The bakery on the corner closed',
-  'I read an article about electric cars', 'We discussed the budget for the trip', 'The printer at work is broken again',
-  'I tried a new pasta recipe with mushrooms', 'The football match ended in a draw', 'I need to renew my passport soon',
+  'We talked about the weather in Berlin',
+  'The new phone has a better camera',
+  'I watched a documentary about whales',
+  'The meeting moved to Thursday afternoon',
+  'My neighbour plays the piano at night',
+  'The bakery on the corner closed',
+  'I read an article about electric cars',
+  'We discussed the budget for the trip',
+  'The printer at work is broken again',
+  'I tried a new pasta recipe with mushrooms',
+  'The football match ended in a draw',
+  'I need to renew my passport soon',
 ];
 const DISTRACTORS_ZH = [
-  '今天北京下了很大的雨', '新手机的摄像头更好', '我看了一部关于鲸鱼的纪录片', '会议改到了周四下午', '邻居晚上弹钢琴',
-  '街角的面包店关门了', '我读了一篇关于电动车的文章', '我们讨论了旅行的预算', '公司的打印机又坏了', '我试了一个新的蘑菇意面做法',
+  '今天北京下了很大的雨',
+  '新手机的摄像头更好',
+  '我看了一部关于鲸鱼的纪录片',
+  '会议改到了周四下午',
+  '邻居晚上弹钢琴',
+  '街角的面包店关门了',
+  '我读了一篇关于电动车的文章',
+  '我们讨论了旅行的预算',
+  '公司的打印机又坏了',
+  '我试了一个新的蘑菇意面做法',
 ];
 
 async function addAll(store: LongTermStore, texts: string[], at: (i: number) => number, namespace = 'default') {
@@ -92,7 +108,8 @@ describe('hybrid retrieval', () => {
       ['I have a dentist appointment on Monday.', 'I have a dentist appointment on Thursday afternoon at the new clinic downtown.'],
       (i) => NOW - (i === 0 ? 40 : 35) * DAY,
     );
-    const ids = async (options = {}) => (await store.search({ text: 'When is my dentist appointment?', namespace: 'default', k: 3 }, { mode: 'lexical', ...options })).map((r) => r.memory.id);
+    const ids = async (options = {}) =>
+      (await store.search({ text: 'When is my dentist appointment?', namespace: 'default', k: 3 }, { mode: 'lexical', ...options })).map((r) => r.memory.id);
     expect((await ids({ recencyTieBreak: false })).slice(0, 2)).toEqual([older!.id, newer!.id]);
     expect((await ids()).slice(0, 2)).toEqual([newer!.id, older!.id]);
     // Scores stay in rank order (tied candidates trade scores with their positions).
@@ -106,7 +123,11 @@ describe('hybrid retrieval', () => {
     await addAll(store, [...DISTRACTORS_EN, ...DISTRACTORS_ZH], (i) => NOW - (i + 1) * DAY);
     // Said a few days apart: recency weighting (up to ×1.2) can outweigh a one-rank RRF margin,
     // so a much newer statement about someone else could still come first (see BENCHMARKS.md).
-    const [mine, mineZh] = await addAll(store, ['My cat is called Mochi, she just turned three and loves boxes.', '我家的猫叫小白，刚满三岁，特别喜欢纸箱子。'], () => NOW - 30 * DAY);
+    const [mine, mineZh] = await addAll(
+      store,
+      ['My cat is called Mochi, she just turned three and loves boxes.', '我家的猫叫小白，刚满三岁，特别喜欢纸箱子。'],
+      () => NOW - 30 * DAY,
+    );
     await addAll(
       store,
       ["My colleague's cat is called Luna.", "My neighbour's cat is called Pepper.", '同事家的猫叫橘子。', '邻居家的猫叫豆豆。'],
@@ -125,7 +146,13 @@ describe('hybrid retrieval', () => {
   it('weights the vector list as configured (per store, or per search)', async () => {
     db = new RecallDB(`retrieval-${crypto.randomUUID()}`);
     const embedder = createHashedEmbedder();
-    const store = await createMemoryStore({ db, embedder: () => embedder, now: () => NOW, loadVoyWasm: nodeVoyWasm, fusionWeights: { lexical: 0.7, vector: 0.3 } });
+    const store = await createMemoryStore({
+      db,
+      embedder: () => embedder,
+      now: () => NOW,
+      loadVoyWasm: nodeVoyWasm,
+      fusionWeights: { lexical: 0.7, vector: 0.3 },
+    });
     await addAll(store, DISTRACTORS_EN, (i) => NOW - i * DAY);
     const age = 11;
     // Default weighting: +0.02 · recency + 0.01 · importance (0.5) on top of the fused relevance.
@@ -136,7 +163,9 @@ describe('hybrid retrieval', () => {
     expect(top!.score).toBeCloseTo(1 + bonus, 10);
     const [lexicalOnly] = await store.search({ text: 'passport renewal', namespace: 'default', k: 3 }, { fusion: { lexical: 1, vector: 0 } });
     expect(lexicalOnly!.score).toBeCloseTo(1 + bonus, 10);
-    await expect(createMemoryStore({ db, embedder: () => embedder, loadVoyWasm: nodeVoyWasm, fusionWeights: { lexical: -1, vector: 1 } })).rejects.toThrow(RangeError);
+    await expect(createMemoryStore({ db, embedder: () => embedder, loadVoyWasm: nodeVoyWasm, fusionWeights: { lexical: -1, vector: 1 } })).rejects.toThrow(
+      RangeError,
+    );
   });
 
   it('lets relevance decide: a year-old best match stays above a new weak match (recency only breaks near-ties)', async () => {
@@ -187,7 +216,11 @@ describe('hybrid retrieval', () => {
 
   it('answers a bare time question with the newest memories of that range', async () => {
     const store = await open();
-    const [a, b] = await addAll(store, ['Bought a bike', '修好了自行车', 'Went to the dentist'], (i) => [new Date(2025, 5, 10).getTime(), new Date(2025, 5, 12).getTime(), new Date(2025, 4, 1).getTime()][i]!);
+    const [a, b] = await addAll(
+      store,
+      ['Bought a bike', '修好了自行车', 'Went to the dentist'],
+      (i) => [new Date(2025, 5, 10).getTime(), new Date(2025, 5, 12).getTime(), new Date(2025, 4, 1).getTime()][i]!,
+    );
     expect((await store.search({ text: '上周', namespace: 'default' })).map((r) => r.memory.id)).toEqual([b!.id, a!.id]);
   });
 

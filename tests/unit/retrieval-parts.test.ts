@@ -46,7 +46,10 @@ describe('tokenize', () => {
     for (const text of ['我的地址是北京路一号', '他们说的是一些很好的地方', '同学们都很认真地学习']) {
       const terms = tokenize(text);
       for (const term of noisy) expect(terms, `${text} → ${terms.join(' ')}`).not.toContain(term);
-      expect(terms.some((t) => Array.from(t).length === 1 && /[一些们的地得]/u.test(t)), text).toBe(false);
+      expect(
+        terms.some((t) => Array.from(t).length === 1 && /[一些们的地得]/u.test(t)),
+        text,
+      ).toBe(false);
     }
     expect(tokenize('我的地址是北京路一号')).toEqual(expect.arrayContaining(['地址', '北京']));
   });
@@ -61,21 +64,50 @@ describe('tokenize', () => {
   });
 
   it("implements Harman's S stemmer rules", () => {
-    expect([sStem('queries'), sStem('aies'), sStem('cookies'), sStem('horses'), sStem('toes'), sStem('cats'), sStem('bus'), sStem('glass'), sStem('is')]).toEqual([
-      'query', 'aie', 'cooky', 'horse', 'toe', 'cat', 'bus', 'glass', 'is',
-    ]);
+    expect([
+      sStem('queries'),
+      sStem('aies'),
+      sStem('cookies'),
+      sStem('horses'),
+      sStem('toes'),
+      sStem('cats'),
+      sStem('bus'),
+      sStem('glass'),
+      sStem('is'),
+    ]).toEqual(['query', 'aie', 'cooky', 'horse', 'toe', 'cat', 'bus', 'glass', 'is']);
   });
 
   it("implements Porter's step 1b (examples from Porter 1980) and the light stemmer built on it", () => {
     const pairs: [string, string][] = [
-      ['feed', 'feed'], ['agreed', 'agree'], ['plastered', 'plaster'], ['bled', 'bled'], ['motoring', 'motor'], ['sing', 'sing'],
-      ['conflated', 'conflate'], ['troubled', 'trouble'], ['sized', 'size'], ['hopping', 'hop'], ['tanned', 'tan'], ['falling', 'fall'],
-      ['hissing', 'hiss'], ['fizzed', 'fizz'], ['failing', 'fail'], ['filing', 'file'],
+      ['feed', 'feed'],
+      ['agreed', 'agree'],
+      ['plastered', 'plaster'],
+      ['bled', 'bled'],
+      ['motoring', 'motor'],
+      ['sing', 'sing'],
+      ['conflated', 'conflate'],
+      ['troubled', 'trouble'],
+      ['sized', 'size'],
+      ['hopping', 'hop'],
+      ['tanned', 'tan'],
+      ['falling', 'fall'],
+      ['hissing', 'hiss'],
+      ['fizzed', 'fizz'],
+      ['failing', 'fail'],
+      ['filing', 'file'],
     ];
     for (const [word, stem] of pairs) expect(porterStep1b(word), word).toBe(stem);
     // S stemmer first (queries → query, not Porter's queri), then step 1b; short and non a–z words untouched.
     expect(['queries', 'moved', 'learning', 'schedules', 'workshops', 'bus', 'red', 'café', 'k8s'].map(lightStem)).toEqual([
-      'query', 'move', 'learn', 'schedule', 'workshop', 'bus', 'red', 'café', 'k8s',
+      'query',
+      'move',
+      'learn',
+      'schedule',
+      'workshop',
+      'bus',
+      'red',
+      'café',
+      'k8s',
     ]);
   });
 
@@ -121,7 +153,7 @@ describe('lexical index', () => {
     expect(index.search('我的狗叫 dog', 1, (id) => id === 'c').map((h) => h.id)).toEqual(['c']);
   });
 
-  it('ranks the user\'s own fact above the same fact about someone else (first-person terms)', () => {
+  it("ranks the user's own fact above the same fact about someone else (first-person terms)", () => {
     const index = new LexicalIndex();
     // The colleague's statement is shorter, so plain BM25 would rank it first.
     index.set('mine', 'User: My cat is called Mochi, she just turned three and loves boxes.');
@@ -129,7 +161,12 @@ describe('lexical index', () => {
     index.set('zh-mine', '我家的猫叫小白，刚满三岁，特别喜欢纸箱子。');
     index.set('zh-theirs', '同事家的猫叫橘子。');
     expect(index.search("What's my cat's name?", 5).map((h) => h.id)).toEqual(['mine', 'theirs']);
-    expect(index.search('我家的猫叫什么名字？', 5).map((h) => h.id).slice(0, 2)).toEqual(['zh-mine', 'zh-theirs']);
+    expect(
+      index
+        .search('我家的猫叫什么名字？', 5)
+        .map((h) => h.id)
+        .slice(0, 2),
+    ).toEqual(['zh-mine', 'zh-theirs']);
     // Without the first person in the question, length normalization decides as before.
     expect(index.search("What's the cat's name?", 5).map((h) => h.id)).toEqual(['theirs', 'mine']);
   });
@@ -192,12 +229,20 @@ describe('time filters', () => {
   });
 
   it('recognizes questions about the current state', () => {
-    for (const q of ['Where do I live now?', 'Which company am I currently at?', 'Do I still play the cello?', '我现在住在哪里？', '我目前在哪家公司？']) expect(asksForCurrentState(q), q).toBe(true);
+    for (const q of ['Where do I live now?', 'Which company am I currently at?', 'Do I still play the cello?', '我现在住在哪里？', '我目前在哪家公司？'])
+      expect(asksForCurrentState(q), q).toBe(true);
     for (const q of ['Where did I live in 2020?', 'What is my cat called?', '我的猫叫什么？', 'I know about it']) expect(asksForCurrentState(q), q).toBe(false);
   });
 
   it('parses small numbers', () => {
-    expect([parseSmallNumber('12'), parseSmallNumber('十二'), parseSmallNumber('十'), parseSmallNumber('二十一'), parseSmallNumber('两'), parseSmallNumber('x')]).toEqual([12, 12, 10, 21, 2, Number.NaN]);
+    expect([
+      parseSmallNumber('12'),
+      parseSmallNumber('十二'),
+      parseSmallNumber('十'),
+      parseSmallNumber('二十一'),
+      parseSmallNumber('两'),
+      parseSmallNumber('x'),
+    ]).toEqual([12, 12, 10, 21, 2, Number.NaN]);
   });
 });
 
@@ -216,7 +261,14 @@ describe('fusion and weighting', () => {
   });
 
   it('weights the lists of reciprocal rank fusion', () => {
-    const fused = reciprocalRankFusion([['a', 'b'], ['b', 'c']], 60, [1, 0.1]);
+    const fused = reciprocalRankFusion(
+      [
+        ['a', 'b'],
+        ['b', 'c'],
+      ],
+      60,
+      [1, 0.1],
+    );
     expect(fused.get('a')).toBeCloseTo(1 / 61, 12);
     expect(fused.get('b')).toBeCloseTo(1 / 62 + 0.1 / 61, 12);
     expect(fused.get('c')).toBeCloseTo(0.1 / 62, 12);
@@ -238,9 +290,23 @@ describe('fusion and weighting', () => {
     ]);
     // Group {old, mid, new} holds positions 0, 2, 4 and gets them newest first; 'other' and
     // 'single' (one matched term) and 'vec' (no lexical match) stay where they are.
-    expect(recencyTieBreak(['old', 'other', 'mid', 'vec', 'new', 'single'], matched, (id) => time[id]!)).toEqual(['new', 'other', 'mid', 'vec', 'old', 'single']);
+    expect(recencyTieBreak(['old', 'other', 'mid', 'vec', 'new', 'single'], matched, (id) => time[id]!)).toEqual([
+      'new',
+      'other',
+      'mid',
+      'vec',
+      'old',
+      'single',
+    ]);
     // With minTerms 1, {other, single} is a group too: single (10) is newer than other (9).
-    expect(recencyTieBreak(['old', 'other', 'mid', 'vec', 'new', 'single'], matched, (id) => time[id]!, 1)).toEqual(['new', 'single', 'mid', 'vec', 'old', 'other']);
+    expect(recencyTieBreak(['old', 'other', 'mid', 'vec', 'new', 'single'], matched, (id) => time[id]!, 1)).toEqual([
+      'new',
+      'single',
+      'mid',
+      'vec',
+      'old',
+      'other',
+    ]);
     expect(recencyTieBreak([], matched, () => 0)).toEqual([]);
   });
 
@@ -284,8 +350,16 @@ describe('fusion and weighting', () => {
     // Weights need not sum to 1 (divided by their sum): 3 / 2 is the same as 0.6 / 0.4.
     expect(convexFusion(lexical, vector, { lexical: 3, vector: 2 }).get('b')).toBeCloseTo(0.7, 12);
     // An empty list (lexical mode, no embedder) or weight 0 leaves the other list's order and scale.
-    expect([...convexFusion(lexical, [], { lexical: 0.6, vector: 0.4 })]).toEqual([['a', 1], ['b', 0.5], ['c', 0.25]]);
-    expect([...convexFusion(lexical, vector, { lexical: 1, vector: 0 })]).toEqual([['a', 1], ['b', 0.5], ['c', 0.25]]);
+    expect([...convexFusion(lexical, [], { lexical: 0.6, vector: 0.4 })]).toEqual([
+      ['a', 1],
+      ['b', 0.5],
+      ['c', 0.25],
+    ]);
+    expect([...convexFusion(lexical, vector, { lexical: 1, vector: 0 })]).toEqual([
+      ['a', 1],
+      ['b', 0.5],
+      ['c', 0.25],
+    ]);
     expect(convexFusion([], [], { lexical: 1, vector: 1 }).size).toBe(0);
     // A weight-0 list that is the only one with hits counts alone (vector-only search).
     const vectorOnly = convexFusion([], vector, { lexical: 1, vector: 0 });
@@ -308,9 +382,24 @@ describe('formatMemoriesForPrompt', () => {
   const day = (d: number) => new Date(2025, 4, d, 10).getTime();
   const mem = (id: string, text: string, createdAt = day(3), extra: Partial<RetrievedMemory['memory']> = {}): RetrievedMemory => ({
     memory: {
-      id, namespace: 'default', kind: 'fact', text, importance: 0.5, createdAt, updatedAt: createdAt, validFrom: null, validUntil: null,
-      current: 1, lastAccessedAt: null, accessCount: 0, sourceConversationId: null, sourceMessageIds: [], pinned: false, hash: id,
-      embeddingModel: null, ...extra,
+      id,
+      namespace: 'default',
+      kind: 'fact',
+      text,
+      importance: 0.5,
+      createdAt,
+      updatedAt: createdAt,
+      validFrom: null,
+      validUntil: null,
+      current: 1,
+      lastAccessedAt: null,
+      accessCount: 0,
+      sourceConversationId: null,
+      sourceMessageIds: [],
+      pinned: false,
+      hash: id,
+      embeddingModel: null,
+      ...extra,
     },
     score: 1,
     ranks: {},
@@ -329,7 +418,9 @@ describe('formatMemoriesForPrompt', () => {
 
   it('formats dates, flattens line breaks and marks ended validity', () => {
     expect(formatMemoryLine(mem('e', 'User: 你好\nAssistant: 你好！', day(9)).memory)).toBe('- [2025-05-09] User: 你好 / Assistant: 你好！');
-    expect(formatMemoryLine(mem('x', '我住在深圳', day(1), { validUntil: day(20), current: 0 }).memory)).toBe('- [2025-05-01] 我住在深圳 (no longer true since 2025-05-20)');
+    expect(formatMemoryLine(mem('x', '我住在深圳', day(1), { validUntil: day(20), current: 0 }).memory)).toBe(
+      '- [2025-05-01] 我住在深圳 (no longer true since 2025-05-20)',
+    );
   });
 
   it('caps the section in tokens, skipping what does not fit but keeping shorter ones', () => {
@@ -358,7 +449,13 @@ describe('formatMemoriesForPrompt', () => {
 
   it('holds the cap with the real Qwen2.5 tokenizer on Chinese and English', () => {
     const tokenizer = fromPreTrained();
-    const qwen: TokenCounter = { id: 'hf:Qwen2.5', exact: true, count: (t) => tokenizer.encode(t, { add_special_tokens: false }).length, perMessageOverhead: 5, replyPrimerTokens: 3 };
+    const qwen: TokenCounter = {
+      id: 'hf:Qwen2.5',
+      exact: true,
+      count: (t) => tokenizer.encode(t, { add_special_tokens: false }).length,
+      perMessageOverhead: 5,
+      replyPrimerTokens: 3,
+    };
     const memories = [
       mem('1', '我从深圳搬到了杭州，现在住在西湖区。'),
       mem('2', 'I am allergic to peanuts and shellfish.'),

@@ -42,7 +42,16 @@ import { contentTerms, termCoverage } from '../../text/terms';
 import { LexicalIndex } from './retrieval/lexical';
 import { l2normalize, type VectorIndexStats } from './retrieval/vector';
 import { loadVoy, type VoyClass } from './retrieval/voy';
-import { BlockIndex, indexedOf, layoutFromRows, type IndexBatch, type LayoutRow, type IndexHeaderRecord, type LexicalSnapshotRecord, type ScanFilter } from './retrieval/blocks';
+import {
+  BlockIndex,
+  indexedOf,
+  layoutFromRows,
+  type IndexBatch,
+  type LayoutRow,
+  type IndexHeaderRecord,
+  type LexicalSnapshotRecord,
+  type ScanFilter,
+} from './retrieval/blocks';
 import {
   CURRENT_STATE_WEIGHTING,
   DEFAULT_WEIGHTING,
@@ -158,7 +167,11 @@ export interface LongTermStore extends MemoryStore {
    * @returns how many were embedded and how many still need it.
    * @throws the embedder's EngineError when embedding fails, or the abort reason when aborted.
    */
-  reembed(options?: { batchSize?: number; signal?: AbortSignal; onProgress?: (done: number, total: number) => void }): Promise<{ embedded: number; remaining: number }>;
+  reembed(options?: {
+    batchSize?: number;
+    signal?: AbortSignal;
+    onProgress?: (done: number, total: number) => void;
+  }): Promise<{ embedded: number; remaining: number }>;
   /** Resolves when pending index writes are done (the index itself is complete once the store is created). */
   whenIndexed(): Promise<void>;
   /** Writes the lexical snapshot now if changes are pending (otherwise done when idle). */
@@ -323,7 +336,14 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
   let snapshotTimer: ReturnType<typeof setTimeout> | null = null;
   /** Catalog per namespace, built on first use (see `catalog`). */
   let catalogs = new Map<string, Map<string, CatalogEntry>>();
-  const catalogEntry = (r: MemoryRecord): CatalogEntry => ({ id: r.id, kind: r.kind, current: r.current, pinned: r.pinned, updatedAt: r.updatedAt, normalized: normalizeMemoryText(r.text) });
+  const catalogEntry = (r: MemoryRecord): CatalogEntry => ({
+    id: r.id,
+    kind: r.kind,
+    current: r.current,
+    pinned: r.pinned,
+    updatedAt: r.updatedAt,
+    normalized: normalizeMemoryText(r.text),
+  });
   function catalogPut(r: MemoryRecord): void {
     for (const [ns, entries] of catalogs) if (ns !== r.namespace) entries.delete(r.id);
     catalogs.get(r.namespace)?.set(r.id, catalogEntry(r));
@@ -383,7 +403,10 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
    * header (generation + 1, row count + `countDelta`, `ids` added to `dirty`) are written in the
    * same transaction. The live index and the lexical index change only after the commit.
    */
-  async function writeIndexed(ids: string[], write: (batch: IndexBatch) => Promise<{ countDelta: number; lexical: () => void; dirty?: string[] }>): Promise<void> {
+  async function writeIndexed(
+    ids: string[],
+    write: (batch: IndexBatch) => Promise<{ countDelta: number; lexical: () => void; dirty?: string[] }>,
+  ): Promise<void> {
     const batch = index.batch();
     let after: { countDelta: number; lexical: () => void; dirty?: string[] } | null = null;
     let header: IndexHeaderRecord | null = null;
@@ -459,7 +482,9 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       await db.memoryIndex.clear();
       // No memory, no index: an empty store leaves nothing behind (erase everything).
       if (rows.length > 0) await db.memoryIndex.bulkPut([...layout.records, snapshot]);
-      const changed = rows.filter((r) => holdsEmbedding(r) || r.pending !== undefined || (r.embeddingModel !== null && !layout.index.hasVector(r.id, r.embeddingModel)));
+      const changed = rows.filter(
+        (r) => holdsEmbedding(r) || r.pending !== undefined || (r.embeddingModel !== null && !layout.index.hasVector(r.id, r.embeddingModel)),
+      );
       if (changed.length > 0) {
         await db.memories.bulkPut(
           changed.map((r) => {
@@ -493,7 +518,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       let added = 0;
       for (const r of rows) {
         if (!index.has(r.id)) added += 1;
-        const own = holdsEmbedding(r) ? (r.embedding ? l2normalize(r.embedding) : null) : index.vector(r.id)?.vector ?? null;
+        const own = holdsEmbedding(r) ? (r.embedding ? l2normalize(r.embedding) : null) : (index.vector(r.id)?.vector ?? null);
         const indexed = own !== null && r.embeddingModel !== null && batch.put(indexedOf(r), own, r.embeddingModel);
         if (!indexed) batch.put(indexedOf(r), null, null);
         await db.memories.put(indexed ? toRow(r) : { ...toRow(r), embeddingModel: null });
@@ -631,14 +656,20 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         .sort((a, b) => b.at - a.at)
         .map(({ id, score }) => ({ id, score }));
     } else {
-      ranked = [...fused].filter(([id]) => index.has(id)).map(([id, relevance]) => {
-        const m = metaOfId(id);
-        return { id, score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, weighting) };
-      });
+      ranked = [...fused]
+        .filter(([id]) => index.has(id))
+        .map(([id, relevance]) => {
+          const m = metaOfId(id);
+          return { id, score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, weighting) };
+        });
       ranked.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
       if (options.recencyTieBreak !== false) {
         // Tied candidates trade places and scores (the score is the position's), so scores stay in rank order.
-        const order = recencyTieBreak(ranked.map((r) => r.id), new Map(lexicalHits.map((h) => [h.id, h.terms])), (id) => metaOfId(id).updatedAt);
+        const order = recencyTieBreak(
+          ranked.map((r) => r.id),
+          new Map(lexicalHits.map((h) => [h.id, h.terms])),
+          (id) => metaOfId(id).updatedAt,
+        );
         const before = ranked;
         ranked = order.map((id, i) => ({ id, score: before[i]!.score }));
       }
@@ -735,7 +766,8 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         if (embedder) {
           try {
             const vectorsOut = await embedder.embed(fresh.map((f) => f.record.text));
-            if (vectorsOut.length !== fresh.length) throw new Error(`Embedder ${embedder.modelId} returned ${vectorsOut.length} vectors for ${fresh.length} texts`);
+            if (vectorsOut.length !== fresh.length)
+              throw new Error(`Embedder ${embedder.modelId} returned ${vectorsOut.length} vectors for ${fresh.length} texts`);
             fresh.forEach((f, i) => {
               f.record.embedding = l2normalize(vectorsOut[i]!);
               f.record.embeddingModel = embedder.modelId;
@@ -753,7 +785,9 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
               if (!indexed && record.embedding) Object.assign(record, { embedding: null, embeddingModel: null });
             }
             await db.memories.bulkAdd(fresh.map((f) => toRow(f.record)));
-            await db.memoryHistory.bulkAdd(fresh.map((f) => ({ memoryId: f.record.id, event: 'ADD' as const, oldText: null, newText: f.record.text, at: t, source })));
+            await db.memoryHistory.bulkAdd(
+              fresh.map((f) => ({ memoryId: f.record.id, event: 'ADD' as const, oldText: null, newText: f.record.text, at: t, source })),
+            );
             // The user stores this text again on purpose ("remember …", memory manager): lift its tombstone.
             if (source === 'user') await db.tombstones.bulkDelete(fresh.map((f) => [f.record.namespace, f.record.hash] as [string, string]));
             return {
@@ -950,7 +984,6 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       }
       return [...rounds.values()].sort((a, b) => b.createdAt - a.createdAt);
     },
-
   };
 
   const [opened, Voy] = await Promise.all([open(), voyLoad]);

@@ -48,19 +48,20 @@ export const EvalDatasetSchema = z
         }),
       )
       .min(1),
-    questions: z.array(
-      z.object({
-        id: z.string().min(1),
-        conversationId: z.string().min(1),
-        question: z.string().min(1),
-        evidence: z.array(z.string().min(1)).min(1),
-        stale: z.array(z.string().min(1)).optional(),
-        date: isoDate.optional(),
-        category: z.string().optional(),
-        language: z.string().optional(),
-        answer: z.string().optional(),
-      }),
-    )
+    questions: z
+      .array(
+        z.object({
+          id: z.string().min(1),
+          conversationId: z.string().min(1),
+          question: z.string().min(1),
+          evidence: z.array(z.string().min(1)).min(1),
+          stale: z.array(z.string().min(1)).optional(),
+          date: isoDate.optional(),
+          category: z.string().optional(),
+          language: z.string().optional(),
+          answer: z.string().optional(),
+        }),
+      )
       .min(1, 'no questions: nothing to evaluate'),
   })
   .superRefine((data, ctx) => {
@@ -199,7 +200,14 @@ export async function ingestDataset(
     }
     const first = records[0]?.createdAt ?? 0;
     const last = records[records.length - 1]?.createdAt ?? first;
-    await db.conversations.put({ id: conversation.id, title: conversation.title ?? conversation.id, namespace, strategy: DEFAULT_STRATEGY, createdAt: first, updatedAt: last });
+    await db.conversations.put({
+      id: conversation.id,
+      title: conversation.title ?? conversation.id,
+      namespace,
+      strategy: DEFAULT_STRATEGY,
+      createdAt: first,
+      updatedAt: last,
+    });
     await db.messages.bulkPut(records);
     messages += records.length;
     const timeOf = new Map(records.map((r) => [r.id, r.createdAt]));
@@ -231,7 +239,14 @@ export async function ingestDataset(
     deps.onProgress?.(turnsDone, total);
   }
   const stats = await jobs.stats();
-  return { conversations: data.conversations.length, messages, rounds, memories: await db.memories.count(), failedJobs: stats.failed, ms: performance.now() - started };
+  return {
+    conversations: data.conversations.length,
+    messages,
+    rounds,
+    memories: await db.memories.count(),
+    failedJobs: stats.failed,
+    ms: performance.now() - started,
+  };
 }
 
 /** Per-question result. */
@@ -324,9 +339,17 @@ export async function evaluateDataset(
   );
   const results: QuestionResult[] = [];
   for (const q of data.questions) {
-    const query = { text: q.question, namespace: namespaces.get(q.conversationId)!, k: maxK, now: q.date ? Date.parse(q.date) : lastTurn.get(q.conversationId)! + 3_600_000 };
+    const query = {
+      text: q.question,
+      namespace: namespaces.get(q.conversationId)!,
+      k: maxK,
+      now: q.date ? Date.parse(q.date) : lastTurn.get(q.conversationId)! + 3_600_000,
+    };
     const started = performance.now();
-    const ranked = retriever.kind === 'facade' ? await retriever.longTerm.retrieve(query) : await retriever.store.search(query, { ...retriever.options, mode: retriever.mode });
+    const ranked =
+      retriever.kind === 'facade'
+        ? await retriever.longTerm.retrieve(query)
+        : await retriever.store.search(query, { ...retriever.options, mode: retriever.mode });
     const latencyMs = performance.now() - started;
     if (retriever.kind === 'facade') await retriever.longTerm.flush?.();
     const sources = ranked.map((r) => r.memory.sourceMessageIds);

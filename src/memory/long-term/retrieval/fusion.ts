@@ -69,7 +69,8 @@ export interface ScoredHit {
  * @throws RangeError when a weight is negative or not finite.
  */
 export function convexFusion(lexical: readonly ScoredHit[], vector: readonly ScoredHit[], weights: FusionWeights): Map<string, number> {
-  for (const [name, w] of Object.entries(weights)) if (!Number.isFinite(w) || w < 0) throw new RangeError(`Fusion weight ${name} must be a finite number >= 0, got ${w}`);
+  for (const [name, w] of Object.entries(weights))
+    if (!Number.isFinite(w) || w < 0) throw new RangeError(`Fusion weight ${name} must be a finite number >= 0, got ${w}`);
   const fused = new Map<string, number>();
   const lists: [readonly ScoredHit[], number, (score: number) => number][] = [];
   // A list of weight 0 is not used while the other list has hits; when it is the only list with

@@ -209,9 +209,7 @@ function isZhStop(segment: string): boolean {
 }
 
 /** English first-person words (subject, object, possessive; singular and plural; contractions). */
-const EN_FIRST_PERSON = new Set(
-  "i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll".split(' '),
-);
+const EN_FIRST_PERSON = new Set("i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll".split(' '));
 /** Chinese first-person words (ICU segments): 我, 我的, 我们, 咱们 …. */
 const ZH_FIRST_PERSON = /^(?:我们的|我们|咱们的|咱们|我的|我)$/u;
 
