@@ -180,7 +180,7 @@ describe('hybrid retrieval', () => {
       const results = await store.search({ text: 'passport renewal appointment', namespace: 'default', k: 5 }, { mode });
       expect(results.map((r) => r.memory.id).slice(0, 2), mode).toEqual([old!.id, recent!.id]);
     }
-    // Asked about the current state, recency weighs more (up to +0.3), but still not over a much better match.
+    // Asked about the current state, recency weighs as much as relevance (up to +1), still not over a far better match.
     const now = await store.search({ text: 'what is my passport renewal appointment now?', namespace: 'default', k: 5 }, { mode: 'lexical' });
     expect(now[0]!.memory.id).toBe(old!.id);
   });

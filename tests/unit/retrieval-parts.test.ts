@@ -325,8 +325,8 @@ describe('fusion and weighting', () => {
     expect(weightedScore(0.95, 0, 0.5)).toBeCloseTo(0.95 + 0.02 + 0.005, 12);
     expect(weightedScore(1, 365 * day, 0.5)).toBeGreaterThan(weightedScore(0.95, 0, 0.5));
     expect(weightedScore(0.99, 0, 0.5)).toBeGreaterThan(weightedScore(1, 365 * day, 0.5));
-    // A current-state query: recency up to +0.3 (half-life 90 days).
-    expect(weightedScore(0.8, 0, 0, CURRENT_STATE_WEIGHTING)).toBeCloseTo(1.1, 12);
+    // A current-state query: recency up to +1 (half-life 90 days).
+    expect(weightedScore(0.8, 0, 0, CURRENT_STATE_WEIGHTING)).toBeCloseTo(1.8, 12);
   });
 
   it('fuses BM25 and cosine scores by a convex combination of normalized scores (Bruch et al. 2023)', () => {

@@ -140,9 +140,10 @@ export const DEFAULT_WEIGHTING: WeightingOptions = { halfLifeDays: 30, recencyWe
 
 /**
  * Weighting for queries that ask for the current state ("… now?", "现在…"): a 90-day half-life
- * and up to +0.3, so among memories of similar relevance the newest clearly wins.
+ * and a recency bonus up to +1, as large as relevance itself: asked for the current state, the
+ * newest of the matching memories wins unless an older one is far more relevant.
  */
-export const CURRENT_STATE_WEIGHTING: WeightingOptions = { halfLifeDays: 90, recencyWeight: 0.3, importanceWeight: 0.01 };
+export const CURRENT_STATE_WEIGHTING: WeightingOptions = { halfLifeDays: 90, recencyWeight: 1, importanceWeight: 0.01 };
 
 const DAY_MS = 86_400_000;
 
