@@ -131,7 +131,7 @@ async function measureRestore(db: RecallDB, embedder: Embedder | null): Promise<
   const serializeMs = ms(started);
   voy.free();
   // The rejected alternative, measured: a serialized Voy snapshot kept in IndexedDB (a table of its
-  // own here — the product schema has none, see store.ts).
+  // own here — the product schema has none, see src/memory/long-term/store/).
   const snapshots = new SnapshotDB(`${db.name}-snapshots`);
   started = performance.now();
   await snapshots.snapshots.put({ key: 'bench', embeddingModel: embedder?.modelId ?? 'none', count: records.length, serialized });

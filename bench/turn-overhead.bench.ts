@@ -10,23 +10,26 @@
  * - the query embedding: a deterministic embedder that turns a text into a seeded random unit
  *   vector in microseconds (384-d like the default MiniLM), so the vector scan runs but the
  *   embedding model's own cost is not timed ("no LLM, no query embedding").
- * Set-up per size: N memories (bilingual generated exchanges, valid, namespace `default`, with
- * vectors) written to the database, the core opened (indexes built; waits for the vector index),
- * one conversation of `HISTORY` earlier messages whose first part is already folded into a
- * summary. Each run sends `TURNS` messages (English and Chinese alternating); background jobs
- * (episodic memory, folds) are drained and retrieval accesses written between turns, outside the
- * timing (a user takes longer than that to type the next message). Reported per counter
- * (the estimator and the exact Qwen2.5 tokenizer with its chat template): p50 and p95 over all
- * timed turns, and the median of the per-run p50s, over `RUNS` runs (the first turn of each run is
- * a warm-up and not timed); also the process's CPU time over the same span (user + system), which
- * other processes on a shared machine do not inflate.
- * Environment: TURN_BENCH_RUNS (5), TURN_BENCH_TURNS (30), TURN_BENCH_SIZES (10000; `--full`:
- * 10000,100000), TURN_BENCH_COUNTERS (estimator,qwen2.5).
+ * Set-up per size (not timed): N memories (bilingual generated exchanges, valid, namespace
+ * `default`, with vectors) written to one database, which a first core opening turns into its
+ * persisted index. Each run then opens a fresh core over that database (the index opens from its
+ * blocks, as after a restart) with a fresh copy of one conversation of `HISTORY` earlier messages
+ * whose first `FOLDED` are already folded into a summary, and sends `turns` messages (English and
+ * Chinese alternating; the first is a warm-up, not timed). Background jobs (episodic memory,
+ * folds) are drained and retrieval accesses written between turns, outside the timing (a user
+ * takes longer than that to type the next message). Reported per counter (the estimator, and the
+ * exact Qwen2.5 tokenizer with its chat template): p50 and p95 over all timed turns of all runs,
+ * the median of the per-run p50 and p95, and the process's CPU time over the same span (user +
+ * system), which other processes on a shared machine do not inflate.
+ * Parameters `{ sizes, runs, turns, counters }`; TURN_BENCH_SIZES, TURN_BENCH_RUNS,
+ * TURN_BENCH_TURNS and TURN_BENCH_COUNTERS (comma-separated) override them.
  */
 import 'fake-indexeddb/auto';
 import { nodeVoyWasm } from './data/node-voy';
 import { generateConversation, mulberry32 } from './data/bilingual-conversation';
 import { qwenCounter } from './data/qwen-tokenizer';
+import { defineBench, type HeadlineRow } from './lib/bench';
+import { formatMs, summarize } from './lib/stats';
 import type { EngineManager } from '../src/core/engine-manager';
 import { createCore, type Core } from '../src/core/index';
 import { RecallDB, type MemoryRecord, type MessageRecord } from '../src/db/schema';
@@ -142,16 +145,15 @@ async function fillMemories(db: RecallDB, n: number): Promise<void> {
   }
 }
 
-/** The benchmark conversation: `HISTORY` messages, the first `FOLDED` summarized. */
-async function fillConversation(db: RecallDB): Promise<string> {
-  const id = 'bench-conversation';
+/** The benchmark conversation under `id`: `HISTORY` messages, the first `FOLDED` summarized (a fresh copy per run). */
+async function fillConversation(db: RecallDB, id: string): Promise<string> {
   const t0 = Date.UTC(2025, 0, 1);
   await db.conversations.put({ id, title: 'Bench', namespace: 'default', strategy: { kind: 'summary-buffer', maxTokens: 2000 }, createdAt: t0, updatedAt: t0 });
   const exchanges = generateConversation(HISTORY / 2, 11);
   const messages: MessageRecord[] = [];
   exchanges.forEach((e, i) => {
-    messages.push({ id: `h${i}-u`, conversationId: id, seq: 2 * i, role: 'user', content: e.user, createdAt: t0 + i * 120_000, status: 'complete' });
-    messages.push({ id: `h${i}-a`, conversationId: id, seq: 2 * i + 1, role: 'assistant', content: e.assistant, createdAt: t0 + i * 120_000 + 60_000, status: 'complete' });
+    messages.push({ id: `${id}-h${i}-u`, conversationId: id, seq: 2 * i, role: 'user', content: e.user, createdAt: t0 + i * 120_000, status: 'complete' });
+    messages.push({ id: `${id}-h${i}-a`, conversationId: id, seq: 2 * i + 1, role: 'assistant', content: e.assistant, createdAt: t0 + i * 120_000 + 60_000, status: 'complete' });
   });
   await db.messages.bulkAdd(messages);
   const summary = exchanges.slice(0, FOLDED / 2).slice(-12).map((e) => e.fact).join(' ');
@@ -159,96 +161,138 @@ async function fillConversation(db: RecallDB): Promise<string> {
   return id;
 }
 
-/** Nearest-rank percentile of `values` (0 < p ≤ 1). */
-function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? NaN;
+/** Counters the bench can run with. */
+export type CounterName = 'estimator' | 'qwen2.5';
+
+/** A core over `db` whose chat engine calls `onPrompt` when it receives a chat turn's prompt. */
+export async function openBenchCore(db: RecallDB, counterName: CounterName, onPrompt: () => void): Promise<Core> {
+  const engine = fakeEngine(counterName === 'qwen2.5' ? qwenCounter() : null, onPrompt);
+  const core = await createCore({
+    db,
+    engines: engineManager(engine),
+    loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
+    events: { chatDelta: () => undefined, jobs: () => undefined },
+  });
+  await (core.store as { whenIndexed?: () => Promise<void> }).whenIndexed?.();
+  return core;
 }
 
-interface CounterResult {
-  counter: string;
-  p50: number;
-  p95: number;
-  medianRunP50: number;
-  medianRunP95: number;
-  /** CPU time of this process (user + system, ms) from send to prompt ready: insensitive to other processes on a shared machine. */
-  cpuP50: number;
-  cpuP95: number;
-  turns: number;
+/**
+ * A database with `size` memories and its persisted index (a core opened once over it and
+ * stopped), ready for `runTurns`. Not timed.
+ */
+export async function prepareDatabase(size: number): Promise<RecallDB> {
+  const db = new RecallDB(`turn-bench-${crypto.randomUUID()}`);
+  await fillMemories(db, size);
+  const core = await openBenchCore(db, 'estimator', () => undefined);
+  await core.stop();
+  return db;
 }
 
-async function measure(size: number, counterName: 'estimator' | 'qwen2.5', runs: number, turns: number): Promise<CounterResult> {
+/** One run's samples (ms): wall and CPU time from send to prompt ready, per timed turn. */
+interface RunSamples {
+  wall: number[];
+  cpu: number[];
+}
+
+/**
+ * One run over `db`: a fresh core and a fresh copy of the conversation, `turns + 1` messages
+ * sent (the first untimed). `onTimed` gets each timed turn's span on the monotonic clock
+ * (`process.hrtime.bigint()`, ns), for a profiler to keep only the samples inside it.
+ * @returns the timed turns' samples.
+ */
+export async function runTurns(db: RecallDB, counterName: CounterName, turns: number, run: number, onTimed?: (startNs: bigint, promptNs: bigint) => void): Promise<RunSamples> {
   const texts = generateConversation(turns + 1, 99).map((e) => e.user);
-  const all: number[] = [];
-  const runP50: number[] = [];
-  const runP95: number[] = [];
-  const cpuTimes: number[] = [];
-  for (let run = 0; run < runs; run++) {
-    const db = new RecallDB(`turn-bench-${crypto.randomUUID()}`);
-    await fillMemories(db, size);
-    const conversationId = await fillConversation(db);
-    let promptAt = 0;
-    let promptCpu = { user: 0, system: 0 };
-    const engine = fakeEngine(counterName === 'qwen2.5' ? qwenCounter() : null, () => {
-      promptAt = performance.now();
-      promptCpu = process.cpuUsage();
-    });
-    const core: Core = await createCore({
-      db,
-      engines: engineManager(engine),
-      loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
-      events: { chatDelta: () => undefined, jobs: () => undefined },
-    });
-    await (core.store as { whenIndexed?: () => Promise<void> }).whenIndexed?.();
-    const times: number[] = [];
-    for (let i = 0; i <= turns; i++) {
-      const startedCpu = process.cpuUsage();
-      const started = performance.now();
-      await core.chat.send({ conversationId, text: texts[i]!, requestId: `r${run}-${i}` });
-      if (i > 0) {
-        // turn 0 warms up caches and JIT
-        times.push(promptAt - started);
-        cpuTimes.push((promptCpu.user - startedCpu.user + promptCpu.system - startedCpu.system) / 1000);
-      }
-      await core.jobs.drain();
-      // Between turns (the user is typing): the batched access write happens here, not in the next turn.
-      await (core.longTerm as { flush?: () => Promise<void> }).flush?.();
+  let promptAt = 0;
+  let promptCpu = { user: 0, system: 0 };
+  let promptNs = 0n;
+  const core = await openBenchCore(db, counterName, () => {
+    promptAt = performance.now();
+    promptCpu = process.cpuUsage();
+    promptNs = process.hrtime.bigint();
+  });
+  const conversationId = await fillConversation(db, `bench-${counterName}-${run}-${crypto.randomUUID()}`);
+  const out: RunSamples = { wall: [], cpu: [] };
+  for (let i = 0; i <= turns; i++) {
+    const startedNs = process.hrtime.bigint();
+    const startedCpu = process.cpuUsage();
+    const started = performance.now();
+    await core.chat.send({ conversationId, text: texts[i]!, requestId: `r${run}-${i}` });
+    if (i > 0) {
+      onTimed?.(startedNs, promptNs);
+      // turn 0 warms up caches and JIT
+      out.wall.push(promptAt - started);
+      out.cpu.push((promptCpu.user - startedCpu.user + promptCpu.system - startedCpu.system) / 1000);
     }
-    await core.stop();
-    await db.delete();
-    all.push(...times);
-    runP50.push(percentile(times, 0.5));
-    runP95.push(percentile(times, 0.95));
+    await core.jobs.drain();
+    // Between turns (the user is typing): the batched access write happens here, not in the next turn.
+    await (core.longTerm as { flush?: () => Promise<void> }).flush?.();
   }
-  return {
-    counter: counterName,
-    p50: percentile(all, 0.5),
-    p95: percentile(all, 0.95),
-    medianRunP50: percentile(runP50, 0.5),
-    medianRunP95: percentile(runP95, 0.5),
-    cpuP50: percentile(cpuTimes, 0.5),
-    cpuP95: percentile(cpuTimes, 0.95),
-    turns: all.length,
-  };
+  await core.stop();
+  return out;
 }
 
-export default {
-  name: 'turn overhead (send → prompt ready)',
-  async run() {
-    const full = process.argv.includes('--full');
-    const runs = Number(process.env.TURN_BENCH_RUNS ?? 5);
-    const turns = Number(process.env.TURN_BENCH_TURNS ?? 30);
-    const sizes = (process.env.TURN_BENCH_SIZES ?? (full ? '10000,100000' : '10000')).split(',').map(Number);
-    const results: ({ memories: number } & CounterResult)[] = [];
+/** Targets of issue 9: p95 (ms) of send → prompt ready, per memory count. */
+const TARGET_P95_MS: Record<number, number> = { 10_000: 20, 100_000: 60 };
+
+interface Params {
+  sizes: number[];
+  runs: number;
+  turns: number;
+  counters: CounterName[];
+}
+
+const list = (env: string | undefined) => env?.split(',').map((s) => s.trim()).filter(Boolean);
+
+export default defineBench<Params>({
+  name: 'turn-overhead',
+  title: 'Turn overhead (send → prompt ready)',
+  method:
+    'The real core in Node (fake-indexeddb, persisted job queue, long-term store opened from its persisted index, summary + buffer over a 400-message conversation, prompt assembly, the token counter); time from `chat.send` to the assembled prompt reaching the chat engine, with no LLM (an instant stand-in) and no query embedding (a seeded 384-d stand-in, so the vector scan runs). Per run a fresh core and a fresh conversation; the first turn of a run is a warm-up; background jobs and the batched access write run between turns, untimed. p50 / p95 over all timed turns (nearest rank), wall and process CPU (user + system), with the estimator and with the exact Qwen2.5 counter (tokenizer + ChatML template).',
+  quick: { sizes: [10_000], runs: 5, turns: 30, counters: ['estimator', 'qwen2.5'] },
+  full: { sizes: [10_000, 100_000], runs: 5, turns: 30, counters: ['estimator', 'qwen2.5'] },
+  async run(params, ctx) {
+    const sizes = list(process.env.TURN_BENCH_SIZES)?.map(Number) ?? params.sizes;
+    const runs = Number(process.env.TURN_BENCH_RUNS ?? params.runs);
+    const turns = Number(process.env.TURN_BENCH_TURNS ?? params.turns);
+    const counters = (list(process.env.TURN_BENCH_COUNTERS) as CounterName[] | undefined) ?? params.counters;
+    const rows: (string | number)[][] = [];
+    const headline: HeadlineRow[] = [];
+    const raw: unknown[] = [];
     for (const size of sizes) {
-      for (const counter of (process.env.TURN_BENCH_COUNTERS ?? 'estimator,qwen2.5').split(',') as ('estimator' | 'qwen2.5')[]) {
-        const r = await measure(size, counter, runs, turns);
-        results.push({ memories: size, ...r });
-        console.log(
-          `${String(size).padStart(7)} memories  ${counter.padEnd(9)}  p50 ${r.p50.toFixed(1)} ms  p95 ${r.p95.toFixed(1)} ms  (median of ${runs} runs: p50 ${r.medianRunP50.toFixed(1)}, p95 ${r.medianRunP95.toFixed(1)}; ${r.turns} turns)  CPU p50 ${r.cpuP50.toFixed(1)} ms  p95 ${r.cpuP95.toFixed(1)} ms`,
-        );
+      ctx.log(`turn-overhead: preparing ${size} memories …`);
+      const db = await prepareDatabase(size);
+      for (const counter of counters) {
+        const perRun: RunSamples[] = [];
+        for (let run = 0; run < runs; run++) perRun.push(await runTurns(db, counter, turns, run));
+        const wall = summarize(perRun.flatMap((r) => r.wall));
+        const cpu = summarize(perRun.flatMap((r) => r.cpu));
+        const runP50 = summarize(perRun.map((r) => summarize(r.wall).median));
+        const runP95 = summarize(perRun.map((r) => summarize(r.wall).p95));
+        const target = TARGET_P95_MS[size];
+        rows.push([size, counter, formatMs(wall.median), formatMs(wall.p95), `${formatMs(runP50.median)} / ${formatMs(runP95.median)}`, formatMs(cpu.median), formatMs(cpu.p95), wall.n, target === undefined ? '–' : `${target} ms`]);
+        if (target !== undefined) {
+          headline.push({ what: `turn overhead p95, send → prompt ready, ${size.toLocaleString('en')} memories, ${counter} (wall; CPU ${formatMs(cpu.p95)} ms)`, measured: `${formatMs(wall.p95)} ms`, reference: `target ${target} ms`, ratio: Number((wall.p95 / target).toFixed(2)) });
+        }
+        raw.push({ memories: size, counter, wall, cpu, runP50, runP95, samples: perRun });
+        ctx.log(`${String(size).padStart(7)} memories  ${counter.padEnd(9)}  wall p50 ${wall.median.toFixed(1)} / p95 ${wall.p95.toFixed(1)} ms  CPU p50 ${cpu.median.toFixed(1)} / p95 ${cpu.p95.toFixed(1)} ms  (${wall.n} turns)`);
       }
+      await db.delete();
     }
-    return { runs, turnsPerRun: turns, history: HISTORY, results };
+    return {
+      tables: [
+        {
+          title: `Send → prompt ready, ms (${runs} runs × ${turns} timed turns per counter and size; target: issue 9's p95):`,
+          columns: ['memories', 'counter', 'wall p50', 'wall p95', 'median of runs p50 / p95', 'CPU p50', 'CPU p95', 'turns', 'target p95'],
+          rows,
+        },
+      ],
+      headline,
+      notes: [
+        'Wall time includes waiting for the CPU on a shared machine; CPU time (this process, user + system) does not, and is the steadier comparison between runs.',
+        ...(sizes.includes(100_000) ? [] : ['100k memories: `npm run bench -- turn-overhead --full`.']),
+      ],
+      raw,
+    };
   },
-};
+});

@@ -72,11 +72,11 @@ async function vectorSize(n: number) {
   const batch = index.batch();
   for (let i = 0; i < n; i += 1) {
     valid[i] = rand() < 0.8 ? 1 : 0;
-    batch.put({ id: `m${i}`, namespace: 'default', createdAt: T, updatedAt: T, validFrom: null, validUntil: valid[i] ? null : T - 1, importance: 0.5, pinned: false, kind: 'fact', slot: null }, data.subarray(i * DIM, (i + 1) * DIM), 'model');
+    batch.put({ id: `m${i}`, namespace: 'default', createdAt: T, updatedAt: T, validFrom: null, validUntil: valid[i] ? null : T - 1, importance: 0.5, pinned: false, current: 1, kind: 'fact', slot: null, normalized: '' }, data.subarray(i * DIM, (i + 1) * DIM), 'model');
   }
   const typedBytes = () =>
     batch.records().reduce((sum, r) => sum + Object.values(r).reduce((a: number, v) => a + (ArrayBuffer.isView(v) ? v.byteLength : 0), 0), 0);
-  batch.put({ id: 'lonely', namespace: 'small', createdAt: T, updatedAt: T, validFrom: null, validUntil: null, importance: 0.5, pinned: false, kind: 'fact', slot: null }, data.subarray(0, DIM), 'model');
+  batch.put({ id: 'lonely', namespace: 'small', createdAt: T, updatedAt: T, validFrom: null, validUntil: null, importance: 0.5, pinned: false, current: 1, kind: 'fact', slot: null, normalized: '' }, data.subarray(0, DIM), 'model');
   const indexBytes = typedBytes();
   batch.commit();
   // The tight reference scans the valid vectors packed in one array (the same work, no checks).

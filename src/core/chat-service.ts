@@ -9,18 +9,23 @@
  *  5. the reply and the prompt trace are stored, and the exchange is handed to the short-term
  *     strategy and to long-term memory, which enqueue their background jobs.
  * The user's message is stored first and is never lost, whatever fails later.
+ *
+ * `send` runs those steps as named functions in order (`runTurn`: `loadShortTerm`,
+ * `storeUserMessage`, `answerCommand`, `retrieveMemories`, `citedTitles`, `assemblePrompt`,
+ * `streamReply`, `storeReply`, `handOff`). Over 300 lines: the steps share one closure (the
+ * running turns, the live replies, the turn lock), which a split would have to pass around.
  */
 import { Mutex } from 'async-mutex';
 import { asStorageError } from '../db/errors';
 import type { MessageRecord, RecallDB } from '../db/schema';
-import { EngineError, type ChatEngine } from '../engines/types';
+import { EngineError, type ChatEngine, type ChatResult, type TokenCounter } from '../engines/types';
 import type { JobQueue } from '../jobs/queue';
 import type { LongTermMemory, RetrievedMemory } from '../memory/long-term/types';
 import { MAX_MEMORY_TEXT_CHARS } from '../memory/long-term/text';
 import type { ContextStrategy, ShortTermContext, StrategyConfig } from '../memory/short-term/types';
-import type { ChatTurnResult, LiveTurn } from '../messaging/protocol';
+import type { ChatTurnResult, LiveTurn, Settings } from '../messaging/protocol';
 import { maxAnswerTokensFor } from '../prompt/answer-budget';
-import { assemblePrompt, defaultSystemInstruction, shortTermBudget } from '../prompt/assemble';
+import { assemblePrompt, defaultSystemInstruction, shortTermBudget, type AssembledPrompt } from '../prompt/assemble';
 import type { PromptTrace } from '../prompt/types';
 import type { ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
@@ -79,6 +84,22 @@ export const INTERRUPTED_REPLY_MESSAGE =
 /** Longest user message accepted, in characters. */
 export const MAX_MESSAGE_CHARS = 32_000;
 
+/** What one turn needs once it holds the turn lock: the engine, the budget and the short-term context. */
+interface TurnPlan {
+  conversationId: string;
+  namespace: string;
+  strategyConfig: StrategyConfig;
+  content: string;
+  requestId: string;
+  engine: ChatEngine | null;
+  counter: TokenCounter;
+  contextWindow: number;
+  /** Tokens reserved for the answer (`maxTokens` of the request). */
+  reserve: number;
+  systemInstruction: string;
+  memoryTopK: number;
+}
+
 /** Creates the chat service. */
 export function createChatService(deps: ChatServiceDeps): ChatService {
   const now = deps.now ?? Date.now;
@@ -87,182 +108,246 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   // One turn at a time: a local model generates one reply at a time (two open panels queue up).
   const turns = new Mutex();
 
+  /** The trimmed message. @throws Error when it is empty or longer than `MAX_MESSAGE_CHARS`. */
+  function checkedText(text: string): string {
+    const content = text.trim();
+    if (!content) throw new Error('Empty message');
+    if (content.length > MAX_MESSAGE_CHARS) throw new Error(`Message too long (${content.length} characters; at most ${MAX_MESSAGE_CHARS})`);
+    return content;
+  }
+
+  /** The engine, counter and token budget of this turn (read when the turn starts, inside the lock). */
+  function planTurn(base: Pick<TurnPlan, 'conversationId' | 'namespace' | 'strategyConfig' | 'content' | 'requestId'>, settings: Settings): TurnPlan {
+    const engine: ChatEngine | null = deps.engines.chatEngine();
+    const contextWindow = engine?.contextWindow() ?? 4096;
+    return {
+      ...base,
+      engine,
+      counter: deps.engines.tokenCounter(),
+      contextWindow,
+      reserve: Math.min(settings.maxAnswerTokens, maxAnswerTokensFor(contextWindow)),
+      systemInstruction: defaultSystemInstruction(now()),
+      memoryTopK: settings.memoryTopK,
+    };
+  }
+
+  /**
+   * The strategy's short-term context, built (awaited) before the new message is stored, so it
+   * never contains it; a failure is kept and reported after the message is safely stored.
+   */
+  function loadShortTerm(plan: TurnPlan, strategy: ContextStrategy): Promise<{ context: ShortTermContext; error: null } | { context: null; error: unknown }> {
+    const budgetTokens = shortTermBudget({ systemInstruction: plan.systemInstruction, userText: plan.content, counter: plan.counter, contextWindow: plan.contextWindow, reserveForAnswer: plan.reserve });
+    return strategy.load(plan.conversationId, { userText: plan.content, budgetTokens }).then(
+      (context) => ({ context, error: null }),
+      (error: unknown) => ({ context: null, error }),
+    );
+  }
+
+  /**
+   * Stores the user message and an open-turn marker together; the marker is removed when the turn
+   * ends (`send`'s `finally`). A marker left behind means the context running the turn was killed
+   * mid-reply: `recoverInterruptedTurns` closes such turns on start.
+   */
+  function storeUserMessage(conversationId: string, content: string): Promise<MessageRecord> {
+    return deps.db.transaction('rw', [deps.db.messages, deps.db.conversations, deps.db.settings], async () => {
+      const stored = await deps.conversations.append({ id: crypto.randomUUID(), conversationId, role: 'user', content, createdAt: now(), status: 'complete' });
+      const marker: OpenTurn = { conversationId, userMessageId: stored.id, startedAt: now() };
+      await deps.db.settings.put({ key: OPEN_TURN_PREFIX + stored.id, value: marker });
+      return stored;
+    });
+  }
+
+  /**
+   * Runs an explicit memory command ("remember …", "忘记…") and answers it without the model, or
+   * returns `null` when the message is none. Both messages of a command turn are marked: they are
+   * left out of later prompts (a forgotten fact must not come back through them).
+   */
+  async function answerCommand(plan: TurnPlan, userMessage: MessageRecord): Promise<ChatTurnResult | null> {
+    const { conversationId, content } = plan;
+    const command = await deps.longTerm.runCommand(content, { namespace: plan.namespace, conversationId, messageId: userMessage.id });
+    if (!command) return null;
+    await deps.db.messages.update(userMessage.id, { command: { kind: command.command } });
+    const assistantMessage = await deps.conversations.append({
+      id: crypto.randomUUID(),
+      conversationId,
+      role: 'assistant',
+      content: describeCommand(command, content),
+      createdAt: now(),
+      status: 'complete',
+      command: { kind: command.command, affected: command.affected },
+    });
+    return { userMessage: { ...userMessage, command: { kind: command.command } }, assistantMessage, command: { kind: command.command, affected: command.affected } };
+  }
+
+  /** Stores an `error` reply under `assistantId` for `error` (its code when it is an `EngineError`). */
+  async function storeFailure(conversationId: string, userMessage: MessageRecord, assistantId: string, error: unknown): Promise<ChatTurnResult> {
+    const message = error instanceof Error ? error.message : String(error);
+    const assistantMessage = await deps.conversations.append({
+      id: assistantId,
+      conversationId,
+      role: 'assistant',
+      content: '',
+      createdAt: now(),
+      status: 'error',
+      error: message,
+      ...(error instanceof EngineError ? { errorCode: error.code } : {}),
+    });
+    return { userMessage, assistantMessage };
+  }
+
+  /** Long-term memories for the message (hybrid search across conversations, top-k from the settings). */
+  function retrieveMemories(plan: TurnPlan): Promise<RetrievedMemory[]> {
+    return plan.memoryTopK > 0 ? deps.longTerm.retrieve({ text: plan.content, namespace: plan.namespace, k: plan.memoryTopK, now: now() }) : Promise.resolve([]);
+  }
+
+  /** Titles of the conversations the memories cite (read by key: not every conversation each turn). */
+  async function citedTitles(memories: readonly RetrievedMemory[]): Promise<Map<string, string>> {
+    const cited = [...new Set(memories.flatMap((r) => (r.memory.sourceConversationId ? [r.memory.sourceConversationId] : [])))];
+    return new Map((await deps.db.conversations.bulkGet(cited)).flatMap((c) => (c ? [[c.id, c.title] as const] : [])));
+  }
+
+  /**
+   * Streams the reply (each delta to the UI and to `live`). Stopped by the user: an aborted reply
+   * (maybe empty), not an engine failure. @returns the result, or `{ failed }` for an engine failure.
+   */
+  async function streamReply(plan: TurnPlan, engine: ChatEngine, prompt: AssembledPrompt, assistantId: string, signal: AbortSignal): Promise<ChatResult | { failed: unknown }> {
+    const { requestId, conversationId } = plan;
+    let reply = '';
+    try {
+      return await engine.complete({ messages: prompt.messages, maxTokens: plan.reserve, temperature: 0.7, signal }, (delta) => {
+        reply += delta;
+        live.set(requestId, { requestId, conversationId, messageId: assistantId, content: reply });
+        deps.onDelta({ requestId, conversationId, messageId: assistantId, delta });
+      });
+    } catch (error) {
+      if (!reply && !signal.aborted) return { failed: error };
+      return { content: reply, finishReason: 'abort' as const, usage: null };
+    } finally {
+      live.delete(requestId);
+    }
+  }
+
+  /** The prompt trace stored with the reply (what the context view shows). */
+  function traceOf(plan: TurnPlan, engine: ChatEngine, prompt: AssembledPrompt, shortTerm: ShortTermContext, result: ChatResult): PromptTrace {
+    return {
+      messages: prompt.messages,
+      sections: prompt.sections,
+      memories: prompt.memories,
+      budget: prompt.budget,
+      strategy: plan.strategyConfig,
+      modelId: engine.modelId,
+      engineUsage: result.usage,
+      notices: [
+        ...(shortTerm.pending ? [{ code: 'summary_pending' as const, ...shortTerm.pending }] : []),
+        ...(deps.engines.embedder() ? [] : [{ code: 'keyword_memory_only' as const }]),
+      ],
+    };
+  }
+
+  /**
+   * Stores the reply and its trace together or not at all (a full disk or a failed write leaves
+   * neither half; the user's message is already stored).
+   */
+  function storeReply(plan: TurnPlan, engine: ChatEngine, assistantId: string, result: ChatResult, trace: PromptTrace): Promise<MessageRecord> {
+    const { conversationId } = plan;
+    const status: MessageRecord['status'] = result.finishReason === 'abort' ? 'aborted' : 'complete';
+    return deps.db.transaction('rw', [deps.db.messages, deps.db.conversations, deps.db.promptTraces], async () => {
+      const stored = await deps.conversations.append({
+        id: assistantId,
+        conversationId,
+        role: 'assistant',
+        content: result.content,
+        createdAt: now(),
+        status,
+        ...(engine.modelId ? { modelId: engine.modelId } : {}),
+        ...(result.usage ? { usage: result.usage } : {}),
+        ...(result.finishReason === 'length' ? { truncated: true } : {}),
+      });
+      await deps.db.promptTraces.put({ messageId: assistantId, conversationId, createdAt: now(), trace });
+      return stored;
+    });
+  }
+
+  /**
+   * Hands the exchange to the short-term strategy (a reply with text) and to long-term memory,
+   * which enqueue their background jobs. What the user said is remembered even when they stopped
+   * the reply (before its first token too); long-term memory leaves the stopped reply itself out
+   * (`rememberedReply`).
+   */
+  async function handOff(plan: TurnPlan, strategy: ContextStrategy, userMessage: MessageRecord, assistant: MessageRecord): Promise<void> {
+    const exchange = { userMessageId: userMessage.id, assistantMessageId: assistant.id };
+    if (assistant.content.trim()) await strategy.onExchange(plan.conversationId, exchange);
+    if (assistant.content.trim() || assistant.status === 'aborted') {
+      await deps.longTerm.onExchange({ conversationId: plan.conversationId, namespace: plan.namespace, ...exchange });
+    }
+  }
+
+  /**
+   * The turn itself, inside the turn lock and `runForeground` (see module doc). Calls
+   * `onUserStored` with the user message once it is stored.
+   */
+  async function runTurn(plan: TurnPlan, strategy: ContextStrategy, signal: AbortSignal, onUserStored: (message: MessageRecord) => void): Promise<ChatTurnResult> {
+    const loaded = await loadShortTerm(plan, strategy);
+    const userMessage = await storeUserMessage(plan.conversationId, plan.content);
+    onUserStored(userMessage);
+
+    const commandResult = await answerCommand(plan, userMessage);
+    if (commandResult) return commandResult;
+
+    const assistantId = crypto.randomUUID();
+    const fail = (error: unknown) => storeFailure(plan.conversationId, userMessage, assistantId, error);
+    const { engine } = plan;
+    if (!engine) return fail(new EngineError('not_loaded', 'No language model is loaded. Choose one in the Model tab.'));
+    if (!loaded.context) return fail(loaded.error);
+    const shortTerm = loaded.context;
+
+    let memories: RetrievedMemory[];
+    try {
+      memories = await retrieveMemories(plan);
+    } catch (error) {
+      return fail(error);
+    }
+    // Memories whose source turns are sent verbatim anyway are left out by `assemblePrompt`.
+    const titles = await citedTitles(memories);
+    let prompt: AssembledPrompt;
+    try {
+      prompt = assemblePrompt({
+        systemInstruction: plan.systemInstruction,
+        memories,
+        shortTerm,
+        userText: plan.content,
+        counter: plan.counter,
+        contextWindow: plan.contextWindow,
+        reserveForAnswer: plan.reserve,
+        conversationTitles: titles,
+      });
+    } catch (error) {
+      return fail(error);
+    }
+
+    const result = await streamReply(plan, engine, prompt, assistantId, signal);
+    if ('failed' in result) return fail(result.failed);
+    const assistantMessage = await storeReply(plan, engine, assistantId, result, traceOf(plan, engine, prompt, shortTerm, result));
+    await handOff(plan, strategy, userMessage, assistantMessage);
+    return { userMessage, assistantMessage };
+  }
+
   return {
     async send({ conversationId, text, requestId }) {
-      const content = text.trim();
-      if (!content) throw new Error('Empty message');
-      if (content.length > MAX_MESSAGE_CHARS) throw new Error(`Message too long (${content.length} characters; at most ${MAX_MESSAGE_CHARS})`);
+      const content = checkedText(text);
       const conversation = await deps.conversations.require(conversationId);
       const settings = await deps.settings.get();
       const strategy = deps.strategyFor(conversation.strategy);
       const controller = new AbortController();
       running.set(requestId, controller);
       let openTurnKey: string | null = null;
+      const base = { conversationId, namespace: conversation.namespace, strategyConfig: conversation.strategy, content, requestId };
       const turn = turns.runExclusive(() =>
-        deps.jobs.runForeground(async () => {
-          const engine: ChatEngine | null = deps.engines.chatEngine();
-          const contextWindow = engine?.contextWindow() ?? 4096;
-          const reserve = Math.min(settings.maxAnswerTokens, maxAnswerTokensFor(contextWindow));
-          // Short-term context is built (awaited) before the new message is stored, so it never
-          // contains it; a failure is reported after the message is safely stored.
-          const counter = deps.engines.tokenCounter();
-          const systemInstruction = defaultSystemInstruction(now());
-          const budgetTokens = shortTermBudget({ systemInstruction, userText: content, counter, contextWindow, reserveForAnswer: reserve });
-          const loaded = await strategy.load(conversationId, { userText: content, budgetTokens }).then(
-            (context) => ({ context, error: null }),
-            (error: unknown) => ({ context: null, error }),
-          );
-          // The user message and an open-turn marker are stored together; the marker is removed
-          // when the turn ends (`finally` below). A marker left behind means the context running
-          // the turn was killed mid-reply: `recoverInterruptedTurns` closes such turns on start.
-          const userMessage = await deps.db.transaction('rw', [deps.db.messages, deps.db.conversations, deps.db.settings], async () => {
-            const stored = await deps.conversations.append({
-              id: crypto.randomUUID(),
-              conversationId,
-              role: 'user',
-              content,
-              createdAt: now(),
-              status: 'complete',
-            });
-            const marker: OpenTurn = { conversationId, userMessageId: stored.id, startedAt: now() };
-            await deps.db.settings.put({ key: OPEN_TURN_PREFIX + stored.id, value: marker });
-            return stored;
-          });
-          openTurnKey = OPEN_TURN_PREFIX + userMessage.id;
-
-          const command = await deps.longTerm.runCommand(content, {
-            namespace: conversation.namespace,
-            conversationId,
-            messageId: userMessage.id,
-          });
-          if (command) {
-            // Both messages of a command turn are marked: they are answered without the model and
-            // left out of later prompts (a forgotten fact must not come back through them).
-            await deps.db.messages.update(userMessage.id, { command: { kind: command.command } });
-            const assistantMessage = await deps.conversations.append({
-              id: crypto.randomUUID(),
-              conversationId,
-              role: 'assistant',
-              content: describeCommand(command, content),
-              createdAt: now(),
-              status: 'complete',
-              command: { kind: command.command, affected: command.affected },
-            });
-            return {
-              userMessage: { ...userMessage, command: { kind: command.command } },
-              assistantMessage,
-              command: { kind: command.command, affected: command.affected },
-            };
-          }
-
-          const assistantId = crypto.randomUUID();
-          const fail = async (error: unknown): Promise<ChatTurnResult> => {
-            const message = error instanceof Error ? error.message : String(error);
-            const assistantMessage = await deps.conversations.append({
-              id: assistantId,
-              conversationId,
-              role: 'assistant',
-              content: '',
-              createdAt: now(),
-              status: 'error',
-              error: message,
-              ...(error instanceof EngineError ? { errorCode: error.code } : {}),
-            });
-            return { userMessage, assistantMessage };
-          };
-
-          if (!engine) return fail(new EngineError('not_loaded', 'No language model is loaded. Choose one in the Model tab.'));
-
-          if (!loaded.context) return fail(loaded.error);
-          const shortTerm: ShortTermContext = loaded.context;
-          let memories: RetrievedMemory[];
-          try {
-            memories = await (settings.memoryTopK > 0
-              ? deps.longTerm.retrieve({ text: content, namespace: conversation.namespace, k: settings.memoryTopK, now: now() })
-              : Promise.resolve([]));
-          } catch (error) {
-            return fail(error);
-          }
-          // Memories whose source turns are sent verbatim anyway are left out by `assemblePrompt`.
-
-          // Titles of the conversations the memories cite (read by key: not every conversation each turn).
-          const cited = [...new Set(memories.flatMap((r) => (r.memory.sourceConversationId ? [r.memory.sourceConversationId] : [])))];
-          const titles = new Map((await deps.db.conversations.bulkGet(cited)).flatMap((c) => (c ? [[c.id, c.title] as const] : [])));
-          let prompt;
-          try {
-            prompt = assemblePrompt({
-              systemInstruction,
-              memories,
-              shortTerm,
-              userText: content,
-              counter,
-              contextWindow,
-              reserveForAnswer: reserve,
-              conversationTitles: titles,
-            });
-          } catch (error) {
-            return fail(error);
-          }
-
-          let reply = '';
-          let result;
-          try {
-            result = await engine.complete(
-              { messages: prompt.messages, maxTokens: reserve, temperature: 0.7, signal: controller.signal },
-              (delta) => {
-                reply += delta;
-                live.set(requestId, { requestId, conversationId, messageId: assistantId, content: reply });
-                deps.onDelta({ requestId, conversationId, messageId: assistantId, delta });
-              },
-            );
-          } catch (error) {
-            // Stopped by the user: an aborted reply (maybe empty), not an engine failure.
-            if (!reply && !controller.signal.aborted) return fail(error);
-            result = { content: reply, finishReason: 'abort' as const, usage: null };
-          } finally {
-            live.delete(requestId);
-          }
-          const status: MessageRecord['status'] = result.finishReason === 'abort' ? 'aborted' : 'complete';
-          const trace: PromptTrace = {
-            messages: prompt.messages,
-            sections: prompt.sections,
-            memories: prompt.memories,
-            budget: prompt.budget,
-            strategy: conversation.strategy,
-            modelId: engine.modelId,
-            engineUsage: result.usage,
-            notices: [
-              ...(shortTerm.pending ? [{ code: 'summary_pending' as const, ...shortTerm.pending }] : []),
-              ...(deps.engines.embedder() ? [] : [{ code: 'keyword_memory_only' as const }]),
-            ],
-          };
-          // The reply and its trace are stored together or not at all (a full disk or a failed
-          // write leaves neither half; the user's message above is already stored).
-          const assistantMessage = await deps.db.transaction('rw', [deps.db.messages, deps.db.conversations, deps.db.promptTraces], async () => {
-            const stored = await deps.conversations.append({
-              id: assistantId,
-              conversationId,
-              role: 'assistant',
-              content: result.content,
-              createdAt: now(),
-              status,
-              ...(engine.modelId ? { modelId: engine.modelId } : {}),
-              ...(result.usage ? { usage: result.usage } : {}),
-              ...(result.finishReason === 'length' ? { truncated: true } : {}),
-            });
-            await deps.db.promptTraces.put({ messageId: assistantId, conversationId, createdAt: now(), trace });
-            return stored;
-          });
-
-          const exchange = { userMessageId: userMessage.id, assistantMessageId: assistantId };
-          if (result.content.trim()) await strategy.onExchange(conversationId, exchange);
-          // What the user said is remembered even when they stopped the reply (before its first
-          // token too); long-term memory leaves the stopped reply itself out (`rememberedReply`).
-          if (result.content.trim() || status === 'aborted') {
-            await deps.longTerm.onExchange({ conversationId, namespace: conversation.namespace, ...exchange });
-          }
-          return { userMessage, assistantMessage };
-        }),
+        deps.jobs.runForeground(() =>
+          runTurn(planTurn(base, settings), strategy, controller.signal, (userMessage) => {
+            openTurnKey = OPEN_TURN_PREFIX + userMessage.id;
+          }),
+        ),
       );
       try {
         return await turn;

@@ -12,14 +12,14 @@ import { exportBytes, exportFileName, importAll, IMPORT_NOTICE_KEY, recoverInter
 import { BACKUPS_DIR, deleteModelFile, listStoredFiles, ModelFileError, openModelFile, writeFileChunks, type StorageRoot } from '../platform/model-files';
 import { composeLongTermMemory } from '../memory/long-term/compose';
 import { MAINTENANCE_JOB, REEMBED_JOB } from '../memory/long-term/jobs';
-import type { LongTermMemory } from '../memory/long-term/types';
+import type { LongTermMemory, LongTermStore } from '../memory/long-term/types';
 import { createStrategy, registerShortTermJobs, type StrategyDeps } from '../memory/short-term';
 import type { RetrievedExchange, StrategyConfig } from '../memory/short-term/types';
 import type { ImportReport, InterruptedImport, Settings, TransferProgress } from '../messaging/protocol';
 import { createChatService, type ChatService } from './chat-service';
 import { createConversationStore, withChangeEvents, type ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
-import { createMemoryAdmin, type MemoryAdmin, type SearchableMemoryStore } from './memory-admin';
+import { createMemoryAdmin, type MemoryAdmin } from './memory-admin';
 import { createSettingsStore, DEFAULT_SETTINGS, type SettingsStore } from './settings';
 import { eraseUserData } from '../db/erase';
 
@@ -56,7 +56,7 @@ export interface Core {
   conversations: ConversationStore;
   engines: EngineManager;
   jobs: JobQueue;
-  store: SearchableMemoryStore;
+  store: LongTermStore;
   longTerm: LongTermMemory;
   memoryAdmin: MemoryAdmin;
   chat: ChatService;
@@ -137,7 +137,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     loadVoyWasm: deps.loadVoyWasm,
     onMissingEmbedding: () => void ensureEmbedded(),
   });
-  const store = composed.store as SearchableMemoryStore;
+  const store = composed.store;
   const longTerm = composed.longTerm;
   const opened = store.indexStats().open;
   console.info(`[core] long-term memory searchable in ${Math.round(opened.ms)} ms (${opened.via}, ${store.indexStats().memories} memories)`);

@@ -1,17 +1,13 @@
 /**
  * What the user does with long-term memory by hand in the memory manager: list and search,
- * add, correct, pin, delete. Every change goes through the `MemoryStore`, so the history and the
+ * add, correct, pin, delete. Every change goes through the `LongTermStore`, so the history and the
  * indexes stay in sync.
  */
 import type { MemoryHistoryRecord, MemoryKind, RecallDB } from '../db/schema';
-import { toView, type LongTermStore } from '../memory/long-term/store';
+import { toView } from '../memory/long-term/store';
 import { normalizeMemoryText } from '../memory/long-term/text';
-import type { MemoryStore, MemoryView } from '../memory/long-term/types';
+import type { LongTermStore, MemoryView } from '../memory/long-term/types';
 import type { MemoryListQuery } from '../messaging/protocol';
-
-/** The store plus its search, as created by `createMemoryStore`. */
-export type SearchableMemoryStore = MemoryStore &
-  Pick<LongTermStore, 'search' | 'rebuildIndexes' | 'roundsStating' | 'indexStats' | 'flushSnapshot' | 'catalog' | 'missingVectors'>;
 
 /** See module doc. */
 export interface MemoryAdmin {
@@ -23,8 +19,7 @@ export interface MemoryAdmin {
    * the typed text anywhere (normalized: NFKC, lower case), so a partial word such as "Moch" or
    * "杭" matches too. Vector similarity is not used: every memory has a nearest neighbour, and a
    * filter must be able to say "no match". Reads no embeddings: it filters the store's catalog
-   * (built by one text-only read, then kept in memory) and the lexical index, and reads the rows
-   * it returns only.
+   * (the index's meta columns, no row read) and the lexical index, and reads the rows it returns only.
    */
   list(query: MemoryListQuery): Promise<MemoryView[]>;
   history(query: { memoryId?: string; limit?: number }): Promise<MemoryHistoryRecord[]>;
@@ -39,7 +34,7 @@ export interface MemoryAdmin {
 }
 
 /** Creates the admin API over the store. */
-export function createMemoryAdmin(db: RecallDB, store: SearchableMemoryStore): MemoryAdmin {
+export function createMemoryAdmin(db: RecallDB, store: LongTermStore): MemoryAdmin {
   return {
     async list({ namespace, search, includeInvalid = false, kinds, limit = 200 }) {
       if (typeof namespace !== 'string' || !namespace) throw new Error('memory.list needs a namespace');

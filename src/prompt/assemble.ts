@@ -20,14 +20,15 @@
  * continuation lines are indented (`indentContinuation`), so it cannot close its section, open
  * another, or inject a chat-template control token; recent turns (cut to `MAX_RECENT_TURN_CHARS`)
  * and the user message pass `.turn` (special tokens only). Each section records what was
- * neutralized (`PromptSection.neutralized`).
+ * neutralized (`PromptSection.neutralized`). The messages come back sealed (`sealNeutralized`, frozen):
+ * the engine boundary passes them through without scanning them again.
  */
 import type { ChatMessage, TokenCounter } from '../engines/types';
 import type { RetrievedMemory } from '../memory/long-term/types';
 import { formatMemoriesForPrompt } from '../memory/long-term/retrieval/format';
 import type { ContextMessage, ShortTermContext } from '../memory/short-term/types';
 import { countPromptTokens } from '../tokens';
-import { capChars, indentContinuation, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS, mergeReports, neutralizerFor } from './neutralize';
+import { capChars, indentContinuation, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS, mergeReports, neutralizerFor, sealNeutralized } from './neutralize';
 import type { MemoryCitation, NeutralizedReport, PromptBudget, PromptSection, PromptSectionKind } from './types';
 
 /**
@@ -282,11 +283,11 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
   const recentDropped = input.shortTerm.recent.length - recent.length;
 
   const systemText = systemParts.join('\n\n');
-  const messages: ChatMessage[] = [
-    { role: 'system', content: systemText },
-    ...recent.map((r) => ({ role: r.m.role, content: r.content })),
-    { role: 'user', content: user.text },
-  ];
+  // Every piece passed `gate` above: sealed, the engine boundary does not scan it again.
+  const messages: ChatMessage[] = sealNeutralized(
+    [{ role: 'system', content: systemText }, ...recent.map((r) => ({ role: r.m.role, content: r.content })), { role: 'user', content: user.text }],
+    gate,
+  );
   sections.unshift({ kind: 'system', text: input.systemInstruction, tokens: instructionTokens, items: 1, dropped: 0 });
   if (recent.length > 0 || recentDropped > 0) {
     sections.push({

@@ -14,7 +14,7 @@
  * `［`/`］` (U+FF3B/U+FF3D), e.g. `<|im_start|>` → `‹|im_start|›`; a token without brackets gets a
  * WORD JOINER (U+2060) after its first character.
  */
-import type { ChatEngine, TokenCounter } from '../engines/types';
+import type { ChatEngine, ChatMessage, TokenCounter } from '../engines/types';
 import { isChatTokenCounter } from '../tokens/counter';
 import type { NeutralizedReport } from './types';
 
@@ -166,15 +166,19 @@ export function createNeutralizer(specialTokens: readonly string[] = []): Neutra
 }
 
 const byCounter = new WeakMap<TokenCounter, Neutralizer>();
+/** The neutralizer of `COMMON_SPECIAL_TOKENS` alone, shared by every counter (and engine) without markup special tokens of its own. */
+let builtInOnly: Neutralizer | undefined;
 
 /**
  * The neutralizer of the model behind `counter` (its `specialTokens` when it is a
- * `ChatTokenCounter`, else the built-in list only), built once per counter.
+ * `ChatTokenCounter`, else the built-in list only), built once per counter; one shared object for
+ * every counter whose tokenizer adds no markup token of its own (the estimator among them).
  */
 export function neutralizerFor(counter: TokenCounter): Neutralizer {
   let n = byCounter.get(counter);
   if (!n) {
-    n = createNeutralizer(isChatTokenCounter(counter) ? (counter.specialTokens ?? []) : []);
+    const own = isChatTokenCounter(counter) ? (counter.specialTokens ?? []).filter(isMarkupToken) : [];
+    n = own.length > 0 ? createNeutralizer(own) : (builtInOnly ??= createNeutralizer());
     byCounter.set(counter, n);
   }
   return n;
@@ -217,18 +221,37 @@ export function mergeReports(reports: readonly NeutralizedReport[]): Neutralized
   return { count, pieces };
 }
 
+/** Message lists sealed by `sealNeutralized`, with the neutralizer every piece of them passed. */
+const sealed = new WeakMap<readonly ChatMessage[], Neutralizer>();
+
+/**
+ * Marks an assembled prompt as already neutralized against `neutralizer`, so the engine boundary
+ * (`guardChatEngine`) does not scan it a second time. The list and each message are frozen first:
+ * a sealed list cannot change after it was sealed, and any other list — a copy, a list with a
+ * message added, a background job's own prompt, a list sealed for another model's tokens — is not
+ * sealed and is neutralized at the boundary as before. Only for messages whose every piece of
+ * stored or user-written text passed `neutralizer` (`.stored` for section text, `.turn` for
+ * turns; `.stored` covers every token `.turn` does): `assemble.ts` is the one caller.
+ * @returns `messages`, frozen.
+ */
+export function sealNeutralized(messages: ChatMessage[], neutralizer: Neutralizer): ChatMessage[] {
+  for (const m of messages) Object.freeze(m);
+  Object.freeze(messages);
+  sealed.set(messages, neutralizer);
+  return messages;
+}
+
 const guardedEngines = new WeakMap<ChatEngine, ChatEngine>();
-/** The neutralizer of `COMMON_SPECIAL_TOKENS` alone, for an engine without a local tokenizer. */
-let builtInOnly: Neutralizer | undefined;
 
 /**
  * `engine` with every message of every request passed through its model's `turn` neutralizer
  * before it reaches the engine, so no text — a stored message inside a summarizer, entity,
  * extraction or consolidation prompt as much as a chat turn — can carry a chat-template control
- * token into the prompt. Section delimiters are not touched (the system message needs its own);
- * `assemble.ts` has already neutralized stored text in sections, and neutralizing again changes
- * nothing (the lookalikes are no tokens), so its exact token counts still hold. One wrapper per
- * engine (the same object is returned each time); every other member is the engine's own.
+ * token into the prompt. Section delimiters are not touched (the system message needs its own).
+ * A chat turn's prompt, which `assemble.ts` neutralized piece by piece and sealed
+ * (`sealNeutralized`) against this same model's tokens, goes through as it is (the same array):
+ * the text is scanned once per turn, and its exact token counts hold. One wrapper per engine (the
+ * same object is returned each time); every other member is the engine's own.
  */
 export function guardChatEngine(engine: ChatEngine): ChatEngine {
   let guarded = guardedEngines.get(engine);
@@ -236,6 +259,7 @@ export function guardChatEngine(engine: ChatEngine): ChatEngine {
     const complete: ChatEngine['complete'] = (request, onDelta) => {
       const counter = engine.tokenCounter();
       const n = counter ? neutralizerFor(counter) : (builtInOnly ??= createNeutralizer());
+      if (sealed.get(request.messages) === n) return engine.complete(request, onDelta);
       return engine.complete({ ...request, messages: request.messages.map((m) => ({ ...m, content: n.turn(m.content).text })) }, onDelta);
     };
     guarded = new Proxy(engine, {

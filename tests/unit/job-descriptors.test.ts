@@ -5,9 +5,7 @@
  * they described themselves.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecallDB } from '../../src/db/schema';
 import { enqueueJob, registerJobs } from '../../src/jobs/descriptor';
-import { createJobQueue } from '../../src/jobs/queue';
 import { episodicJob } from '../../src/memory/long-term';
 import { extractJob, LONG_TERM_JOBS } from '../../src/memory/long-term/jobs';
 import { foldJob, SHORT_TERM_JOBS, summaryJob } from '../../src/memory/short-term';

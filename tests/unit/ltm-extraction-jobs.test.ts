@@ -4,7 +4,7 @@
  * scripted engine standing in for the one boundary that cannot run here (an instruction-following
  * LLM; for the fixture model stories260K, its story-style output is replayed).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RecallDB } from '../../src/db/schema';
 import type { ChatEngine, ChatRequest, ChatResult } from '../../src/engines/types';
 import { createJobQueue, type JobQueue } from '../../src/jobs/queue';
@@ -304,5 +304,21 @@ describe('ltm.maintenance and ltm.reembed jobs', () => {
       ['test:hashed-ngrams-128', 128],
     ]);
     expect((await db.jobs.toArray()).find((j) => j.type === REEMBED_JOB)).toMatchObject({ status: 'done', progress: 1 });
+  });
+
+  it('re-embedding updates the vector blocks batch by batch: no full index rebuild after it, and the new vectors answer at once', async () => {
+    const h = await setup();
+    h.setEmbedder(null);
+    const chess = (await h.store.add({ namespace: 'default', kind: 'fact', text: 'Plays chess on Sundays' }, 'user')).memory;
+    await h.store.add({ namespace: 'default', kind: 'fact', text: '喜欢下围棋' }, 'user');
+    const rebuild = vi.spyOn(h.store, 'rebuildIndexes');
+    h.setEmbedder(createHashedEmbedder(128));
+    await h.jobs.enqueue(REEMBED_JOB, { modelId: 'test:hashed-ngrams-128' });
+    await h.jobs.drain();
+    expect((await db.jobs.toArray()).find((j) => j.type === REEMBED_JOB)).toMatchObject({ status: 'done', progress: 1 });
+    expect(rebuild).not.toHaveBeenCalled();
+    expect(h.store.missingVectors('test:hashed-ngrams-128')).toBe(0);
+    const hits = await h.store.search({ text: 'chess Sundays', namespace: 'default' }, { mode: 'vector' });
+    expect(hits[0]).toMatchObject({ memory: { id: chess.id }, ranks: { vector: 1 } });
   });
 });

@@ -327,17 +327,56 @@ describe('persisted index layout', () => {
   });
 });
 
-describe('Memory tab', () => {
-  it('lists and searches without reading a vector; after the first call only the rows it returns are read, and writes keep it current', async () => {
-    const { db, reads } = countingDb(`ltm-layout-${crypto.randomUUID()}`);
+describe('rebuild', () => {
+  it('does not block searches for its duration: a search started during a rebuild is answered before the rebuild ends, and the rebuilt index answers the same', async () => {
+    const db = newDb();
     const store = await openStore(db);
-    const added = await fill(store);
+    const inputs = Array.from({ length: 1200 }, (_, i) => ({ namespace: 'default', kind: 'fact' as const, text: `Note ${i}: the ${['red', 'green', 'blue'][i % 3]} kite number ${i} flew over hill ${i % 17}`, createdAt: T0 - i * 1000 }));
+    await store.addMany(inputs, 'test');
+    const query = { text: 'green kite hill 5', namespace: 'default', k: 5 };
+    const before = (await store.search(query)).map((r) => r.memory.id);
+    const order: string[] = [];
+    const rebuilding = store.rebuildIndexes().then(() => order.push('rebuild'));
+    await new Promise((resolve) => setTimeout(resolve, 0)); // the rebuild has started (its read is under way)
+    const searched = store.search(query).then((hits) => (order.push('search'), hits.map((r) => r.memory.id)));
+    expect(await searched).toEqual(before);
+    await rebuilding;
+    expect(order).toEqual(['search', 'rebuild']);
+    expect((await store.search(query)).map((r) => r.memory.id)).toEqual(before);
+    expect((await openStore(db)).indexStats().open.via).toBe('blocks');
+  });
+
+  it('a row written behind the store while it rebuilds is not lost: the rebuild starts again from a fresh read', async () => {
+    const db = newDb();
+    const store = await openStore(db);
+    await fill(store);
+    const rebuilding = store.rebuildIndexes();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    // An import batch: a whole record with its vector inline, written behind the store.
+    const row: MemoryRecord = { ...(await db.memories.toCollection().first())!, id: 'behind', text: 'My kite is orange', hash: memoryHash('My kite is orange'), embedding: await embedder.embed(['My kite is orange']).then(([v]) => v!), embeddingModel: embedder.modelId };
+    await db.memories.add(row);
+    await rebuilding;
+    expect(store.indexStats().memories).toBe(TEXTS.length + 1);
+    expect((await store.search({ text: 'orange kite', namespace: row.namespace }, { mode: 'vector' }))[0]?.memory.id).toBe('behind');
+    expect(await db.memories.where('pending').equals(1).count()).toBe(0);
+  });
+});
+
+describe('Memory tab', () => {
+  it('lists and searches without reading a vector or a whole namespace, from the first call on (the catalog is the index\'s meta columns), and writes keep it current', async () => {
+    const name = `ltm-layout-${crypto.randomUUID()}`;
+    const added = await fill(await openStore(newDb(name)));
+    // A cold start: a new connection and store over the stored memories.
+    const { db, reads } = countingDb(name);
+    const store = await openStore(db);
+    reads.calls.length = 0;
     const admin = createMemoryAdmin(db, store);
     const first = await admin.list({ namespace: 'default', search: 'Moch' });
     expect(first.map((m) => m.id)).toEqual([added[6]]);
-    expect((await admin.list({ namespace: 'work' })).map((m) => m.text)).toEqual(['I am allergic to peanuts', '我喜欢喝绿茶']); // builds that namespace's catalog too
+    expect((await admin.list({ namespace: 'work' })).map((m) => m.text)).toEqual(['I am allergic to peanuts', '我喜欢喝绿茶']);
     expect(reads.withEmbedding).toBe(0);
-    expect(reads.calls).toContain('query'); // the one text-only read per namespace that builds the catalog
+    // Not even the first list reads a namespace's rows (`query`, a cursor): only rows by id, those shown.
+    expect(new Set(reads.calls)).toEqual(new Set(['getMany']));
     reads.calls.length = 0;
     reads.rows = 0;
     // A partial word ("Hang") and a Chinese character: the catalog answers.
@@ -358,6 +397,46 @@ describe('Memory tab', () => {
     expect((await admin.list({ namespace: 'default' })).map((m) => m.id)).toEqual(rows.map((r) => r.id));
     expect(reads.withEmbedding).toBe(0);
   });
+
+  it('a write that fails (a crash between the row and its block) changes neither the rows nor the catalog, also after reopening', async () => {
+    const db = newDb();
+    const store = await openStore(db);
+    const added = await fill(store);
+    const admin = createMemoryAdmin(db, store);
+    const before = await admin.list({ namespace: 'default', includeInvalid: true });
+    // The transaction dies after the row was written and before the blocks and header are (put of `memoryIndex` fails).
+    const put = vi.spyOn(db.memoryIndex, 'bulkPut').mockRejectedValueOnce(new Error('context killed'));
+    await expect(store.update(added[0]!, { text: 'I live in Hamburg now', pinned: true }, 'user')).rejects.toThrow('context killed');
+    put.mockRestore();
+    expect((await db.memories.get(added[0]!))!.text).toBe(TEXTS[0]);
+    expect(await admin.list({ namespace: 'default', includeInvalid: true })).toEqual(before);
+    expect(await admin.list({ namespace: 'default', search: 'Hamb' })).toEqual([]);
+    const reopened = createMemoryAdmin(db, await openStore(db));
+    expect(await reopened.list({ namespace: 'default', includeInvalid: true })).toEqual(before);
+    expect((await reopened.list({ namespace: 'default', search: 'Hang' })).map((m) => m.id)).toEqual([added[0]]);
+  });
+
+  it('meta blocks of the older layout (no catalog columns) are detected on open and repaired from the rows', async () => {
+    const db = newDb();
+    const store = await openStore(db);
+    const added = await fill(store);
+    await store.update(added[1]!, { pinned: true }, 'user');
+    await store.flushSnapshot();
+    const expected = await createMemoryAdmin(db, store).list({ namespace: 'default', includeInvalid: true });
+    // What a store of the previous version left: meta blocks without `current` and `normalized`.
+    const metas = (await db.memoryIndex.toArray()).filter((r) => 'type' in r && r.type === 'meta');
+    await db.memoryIndex.bulkPut(metas.map(({ current: _c, normalized: _n, ...old }: any) => old));
+    const info = vi.spyOn(console, 'info').mockImplementation(() => undefined);
+    const reopened = await openStore(db);
+    expect(info).toHaveBeenCalledWith('[ltm] the persisted memory index has an older layout; rebuilding it');
+    info.mockRestore();
+    expect(reopened.indexStats().open.via).toBe('rebuilt');
+    const admin = createMemoryAdmin(db, reopened);
+    expect(await admin.list({ namespace: 'default', includeInvalid: true })).toEqual(expected);
+    expect((await admin.list({ namespace: 'default', search: '跑' })).map((m) => m.id)).toEqual([added[3]]);
+    // The repaired blocks carry the columns: the next open uses them.
+    expect((await openStore(db)).indexStats().open.via).toBe('blocks');
+  });
 });
 
 describe('block scan', () => {
@@ -377,8 +456,10 @@ describe('block scan', () => {
       validUntil: rand() < 0.2 ? T0 - 1 : null,
       importance: 0.5,
       pinned: false,
+      current: 1 as const,
       kind: 'fact',
       slot: null,
+      normalized: '',
     }));
     for (let i = 0; i < n; i += 1) batch.put(meta[i]!, data.subarray(i * dim, (i + 1) * dim), 'model');
     batch.commit();

@@ -17,18 +17,7 @@ import { contentTerms, termCoverage } from '../../text/terms';
 import { cosineSimilarity } from './retrieval/vector';
 import { guessKind, prepareItem } from './extraction/items';
 import { MAX_MEMORY_TEXT_CHARS } from './text';
-import type { MemoryCommandResult, MemoryStore, MemoryView, RetrievalQuery, RetrievedMemory } from './types';
-
-/**
- * The store plus its hybrid search, as `createMemoryStore` returns it. `options.timeFilters: false`
- * turns off time filters parsed from the query text (a memory text such as "下周三（2024-05-15）…" is
- * not a question about next Wednesday).
- */
-export type SearchableStore = MemoryStore & {
-  search(query: RetrievalQuery, options?: { timeFilters?: boolean }): Promise<RetrievedMemory[]>;
-  /** The episodic rounds that state a fact (see `LongTermStore.roundsStating`). */
-  roundsStating(fact: Pick<MemoryView, 'id' | 'namespace' | 'kind' | 'text' | 'sourceMessageIds'>): Promise<MemoryView[]>;
-};
+import type { LongTermStore, MemoryCommandResult } from './types';
 
 /** A recognized command. `argument` is the text after the command word, trimmed. */
 export interface ParsedMemoryCommand {
@@ -123,7 +112,7 @@ export function parseMemoryCommand(text: string): ParsedMemoryCommand | null {
  * @throws whatever the store throws (the store writes each change in one Dexie transaction).
  */
 export async function runMemoryCommand(
-  store: SearchableStore,
+  store: LongTermStore,
   text: string,
   context: MemoryCommandContext,
 ): Promise<MemoryCommandResult | null> {
@@ -135,7 +124,7 @@ export async function runMemoryCommand(
   return parsed.command === 'remember' ? remember(store, parsed.argument, context) : forget(store, parsed.argument, context);
 }
 
-async function remember(store: SearchableStore, argument: string, context: MemoryCommandContext): Promise<MemoryCommandResult> {
+async function remember(store: LongTermStore, argument: string, context: MemoryCommandContext): Promise<MemoryCommandResult> {
   const now = context.now ?? Date.now();
   const text = argument.replace(/[。.!！]+$/u, '').trim();
   if (text.length > MAX_MEMORY_TEXT_CHARS) return { command: 'remember', affected: [], refused: 'too_long' };
@@ -177,7 +166,7 @@ export interface ForgetMatch {
  * The memories of `namespace` that "forget <argument>" would remove (see module doc), without
  * removing anything. Exposed so the UI can preview a forget.
  */
-export async function findForgetMatches(store: SearchableStore, argument: string, namespace: string): Promise<ForgetMatch[]> {
+export async function findForgetMatches(store: LongTermStore, argument: string, namespace: string): Promise<ForgetMatch[]> {
   const terms = contentTerms(argument);
   if (terms.length === 0) return [];
   const hits = await store.search({ text: argument, namespace, k: FORGET_CANDIDATES, includeInvalid: true }, { timeFilters: false });
@@ -198,7 +187,7 @@ export async function findForgetMatches(store: SearchableStore, argument: string
   return matches;
 }
 
-async function forget(store: SearchableStore, argument: string, context: MemoryCommandContext): Promise<MemoryCommandResult> {
+async function forget(store: LongTermStore, argument: string, context: MemoryCommandContext): Promise<MemoryCommandResult> {
   const matches = await findForgetMatches(store, argument, context.namespace);
   const affected = new Map(matches.map(({ id, kind, text }) => [id, { id, kind, text }]));
   // The conversation rounds that state a forgotten fact would bring it back into prompts: they go too.

@@ -18,15 +18,7 @@ import { EXTRACT_JOB, extractJob } from './jobs';
 import { capChars } from '../../prompt/neutralize';
 import { MAX_MEMORY_TEXT_CHARS, memoryHash, rememberedReply } from './text';
 import { recordAccesses, tombstonedHashes } from './store';
-import type { LongTermStore } from './store';
-import type { ExchangeInput, LongTermMemory, MemoryStore, MemoryView, NewMemory, RetrievalQuery, RetrievedMemory } from './types';
-
-/** The store as the facade needs it: `createMemoryStore`'s result satisfies it. */
-export type SearchableStore = MemoryStore & {
-  search(query: RetrievalQuery): Promise<RetrievedMemory[]>;
-  /** See `LongTermStore.roundsStating`. */
-  roundsStating(fact: Pick<MemoryView, 'id' | 'namespace' | 'kind' | 'text' | 'sourceMessageIds'>): Promise<MemoryView[]>;
-};
+import type { ExchangeInput, LongTermMemory, LongTermStore, NewMemory, RetrievedMemory } from './types';
 
 /** Job type of the episodic-memory job. */
 export const EPISODIC_JOB = 'ltm.episodic';
@@ -37,7 +29,7 @@ export const EPISODIC_IMPORTANCE = 0.3;
 
 /** What the facade needs. `store` is `createMemoryStore`'s result. */
 export interface LongTermMemoryDeps {
-  store: SearchableStore;
+  store: LongTermStore;
   jobs: JobQueue;
   db: RecallDB;
   /** Clock (ms epoch), default `Date.now`. */
@@ -160,7 +152,7 @@ export function episodicText(user: MessageRecord, assistant: MessageRecord | und
  * exchange whose user message no longer exists (conversation deleted meanwhile) stores nothing.
  * @throws Error for a malformed payload (the queue marks the job failed after its retries).
  */
-export function registerEpisodicJobs(jobs: JobQueue, deps: { store: MemoryStore; db: RecallDB; now?: () => number }): void {
+export function registerEpisodicJobs(jobs: JobQueue, deps: { store: LongTermStore; db: RecallDB; now?: () => number }): void {
   registerJobs(jobs, [episodicJob], deps);
 }
 
@@ -172,7 +164,7 @@ const exchangeField = (key: keyof ExchangeInput) => z.string({ error: missing(ke
  * fails with `Exchange is missing "<field>"`, retried like any failure); 5 attempts; coalesced
  * per assistant message while queued (`onExchange` enqueues it with the same key).
  */
-export const episodicJob = defineJob<ExchangeInput, { store: MemoryStore; db: RecallDB }>({
+export const episodicJob = defineJob<ExchangeInput, { store: LongTermStore; db: RecallDB }>({
   type: EPISODIC_JOB,
   payload: z.object(
     { conversationId: exchangeField('conversationId'), namespace: exchangeField('namespace'), userMessageId: exchangeField('userMessageId'), assistantMessageId: exchangeField('assistantMessageId') },
@@ -193,7 +185,7 @@ export const episodicJob = defineJob<ExchangeInput, { store: MemoryStore; db: Re
  * @throws Error for a malformed exchange (nothing is written), or what the store throws.
  */
 export async function storeEpisodes(
-  deps: { store: MemoryStore & { addMany?: LongTermStore['addMany'] }; db: RecallDB },
+  deps: { store: LongTermStore; db: RecallDB },
   inputs: readonly ExchangeInput[],
   signal?: AbortSignal,
 ): Promise<void> {
@@ -237,7 +229,7 @@ export async function storeEpisodes(
   const source = (r: (typeof rounds)[number]) => `conversation:${r.input.conversationId}`;
   // One batch per source (the history records it); rounds of one conversation usually share it.
   const results: { memory: MemoryRecord; created: boolean }[] = [];
-  if (deps.store.addMany && rounds.every((r) => source(r) === source(rounds[0]!))) {
+  if (rounds.every((r) => source(r) === source(rounds[0]!))) {
     results.push(...(await deps.store.addMany(rounds.map((r) => r.memory), source(rounds[0]!))));
   } else {
     for (const r of rounds) results.push(await deps.store.add(r.memory, source(r)));

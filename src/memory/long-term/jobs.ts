@@ -11,8 +11,8 @@
  *   duplicates). Items whose text the user deleted or forgot (tombstoned) are dropped before
  *   consolidation.
  * - `ltm.reembed` (payload `{ modelId?: string }`): re-embeds memories without a vector or whose
- *   vector comes from another model (`store.reembed`, in bounded pages, resumable), then rebuilds
- *   the store's indexes. The core queues it after a model change or an import, on start and when
+ *   vector comes from another model (`store.reembed`, in bounded pages, resumable; each batch
+ *   updates its rows and vector block slots in one transaction, so no index rebuild follows). The core queues it after a model change or an import, on start and when
  *   the embedder becomes ready if some memory lacks a vector, and whenever a memory is stored
  *   without one (see `createCore`).
  *   Waits (`JobDeferred`) while no embedder is loaded or it is not yet the requested model.
@@ -25,11 +25,11 @@ import type { RecallDB } from '../../db/schema';
 import type { ChatEngine, Embedder } from '../../engines/types';
 import { defineJob, enqueueJob, registerJobs } from '../../jobs/descriptor';
 import { JobDeferred, JobFailedPermanently, type JobQueue } from '../../jobs/queue';
-import { parseMemoryCommand, type SearchableStore } from './commands';
+import { parseMemoryCommand } from './commands';
 import { consolidate, type ConsolidationOptions } from './consolidation';
 import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions } from './extraction';
 import { runMaintenance, type MaintenanceReport } from './maintenance';
-import type { LongTermStore } from './store';
+import type { LongTermStore } from './types';
 import { memoryHash, rememberedReply } from './text';
 import { tombstonedHashes } from './store';
 
@@ -121,8 +121,8 @@ const maintenanceSchema = z
 /** Dependencies of the LTM-B jobs. */
 export interface ExtractionJobDeps {
   db: RecallDB;
-  /** The store (`createMemoryStore`): search, `rebuildIndexes` and `reembed` are used besides `MemoryStore`. */
-  store: SearchableStore & Partial<Pick<LongTermStore, 'rebuildIndexes' | 'reembed'>>;
+  /** The store (`createMemoryStore`). */
+  store: LongTermStore;
   /** The chat engine, or `null` while none is loaded. */
   engine: () => ChatEngine | null;
   /**
@@ -226,12 +226,10 @@ export const reembedJob = defineJob<{ modelId?: string | undefined }, LongTermJo
   dedupeKey: () => REEMBED_JOB,
   async run({ modelId: wanted }, { signal, reportProgress }, deps) {
     const { store } = deps;
-    if (!store.reembed) throw new JobFailedPermanently('This memory store cannot re-embed.');
     const embedder = deps.embedder?.() ?? null;
     if (deps.embedder && !embedder) throw new JobDeferred('No embedding model is loaded; re-embedding waits for one.', 60_000);
     if (embedder && wanted && embedder.modelId !== wanted) throw new JobDeferred(`Waiting for the embedding model ${wanted} to load.`, 30_000);
     const { embedded, remaining } = await store.reembed({ signal, onProgress: (done, total) => reportProgress(total > 0 ? (0.95 * done) / total : 0.95) });
-    await store.rebuildIndexes?.();
     if (remaining > 0) {
       // The store embeds nothing without an embedder: wait for one rather than fail.
       if (embedded === 0) throw new JobDeferred('No embedding model is loaded; re-embedding waits for one.', 60_000);

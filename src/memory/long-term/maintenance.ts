@@ -14,7 +14,7 @@
  * Every change goes through the store, so history and indexes stay in sync. Re-running is harmless.
  */
 import type { MemoryKind, MemoryRecord, RecallDB } from '../../db/schema';
-import type { SearchableStore } from './commands';
+import type { LongTermStore } from './types';
 import { contentTerms, normalizeForCompare, saysMore } from '../../text/terms';
 import { cosineSimilarity } from './retrieval/vector';
 
@@ -65,7 +65,7 @@ function better(a: MemoryRecord, b: MemoryRecord): number {
 }
 
 /** Runs the three steps (see module doc). @throws store errors; an AbortError when `signal` aborts. */
-export async function runMaintenance(db: RecallDB, store: SearchableStore, options: MaintenanceOptions): Promise<MaintenanceReport> {
+export async function runMaintenance(db: RecallDB, store: LongTermStore, options: MaintenanceOptions): Promise<MaintenanceReport> {
   const report: MaintenanceReport = { expired: 0, dropped: 0, merged: 0 };
   const { now } = options;
   const inScope = (m: MemoryRecord) => options.namespace === undefined || m.namespace === options.namespace;
@@ -109,7 +109,7 @@ export async function runMaintenance(db: RecallDB, store: SearchableStore, optio
  * same text hash. Records are read once up front (one Dexie query per seed: the neighbour lookup),
  * and `onMergeProgress` is told how far the seeds got, so a preempted run can resume.
  */
-async function mergeNearDuplicates(db: RecallDB, store: SearchableStore, options: MaintenanceOptions): Promise<number> {
+async function mergeNearDuplicates(db: RecallDB, store: LongTermStore, options: MaintenanceOptions): Promise<number> {
   const threshold = options.nearDuplicateCosine ?? 0.95;
   const all = (await db.memories.where('current').equals(1).toArray()).filter(
     (m) => MERGEABLE.has(m.kind) && (options.namespace === undefined || m.namespace === options.namespace),

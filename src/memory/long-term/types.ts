@@ -6,6 +6,8 @@
  */
 import type { MemoryEvent, MemoryKind, MemoryRecord } from '../../db/schema';
 import type { SlotKey } from './slots';
+import type { FusionWeights, WeightingOptions } from './retrieval/fusion';
+import type { VectorIndexStats } from './retrieval/vector';
 
 /** A memory as shown outside the store: everything but the embedding vector. */
 export type MemoryView = Omit<MemoryRecord, 'embedding'> & {
@@ -91,19 +93,92 @@ export type MemoryPatch = Partial<
   Pick<MemoryRecord, 'text' | 'kind' | 'topic' | 'importance' | 'pinned' | 'validFrom' | 'validUntil' | 'supersededBy' | 'sourceMessageIds'>
 >;
 
+/** Which retrievers a search uses (benchmarks compare them; the app always uses `hybrid`). */
+export type RetrievalMode = 'hybrid' | 'lexical' | 'vector';
+
+/** Options of `LongTermStore.search` beyond the shared `RetrievalQuery`. */
+export interface SearchOptions {
+  /** Default `hybrid`. */
+  mode?: RetrievalMode;
+  /** Candidates taken from each retriever before fusion (default `max(50, 5·k)`). */
+  depth?: number;
+  /** Recency/importance weighting (default `DEFAULT_WEIGHTING`). */
+  weighting?: WeightingOptions;
+  /** Weights of the lexical and vector lists in RRF (default: the store's `fusionWeights`). */
+  fusion?: FusionWeights;
+  /** Recency tie-break between candidates that match the same query terms (default true). */
+  recencyTieBreak?: boolean;
+  /**
+   * Apply time filters stated in the query (default true). `false` turns off time filters parsed
+   * from the query text (a memory text such as "下周三（2024-05-15）…" is not a question about next Wednesday).
+   */
+  timeFilters?: boolean;
+}
+
+/** One memory as the memory manager filters it (see `LongTermStore.catalog`). */
+export interface CatalogEntry {
+  id: string;
+  kind: MemoryKind;
+  current: 0 | 1;
+  pinned: boolean;
+  /** ms epoch. */
+  updatedAt: number;
+  /** The text normalized by `normalizeMemoryText` (NFKC, lower case, spaces collapsed). */
+  normalized: string;
+}
+
+/** How the store became searchable when it was created (the cold-start hook of the benchmarks). */
+export interface StoreOpenStats {
+  /** `blocks`: from the persisted index (+ snapshot); `rebuilt`: repaired from the rows; `empty`: nothing stored. */
+  via: 'blocks' | 'rebuilt' | 'empty';
+  /** Milliseconds from `createMemoryStore` being called to the store answering searches. */
+  ms: number;
+  /** When it became searchable (ms epoch, `Date.now()`). */
+  at: number;
+  /** Ids re-indexed from the header's `dirty` list (changes the lexical snapshot had not caught). */
+  replayed: number;
+}
+
+/** Sizes and state of the indexes. */
+export interface IndexStats {
+  /** Memories in the store (all namespaces, valid or not). */
+  memories: number;
+  /** Memories in the lexical index (= `memories` when in sync). */
+  lexical: number;
+  /**
+   * Vectors of the active model (the current embedder's, else the most common stored one), all
+   * namespaces. `voyReady` says whether the Voy module loaded (Voy is not on the search path, see
+   * the store's module doc); `voyFailures` is always 0.
+   */
+  vector: VectorIndexStats;
+  /** How the store opened. */
+  open: StoreOpenStats;
+}
+
 /**
- * The persistent long-term store: CRUD over `db.memories`, every change written to
- * `db.memoryHistory`, and the lexical + vector indexes kept in sync. Text changes are
- * (re-)embedded with the current embedder; without one, the memory is stored with
+ * The persistent long-term memory store — the one interface of the store (`createMemoryStore`
+ * in `./store` implements it): CRUD over `db.memories`, every change written to
+ * `db.memoryHistory`, the lexical + vector indexes kept in sync, retrieval and maintenance. Text
+ * changes are (re-)embedded with the current embedder; without one, the memory is stored with
  * `embedding: null` (lexical-only) and re-embedded later.
  */
-export interface MemoryStore {
+export interface LongTermStore {
   get(id: string): Promise<MemoryRecord | undefined>;
   /**
    * Adds a memory. Exact duplicates (same namespace + normalized-text hash, still valid) return the
    * existing record. An add by the user (`source === 'user'`) lifts a tombstone of the same text.
    */
   add(input: NewMemory, source: string): Promise<{ memory: MemoryRecord; created: boolean }>;
+  /**
+   * Adds many memories at once, with the rules of `add` (exact duplicates of a stored, still
+   * valid memory of the same namespace — or of an earlier input of the batch — return that
+   * memory with `created: false`): one read transaction for the duplicate check, one embedding call,
+   * one transaction for the rows and their `ADD` history, then the index updates. `add` is this
+   * with one input. Results are in input order.
+   * @throws Error naming the input (1-based) when one has an empty text or namespace or an
+   *   unknown kind; nothing is written then.
+   */
+  addMany(inputs: readonly NewMemory[], source: string): Promise<{ memory: MemoryRecord; created: boolean }[]>;
   /** Changes a memory and records `event` (default `UPDATE`) in the history. @throws when `id` is unknown. */
   update(id: string, patch: MemoryPatch, source: string, event?: MemoryEvent): Promise<MemoryRecord>;
   /** Closes a memory's validity at `at` (ms) instead of erasing it (history event `INVALIDATE`). */
@@ -125,4 +200,58 @@ export interface MemoryStore {
   inSlot(key: SlotKey | null, options: { namespace: string; k: number; kinds?: readonly MemoryKind[] }): Promise<MemoryView[]>;
   /** Embeds a text with the current embedder, or `null` when none is available. */
   embed(text: string): Promise<Float32Array | null>;
+  /**
+   * Hybrid retrieval: BM25 (MiniSearch) and exact vector (block scan) candidates, each filtered to the
+   * namespace, to currently valid memories (unless `includeInvalid`) and to a time range stated
+   * in the query ("last week", "上个月", see `retrieval/time-filter.ts`), fused with (weighted)
+   * reciprocal rank fusion (k = 60) and weighted by recency and importance (`retrieval/fusion.ts`;
+   * a query that asks for the current state, "… now?" / "现在…", weights recency more); then,
+   * among candidates that match the same query terms, the newest comes first (`recencyTieBreak`).
+   * When a time filter leaves candidates but neither retriever matches, the newest memories in
+   * the range are returned. Does not record accesses (see `recordAccess`).
+   * @returns at most `query.k` (default 8) memories, best first.
+   */
+  search(query: RetrievalQuery, options?: SearchOptions): Promise<RetrievedMemory[]>;
+  /**
+   * Re-reads every memory row from Dexie and rebuilds the persisted index (blocks, header,
+   * lexical snapshot) in one transaction that also moves any `embedding` found in a row into the
+   * blocks (rows written by an import). The repair path: O(rows).
+   */
+  rebuildIndexes(): Promise<void>;
+  /** Sets `lastAccessedAt = at` and increments `accessCount` of the given memories (unknown ids are ignored). */
+  recordAccess(ids: string[], at?: number): Promise<void>;
+  /**
+   * Embeds every memory whose `embeddingModel` is not the current embedder's model (after an
+   * embedding-model change, or stored while no embedder was available), in batches. Idempotent
+   * and resumable: an aborted run leaves finished batches done. No history event (the text does
+   * not change). Without an embedder it embeds nothing.
+   * @returns how many were embedded and how many still need it.
+   * @throws the embedder's EngineError when embedding fails, or the abort reason when aborted.
+   */
+  reembed(options?: { batchSize?: number; signal?: AbortSignal; onProgress?: (done: number, total: number) => void }): Promise<{ embedded: number; remaining: number }>;
+  /** Resolves when pending index writes are done (the index itself is complete once the store is created). */
+  whenIndexed(): Promise<void>;
+  /** Writes the lexical snapshot now if changes are pending (otherwise done when idle). */
+  flushSnapshot(): Promise<void>;
+  /**
+   * What the memory manager lists and filters by, for every memory of `namespace`, without
+   * vectors and without reading a row: from the meta columns of the persisted index (kind, flags,
+   * time, normalized text), which every write updates in its own transaction. O(namespace size).
+   * Order: unspecified.
+   */
+  catalog(namespace: string): Promise<readonly CatalogEntry[]>;
+  /**
+   * How many memories lack a vector of `modelId` (`null`: lack any vector), from the index: no
+   * row is read. The core queues `ltm.reembed` when it is > 0.
+   */
+  missingVectors(modelId: string | null): number;
+  /**
+   * The episodic rounds of `fact.namespace` that state `fact`: rounds citing one of its source
+   * messages (the round it was extracted from), and rounds whose text contains nearly all of its
+   * content words (coverage ≥ `ROUND_COVERAGE`, the "forget" command's strong match). For a fact
+   * that is itself a round, `[]`. Newest first; valid or not.
+   */
+  roundsStating(fact: Pick<MemoryRecord, 'id' | 'namespace' | 'kind' | 'text' | 'sourceMessageIds'>): Promise<MemoryView[]>;
+  /** Sizes and state of the indexes (no row is read). */
+  indexStats(): IndexStats;
 }

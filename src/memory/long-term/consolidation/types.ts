@@ -4,7 +4,7 @@
  */
 import type { MemoryKind } from '../../../db/schema';
 import type { ChatEngine } from '../../../engines/types';
-import type { SearchableStore } from '../commands';
+import type { LongTermStore } from '../types';
 import type { PreparedItem } from '../extraction/items';
 import type { MemoryView } from '../types';
 
@@ -36,7 +36,7 @@ export const DEFAULT_CONSOLIDATION_OPTIONS: ConsolidationOptions = {
 
 /** Everything consolidation needs about where the items came from. Times in ms epoch. */
 export interface ConsolidationContext {
-  store: SearchableStore;
+  store: LongTermStore;
   namespace: string;
   /** `null` when no model is loaded: only the LLM-free rules run (related items are then added). */
   engine: ChatEngine | null;

@@ -4,8 +4,12 @@
  *
  * - Meta blocks (`m|<namespace>|<n>`): per namespace, `BLOCK_SLOTS` slots of columns aligned by
  *   slot — memory id, createdAt / updatedAt / validFrom / validUntil (ms epoch as float64; `NaN`
- *   for `null`), importance (float32), pinned (uint8), kind and slot label (`memorySlotLabel`). Filtering (namespace, validity, time
- *   range) and recency/importance weighting read these columns, never the memory rows.
+ *   for `null`), importance (float32), pinned (uint8), the row's `current` flag (uint8), kind, slot label
+ *   (`memorySlotLabel`) and the normalized text (`normalizeMemoryText`). Filtering (namespace, validity, time
+ *   range), recency/importance weighting and the memory manager's catalog (`BlockIndex.catalog`:
+ *   list, filter, substring match) read these columns, never the memory rows. A meta block written
+ *   before the `current` / `normalized` columns existed is detected on open (`BlockIndex.outdated`)
+ *   and the layout repaired from the rows.
  * - Vector blocks (`v|<model>|<namespace>|<n>`): per embedding model and namespace, `BLOCK_SLOTS`
  *   slots of L2-normalized f32 vectors in one contiguous `Float32Array` (`slot · dim` floats),
  *   the memory id of each slot, the slot's meta slot, and `validUntil` again, aligned with the
@@ -21,10 +25,13 @@
  * in only by `commit()` after that transaction committed. A failed transaction leaves the live
  * index as it was, and the persisted blocks can never disagree with the rows they were written
  * with. (Disagreement from writers that bypass the store — an import, a cleared table — is
- * detected on open by the row count and repaired: see `store.ts`.)
+ * detected on open by the row count and repaired: see `../store/index-sync.ts`.)
  */
 
+import type { MemoryKind } from '../../../db/schema';
 import { memorySlot } from '../slots';
+import { normalizeMemoryText } from '../text';
+import type { CatalogEntry } from '../types';
 import { isUsableVector } from './vector';
 
 /** Slots per block (a 384-d vector block is 384 KiB). */
@@ -61,6 +68,10 @@ export interface MetaBlockRecord {
   validUntil: Float64Array;
   importance: Float32Array;
   pinned: Uint8Array;
+  /** The row's `current` flag per slot (0 when free). Absent in blocks written before it existed. */
+  current?: Uint8Array;
+  /** `normalizeMemoryText` of the text per slot (`null` when free). Absent in blocks written before it existed. */
+  normalized?: (string | null)[];
   /** Memory kind per slot (`null` when free). */
   kinds: (string | null)[];
   /** `subject:slot` label of the text per slot (`memorySlotLabel`), `null` when about no slot or free. */
@@ -98,16 +109,25 @@ export interface IndexedMemory {
   validUntil: number | null;
   importance: number;
   pinned: boolean;
+  /** The row's `current` flag (1 while valid at its last write). */
+  current: 0 | 1;
   kind: string;
   /** `memorySlotLabel` of the text. */
   slot: string | null;
+  /** `normalizeMemoryText` of the text. */
+  normalized: string;
 }
 
 /** Metadata of one memory read back from the columns. */
 export type MemoryMeta = Omit<IndexedMemory, 'id'>;
 
 const metaKey = (namespace: string, block: number) => `m|${encodeURIComponent(namespace)}|${block}`;
-const vectorKey = (model: string, namespace: string, block: number) => `v|${encodeURIComponent(model)}|${encodeURIComponent(namespace)}|${block}`;
+/**
+ * Key prefix of the vector blocks. Every other record's key sorts below it (`header`, `lexical`,
+ * `m|…`), so the store can read everything but the vectors first (`where('key').below(…)`).
+ */
+export const VECTOR_KEY_PREFIX = 'v|';
+const vectorKey = (model: string, namespace: string, block: number) => `${VECTOR_KEY_PREFIX}${encodeURIComponent(model)}|${encodeURIComponent(namespace)}|${block}`;
 const segmentKey = (model: string, namespace: string) => `${model}\u0000${namespace}`;
 const toCol = (v: number | null) => (v === null ? NaN : v);
 const fromCol = (v: number) => (Number.isNaN(v) ? null : v);
@@ -125,6 +145,8 @@ function emptyMetaBlock(namespace: string, block: number): MetaBlockRecord {
     validUntil: new Float64Array(BLOCK_SLOTS).fill(NaN),
     importance: new Float32Array(BLOCK_SLOTS),
     pinned: new Uint8Array(BLOCK_SLOTS),
+    current: new Uint8Array(BLOCK_SLOTS),
+    normalized: new Array<string | null>(BLOCK_SLOTS).fill(null),
     kinds: new Array<string | null>(BLOCK_SLOTS).fill(null),
     slots: new Array<string | null>(BLOCK_SLOTS).fill(null),
   };
@@ -140,6 +162,8 @@ function copyMetaBlock(b: MetaBlockRecord): MetaBlockRecord {
     validUntil: b.validUntil.slice(),
     importance: b.importance.slice(),
     pinned: b.pinned.slice(),
+    current: b.current?.slice() ?? new Uint8Array(BLOCK_SLOTS),
+    normalized: b.normalized?.slice() ?? new Array<string | null>(BLOCK_SLOTS).fill(null),
     kinds: b.kinds.slice(),
     slots: b.slots.slice(),
   };
@@ -274,6 +298,11 @@ export class BlockIndex {
   private readonly metaLoc = new Map<string, { namespace: string; slot: number }>();
   /** id → model + namespace + vector slot. */
   private readonly vecLoc = new Map<string, { model: string; namespace: string; slot: number }>();
+  /**
+   * Whether some meta block read by `fromRecords` lacks the `current` / `normalized` columns
+   * (written by an older version): the layout must be repaired from the rows before it is used.
+   */
+  outdated = false;
 
   /** Builds the live index from the records of the `memoryIndex` table (header and snapshot are ignored). */
   static fromRecords(records: Iterable<MemoryIndexRecord>): BlockIndex {
@@ -285,6 +314,7 @@ export class BlockIndex {
       else if ('type' in r && r.type === 'vector') vectors.push(r);
     }
     for (const b of metas) {
+      if (!b.current || !b.normalized) index.outdated = true;
       const seg = index.metaSegment(b.namespace);
       seg.blocks[b.block] = b;
     }
@@ -368,9 +398,29 @@ export class BlockIndex {
       validUntil: fromCol(b.validUntil[s]!),
       importance: b.importance[s]!,
       pinned: b.pinned[s] === 1,
+      current: b.current?.[s] === 1 ? 1 : 0,
       kind: b.kinds[s]!,
       slot: b.slots[s] ?? null,
+      normalized: b.normalized?.[s] ?? '',
     };
+  }
+
+  /**
+   * What the memory manager lists and filters by, for every memory of `namespace`, from the meta
+   * columns (no row is read): O(namespace size). Order: by slot.
+   */
+  catalog(namespace: string): CatalogEntry[] {
+    const seg = this.metas.get(namespace);
+    if (!seg) return [];
+    const out: CatalogEntry[] = [];
+    for (const b of seg.blocks) {
+      for (let s = 0; s < BLOCK_SLOTS; s += 1) {
+        const id = b.ids[s];
+        if (!id) continue;
+        out.push({ id, kind: b.kinds[s] as MemoryKind, current: b.current?.[s] === 1 ? 1 : 0, pinned: b.pinned[s] === 1, updatedAt: b.updatedAt[s]!, normalized: b.normalized?.[s] ?? '' });
+      }
+    }
+    return out;
   }
 
   /**
@@ -607,6 +657,8 @@ export class IndexBatch {
     b.validUntil[s] = toCol(m.validUntil);
     b.importance[s] = m.importance;
     b.pinned[s] = m.pinned ? 1 : 0;
+    b.current![s] = m.current;
+    b.normalized![s] = m.normalized;
     b.kinds[s] = m.kind;
     b.slots[s] = m.slot;
     this.metaLoc.set(m.id, { namespace: m.namespace, slot });
@@ -655,6 +707,8 @@ export class IndexBatch {
     b.validUntil[s] = NaN;
     b.importance[s] = 0;
     b.pinned[s] = 0;
+    b.current![s] = 0;
+    b.normalized![s] = null;
     b.kinds[s] = null;
     b.slots[s] = null;
     this.release(seg, loc.slot);
@@ -698,7 +752,7 @@ export function memorySlotLabel(text: string): string | null {
   return key ? `${key.subject}:${key.slot}` : null;
 }
 
-/** What the index keeps about a memory row (`IndexedMemory` with the slot computed from the text). */
+/** What the index keeps about a memory row (`IndexedMemory` with the slot label and normalized text computed from the text). */
 export function indexedOf(r: LayoutRow): IndexedMemory {
   return {
     id: r.id,
@@ -709,13 +763,15 @@ export function indexedOf(r: LayoutRow): IndexedMemory {
     validUntil: r.validUntil,
     importance: r.importance,
     pinned: r.pinned,
+    current: r.current,
     kind: r.kind,
     slot: memorySlotLabel(r.text),
+    normalized: normalizeMemoryText(r.text),
   };
 }
 
 /** The fields of a memory row that the layout reads (`MemoryRecord` satisfies it). */
-export interface LayoutRow extends Omit<IndexedMemory, 'slot'> {
+export interface LayoutRow extends Omit<IndexedMemory, 'slot' | 'normalized'> {
   text: string;
   embedding?: Float32Array | null;
   embeddingModel: string | null;

@@ -13,8 +13,7 @@ import { z } from 'zod';
 import type { MessageRecord, RecallDB } from '../../../db/schema';
 import type { JobQueue } from '../../../jobs/queue';
 import { DEFAULT_STRATEGY } from '../../short-term/types';
-import type { ExchangeInput, LongTermMemory, RetrievedMemory } from '../types';
-import type { LongTermStore, RetrievalMode, SearchOptions } from '../store';
+import type { ExchangeInput, LongTermMemory, LongTermStore, RetrievalMode, RetrievedMemory, SearchOptions } from '../types';
 
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'not an ISO 8601 date' });
 

@@ -1,0 +1,140 @@
+/**
+ * A cache of MiniSearch's posting lists as typed arrays (minisearch 7.2.0, pinned: this reads its
+ * private fields), for `./bm25.ts`. The first query that uses a term copies its posting lists (per
+ * field: short document id, term frequency, field length); later queries walk the copies. A copy
+ * is used only while it provably equals MiniSearch's list: the same `Map` object with the same
+ * size, and no document discarded since it was made (a discard — re-index or delete — clears the
+ * cache). Adding a document only appends postings (new short ids come last in a `Map`'s order),
+ * and `appendDocument` appends them to the copies of the added document's terms, so a memory
+ * stored after each chat turn does not send the next query back to the `Map`s. At most
+ * `MAX_CACHED_POSTINGS` postings are kept (least recently used terms go first).
+ */
+
+/** Most postings (document, term frequency, field length) the cache keeps, all terms together (12 bytes each). */
+export const MAX_CACHED_POSTINGS = 1 << 20;
+
+/** The private MiniSearch state the scorer reads (minisearch 7.2.0). */
+export interface MiniSearchInternals {
+  _index: { get(term: string): Map<number, Map<number, number>> | undefined };
+  _fieldIds: Record<string, number>;
+  _documentIds: Map<number, unknown>;
+  _fieldLength: Map<number, number[]>;
+  _avgFieldLength: number[];
+  _documentCount: number;
+  /** The next short document id (every short id is below it). */
+  _nextId: number;
+  removeTerm(fieldId: number, docId: number, term: string): void;
+}
+
+/** A copy of one field's posting list of one term (`map` is MiniSearch's, `undefined` when the term is absent from the field). */
+export interface FieldPostings {
+  map: Map<number, number> | undefined;
+  n: number;
+  docs: Int32Array;
+  tfs: Uint32Array;
+  lengths: Uint32Array;
+}
+
+/** A cached term: one entry per indexed field, in field order. */
+export type TermPostings = FieldPostings[];
+
+/** Empty arrays of a list with no posting. */
+export const EMPTY_I32 = new Int32Array(0);
+export const EMPTY_U32 = new Uint32Array(0);
+
+/** The copies of posting lists (see module doc). One per MiniSearch index; tell it about every `add` and `discard`. */
+export class PostingsCache {
+  private readonly cache = new Map<string, TermPostings>();
+  private cachedPostings = 0;
+
+  /** @param fields indexed fields in MiniSearch's order (only the names are read). */
+  constructor(private readonly fields: ReadonlyArray<readonly [string, number]>) {}
+
+  /** Drops every cached list (a document was discarded — re-indexed or deleted —: none can be trusted). */
+  clear(): void {
+    this.cache.clear();
+    this.cachedPostings = 0;
+  }
+
+  /**
+   * Document `docId` (short id, the newest) was just added; `terms` gives its terms (every term
+   * of every field; repeats allowed; called only while something is cached): appends its postings
+   * to the cached lists of those terms, or drops a list that no longer matches MiniSearch's. A
+   * term left out is caught later (its cached list's size no longer matches and it is re-read).
+   */
+  appendDocument(ms: MiniSearchInternals, docId: number, terms: () => Iterable<string>): void {
+    if (this.cache.size === 0) return;
+    const lengths = ms._fieldLength.get(docId);
+    for (const term of new Set(terms())) {
+      const entry = this.cache.get(term);
+      if (!entry) continue;
+      const data = ms._index.get(term);
+      let keep = true;
+      for (let f = 0; f < this.fields.length && keep; f += 1) {
+        const fieldId = ms._fieldIds[this.fields[f]![0]]!;
+        const map = data?.get(fieldId);
+        const rec = entry[f]!;
+        if (rec.map === map && (map?.size ?? 0) === rec.n) continue; // the document does not have the term in this field
+        const tf = map?.get(docId);
+        if (rec.map !== map || map === undefined || map.size !== rec.n + 1 || tf === undefined || lengths === undefined) {
+          keep = false;
+          break;
+        }
+        if (rec.n === rec.docs.length) {
+          const capacity = Math.max(8, rec.n * 2);
+          const docs = new Int32Array(capacity);
+          docs.set(rec.docs);
+          const tfs = new Uint32Array(capacity);
+          tfs.set(rec.tfs);
+          const lens = new Uint32Array(capacity);
+          lens.set(rec.lengths);
+          rec.docs = docs;
+          rec.tfs = tfs;
+          rec.lengths = lens;
+        }
+        rec.docs[rec.n] = docId;
+        rec.tfs[rec.n] = tf;
+        rec.lengths[rec.n] = lengths[fieldId]!;
+        rec.n += 1;
+        this.cachedPostings += 1;
+      }
+      if (!keep) this.drop(term, entry);
+    }
+  }
+
+  /** Forgets `term`'s lists. */
+  private drop(term: string, entry: TermPostings): void {
+    this.cache.delete(term);
+    for (const rec of entry) this.cachedPostings -= rec.n;
+  }
+
+  /** The copies of `term`'s lists when they still equal MiniSearch's (`data` = its current entry; refreshed as most recently used), else `null` (and forgotten). */
+  get(ms: MiniSearchInternals, term: string, data: Map<number, Map<number, number>>): TermPostings | null {
+    const entry = this.cache.get(term);
+    if (!entry) return null;
+    for (let f = 0; f < this.fields.length; f += 1) {
+      const map = data.get(ms._fieldIds[this.fields[f]![0]]!);
+      const rec = entry[f]!;
+      if (rec.map !== map || (map?.size ?? 0) !== rec.n) {
+        this.drop(term, entry);
+        return null;
+      }
+    }
+    this.cache.delete(term);
+    this.cache.set(term, entry);
+    return entry;
+  }
+
+  /** Keeps `entry` (lists made from a `Map` with no discarded document) for `term`, evicting the least recently used terms beyond `MAX_CACHED_POSTINGS`. */
+  put(term: string, entry: TermPostings): void {
+    let n = 0;
+    for (const rec of entry) n += rec.n;
+    if (n > MAX_CACHED_POSTINGS) return;
+    this.cache.set(term, entry);
+    this.cachedPostings += n;
+    for (const [oldest, old] of this.cache) {
+      if (this.cachedPostings <= MAX_CACHED_POSTINGS) break;
+      this.drop(oldest, old);
+    }
+  }
+}

@@ -1,0 +1,339 @@
+/**
+ * Index sync of the long-term store: the live block index (`../retrieval/blocks.ts`) and lexical
+ * index (`../retrieval/lexical.ts`), kept equal to the memory rows and persisted in
+ * `db.memoryIndex` — opening from the persisted layout, repairing it from the rows, the write
+ * transaction that changes rows and blocks together, and the idle lexical snapshot. The store (`./index.ts`) owns the rows; it calls `writeIndexed` for every
+ * write.
+ */
+import Dexie from 'dexie';
+import type { MemoryRecord, RecallDB } from '../../../db/schema';
+import type { CatalogEntry, StoreOpenStats } from '../types';
+import { LexicalIndex } from '../retrieval/lexical';
+import { l2normalize } from '../retrieval/vector';
+import { BlockIndex, indexedOf, layoutFromRows, VECTOR_KEY_PREFIX, type IndexBatch, type IndexHeaderRecord, type LayoutRow, type LexicalSnapshotRecord, type MemoryIndexRecord } from '../retrieval/blocks';
+import { holdsEmbedding, toRow } from './rows';
+
+/** Idle time after the last write before the lexical snapshot is written (ms). */
+export const SNAPSHOT_DELAY_MS = 1500;
+/** Dirty ids after which the snapshot is written without waiting for idle. */
+const SNAPSHOT_DIRTY_MAX = 512;
+/** Rows indexed lexically between two yields to the event loop during a rebuild. */
+const REBUILD_SLICE = 256;
+
+/** Runs async functions one at a time, in call order (a failure does not stop the chain). */
+export type Serial = <T>(fn: () => Promise<T>) => Promise<T>;
+
+/** A new `Serial` queue. */
+export function createSerial(): Serial {
+  let chain: Promise<unknown> = Promise.resolve();
+  return <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = chain.then(fn, fn);
+    chain = run.catch(() => undefined);
+    return run;
+  };
+}
+
+/**
+ * What a write inside `writeIndexed` reports: the change of the row count, what to apply to the
+ * lexical index (and catalog) once committed, and extra ids for the header's `dirty` list.
+ */
+export interface IndexedWrite {
+  countDelta: number;
+  lexical: () => void;
+  dirty?: string[];
+}
+
+/** Builds the lexical index from rows. */
+function lexicalFrom(rows: Iterable<{ id: string; text: string; topic?: string }>): LexicalIndex {
+  const out = new LexicalIndex();
+  for (const r of rows) out.set(r.id, r.text, r.topic);
+  return out;
+}
+
+/**
+ * The live indexes of one store and their persistence. `index`, `lexical` and `gen` are replaced
+ * by a repair; read them through this object, never keep a reference across an `await`.
+ * Not thread-safe by itself: every mutation runs inside the store's `serial`.
+ */
+export class IndexSync {
+  /** The live block index (meta and vector blocks). */
+  index = new BlockIndex();
+  /** The live lexical index. */
+  lexical = new LexicalIndex();
+  /** Generation of the header the live index matches. */
+  gen = 0;
+  private snapshotTimer: ReturnType<typeof setTimeout> | null = null;
+  private snapshotRun: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: RecallDB,
+    private readonly serial: Serial,
+  ) {}
+
+  /**
+   * See `LongTermStore.catalog`: from the live meta columns (kind, flags, time and normalized text
+   * are kept there, written in the same transaction as the rows), so no row is read.
+   */
+  catalog(namespace: string): CatalogEntry[] {
+    return this.index.catalog(namespace);
+  }
+
+  /**
+   * Runs `write` in one transaction over the rows, the history and the index: `write` puts rows
+   * and history and records its index changes in the batch; the touched blocks and the new
+   * header (generation + 1, row count + `countDelta`, `ids` added to `dirty`) are written in the
+   * same transaction. The live index and the lexical index change only after the commit.
+   * @throws what `write` or Dexie throws; nothing changes then.
+   */
+  async writeIndexed(ids: string[], write: (batch: IndexBatch) => Promise<IndexedWrite>): Promise<void> {
+    const { db } = this;
+    const batch = this.index.batch();
+    let after: IndexedWrite | null = null;
+    let header: IndexHeaderRecord | null = null;
+    await db.transaction('rw', [db.memories, db.memoryHistory, db.memoryIndex, db.tombstones], async () => {
+      after = await write(batch);
+      const old = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
+      const dirty = new Set(old?.dirty ?? []);
+      for (const id of [...ids, ...(after.dirty ?? [])]) dirty.add(id);
+      header = { key: 'header', gen: (old?.gen ?? this.gen) + 1, count: (old?.count ?? 0) + after.countDelta, dirty: [...dirty] };
+      await db.memoryIndex.bulkPut([...batch.records(), header]);
+    });
+    batch.commit();
+    after!.lexical();
+    this.gen = header!.gen;
+    this.scheduleSnapshot(header!.dirty.length);
+  }
+
+  private scheduleSnapshot(dirty: number): void {
+    if (this.snapshotTimer) clearTimeout(this.snapshotTimer);
+    this.snapshotTimer = setTimeout(
+      () => {
+        this.snapshotTimer = null;
+        this.snapshotRun = this.writeSnapshot();
+      },
+      dirty >= SNAPSHOT_DIRTY_MAX ? 0 : SNAPSHOT_DELAY_MS,
+    );
+  }
+
+  /** Writes the lexical snapshot at the live generation and clears `dirty` (one transaction). */
+  private writeSnapshot(): Promise<void> {
+    const { db } = this;
+    return this.serial(async () => {
+      const at = this.gen;
+      const json = this.lexical.toJSON();
+      await db.transaction('rw', db.memoryIndex, async () => {
+        const header = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
+        if (!header || header.gen !== at) return; // changed behind the store's back: the next open repairs
+        const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: at, json };
+        await db.memoryIndex.bulkPut([snapshot, { ...header, dirty: [] }]);
+      });
+    }).catch((error: unknown) => {
+      if (error instanceof Dexie.DatabaseClosedError) return; // the context is going away; `dirty` covers it
+      console.warn('[ltm] could not write the lexical snapshot (changes are replayed on the next open):', error);
+    });
+  }
+
+  /** Writes the lexical snapshot now if changes are pending (otherwise done when idle). */
+  async flushSnapshot(): Promise<void> {
+    if (this.snapshotTimer) {
+      clearTimeout(this.snapshotTimer);
+      this.snapshotTimer = null;
+      this.snapshotRun = this.writeSnapshot();
+    }
+    await this.snapshotRun;
+  }
+
+  /**
+   * Full repair from the rows (raw: a row's own `embedding` field, if any, wins; otherwise the
+   * vector comes from the live index, when its model is the row's): the whole layout, the header
+   * and the lexical snapshot are written, and `embedding` is stripped from the rows that had one.
+   * Built in two steps so searches are not blocked for the rebuild's duration: the rows are read
+   * in a read-only transaction and the layout and lexical index are built outside any transaction
+   * (searches keep answering from the live index and read their rows meanwhile); then one short
+   * read-write transaction checks that the table still holds the same rows (same count, same
+   * `pending` marks) and writes everything. When it changed in between (a writer behind the store),
+   * the rebuild is done again in one read-write transaction over a fresh read. Call inside the
+   * store's `serial`.
+   */
+  async rebuild(): Promise<void> {
+    const { db } = this;
+    const rows = await db.transaction('r', db.memories, () => db.memories.toCollection().raw().toArray() as Promise<MemoryRecord[]>);
+    const built = await this.layoutOf(rows);
+    let committed = false;
+    await db.transaction('rw', db.memories, db.memoryIndex, async () => {
+      const [count, pending] = await Promise.all([db.memories.count(), db.memories.where('pending').equals(1).count()]);
+      if (count !== rows.length || pending !== rows.filter((r) => r.pending !== undefined).length) return;
+      await this.writeLayout(rows, built, true);
+      committed = true;
+    });
+    if (!committed) {
+      await db.transaction('rw', db.memories, db.memoryIndex, async () => {
+        const fresh = (await db.memories.toCollection().raw().toArray()) as MemoryRecord[];
+        await this.writeLayout(fresh, await this.layoutOf(fresh, false), false);
+      });
+    }
+    const done = this.built!;
+    this.built = null;
+    this.index = done.index;
+    this.lexical = done.lexical;
+    this.gen = done.gen;
+  }
+
+  /** What `rebuild` committed last (set inside its write transaction, applied after the commit). */
+  private built: { index: BlockIndex; lexical: LexicalIndex; gen: number } | null = null;
+
+  /**
+   * The layout and lexical index of `rows` (CPU only: no transaction needed). With `yielding`, the
+   * lexical index is built in slices of `REBUILD_SLICE` rows with a macrotask between them, so
+   * searches (on the live index) are answered while a large store is rebuilt.
+   */
+  private async layoutOf(rows: MemoryRecord[], yielding = true): Promise<{ layout: ReturnType<typeof layoutFromRows>; lexical: LexicalIndex }> {
+    const live = this.index;
+    const vectorOf = (r: LayoutRow) => {
+      if (holdsEmbedding(r)) return r.embedding ? l2normalize(r.embedding) : null;
+      const v = live.vector(r.id);
+      return v && v.model === r.embeddingModel ? v.vector : null;
+    };
+    // The generation is set when written (`writeLayout`).
+    const layout = layoutFromRows(rows, 0, vectorOf);
+    if (!yielding) return { layout, lexical: lexicalFrom(rows) };
+    const lexical = new LexicalIndex();
+    for (let i = 0; i < rows.length; i += REBUILD_SLICE) {
+      for (const r of rows.slice(i, i + REBUILD_SLICE)) lexical.set(r.id, r.text, r.topic);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    return { layout, lexical };
+  }
+
+  /**
+   * Writes a layout built from `rows` (inside a read-write transaction over rows and index): the
+   * blocks, a header at the next generation, the lexical snapshot; and strips `embedding` from the
+   * rows that had one (re-read by id when `reread`, so fields written meanwhile — accesses — are kept).
+   */
+  private async writeLayout(rows: MemoryRecord[], built: Awaited<ReturnType<IndexSync['layoutOf']>>, reread: boolean): Promise<void> {
+    const { db } = this;
+    const { layout, lexical } = built;
+    const old = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
+    const nextGen = Math.max(old?.gen ?? 0, this.gen) + 1;
+    const header: IndexHeaderRecord = { ...layout.header, gen: nextGen };
+    const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: nextGen, json: lexical.toJSON() };
+    await db.memoryIndex.clear();
+    // No memory, no index: an empty store leaves nothing behind (erase everything).
+    if (rows.length > 0) await db.memoryIndex.bulkPut([...layout.records.filter((r) => r.key !== 'header'), header, snapshot]);
+    const changed = rows.filter((r) => holdsEmbedding(r) || r.pending !== undefined || (r.embeddingModel !== null && !layout.index.hasVector(r.id, r.embeddingModel)));
+    if (changed.length > 0) {
+      const current = reread ? ((await db.memories.bulkGet(changed.map((r) => r.id))) as (MemoryRecord | undefined)[]) : changed;
+      const byId = new Map(current.flatMap((r) => (r ? [[r.id, r] as const] : [])));
+      await db.memories.bulkPut(
+        changed.map((r) => {
+          // The read row's vector fields (what the layout placed), the current row's other fields.
+          const row = toRow({ ...(byId.get(r.id) ?? r), embedding: null, embeddingModel: r.embeddingModel });
+          return layout.index.hasVector(r.id, r.embeddingModel ?? '') ? row : { ...row, embeddingModel: null };
+        }),
+      );
+    }
+    this.built = { index: layout.index, lexical, gen: nextGen };
+  }
+
+  /**
+   * Re-indexes the rows marked `pending` (written behind the store with an inline vector, e.g. a
+   * bulk `modify` or an import batch while the store is open), in one transaction: the row's own
+   * `embedding` field wins, the rows lose it (and the mark), and the blocks take it. Rows removed
+   * behind the store are not seen here (the next open's row count catches them). Cheap when there
+   * are none: one count on a sparse index. Call inside the store's `serial`.
+   * @returns how many rows were re-indexed.
+   */
+  async reconcilePending(): Promise<number> {
+    const { db } = this;
+    if ((await db.memories.where('pending').equals(1).count()) === 0) return 0;
+    let n = 0;
+    await this.writeIndexed([], async (batch) => {
+      const rows = (await db.memories.where('pending').equals(1).raw().toArray()) as MemoryRecord[];
+      let added = 0;
+      for (const r of rows) {
+        if (!this.index.has(r.id)) added += 1;
+        const own = holdsEmbedding(r) ? (r.embedding ? l2normalize(r.embedding) : null) : (this.index.vector(r.id)?.vector ?? null);
+        const indexed = own !== null && r.embeddingModel !== null && batch.put(indexedOf(r), own, r.embeddingModel);
+        if (!indexed) batch.put(indexedOf(r), null, null);
+        await db.memories.put(indexed ? toRow(r) : { ...toRow(r), embeddingModel: null });
+      }
+      n = rows.length;
+      return {
+        countDelta: added,
+        dirty: rows.map((r) => r.id),
+        lexical: () =>
+          rows.forEach((r) => {
+            this.lexical.set(r.id, r.text, r.topic);
+          }),
+      };
+    });
+    return n;
+  }
+
+  /**
+   * Opens from the persisted index, or repairs (see the store's module doc). One read-only
+   * transaction reads the header, the lexical snapshot and the meta blocks first and the vector
+   * blocks second: the snapshot is parsed (the main CPU cost of an open) while the vector blocks
+   * are still being read.
+   */
+  async open(): Promise<Omit<StoreOpenStats, 'ms' | 'at'>> {
+    const { db } = this;
+    // The callback runs once the database is open: the first part is handed out as soon as it is read.
+    let headRead!: (value: [MemoryIndexRecord[], number, number]) => void;
+    const head = new Promise<[MemoryIndexRecord[], number, number]>((resolve) => (headRead = resolve));
+    const read = db.transaction('r', db.memories, db.memoryIndex, () => {
+      const first = Promise.all([db.memoryIndex.where('key').below(VECTOR_KEY_PREFIX).toArray(), db.memories.count(), db.memories.where('pending').equals(1).count()]);
+      const vectors = db.memoryIndex.where('key').aboveOrEqual(VECTOR_KEY_PREFIX).toArray();
+      void first.then(headRead, () => undefined);
+      return Promise.all([first, vectors]);
+    });
+    const [first, rowCount, pending] = await Promise.race([head, read.then(([h]) => h)]);
+    const header = first.find((r): r is IndexHeaderRecord => r.key === 'header');
+    if (!header && rowCount === 0) return { via: 'empty', replayed: 0 };
+    const snapshot = first.find((r): r is LexicalSnapshotRecord => r.key === 'lexical');
+    let parsed: LexicalIndex | { error: unknown } | null = null;
+    if (snapshot && header && header.count === rowCount && pending === 0) {
+      try {
+        parsed = LexicalIndex.fromJSON(snapshot.json);
+      } catch (error) {
+        parsed = { error };
+      }
+    }
+    const records = [...first, ...(await read)[1]];
+    const loaded = BlockIndex.fromRecords(records);
+    if (!header || header.count !== rowCount || loaded.size !== rowCount || pending > 0 || loaded.outdated) {
+      if (loaded.outdated) console.info('[ltm] the persisted memory index has an older layout; rebuilding it');
+      else if (rowCount > 0 || header) {
+        console.warn(`[ltm] the persisted memory index disagrees with the ${rowCount} stored memories (${pending} written behind it); rebuilding it`);
+      }
+      // The persisted blocks are where the vectors of rows without an `embedding` field are.
+      this.index = loaded;
+      await this.rebuild();
+      return { via: 'rebuilt', replayed: 0 };
+    }
+    this.index = loaded;
+    this.gen = header.gen;
+    let replayed = 0;
+    if (snapshot) {
+      if (parsed instanceof LexicalIndex) this.lexical = parsed;
+      else {
+        console.warn('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', parsed?.error);
+        this.lexical = lexicalFrom((await db.memories.toCollection().raw().toArray()) as MemoryRecord[]);
+        this.scheduleSnapshot(SNAPSHOT_DIRTY_MAX);
+        return { via: 'blocks', replayed: 0 };
+      }
+      if (header.dirty.length > 0) {
+        const rows = (await db.memories.bulkGet(header.dirty)).filter((r): r is MemoryRecord => r !== undefined);
+        const present = new Set(rows.map((r) => r.id));
+        for (const r of rows) this.lexical.set(r.id, r.text, r.topic);
+        for (const id of header.dirty) if (!present.has(id)) this.lexical.delete(id);
+        replayed = header.dirty.length;
+        this.scheduleSnapshot(header.dirty.length);
+      }
+    } else {
+      this.lexical = lexicalFrom((await db.memories.toCollection().raw().toArray()) as MemoryRecord[]);
+      this.scheduleSnapshot(SNAPSHOT_DIRTY_MAX);
+    }
+    return { via: 'blocks', replayed };
+  }
+}

@@ -1,0 +1,343 @@
+/**
+ * The long-term memory store: memories in Dexie (`db.memories`), every change in
+ * `db.memoryHistory` (Mem0-style history: old text, new text, event, time, source), and two
+ * indexes kept in sync with the table — a lexical BM25 index (MiniSearch, CJK-aware
+ * tokenization) and an exact vector index over contiguous f32 blocks — fused by a convex combination of
+ * normalized scores at search time (`retrieval/fusion.ts`).
+ *
+ * Opening without a rebuild: the index is persisted in `db.memoryIndex` (layout in
+ * `retrieval/blocks.ts`): meta and vector blocks, a header (generation, row count, ids changed
+ * since the lexical snapshot) and a MiniSearch snapshot. `createMemoryStore` reads that table
+ * (no memory row, no text), loads the snapshot and re-indexes only the `dirty` ids. When the
+ * header is missing, its row count disagrees with `db.memories`, or rows are marked `pending`
+ * (written behind the store's back with an inline vector: an import killed before its
+ * `rebuildIndexes`; see `MemoryRecord.pending`), the whole index is rebuilt from the rows and persisted
+ * again (`rebuildIndexes`, also run after an import or an erase).
+ *
+ * Writes are serialized (one mutation at a time), so the duplicate check and the index updates
+ * never interleave. Each write puts the memory row, its history entry, the blocks it changes and
+ * the header in ONE Dexie transaction; the live index changes only after it committed, so a
+ * write that fails leaves rows, persisted index and live index as they were. The lexical
+ * snapshot is written later (idle, `SNAPSHOT_DELAY_MS`); until then the header's `dirty` list
+ * says which memories to re-index on open. A failed embedding never loses a memory: it is stored
+ * without a vector (lexical only) until `reembed`.
+ *
+ * Rows no longer hold their `embedding` (schema v3): it lives in the vector blocks. While a store
+ * is open over a database, reading a row through Dexie gives the `MemoryRecord` shape back
+ * (`embedding` filled from the blocks by a reading hook), so export, maintenance and
+ * consolidation read vectors as before. A row written by someone else WITH an `embedding` field
+ * (an import) keeps it until `rebuildIndexes` moves it into the blocks, in one transaction.
+ *
+ * The store is cut along its seams: `./rows.ts` (rows, accesses, tombstones, the reading hook),
+ * `./index-sync.ts` (blocks + lexical snapshot: open, repair, the write transaction),
+ * `./search.ts` (hybrid search and ranking), `./reembed.ts` (re-embedding); this file composes
+ * them and holds the writes (add, update, invalidate, remove).
+ *
+ * Voy (k-d tree) is loaded but not used for search: measured side by side with the block scan
+ * (bench/vector-layout.bench.ts) it never beat the exact scan at 384 dimensions, from 1k to 100k
+ * vectors, and costs seconds of build and several times the vectors' size in memory.
+ */
+import type { Embedder } from '../../../engines/types';
+import type { MemoryEvent, MemoryHistoryRecord, MemoryRecord, RecallDB } from '../../../db/schema';
+import type { LongTermStore, MemoryPatch, NewMemory, StoreOpenStats } from '../types';
+import { memoryHash } from '../text';
+import { l2normalize } from '../retrieval/vector';
+import { loadVoy, type VoyClass } from '../retrieval/voy';
+import { indexedOf } from '../retrieval/blocks';
+import { convexFusion, type FusionWeights } from '../retrieval/fusion';
+import { createSerial, IndexSync } from './index-sync';
+import { checkText, installReadingHook, KINDS, recordAccess, toRow, validAt } from './rows';
+import { createStoreSearch } from './search';
+import { missingVectors, reembed } from './reembed';
+
+export { recordAccess, recordAccesses, isTombstoned, tombstonedHashes, toView } from './rows';
+export { SNAPSHOT_DELAY_MS } from './index-sync';
+export { ROUND_COVERAGE } from './search';
+export type { CatalogEntry, IndexStats, LongTermStore, RetrievalMode, SearchOptions, StoreOpenStats } from '../types';
+
+/** Dependencies of `createMemoryStore`. */
+export interface MemoryStoreDeps {
+  db: RecallDB;
+  /** The current embedder, or `null` while none is loaded. */
+  embedder: () => Embedder | null;
+  /** Clock (ms epoch), default `Date.now`. */
+  now?: () => number;
+  /**
+   * Bytes of `voy_search_bg.wasm` (browser: `loadVoyWasm` of `src/platform/assets.ts`; Node: the
+   * file in `node_modules/voy-search/`). Loaded while the index opens; a failure is logged and
+   * changes nothing (search is an exact block scan either way).
+   */
+  loadVoyWasm: () => Promise<BufferSource>;
+  /** Weights of the lexical and vector lists in convex fusion, default the embedder's calibrated weights (`fusionWeightsFor`). */
+  fusionWeights?: FusionWeights;
+  /**
+   * Called (synchronously, after the write) whenever a memory was stored or re-written without a
+   * vector (no embedder was ready, or embedding failed): the core queues `ltm.reembed` so every
+   * memory eventually gets its vector. Must not throw.
+   */
+  onMissingEmbedding?: () => void;
+}
+
+/**
+ * Opens the store over `deps.db`: reads the persisted index (see module doc) and repairs it from
+ * the rows when it disagrees with them. Resolves when searches are answered; `indexStats().open`
+ * says how long that took.
+ * @throws RangeError when `deps.fusionWeights` holds a negative or non-finite weight; otherwise
+ *   only when Dexie cannot be read (a missing Voy WASM is logged and changes nothing).
+ */
+export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTermStore> {
+  const startedAt = performance.now();
+  const { db } = deps;
+  const now = deps.now ?? Date.now;
+  const fusionWeights = deps.fusionWeights;
+  if (fusionWeights) convexFusion([], [], fusionWeights); // validates: RangeError when < 0 or not finite
+  const voyLoad: Promise<VoyClass | null> = loadVoy(deps.loadVoyWasm).catch((error: unknown) => {
+    console.warn('[ltm] voy-search unavailable, vector search uses an exact scan:', error);
+    return null;
+  });
+
+  const serial = createSerial();
+  const sync = new IndexSync(db, serial);
+  const reader = createStoreSearch({ db, sync, embedder: deps.embedder, now, fusionWeights });
+
+  /** Embeds for storage; a failure is logged and gives `null` (the memory is kept, lexical only). */
+  async function embedForStorage(text: string): Promise<{ embedding: Float32Array | null; embeddingModel: string | null }> {
+    const embedder = deps.embedder();
+    if (!embedder) return { embedding: null, embeddingModel: null };
+    try {
+      return { embedding: await reader.embed(text), embeddingModel: embedder.modelId };
+    } catch (error) {
+      console.warn('[ltm] embedding failed; memory stored without a vector until re-embedding:', error);
+      return { embedding: null, embeddingModel: null };
+    }
+  }
+
+  async function applyUpdate(id: string, patch: MemoryPatch, source: string, event: MemoryEvent): Promise<MemoryRecord> {
+    const old = await db.memories.get(id);
+    if (!old) throw new Error(`Unknown memory id "${id}"`);
+    const t = now();
+    const next: MemoryRecord = { ...old, ...patch, updatedAt: t };
+    if (patch.kind !== undefined && !KINDS.has(patch.kind)) throw new Error(`Unknown memory kind "${String(patch.kind)}"`);
+    if (patch.importance !== undefined) next.importance = Math.min(1, Math.max(0, patch.importance));
+    if (patch.text !== undefined && patch.text !== old.text) {
+      checkText(patch.text);
+      next.hash = memoryHash(patch.text);
+      Object.assign(next, await embedForStorage(patch.text));
+    }
+    next.current = validAt(next, t) ? 1 : 0;
+    const missingVector = patch.text !== undefined && patch.text !== old.text && next.embedding === null;
+    const history: MemoryHistoryRecord = { memoryId: id, event, oldText: old.text, newText: next.text, at: t, source };
+    await sync.writeIndexed([id], async (batch) => {
+      // Keep access statistics written meanwhile by `recordAccess` (which is not serialized).
+      const fresh = await db.memories.get(id);
+      if (!fresh) throw new Error(`Memory "${id}" was removed during the update`);
+      next.lastAccessedAt = fresh.lastAccessedAt;
+      next.accessCount = fresh.accessCount;
+      const indexed = batch.put(indexedOf(next), next.embedding, next.embeddingModel);
+      if (!indexed && next.embedding) Object.assign(next, { embedding: null, embeddingModel: null });
+      await db.memories.put(toRow(next));
+      await db.memoryHistory.add(history);
+      return {
+        countDelta: 0,
+        lexical: () => {
+          sync.lexical.set(id, next.text, next.topic);
+        },
+      };
+    });
+    if (missingVector) deps.onMissingEmbedding?.();
+    return next;
+  }
+
+  const store: LongTermStore = {
+    get: (id) => db.memories.get(id),
+
+    async add(input: NewMemory, source: string) {
+      return (await store.addMany([input], source))[0]!;
+    },
+
+    addMany(inputs: readonly NewMemory[], source: string) {
+      return serial(async () => {
+        // Every input is checked before anything is written: a bad one rejects the whole batch.
+        inputs.forEach((input, i) => {
+          try {
+            checkText(input.text);
+            if (!input.namespace) throw new Error('Memory namespace is empty');
+            if (!KINDS.has(input.kind)) throw new Error(`Unknown memory kind "${String(input.kind)}"`);
+          } catch (error) {
+            if (inputs.length === 1) throw error;
+            throw new Error(`Memory ${i + 1} of ${inputs.length}: ${(error as Error).message}`, { cause: error });
+          }
+        });
+        const t = now();
+        const hashes = inputs.map((input) => memoryHash(input.text));
+        // Exact duplicates of a stored, still valid memory of the same namespace: one keyed index
+        // read per distinct hash, in one transaction (`anyOf` would walk a cursor instead).
+        const stored = new Map<string, MemoryRecord>();
+        const unique = [...new Set(hashes)];
+        const found = await db.transaction('r', db.memories, () => Promise.all(unique.map((h) => db.memories.where('hash').equals(h).toArray())));
+        for (const r of found.flat()) {
+          const key = `${r.namespace}\u0000${r.hash}`;
+          if (validAt(r, t) && !stored.has(key)) stored.set(key, r);
+        }
+        const results: { memory: MemoryRecord; created: boolean }[] = [];
+        const fresh: { record: MemoryRecord; index: number }[] = [];
+        inputs.forEach((input, i) => {
+          const key = `${input.namespace}\u0000${hashes[i]}`;
+          const duplicate = stored.get(key);
+          if (duplicate) {
+            results.push({ memory: duplicate, created: false });
+            return;
+          }
+          const createdAt = input.createdAt ?? t;
+          const validUntil = input.validUntil ?? null;
+          const record: MemoryRecord = {
+            id: crypto.randomUUID(),
+            namespace: input.namespace,
+            kind: input.kind,
+            text: input.text,
+            ...(input.topic ? { topic: input.topic } : {}),
+            embedding: null,
+            embeddingModel: null,
+            importance: Math.min(1, Math.max(0, input.importance ?? 0.5)),
+            createdAt,
+            updatedAt: createdAt,
+            validFrom: input.validFrom ?? null,
+            validUntil,
+            current: validAt({ validUntil }, t) ? 1 : 0,
+            lastAccessedAt: null,
+            accessCount: 0,
+            sourceConversationId: input.sourceConversationId ?? null,
+            sourceMessageIds: input.sourceMessageIds ?? [],
+            pinned: input.pinned ?? false,
+            hash: hashes[i]!,
+          };
+          // A later copy in the same batch is a duplicate of this one (when this one is valid).
+          if (validAt(record, t)) stored.set(key, record);
+          results.push({ memory: record, created: true });
+          fresh.push({ record, index: i });
+        });
+        if (fresh.length === 0) return results;
+        // One embedding call for the batch; a failure stores the batch without vectors (lexical only) until `reembed`.
+        const embedder = deps.embedder();
+        if (embedder) {
+          try {
+            const vectorsOut = await embedder.embed(fresh.map((f) => f.record.text));
+            if (vectorsOut.length !== fresh.length)
+              throw new Error(`Embedder ${embedder.modelId} returned ${vectorsOut.length} vectors for ${fresh.length} texts`);
+            fresh.forEach((f, i) => {
+              f.record.embedding = l2normalize(vectorsOut[i]!);
+              f.record.embeddingModel = embedder.modelId;
+            });
+          } catch (error) {
+            console.warn('[ltm] embedding failed; memories stored without a vector until re-embedding:', error);
+          }
+        }
+        // Rows, history and their block slots in one transaction (see `writeIndexed`).
+        await sync.writeIndexed(
+          fresh.map((f) => f.record.id),
+          async (batch) => {
+            for (const { record } of fresh) {
+              const indexed = batch.put(indexedOf(record), record.embedding, record.embeddingModel);
+              if (!indexed && record.embedding) Object.assign(record, { embedding: null, embeddingModel: null });
+            }
+            await db.memories.bulkAdd(fresh.map((f) => toRow(f.record)));
+            await db.memoryHistory.bulkAdd(
+              fresh.map((f) => ({ memoryId: f.record.id, event: 'ADD' as const, oldText: null, newText: f.record.text, at: t, source })),
+            );
+            // The user stores this text again on purpose ("remember …", memory manager): lift its tombstone.
+            if (source === 'user') await db.tombstones.bulkDelete(fresh.map((f) => [f.record.namespace, f.record.hash] as [string, string]));
+            return {
+              countDelta: fresh.length,
+              lexical: () => {
+                for (const { record } of fresh) {
+                  sync.lexical.set(record.id, record.text, record.topic);
+                }
+              },
+            };
+          },
+        );
+        if (fresh.some((f) => f.record.embedding === null)) deps.onMissingEmbedding?.();
+        return results;
+      });
+    },
+
+    update(id, patch, source, event = 'UPDATE') {
+      return serial(() => applyUpdate(id, patch, source, event));
+    },
+
+    async invalidate(id, at, source, supersededBy) {
+      await serial(() => applyUpdate(id, { validUntil: at, ...(supersededBy ? { supersededBy } : {}) }, source, 'INVALIDATE'));
+    },
+
+    remove(ids, event, source) {
+      return serial(async () => {
+        const unique = [...new Set(ids)];
+        const t = now();
+        let found: string[] = [];
+        await sync.writeIndexed(unique, async (batch) => {
+          const records = (await db.memories.bulkGet(unique)).filter((r): r is MemoryRecord => r !== undefined);
+          found = records.map((r) => r.id);
+          await db.memories.bulkDelete(found);
+          // What the user removed stays removed: re-runs and imports check these (no text is stored).
+          if (source === 'user') {
+            await db.tombstones.bulkPut(records.map((r) => ({ namespace: r.namespace, hash: r.hash, deletedAt: t, reason: event })));
+          }
+          if (event === 'FORGET') {
+            // Erase every trace of the text; keep a content-free record that something was forgotten.
+            await db.memoryHistory.where('memoryId').anyOf(found).delete();
+            await db.memoryHistory.bulkAdd(found.map((memoryId) => ({ memoryId, event: 'FORGET' as const, oldText: null, newText: null, at: t, source })));
+          } else {
+            await db.memoryHistory.bulkAdd(records.map((r) => ({ memoryId: r.id, event: 'DELETE' as const, oldText: r.text, newText: null, at: t, source })));
+          }
+          unique.forEach((id) => batch.remove(id));
+          return {
+            countDelta: -found.length,
+            lexical: () =>
+              unique.forEach((id) => {
+                sync.lexical.delete(id);
+              }),
+          };
+        });
+      });
+    },
+
+    nearest: reader.nearest,
+    inSlot: reader.inSlot,
+    embed: reader.embed,
+    search: reader.search,
+    roundsStating: reader.roundsStating,
+
+    rebuildIndexes: () => serial(() => sync.rebuild()),
+
+    recordAccess: (ids, at = now()) => recordAccess(db, ids, at),
+
+    reembed: (options) => reembed({ db, sync, serial, embedder: deps.embedder }, options),
+
+    missingVectors: (modelId) => missingVectors(sync, modelId),
+
+    whenIndexed: () => serial(async () => undefined),
+
+    catalog: async (namespace) => sync.catalog(namespace),
+
+    flushSnapshot: () => sync.flushSnapshot(),
+
+    indexStats: () => {
+      const model = reader.activeModel();
+      const counts = model ? sync.index.vectorCounts().get(model) : undefined;
+      return {
+        memories: sync.index.size,
+        lexical: sync.lexical.size,
+        vector: { size: counts?.count ?? 0, modelId: counts ? model : null, dimension: counts?.dim ?? null, voyReady: Voy !== null, voyFailures: 0 },
+        open: openStats,
+      };
+    },
+  };
+
+  const [opened, Voy] = await Promise.all([sync.open(), voyLoad]);
+  installReadingHook(db, (id, model) => {
+    const v = sync.index.vector(id);
+    return v && v.model === model ? v.vector : null;
+  });
+  const openStats: StoreOpenStats = { ...opened, ms: performance.now() - startedAt, at: Date.now() };
+  return store;
+}

@@ -1,0 +1,186 @@
+/**
+ * Search and ranking of the long-term store: hybrid retrieval (BM25 + exact vector scan, convex score fusion,
+ * recency/importance weighting, time filters), nearest neighbours, slot lookups and the rounds
+ * that state a fact. Reads the live indexes of `IndexSync` and the rows of the top hits only.
+ */
+import type { Embedder } from '../../../engines/types';
+import type { MemoryRecord, RecallDB } from '../../../db/schema';
+import type { LongTermStore, MemoryView, RetrievalQuery, RetrievedMemory, SearchOptions } from '../types';
+import type { SlotKey } from '../slots';
+import { contentTerms, termCoverage } from '../../../text/terms';
+import { l2normalize } from '../retrieval/vector';
+import type { ScanFilter } from '../retrieval/blocks';
+import {
+  CURRENT_STATE_WEIGHTING,
+  DEFAULT_WEIGHTING,
+  convexFusion,
+  fusionWeightsFor,
+  recencyTieBreak,
+  weightedScore,
+  type FusionWeights,
+} from '../retrieval/fusion';
+import { asksForCurrentState, parseTimeFilter } from '../retrieval/time-filter';
+import type { IndexSync } from './index-sync';
+import { toView } from './rows';
+
+/** Share of a fact's content words a round's text must contain to count as stating it (`roundsStating`). */
+export const ROUND_COVERAGE = 0.75;
+
+/** One string per slot key, for comparing in the index (`null` when the text is about no slot). */
+const slotLabel = (key: SlotKey | null): string | null => (key ? `${key.subject}:${key.slot}` : null);
+
+/** What the search functions read. */
+export interface SearchContext {
+  db: RecallDB;
+  sync: IndexSync;
+  /** The current embedder, or `null` while none is loaded. */
+  embedder: () => Embedder | null;
+  /** Clock (ms epoch). */
+  now: () => number;
+  /** Default weights of the lexical and vector lists in convex fusion. */
+  /** Store-wide override of the fusion weights (else the embedder's calibrated weights). */
+  fusionWeights: FusionWeights | undefined;
+}
+
+/** The store's read side (`LongTermStore`'s search, nearest, inSlot, embed, roundsStating) plus `activeModel`. */
+export interface StoreSearch extends Pick<LongTermStore, 'search' | 'nearest' | 'inSlot' | 'embed' | 'roundsStating'> {
+  /** The model whose vectors answer: the current embedder's, else the one with most vectors (`null`: none). */
+  activeModel(): string | null;
+}
+
+/** Creates the read side of a store over `ctx` (see `StoreSearch`). */
+export function createStoreSearch(ctx: SearchContext): StoreSearch {
+  const { db, sync, now } = ctx;
+
+  async function embed(text: string): Promise<Float32Array | null> {
+    const embedder = ctx.embedder();
+    if (!embedder) return null;
+    const [vector] = await embedder.embed([text]);
+    if (!vector) throw new Error(`Embedder ${embedder.modelId} returned no vector`);
+    return l2normalize(vector);
+  }
+
+  function activeModel(): string | null {
+    const current = ctx.embedder()?.modelId;
+    if (current) return current;
+    let best: string | null = null;
+    let most = 0;
+    for (const [model, { count }] of sync.index.vectorCounts()) if (count > most) [best, most] = [model, count];
+    return best;
+  }
+
+  async function search(query: RetrievalQuery, options: SearchOptions = {}): Promise<RetrievedMemory[]> {
+    const t = query.now ?? now();
+    const k = Math.max(1, Math.floor(query.k ?? 8));
+    const mode = options.mode ?? 'hybrid';
+    const depth = options.depth ?? Math.max(50, 5 * k);
+    const filter = options.timeFilters === false ? null : parseTimeFilter(query.text, t);
+    const weighting = options.weighting ?? (options.timeFilters !== false && asksForCurrentState(query.text) ? CURRENT_STATE_WEIGHTING : DEFAULT_WEIGHTING);
+    const text = filter ? filter.rest : query.text;
+    const ns = query.namespace;
+    const index = sync.index;
+    if (index.count(ns) === 0) return [];
+    const scan: ScanFilter = { now: t, includeInvalid: query.includeInvalid === true, range: filter ? { start: filter.start, end: filter.end } : null };
+    const live = index;
+    const isEligible = (id: string) => live.accepts(id, ns, scan);
+
+    const lexicalHits = mode === 'vector' ? [] : sync.lexical.search(text, depth, isEligible);
+    const lexicalIds = lexicalHits.map((h) => h.id);
+    let vectorHits: { id: string; score: number }[] = [];
+    const embedder = ctx.embedder();
+    if (mode !== 'lexical' && embedder && text.trim() && sync.index.vectorCounts().has(embedder.modelId)) {
+      const q = await embed(text);
+      if (q) vectorHits = sync.index.search(embedder.modelId, ns, q, depth, scan).map((h) => ({ id: h.id, score: h.similarity }));
+    }
+
+    const vectorIds = vectorHits.map((h) => h.id);
+    const fused = convexFusion(lexicalHits, vectorHits, options.fusion ?? ctx.fusionWeights ?? fusionWeightsFor(embedder?.modelId));
+    const metaOfId = (id: string) => sync.index.meta(id)!;
+    let ranked: { id: string; score: number }[];
+    if (fused.size === 0 && filter) {
+      // "What did I say last week?": nothing to match on but a time range — newest first.
+      ranked = sync.index
+        .idsWhere(ns, scan)
+        .map((id) => ({ id, score: 0, at: metaOfId(id).validFrom ?? metaOfId(id).createdAt }))
+        .sort((a, b) => b.at - a.at)
+        .map(({ id, score }) => ({ id, score }));
+    } else {
+      ranked = [...fused]
+        .filter(([id]) => sync.index.has(id))
+        .map(([id, relevance]) => {
+          const m = metaOfId(id);
+          return { id, score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, weighting) };
+        });
+      ranked.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
+      if (options.recencyTieBreak !== false) {
+        // Tied candidates trade places and scores (the score is the position's), so scores stay in rank order.
+        const order = recencyTieBreak(
+          ranked.map((r) => r.id),
+          new Map(lexicalHits.map((h) => [h.id, h.terms])),
+          (id) => metaOfId(id).updatedAt,
+        );
+        const before = ranked;
+        ranked = order.map((id, i) => ({ id, score: before[i]!.score }));
+      }
+    }
+    const top = ranked.slice(0, k);
+    // Rows (texts) are read for the top-k only.
+    const records = await db.memories.bulkGet(top.map((r) => r.id));
+    const byId = new Map(records.flatMap((r) => (r ? [[r.id, r] as const] : [])));
+    const lexicalRank = new Map(lexicalIds.map((id, i) => [id, i + 1]));
+    const vectorRank = new Map(vectorIds.map((id, i) => [id, i + 1]));
+    const results: RetrievedMemory[] = [];
+    for (const { id, score } of top) {
+      const record = byId.get(id);
+      if (!record) continue; // removed between the index lookup and the read
+      const ranks: RetrievedMemory['ranks'] = {};
+      if (lexicalRank.has(id)) ranks.lexical = lexicalRank.get(id)!;
+      if (vectorRank.has(id)) ranks.vector = vectorRank.get(id)!;
+      results.push({ memory: toView(record), score, ranks });
+    }
+    return results;
+  }
+
+  return {
+    embed,
+    activeModel,
+    search,
+
+    async nearest(vector, options) {
+      const model = activeModel();
+      if (!model) return [];
+      const hits = sync.index.search(model, options.namespace, l2normalize(vector), options.k, { now: now(), includeInvalid: options.includeInvalid === true });
+      const records = await db.memories.bulkGet(hits.map((h) => h.id));
+      const byId = new Map(records.flatMap((r) => (r ? [[r.id, r] as const] : [])));
+      return hits.flatMap((h) => {
+        const record = byId.get(h.id);
+        return record ? [{ memory: toView(record), similarity: h.similarity }] : [];
+      });
+    },
+
+    async inSlot(key, options) {
+      const label = slotLabel(key);
+      if (label === null) return [];
+      const ids = sync.index.inSlot(options.namespace, label, now(), options.kinds ? new Set<string>(options.kinds) : null);
+      const records = await db.memories.bulkGet(ids.slice(0, Math.max(0, options.k)).map((x) => x.id));
+      return records.flatMap((r) => (r ? [toView(r)] : []));
+    },
+
+    async roundsStating(fact: Pick<MemoryRecord, 'id' | 'namespace' | 'kind' | 'text' | 'sourceMessageIds'>) {
+      if (fact.kind === 'episodic') return [];
+      const bySource = fact.sourceMessageIds.length > 0 ? await db.memories.where('sourceMessageIds').anyOf(fact.sourceMessageIds).toArray() : [];
+      const terms = contentTerms(fact.text);
+      const byText =
+        terms.length === 0
+          ? []
+          : await search({ text: fact.text, namespace: fact.namespace, k: 50, includeInvalid: true }, { mode: 'lexical', timeFilters: false }).then((hits) =>
+              hits.map((h) => h.memory).filter((m) => m.kind === 'episodic' && termCoverage(terms, m.text) >= ROUND_COVERAGE),
+            );
+      const rounds = new Map<string, MemoryView>();
+      for (const m of [...bySource.map(toView), ...byText]) {
+        if (m.kind === 'episodic' && m.namespace === fact.namespace && m.id !== fact.id) rounds.set(m.id, m);
+      }
+      return [...rounds.values()].sort((a, b) => b.createdAt - a.createdAt);
+    },
+  };
+}
