@@ -98,6 +98,26 @@ describe('hybrid retrieval', () => {
     expect(ids.indexOf(newZh!.id)).toBeLessThan(ids.indexOf(oldZh!.id));
   });
 
+  it('finds a memory about the asked slot that shares no word with the question', async () => {
+    const store = await open();
+    await addAll(store, DISTRACTORS_EN, (i) => NOW - (i + 1) * DAY);
+    const [old, update] = await addAll(
+      store,
+      ['I work at Tencent as a product manager.', "New job! I'm a product manager at KPMG now."],
+      (i) => NOW - (i === 0 ? 120 : 10) * DAY,
+    );
+    await store.whenIndexed();
+    // Both texts are user:work, as is the question; the update matches no query term ("now" is a
+    // stop word), so before the slot bonus it was not a candidate at all. By hand (lexical only,
+    // 'now' query: recency weight 1, half-life 90 days): old 1 + 0.5 + 0.5^(120/90) ≈ 1.90,
+    // update 0 + 0.5 + 0.5^(10/90) ≈ 1.43 (+0.01 · importance each) — 0.47 apart, more than the near-tie margin: old first.
+    const hits = await store.search({ text: 'Where do I work now?', namespace: 'default', k: 3 }, { mode: 'lexical' });
+    // ("The printer at work is broken again", newer and matching "work", is second.)
+    expect(hits[0]!.memory.id).toBe(old!.id);
+    const found = hits.find((h) => h.memory.id === update!.id);
+    expect(found?.score).toBeCloseTo(0.5 + 0.5 ** (10 / 90) + 0.01 * update!.importance, 6);
+  });
+
   it('puts the newer of two statements with the same matched terms first (recency tie-break)', async () => {
     const store = await open();
     await addAll(store, DISTRACTORS_EN, (i) => NOW - (i + 1) * DAY);

@@ -310,6 +310,37 @@ describe('fusion and weighting', () => {
     expect(recencyTieBreak([], matched, () => 0)).toEqual([]);
   });
 
+  it('puts the newest current memory first among candidates about the same slot within a near-tie', () => {
+    // Positions 0..5 with their scores; slots from the memory texts (user:residence etc.).
+    const score: Record<string, number> = { oldHome: 0.9, other: 0.85, newHome: 0.8, superseded: 0.78, weakHome: 0.3, sister: 0.75 };
+    const time: Record<string, number> = { oldHome: 1, other: 2, newHome: 5, superseded: 9, weakHome: 10, sister: 11 };
+    const slot: Record<string, string | null> = {
+      oldHome: 'user:residence',
+      other: null,
+      newHome: 'user:residence',
+      superseded: 'user:residence',
+      weakHome: 'user:residence',
+      sister: 'sister:residence',
+    };
+    const ranked = ['oldHome', 'other', 'newHome', 'superseded', 'sister', 'weakHome'];
+    const info = { slotOf: (id: string) => slot[id]!, scoreOf: (id: string) => score[id]!, slotMargin: 0.15, isCurrent: (id: string) => id !== 'superseded' };
+    // By hand: user:residence members oldHome (0.9), newHome (0.8), superseded (0.78) are pairwise
+    // within 0.15 (0.9 − 0.78 = 0.12) → one group at positions 0, 2, 3; current first, then newest:
+    // newHome (5), oldHome (1), then superseded (not current, although newest). weakHome (0.3) is
+    // 0.48 below the nearest member: no near-tie, it stays. sister is another subject; 'other' has no slot.
+    expect(recencyTieBreak(ranked, new Map(), (id) => time[id]!, 2, info)).toEqual(['newHome', 'other', 'oldHome', 'superseded', 'sister', 'weakHome']);
+    // Without a margin every same-slot memory is one group: positions 0, 2, 3, 5 get
+    // weakHome (10), newHome (5), oldHome (1), superseded.
+    expect(recencyTieBreak(ranked, new Map(), (id) => time[id]!, 2, { ...info, slotMargin: undefined })).toEqual([
+      'weakHome',
+      'other',
+      'newHome',
+      'oldHome',
+      'sister',
+      'superseded',
+    ]);
+  });
+
   it('weights by recency (half-life) and importance', () => {
     const day = 86_400_000;
     expect(recencyFactor(0, 30)).toBe(1);

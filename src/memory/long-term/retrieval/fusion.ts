@@ -12,8 +12,9 @@
  * Reciprocal rank fusion (Cormack et al. 2009) is kept as `reciprocalRankFusion` for comparison:
  * it throws the scores away (ranks 1 and 10 are ~15 % apart), so any multiplier reorders it.
  *
- * After fusion, `recencyTieBreak` puts the newest first among candidates that match the same
- * query terms (the update case: the same thing said twice, with a different value).
+ * After fusion, `recencyTieBreak` puts the newest (current) first among candidates about the same
+ * subject — the same matched query terms or the same slot (the update case: the same thing said
+ * twice, with a different value).
  *
  * Recency and importance (the Generative Agents retrieval score, Park et al. 2023: relevance +
  * recency with exponential decay + importance) are added as a small bonus on the [0, 1]
@@ -164,19 +165,48 @@ export function weightedScore(relevance: number, ageMs: number, importance: numb
 }
 
 /**
- * Recency tie-break between candidates that match the same query terms.
+ * Relevance (on the [0, 1] scale of `convexFusion`) added to a memory whose text is about the
+ * same slot of the same subject as the query (`memorySlot` of `slots.ts`: "Where do I work now?"
+ * and "New job! I'm a product manager at KPMG now." are both `user:work`): half of a perfect
+ * match, so a slot memory that shares no query word still enters the candidates (and then
+ * `recencyTieBreak` orders the slot's memories newest first), while a memory that matches the
+ * words of the question and its slot beats one that only has the slot.
+ */
+export const SLOT_MATCH_WEIGHT = 0.5;
+
+/** Near-tie margin of the same-slot rule of `recencyTieBreak` in the store (score units, relevance in [0, 1]). */
+export const SAME_SLOT_MARGIN = 0.15;
+
+/** What `recencyTieBreak` may know about a candidate beyond its matched terms. */
+export interface SameSubjectInfo {
+  /** `subject:slot` label of the memory's text (`memorySlotLabel` of `blocks.ts`), `null` when about no slot. */
+  slotOf?: (id: string) => string | null;
+  /** Score of a candidate (the ranking's, same units as `slotMargin`); default 0 for all. */
+  scoreOf?: (id: string) => number;
+  /** Largest score difference at which two memories of the same slot are still a near-tie (default: any). */
+  slotMargin?: number;
+  /** Whether the memory is current (false: superseded / no longer valid; it goes below its successors). */
+  isCurrent?: (id: string) => boolean;
+}
+
+/**
+ * Same-subject tie-break: the newest statement first among candidates about the same thing.
  *
- * Two memories that match exactly the same set of query terms (at least `minTerms` of them) say
- * something about the same aspects of the question; without a language model to reconcile them
- * (episodic memories are never consolidated), the newer statement is the better guess for the
- * current state ("I have a dentist appointment on Monday" said in March and again in June). The
- * candidates of each such group keep the positions the group occupies in `ranked` but are put in
- * them newest first; candidates in no group (fewer matched terms, vector-only hits) do not move.
- * Memories about other people rarely match the same set: the first-person terms of
- * `tokenize.ts` (`1p:cat`) separate "my cat" from "my colleague's cat".
+ * Two candidates are about the same thing when they match exactly the same set of query terms
+ * (at least `minTerms` distinct ones) or when their texts are about the same slot of the same subject
+ * and their scores are a near-tie (`info.slotOf`, within `info.slotMargin`, e.g. both `user:residence`: "I live in Shenzhen" / "I've moved to Hangzhou",
+ * which share no query term but "live"); groups are the connected components of these links.
+ * Without a language model to reconcile them (episodic memories are never consolidated), the
+ * newer statement is the better guess for the current state. The candidates of each group keep
+ * the positions the group occupies in `ranked` but are put in them current first (`info.isCurrent`:
+ * a superseded memory stays below its successor), then newest first; candidates in no group
+ * (fewer matched terms and no slot, vector-only hits) do not move. This is not a global recency
+ * boost: a memory only ever trades places with another about the same subject.
+ * Memories about other people rarely match the same set or slot: the first-person terms of
+ * `tokenize.ts` (`1p:cat`) separate "my cat" from "my colleague's cat", and slots name the subject.
  * @param ranked ids, best first.
  * @param matched id → query terms it matched lexically (absent: none).
- * @param timeOf id → when the memory was stated or last changed (ms epoch).
+ * @param timeOf id → when the memory was stated (ms epoch; the store passes validFrom, else createdAt).
  * @param minTerms smallest matched set that forms a group (default 2: one shared word such as
  *   "phone" says too little about what two memories are about).
  * @returns a new array, a permutation of `ranked`.
@@ -186,20 +216,51 @@ export function recencyTieBreak(
   matched: ReadonlyMap<string, readonly string[]>,
   timeOf: (id: string) => number,
   minTerms = 2,
+  info: SameSubjectInfo = {},
 ): string[] {
-  const groups = new Map<string, number[]>();
+  // Union-find over positions; a key (term set or slot) links every position that has it.
+  const parent = ranked.map((_, i) => i);
+  const find = (i: number): number => {
+    while (parent[i] !== i) i = parent[i] = parent[parent[i]!]!;
+    return i;
+  };
+  const firstWithKey = new Map<string, number>();
+  const link = (key: string, position: number) => {
+    const first = firstWithKey.get(key);
+    if (first === undefined) firstWithKey.set(key, position);
+    else parent[find(position)] = find(first);
+  };
+  const bySlot = new Map<string, number[]>();
   ranked.forEach((id, position) => {
     const terms = matched.get(id);
-    if (!terms || terms.length < minTerms) return;
-    const key = [...new Set(terms)].sort().join('\u0000');
-    const positions = groups.get(key);
-    if (positions) positions.push(position);
-    else groups.set(key, [position]);
+    if (terms && new Set(terms).size >= minTerms) link(`t\u0001${[...new Set(terms)].sort().join('\u0000')}`, position);
+    const slot = info.slotOf?.(id);
+    if (slot) {
+      const positions = bySlot.get(slot);
+      if (positions) positions.push(position);
+      else bySlot.set(slot, [position]);
+    }
   });
+  // Same slot: linked only within `info.slotMargin` of each other (a near-tie), so a weak
+  // candidate about the same slot never takes the place of a far better one.
+  const score = info.scoreOf ?? (() => 0);
+  const margin = info.slotMargin ?? Infinity;
+  for (const positions of bySlot.values())
+    for (let i = 0; i < positions.length; i += 1)
+      for (let j = i + 1; j < positions.length; j += 1)
+        if (Math.abs(score(ranked[positions[i]!]!) - score(ranked[positions[j]!]!)) <= margin) parent[find(positions[j]!)] = find(positions[i]!);
+  const groups = new Map<number, number[]>();
+  ranked.forEach((_, position) => {
+    const root = find(position);
+    const positions = groups.get(root);
+    if (positions) positions.push(position);
+    else groups.set(root, [position]);
+  });
+  const current = (id: string) => (info.isCurrent ? (info.isCurrent(id) ? 1 : 0) : 1);
   const out = [...ranked];
   for (const positions of groups.values()) {
     if (positions.length < 2) continue;
-    const members = positions.map((p) => ranked[p]!).sort((a, b) => timeOf(b) - timeOf(a));
+    const members = positions.map((p) => ranked[p]!).sort((a, b) => current(b) - current(a) || timeOf(b) - timeOf(a));
     positions.forEach((p, i) => (out[p] = members[i]!));
   }
   return out;

@@ -9,13 +9,15 @@ import type { LongTermStore, MemoryView, RetrievalQuery, RetrievedMemory, Search
 import type { SlotKey } from '../slots';
 import { contentTerms, termCoverage } from '../../../text/terms';
 import { l2normalize } from '../retrieval/vector';
-import type { ScanFilter } from '../retrieval/blocks';
+import { memorySlotLabel, type ScanFilter } from '../retrieval/blocks';
 import {
   CURRENT_STATE_WEIGHTING,
   DEFAULT_WEIGHTING,
   convexFusion,
   fusionWeightsFor,
   recencyTieBreak,
+  SAME_SLOT_MARGIN,
+  SLOT_MATCH_WEIGHT,
   weightedScore,
   type FusionWeights,
 } from '../retrieval/fusion';
@@ -95,6 +97,12 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
 
     const vectorIds = vectorHits.map((h) => h.id);
     const fused = convexFusion(lexicalHits, vectorHits, options.fusion ?? ctx.fusionWeights ?? fusionWeightsFor(embedder?.modelId));
+    // Same subject and slot as the question ("Where do I work now?" → user:work): candidates even
+    // with no shared word ("New job! I'm a product manager at KPMG now."), see `SLOT_MATCH_WEIGHT`.
+    const querySlot = mode === 'vector' ? null : memorySlotLabel(text);
+    if (querySlot) {
+      for (const { id } of index.inSlot(ns, querySlot, t, null)) if (isEligible(id)) fused.set(id, (fused.get(id) ?? 0) + SLOT_MATCH_WEIGHT);
+    }
     const metaOfId = (id: string) => sync.index.meta(id)!;
     let ranked: { id: string; score: number }[];
     if (fused.size === 0 && filter) {
@@ -114,10 +122,18 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
       ranked.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
       if (options.recencyTieBreak !== false) {
         // Tied candidates trade places and scores (the score is the position's), so scores stay in rank order.
+        const scoreOf = new Map(ranked.map((r) => [r.id, r.score]));
         const order = recencyTieBreak(
           ranked.map((r) => r.id),
           new Map(lexicalHits.map((h) => [h.id, h.terms])),
-          (id) => metaOfId(id).updatedAt,
+          (id) => metaOfId(id).validFrom ?? metaOfId(id).createdAt,
+          undefined,
+          {
+            slotOf: (id) => metaOfId(id).slot,
+            scoreOf: (id) => scoreOf.get(id) ?? 0,
+            slotMargin: SAME_SLOT_MARGIN,
+            isCurrent: (id) => metaOfId(id).current === 1 && (metaOfId(id).validUntil ?? Infinity) > t,
+          },
         );
         const before = ranked;
         ranked = order.map((id, i) => ({ id, score: before[i]!.score }));
