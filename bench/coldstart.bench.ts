@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { callCore, launchExtension, PACKAGED_EMBEDDING_MODEL, startCountingProxy, type ExtensionBrowser } from '../tests/e2e/harness';
 import { writeBertFixtureModel } from '../tests/helpers/fixture-models';
-import type { ImportReport } from '../src/messaging/protocol';
+import type { ImportReport } from '../src/model/backup';
 import { defineBench, type HeadlineRow } from './lib/bench';
 import { formatBytes, formatMs, summarize, type Summary } from './lib/stats';
 import { importFileJson, seedMemories, type SeedMemory } from './data/memory-file';

@@ -25,9 +25,11 @@
  */
 import 'fake-indexeddb/auto';
 import { existsSync, readFileSync } from 'node:fs';
-import type { ChatEngine, ChatMessage, ChatRequest, ChatResult } from '../src/engines/types';
-import { createStrategy, registerShortTermJobs, type RetrievedExchange, type ShortTermContext, type StrategyConfig } from '../src/memory/short-term';
-import { STRATEGIES, strategyInfo } from '../src/model/strategies';
+import type { ChatEngine, ChatRequest, ChatResult } from '../src/engines/types';
+import type { ChatMessage } from '../src/model/engine';
+import { createStrategy, registerShortTermJobs } from '../src/memory/short-term';
+import type { RetrievedExchange, ShortTermContext } from '../src/model/context';
+import { type StrategyConfig, STRATEGIES, strategyInfo } from '../src/model/strategies';
 import en from '../src/ui/i18n/locales/en.json';
 import { countPromptTokens, createGgufTokenCounter, createTokenEstimator, estimateTokens } from '../src/tokens';
 import { generateConversation, type GeneratedExchange } from './data/bilingual-conversation';

@@ -32,10 +32,12 @@ import { defineBench, type HeadlineRow } from './lib/bench';
 import { formatMs, summarize } from './lib/stats';
 import type { EngineManager } from '../src/core/engine-manager';
 import { createCore, type Core } from '../src/core/index';
-import { RecallDB, type MemoryRecord, type MessageRecord } from '../src/db/schema';
-import type { ChatEngine, ChatRequest, ChatResult, Embedder, TokenCounter } from '../src/engines/types';
+import { RecallDB } from '../src/db/schema';
+import type { MemoryRecord, MessageRecord } from '../src/model/records';
+import type { ChatEngine, ChatRequest, ChatResult, Embedder } from '../src/engines/types';
+import type { TokenCounter } from '../src/model/tokens';
 import { memoryHash } from '../src/memory/long-term/text';
-import type { EngineStatus } from '../src/messaging/protocol';
+import type { EngineStatus } from '../src/model/engine';
 import { createTokenEstimator } from '../src/tokens';
 
 const EMBED_DIM = 384;

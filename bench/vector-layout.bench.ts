@@ -19,7 +19,8 @@
  * Median and p95 of every latency.
  */
 import 'fake-indexeddb/auto';
-import { RecallDB, type MemoryRecord } from '../src/db/schema';
+import { RecallDB } from '../src/db/schema';
+import type { MemoryRecord } from '../src/model/records';
 import { createMemoryAdmin } from '../src/core/memory-admin';
 import { createMemoryStore } from '../src/memory/long-term/store';
 import { BlockIndex, exactTopK, layoutFromRows, type LexicalSnapshotRecord } from '../src/memory/long-term/retrieval/blocks';

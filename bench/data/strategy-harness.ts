@@ -4,9 +4,10 @@
  * store exchanges the way the chat core does (user message, then reply, consecutive seqs).
  */
 import { RecallDB } from '../../src/db/schema';
-import type { ChatEngine, TokenCounter } from '../../src/engines/types';
+import type { ChatEngine } from '../../src/engines/types';
+import type { TokenCounter } from '../../src/model/tokens';
 import { createJobQueue, type JobQueue } from '../../src/jobs/queue';
-import type { StrategyConfig } from '../../src/memory/short-term/types';
+import type { StrategyConfig } from '../../src/model/strategies';
 import type { StrategyDeps } from '../../src/memory/short-term';
 
 /**

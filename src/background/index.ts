@@ -5,6 +5,7 @@
  */
 import browser from 'webextension-polyfill';
 import { assertSender, onMessage, sendMessage } from '../messaging/protocol';
+import { MessagingError } from '../model/errors';
 
 /** Path of the offscreen document inside the package. */
 export const OFFSCREEN_PATH = 'offscreen.html';
@@ -41,7 +42,7 @@ async function waitForCore(timeoutMs: number): Promise<void> {
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error('The engine host did not start in time');
+    if (Date.now() > deadline) throw new MessagingError('core_timeout', 'The engine host did not start in time');
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, 500);
   }

@@ -23,9 +23,9 @@ export function decodeVector(m: ExportFile['memories'][number], where: string): 
   try {
     vector = base64ToVector(m.embedding);
   } catch (error) {
-    throw refuse(`The export file is damaged: ${where}.embedding: ${(error as Error).message}.`);
+    throw refuse('damaged', `The export file is damaged: ${where}.embedding: ${(error as Error).message}.`, { problems: `${where}.embedding` });
   }
-  if (vector.length === 0 || !m.embeddingModel) throw refuse(`The export file is damaged: ${where} has an embedding without a model id.`);
+  if (vector.length === 0 || !m.embeddingModel) throw refuse('damaged', `The export file is damaged: ${where} has an embedding without a model id.`, { problems: `${where}.embeddingModel` });
   return isUsableVector(vector) ? vector : null;
 }
 
@@ -57,13 +57,13 @@ export async function checkFile(
         records += 1;
         if (r.section === 'memoryHistory') continue;
         const seen = ids[r.section];
-        if (seen.has(r.value.id)) throw refuse(`The file holds two ${label[r.section]} with the id "${r.value.id}"; it is inconsistent.`);
+        if (seen.has(r.value.id)) throw refuse('inconsistent', `The file holds two ${label[r.section]} with the id "${r.value.id}"; it is inconsistent.`);
         seen.add(r.value.id);
         if (r.section === 'messages') {
           const position = `${r.value.conversationId}\u0000${r.value.seq}`;
           const other = positions.get(position);
           if (other !== undefined) {
-            throw refuse(`The file holds two messages at position ${r.value.seq} of conversation "${r.value.conversationId}" ("${other}" and "${r.value.id}"); it is inconsistent.`);
+            throw refuse('inconsistent', `The file holds two messages at position ${r.value.seq} of conversation "${r.value.conversationId}" ("${other}" and "${r.value.id}"); it is inconsistent.`);
           }
           positions.set(position, r.value.id);
           if (!messageConversations.has(r.value.conversationId)) messageConversations.set(r.value.conversationId, r.value.id);
@@ -83,7 +83,11 @@ export async function checkFile(
   if (orphans.length > 0) {
     const existing = new Set((await db.conversations.bulkGet(orphans.map(([c]) => c))).filter(Boolean).map((c) => c!.id));
     const missing = orphans.find(([c]) => !existing.has(c));
-    if (missing) throw refuse(`The export file is damaged: message ${missing[1]} belongs to conversation ${missing[0]}, which is not in the file.`);
+    if (missing) {
+      throw refuse('damaged', `The export file is damaged: message ${missing[1]} belongs to conversation ${missing[0]}, which is not in the file.`, {
+        problems: `messages: ${missing[1]}`,
+      });
+    }
   }
   const dimensions = new Map<string, number>();
   for (const [model, counts] of dimensionCounts) {

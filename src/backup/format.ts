@@ -21,7 +21,20 @@
  * strategy state (summaries are rebuilt), entities, jobs, settings, vector snapshots, model files.
  */
 import { z } from 'zod';
+import { MEMORY_COMMANDS, MEMORY_EVENTS, MEMORY_KINDS } from '../model/memory';
+import { MESSAGE_ROLES, MESSAGE_STATUSES } from '../model/records';
 import { strategyKindSchema } from '../model/strategies';
+import {
+  BackupError,
+  ENGINE_ERROR_CODES,
+  ERROR_CODES,
+  isErrorCode,
+  type BackupErrorCode,
+  type CodedError,
+  type ErrorDomain,
+  type ErrorParams,
+  type RecallErrorOptions,
+} from '../model/errors';
 
 /** `format` marker of an export file. */
 export const EXPORT_FORMAT = 'recall-export';
@@ -29,9 +42,9 @@ export const EXPORT_FORMAT = 'recall-export';
 export const EXPORT_VERSION = 1;
 
 /** An import that was refused; nothing was written. `message` is meant for the user. */
-export class ImportError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+export class ImportError extends BackupError {
+  constructor(code: BackupErrorCode, message: string, options?: RecallErrorOptions) {
+    super(code, message, options);
     this.name = 'ImportError';
   }
 }
@@ -72,8 +85,8 @@ export function base64ToVector(text: string): Float32Array {
 
 /** A time in ms epoch (finite). */
 export const time = z.number().finite();
-const memoryKind = z.enum(['profile', 'preference', 'event', 'fact', 'instruction', 'episodic', 'summary']);
-const memoryEvent = z.enum(['ADD', 'UPDATE', 'DELETE', 'INVALIDATE', 'MERGE', 'EXPIRE', 'FORGET', 'PIN', 'UNPIN', 'IMPORT']);
+const memoryKind = z.enum(MEMORY_KINDS);
+const memoryEvent = z.enum(MEMORY_EVENTS);
 
 /** One memory record of the file. */
 export const memorySchema = z.object({
@@ -125,22 +138,32 @@ export const conversationSchema = z.object({
 });
 
 /** One message record of the file. */
+/** A stored coded error (`MessageRecord.errorInfo`): a known domain and one of its codes, JSON params. */
+const codedErrorSchema = z
+  .object({
+    domain: z.enum(Object.keys(ERROR_CODES) as [ErrorDomain, ...ErrorDomain[]]),
+    code: z.string(),
+    params: z.record(z.string(), z.union([z.string().max(200), z.number()])),
+  })
+  .refine((e) => isErrorCode(e.domain, e.code), { message: 'unknown error code' }) as unknown as z.ZodType<CodedError>;
+
 export const messageSchema = z.object({
   id: z.string().min(1),
   conversationId: z.string().min(1),
   seq: z.number().int().min(0),
-  role: z.enum(['user', 'assistant']),
+  role: z.enum(MESSAGE_ROLES),
   content: z.string(),
   createdAt: time,
-  status: z.enum(['complete', 'aborted', 'error']),
+  status: z.enum(MESSAGE_STATUSES),
   error: z.string().optional(),
   modelId: z.string().optional(),
   usage: z.object({ promptTokens: z.number().int().min(0), completionTokens: z.number().int().min(0) }).optional(),
-  errorCode: z.enum(['not_loaded', 'no_webgpu', 'download', 'load', 'generation', 'embedding', 'unsupported', 'disconnected']).optional(),
+  errorCode: z.enum(ENGINE_ERROR_CODES).optional(),
+  errorInfo: codedErrorSchema.optional(),
   truncated: z.boolean().optional(),
   command: z
     .object({
-      kind: z.enum(['remember', 'forget']),
+      kind: z.enum(MEMORY_COMMANDS),
       affected: z.array(z.object({ id: z.string().min(1), kind: memoryKind, text: z.string() })).optional(),
     })
     .optional(),
@@ -167,5 +190,8 @@ export type Section = (typeof SECTIONS)[number];
 /** The schema of each section's records. */
 export const SECTION_SCHEMAS = { memories: memorySchema, memoryHistory: historySchema, conversations: conversationSchema, messages: messageSchema };
 
-/** An `ImportError` for a refused file: `what` followed by "Nothing was imported." */
-export const refuse = (what: string) => new ImportError(`${what} Nothing was imported.`);
+/** An `ImportError` for a refused file: `what` followed by "Nothing was imported.", with its `code` and `params`. */
+export const refuse = (code: BackupErrorCode, what: string, params?: ErrorParams) => new ImportError(code, `${what} Nothing was imported.`, params ? { params } : {});
+
+/** The `params` of an `unsupported_version` refusal (the file's version cut to 40 characters). */
+export const versionParams = (version: unknown): ErrorParams => ({ version: String(JSON.stringify(version)).slice(0, 40), supported: EXPORT_VERSION });

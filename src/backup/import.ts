@@ -23,16 +23,16 @@
  * current one in the same namespace is skipped. Each imported or updated memory gets an `IMPORT`
  * event in its history. Afterwards the store's lexical and vector indexes are rebuilt.
  */
-import type { ConversationRecord, MessageRecord, RecallDB } from '../db/schema';
-import type { ImportReport, TransferProgress } from '../messaging/protocol';
+import type { RecallDB } from '../db/schema';
+import type { ConversationRecord, MessageRecord } from '../model/records';
+import type { ImportReport, TransferProgress } from '../model/backup';
+import { MAINTENANCE_STATE_KEY } from '../model/settings';
 import { checkFile } from './check';
 import { ImportError, refuse, type ExportFile } from './format';
 import { IMPORT_JOURNAL_KEY, IMPORT_UNDO_PREFIX, rollbackImport, undoKey, type ImportJournal, type ImportUndo } from './journal';
 import { bulkAddOrThrow, decideMemory, storedPositions, toMemoryRecord } from './merge';
 import { readExportRecords, type FileRecord } from './reader';
 
-/** Same key as `MAINTENANCE_STATE_KEY` of `src/memory/long-term/jobs.ts` (not imported, to keep this module free of the job code). */
-const MAINTENANCE_STATE_KEY = 'state.ltmMaintenance';
 
 /** Records written per import batch (one transaction + one undo record each). */
 export const IMPORT_BATCH_SIZE = 500;
@@ -78,13 +78,13 @@ export async function importAll(
   const now = clock();
   const total = source.size;
   const busy = (await db.settings.get(IMPORT_JOURNAL_KEY))?.value as ImportJournal | undefined;
-  if (busy) throw new ImportError(`Another import ("${busy.fileName}") is still running. Nothing was imported.`);
+  if (busy) throw new ImportError('busy', `Another import ("${busy.fileName}") is still running. Nothing was imported.`);
   const plan = await checkFile(db, source, options.embedder ?? null, (done) => options.onProgress?.({ phase: 'check', done, total }));
 
   const importId = `${now.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
   const journal: ImportJournal = { importId, fileName: options.fileName ?? 'import', startedAt: now };
   await db.transaction('rw', db.settings, async () => {
-    if (await db.settings.get(IMPORT_JOURNAL_KEY)) throw new ImportError('Another import is still running. Nothing was imported.');
+    if (await db.settings.get(IMPORT_JOURNAL_KEY)) throw new ImportError('busy', 'Another import is still running. Nothing was imported.');
     await db.settings.put({ key: IMPORT_JOURNAL_KEY, value: journal });
   });
 
@@ -152,7 +152,9 @@ export async function importAll(
           }
           const taken = takenPositions.get(`${m.conversationId}\u0000${m.seq}`);
           if (taken !== undefined) {
-            throw refuse(`Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken}).`);
+            throw refuse('position_taken', `Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken}).`, {
+              seq: m.seq,
+            });
           }
           newMessages.push(m);
           undo.added.messages.push(m.id);

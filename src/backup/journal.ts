@@ -2,8 +2,9 @@
  * The import journal: the row that marks an import in progress, the per-batch undo rows, and the
  * undo itself (on failure, and at start-up for an import a killed context left behind).
  */
-import type { ConversationRecord, MemoryRecord, RecallDB } from '../db/schema';
-import type { InterruptedImport } from '../messaging/protocol';
+import type { RecallDB } from '../db/schema';
+import type { ConversationRecord, MemoryRecord } from '../model/records';
+import type { InterruptedImport } from '../model/backup';
 
 /** Settings key of the journal of the import being written: written before its first batch, deleted at its commit. */
 export const IMPORT_JOURNAL_KEY = 'state.import';

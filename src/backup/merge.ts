@@ -3,12 +3,12 @@
  * file memory becomes, and the batched look-ups and writes of conversations and messages.
  */
 import type { Table } from 'dexie';
-import type { MemoryRecord, MessageRecord, RecallDB } from '../db/schema';
+import type { RecallDB } from '../db/schema';
+import type { MemoryRecord, MessageRecord } from '../model/records';
 import { isTombstoned } from '../memory/long-term/store';
 import { memoryHash } from '../memory/long-term/text';
 import { l2normalize } from '../memory/long-term/retrieval/vector';
-import type { ImportPlan } from './check';
-import { decodeVector } from './check';
+import { type ImportPlan, decodeVector } from './check';
 import type { ExportFile } from './format';
 
 /** What happens to one memory of the file (see `decideMemory`). */

@@ -3,7 +3,19 @@
  * (`@streamparser/json`), or whole from a string (small files, tests).
  */
 import { JSONParser } from '@streamparser/json';
-import { EXPORT_FORMAT, EXPORT_VERSION, exportFileSchema, ImportError, refuse, SECTION_SCHEMAS, SECTIONS, time, type ExportFile, type Section } from './format';
+import {
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  exportFileSchema,
+  ImportError,
+  refuse,
+  SECTION_SCHEMAS,
+  SECTIONS,
+  time,
+  versionParams,
+  type ExportFile,
+  type Section,
+} from './format';
 
 /**
  * Parses and validates a whole export file held as one string, without writing anything (small
@@ -16,22 +28,26 @@ export function parseExportFile(json: string): ExportFile {
   try {
     data = JSON.parse(json);
   } catch (error) {
-    throw new ImportError(`The file is not valid JSON (${(error as Error).message}). Nothing was imported.`, { cause: error });
+    throw new ImportError('invalid_json', `The file is not valid JSON (${(error as Error).message}). Nothing was imported.`, { cause: error });
   }
   if (typeof data !== 'object' || data === null || (data as { format?: unknown }).format !== EXPORT_FORMAT) {
-    throw new ImportError('This is not a Recall export file (missing "format": "recall-export"). Nothing was imported.');
+    throw new ImportError('not_backup', 'This is not a Recall export file (missing "format": "recall-export"). Nothing was imported.');
   }
   const version = (data as { version?: unknown }).version;
   if (version !== EXPORT_VERSION) {
     throw new ImportError(
+      'unsupported_version',
       `This export file has version ${JSON.stringify(version)}; this version of Recall reads version ${EXPORT_VERSION}. Nothing was imported.`,
+      { params: versionParams(version) },
     );
   }
   const parsed = exportFileSchema.safeParse(data);
   if (!parsed.success) {
     const problems = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     const more = parsed.error.issues.length > 5 ? ` (and ${parsed.error.issues.length - 5} more)` : '';
-    throw new ImportError(`The export file is damaged: ${problems.join('; ')}${more}. Nothing was imported.`);
+    throw new ImportError('damaged', `The export file is damaged: ${problems.join('; ')}${more}. Nothing was imported.`, {
+      params: { problems: `${problems.join('; ')}${more}` },
+    });
   }
   return parsed.data;
 }
@@ -57,9 +73,9 @@ export async function readExportRecords(source: Blob, onRecords: (records: FileR
   let pending: FileRecord[] = [];
   let problem: ImportError | null = null;
   const checkHeader = () => {
-    if (format !== undefined && format !== EXPORT_FORMAT) throw refuse('This is not a Recall export file (missing "format": "recall-export").');
+    if (format !== undefined && format !== EXPORT_FORMAT) throw refuse('not_backup', 'This is not a Recall export file (missing "format": "recall-export").');
     if (version !== undefined && version !== EXPORT_VERSION) {
-      throw refuse(`This export file has version ${JSON.stringify(version)}; this version of Recall reads version ${EXPORT_VERSION}.`);
+      throw refuse('unsupported_version', `This export file has version ${JSON.stringify(version)}; this version of Recall reads version ${EXPORT_VERSION}.`, versionParams(version));
     }
   };
   const parser = new JSONParser({ paths: ['$.format', '$.version', '$.exportedAt', ...SECTIONS.map((s) => `$.${s}.*`)], keepStack: false, stringBufferSize: 0 });
@@ -69,24 +85,24 @@ export async function readExportRecords(source: Blob, onRecords: (records: FileR
       if (stack.length === 1) {
         if (key === 'format') format = value;
         else if (key === 'version') version = value;
-        else if (key === 'exportedAt' && !time.safeParse(value).success) throw refuse('The export file is damaged: exportedAt is not a time.');
+        else if (key === 'exportedAt' && !time.safeParse(value).success) throw refuse('damaged', 'The export file is damaged: exportedAt is not a time.', { problems: 'exportedAt' });
         checkHeader();
         return;
       }
       const section = stack[1]?.key as Section;
-      if (typeof key !== 'number') throw refuse(`The export file is damaged: "${section}" is not a list.`);
+      if (typeof key !== 'number') throw refuse('damaged', `The export file is damaged: "${section}" is not a list.`, { problems: section });
       const parsed = SECTION_SCHEMAS[section].safeParse(value);
       if (!parsed.success) {
         const problems = parsed.error.issues.slice(0, 5).map((i) => `${[section, key, ...i.path].join('.')}: ${i.message}`);
-        throw refuse(`The export file is damaged: ${problems.join('; ')}.`);
+        throw refuse('damaged', `The export file is damaged: ${problems.join('; ')}.`, { problems: problems.join('; ') });
       }
       pending.push({ section, index: key, value: parsed.data } as FileRecord);
     } catch (error) {
-      problem = error instanceof ImportError ? error : refuse(`The file could not be read (${(error as Error).message}).`);
+      problem = error instanceof ImportError ? error : refuse('unreadable', `The file could not be read (${(error as Error).message}).`);
     }
   };
   parser.onError = (error) => {
-    problem ??= new ImportError(`The file is not valid JSON (${error.message}). Nothing was imported.`, { cause: error });
+    problem ??= new ImportError('invalid_json', `The file is not valid JSON (${error.message}). Nothing was imported.`, { cause: error });
   };
   const reader = source.stream().getReader();
   let bytes = 0;
@@ -96,7 +112,7 @@ export async function readExportRecords(source: Blob, onRecords: (records: FileR
       if (done) break;
       bytes += value.byteLength;
       if (!parser.isEnded) parser.write(value);
-      else if (new TextDecoder().decode(value).trim() !== '') problem ??= new ImportError('The file has data after its end. Nothing was imported.');
+      else if (new TextDecoder().decode(value).trim() !== '') problem ??= new ImportError('trailing_data', 'The file has data after its end. Nothing was imported.');
       if (problem) throw problem;
       if (pending.length > 0) {
         const records = pending;
@@ -108,8 +124,8 @@ export async function readExportRecords(source: Blob, onRecords: (records: FileR
   } finally {
     reader.releaseLock();
   }
-  if (bytes === 0) throw refuse('The file is empty.');
-  if (!parser.isEnded) throw refuse('The file is cut off (it ends in the middle of the data) or is not valid JSON.');
-  if (format === undefined) throw refuse('This is not a Recall export file (missing "format": "recall-export").');
-  if (version === undefined) throw refuse('The export file has no version.');
+  if (bytes === 0) throw refuse('empty', 'The file is empty.');
+  if (!parser.isEnded) throw refuse('cut_off', 'The file is cut off (it ends in the middle of the data) or is not valid JSON.');
+  if (format === undefined) throw refuse('not_backup', 'This is not a Recall export file (missing "format": "recall-export").');
+  if (version === undefined) throw refuse('damaged', 'The export file has no version.', { problems: 'version' });
 }

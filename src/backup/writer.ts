@@ -2,8 +2,9 @@
  * Writing a backup file: the export as a stream of text pieces (tables read in pages of
  * `EXPORT_PAGE_SIZE` records, one record per line), as UTF-8 bytes, or as one string.
  */
-import type { MemoryRecord, RecallDB } from '../db/schema';
-import type { TransferProgress } from '../messaging/protocol';
+import type { RecallDB } from '../db/schema';
+import type { MemoryRecord } from '../model/records';
+import type { TransferProgress } from '../model/backup';
 import { EXPORT_FORMAT, EXPORT_VERSION, vectorToBase64, type ExportFile } from './format';
 
 /** Records read per page when exporting. */

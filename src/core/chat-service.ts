@@ -17,19 +17,25 @@
  */
 import { Mutex } from 'async-mutex';
 import { asStorageError } from '../db/errors';
-import type { MessageRecord, RecallDB } from '../db/schema';
-import { EngineError, type ChatEngine, type ChatResult, type TokenCounter } from '../engines/types';
+import type { RecallDB } from '../db/schema';
+import type { MessageRecord } from '../model/records';
+import { EngineError, type ChatEngine, type ChatResult } from '../engines/types';
 import type { JobQueue } from '../jobs/queue';
-import type { LongTermMemory, RetrievedMemory } from '../memory/long-term/types';
-import { MAX_MEMORY_TEXT_CHARS } from '../memory/long-term/text';
-import type { ContextStrategy, ShortTermContext, StrategyConfig } from '../memory/short-term/types';
-import type { ChatTurnResult, LiveTurn, Settings } from '../messaging/protocol';
+import type { LongTermMemory } from '../memory/long-term/types';
+import { MAX_MEMORY_TEXT_CHARS } from '../model/memory';
+import type { RetrievedMemory, ShortTermContext } from '../model/context';
+import type { ContextStrategy } from '../memory/short-term/types';
+import type { StrategyConfig } from '../model/strategies';
+import type { Settings } from '../model/settings';
+import type { TokenCounter } from '../model/tokens';
+import type { ChatTurnResult, LiveTurn } from '../messaging/protocol';
 import { maxAnswerTokensFor } from '../prompt/answer-budget';
 import { assemblePrompt, defaultSystemInstruction, shortTermBudget, type AssembledPrompt } from '../prompt/assemble';
-import type { PromptTrace } from '../prompt/types';
+import type { PromptTrace } from '../model/trace';
 import type { ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import type { SettingsStore } from './settings';
+import { codedErrorOf, MessagingError } from '../model/errors';
 
 /** Dependencies of the chat service. */
 export interface ChatServiceDeps {
@@ -108,11 +114,15 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   // One turn at a time: a local model generates one reply at a time (two open panels queue up).
   const turns = new Mutex();
 
-  /** The trimmed message. @throws Error when it is empty or longer than `MAX_MESSAGE_CHARS`. */
+  /** The trimmed message. @throws MessagingError `message_empty`, or `message_too_long` (params `chars`, `maxChars`) beyond `MAX_MESSAGE_CHARS`. */
   function checkedText(text: string): string {
     const content = text.trim();
-    if (!content) throw new Error('Empty message');
-    if (content.length > MAX_MESSAGE_CHARS) throw new Error(`Message too long (${content.length} characters; at most ${MAX_MESSAGE_CHARS})`);
+    if (!content) throw new MessagingError('message_empty', 'Empty message');
+    if (content.length > MAX_MESSAGE_CHARS) {
+      throw new MessagingError('message_too_long', `Message too long (${content.length} characters; at most ${MAX_MESSAGE_CHARS})`, {
+        params: { chars: content.length, maxChars: MAX_MESSAGE_CHARS },
+      });
+    }
     return content;
   }
 
@@ -179,7 +189,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     return { userMessage: { ...userMessage, command: { kind: command.command } }, assistantMessage, command: { kind: command.command, affected: command.affected } };
   }
 
-  /** Stores an `error` reply under `assistantId` for `error` (its code when it is an `EngineError`). */
+  /** Stores an `error` reply under `assistantId` for `error` (its code when it is an `EngineError`; domain, code and params of any coded error as `errorInfo`). */
   async function storeFailure(conversationId: string, userMessage: MessageRecord, assistantId: string, error: unknown): Promise<ChatTurnResult> {
     const message = error instanceof Error ? error.message : String(error);
     const assistantMessage = await deps.conversations.append({
@@ -191,6 +201,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       status: 'error',
       error: message,
       ...(error instanceof EngineError ? { errorCode: error.code } : {}),
+      ...(codedErrorOf(error) ? { errorInfo: codedErrorOf(error)! } : {}),
     });
     return { userMessage, assistantMessage };
   }

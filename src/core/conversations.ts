@@ -1,9 +1,12 @@
 /**
  * Conversations and their messages (short-term memory, kept verbatim in Dexie).
  */
-import { DEFAULT_NAMESPACE, type ConversationRecord, type MessageRecord, type RecallDB } from '../db/schema';
-import type { StrategyConfig } from '../memory/short-term/types';
+import { type RecallDB } from '../db/schema';
+import { DEFAULT_NAMESPACE } from '../model/memory';
+import type { ConversationRecord, MessageRecord } from '../model/records';
+import type { StrategyConfig } from '../model/strategies';
 import type { ConversationSummary } from '../messaging/protocol';
+import { MemoryError } from '../model/errors';
 
 /** Title given to a new conversation until its first message names it. */
 export const UNTITLED = '';
@@ -51,7 +54,7 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
     get: (id) => db.conversations.get(id),
     async require(id) {
       const c = await db.conversations.get(id);
-      if (!c) throw new Error(`Unknown conversation ${id}`);
+      if (!c) throw new MemoryError('conversation_not_found', `Unknown conversation ${id}`);
       return c;
     },
     async create({ title, strategy, namespace }) {

@@ -3,15 +3,18 @@
  * the service worker, or wllama on CPU here), and the embedder. Emits status changes for the UI.
  */
 import { Mutex } from 'async-mutex';
-import type { ChatEngine, Embedder, EngineErrorCode, LoadProgress, TokenCounter } from '../engines/types';
-import { EngineError } from '../engines/types';
+import { type ChatEngine, type Embedder, EngineError } from '../engines/types';
+import type { EngineErrorCode, LoadProgress, EngineStatus, GpuInfo, WllamaSource } from '../model/engine';
+import type { ModelCatalog } from '../model/catalog';
+import type { TokenCounter } from '../model/tokens';
 import { createTransformersEmbedder } from '../engines/transformers';
-import { prebuiltAppConfig } from '@mlc-ai/web-llm';
-import { createWebLLMEngine, DEFAULT_WEBLLM_MODEL, shippedWebllmModels, WEBLLM_MODELS, webllmVariantFor, type WebLLMChatEngine } from '../engines/webllm';
-import { loadWebLLMTokenCounter } from '../engines/webllm/tokenizer';
+// WebLLM's client (6 MB of JS) is imported when a WebLLM model is loaded or its catalog is read
+// (`import()` below), not at start-up: the offscreen document answers before it is fetched and
+// evaluated. Only `./models` (plain data, no WebLLM import) is static.
+import { DEFAULT_WEBLLM_MODEL, shippedWebllmModels, WEBLLM_MODELS, webllmVariantFor } from '../engines/webllm/models';
+import type { WebLLMChatEngine } from '../engines/webllm/engine';
 import { createWllamaEngine, WLLAMA_MODELS, type WllamaChatEngine } from '../engines/wllama';
 import type { RecallDB } from '../db/schema';
-import type { EngineStatus, GpuInfo, ModelCatalog, WllamaSource } from '../messaging/protocol';
 import { openModelFile } from '../platform/model-files';
 import { createGgufTokenCounter, createTokenEstimator } from '../tokens';
 import { guardChatEngine } from '../prompt/neutralize';
@@ -58,7 +61,8 @@ export interface EngineManagerDeps {
   db: RecallDB;
   assets: EngineAssets;
   probe: () => Promise<GpuInfo>;
-  createWebLLM?: () => WebLLMChatEngine;
+  /** Default: WebLLM's proxy engine, its module imported on first use (see the imports above). */
+  createWebLLM?: () => WebLLMChatEngine | Promise<WebLLMChatEngine>;
   createWllama?: () => WllamaChatEngine;
   createEmbedder?: typeof createTransformersEmbedder;
   /** Reads a model file from OPFS `models/` (default `openModelFile`). */
@@ -67,7 +71,12 @@ export interface EngineManagerDeps {
 
 /** Creates the manager. `probe` tells whether WebGPU is usable (see `src/platform/gpu.ts`). */
 export function createEngineManager(deps: EngineManagerDeps): EngineManager {
-  const makeWebLLM = deps.createWebLLM ?? (() => createWebLLMEngine({ tokenCounterFor: (id) => loadWebLLMTokenCounter(id) }));
+  const makeWebLLM =
+    deps.createWebLLM ??
+    (async () => {
+      const [{ createWebLLMEngine }, { loadWebLLMTokenCounter }] = await Promise.all([import('../engines/webllm/engine'), import('../engines/webllm/tokenizer')]);
+      return createWebLLMEngine({ tokenCounterFor: (id) => loadWebLLMTokenCounter(id) });
+    });
   const makeWllama = deps.createWllama ?? (() => createWllamaEngine({ wasmUrl: deps.assets.wllamaWasmUrl, tokenCounterFor: (_model, header) => createGgufTokenCounter(header) }));
   const makeEmbedder = deps.createEmbedder ?? createTransformersEmbedder;
   const openFile = deps.openFile ?? openModelFile;
@@ -152,7 +161,9 @@ export function createEngineManager(deps: EngineManagerDeps): EngineManager {
     async catalog() {
       const g = await probeOnce();
       const localFiles = await deps.db.localModels.orderBy('addedAt').reverse().toArray();
-      const webllmModels = shippedWebllmModels(WEBLLM_MODELS, g, prebuiltAppConfig.model_list, deps.assets.packagedWebllmLibs);
+      // Without a packaged library no WebLLM model is offered: WebLLM's model list is not needed then.
+      const modelList = deps.assets.packagedWebllmLibs.length > 0 ? (await import('@mlc-ai/web-llm')).prebuiltAppConfig.model_list : [];
+      const webllmModels = shippedWebllmModels(WEBLLM_MODELS, g, modelList, deps.assets.packagedWebllmLibs);
       const defaultWebllm = webllmVariantFor(DEFAULT_WEBLLM_MODEL, g);
       return {
         webllm: webllmModels,
@@ -176,7 +187,7 @@ export function createEngineManager(deps: EngineManagerDeps): EngineManager {
         }
         const variant = webllmVariantFor(modelId, g);
         return switchTo('webllm', variant, async () => {
-          webllm ??= makeWebLLM();
+          webllm ??= await makeWebLLM();
           await webllm.load(variant, { onProgress: onChatProgress });
           return webllm;
         });

@@ -14,13 +14,15 @@ import { composeLongTermMemory } from '../memory/long-term/compose';
 import { MAINTENANCE_JOB, REEMBED_JOB } from '../memory/long-term/jobs';
 import type { LongTermMemory, LongTermStore } from '../memory/long-term/types';
 import { createStrategy, registerShortTermJobs, type StrategyDeps } from '../memory/short-term';
-import type { RetrievedExchange, StrategyConfig } from '../memory/short-term/types';
-import type { ImportReport, InterruptedImport, Settings, TransferProgress } from '../messaging/protocol';
+import type { RetrievedExchange } from '../model/context';
+import type { StrategyConfig } from '../model/strategies';
+import type { ImportReport, InterruptedImport, TransferProgress } from '../model/backup';
+import { type Settings, DEFAULT_SETTINGS } from '../model/settings';
 import { createChatService, type ChatService } from './chat-service';
 import { createConversationStore, withChangeEvents, type ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import { createMemoryAdmin, type MemoryAdmin } from './memory-admin';
-import { createSettingsStore, DEFAULT_SETTINGS, type SettingsStore } from './settings';
+import { createSettingsStore, type SettingsStore } from './settings';
 import { eraseUserData } from '../db/erase';
 
 /** Platform pieces the core needs. */
@@ -108,7 +110,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   // An import cut short by a killed context or a closed browser is undone before the indexes are built.
   await recoverInterruptedImport(db, now);
   const files = { folder: BACKUPS_DIR, ...(deps.fileRoot ? { root: deps.fileRoot } : {}) };
-  await removeStagingFiles(files, now());
+  // Stale staging files (OPFS) are removed while the store opens (neither reads the other); done before any request.
+  const staging = removeStagingFiles(files, now());
   const transfer = throttledProgress(deps.events.transfer);
 
   /**
@@ -137,6 +140,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     loadVoyWasm: deps.loadVoyWasm,
     onMissingEmbedding: () => void ensureEmbedded(),
   });
+  await staging;
   const store = composed.store;
   const longTerm = composed.longTerm;
   const opened = store.indexStats().open;
@@ -310,7 +314,7 @@ function throttledProgress(sink: ((progress: TransferProgress) => void) | undefi
  */
 export async function restoreEngines(core: Core, packaged: { embeddingModelId: string } | null): Promise<void> {
   const s = await core.settings.get();
-  const chosen = await core.db.settings.get('embeddingModelId');
+  const chosen = await core.settings.isStored('embeddingModelId');
   const embeddingModelId = !chosen && packaged ? packaged.embeddingModelId : s.embeddingModelId;
   const embedder = core.engines.loadEmbedder(embeddingModelId);
   const chat =

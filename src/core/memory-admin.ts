@@ -3,11 +3,14 @@
  * add, correct, pin, delete. Every change goes through the `LongTermStore`, so the history and the
  * indexes stay in sync.
  */
-import type { MemoryHistoryRecord, MemoryKind, RecallDB } from '../db/schema';
+import type { RecallDB } from '../db/schema';
+import type { MemoryHistoryRecord, MemoryView } from '../model/records';
+import type { MemoryKind } from '../model/memory';
 import { toView } from '../memory/long-term/store';
 import { normalizeMemoryText } from '../memory/long-term/text';
-import type { LongTermStore, MemoryView } from '../memory/long-term/types';
+import type { LongTermStore } from '../memory/long-term/types';
 import type { MemoryListQuery } from '../messaging/protocol';
+import { MemoryError, MessagingError } from '../model/errors';
 
 /** See module doc. */
 export interface MemoryAdmin {
@@ -37,7 +40,7 @@ export interface MemoryAdmin {
 export function createMemoryAdmin(db: RecallDB, store: LongTermStore): MemoryAdmin {
   return {
     async list({ namespace, search, includeInvalid = false, kinds, limit = 200 }) {
-      if (typeof namespace !== 'string' || !namespace) throw new Error('memory.list needs a namespace');
+      if (typeof namespace !== 'string' || !namespace) throw new MessagingError('bad_request', 'memory.list needs a namespace');
       type Listed = Pick<MemoryView, 'current' | 'kind' | 'pinned' | 'updatedAt'>;
       const wanted = (m: Listed) => (includeInvalid || m.current === 1) && (!kinds || kinds.includes(m.kind));
       const byRecency = (a: Listed, b: Listed) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt;
@@ -65,7 +68,7 @@ export function createMemoryAdmin(db: RecallDB, store: LongTermStore): MemoryAdm
     },
     async add({ namespace, kind, text, pinned = true }) {
       const clean = text.trim();
-      if (!clean) throw new Error('A memory needs some text');
+      if (!clean) throw new MemoryError('text_empty', 'A memory needs some text');
       const { memory } = await store.add({ namespace, kind, text: clean, pinned, importance: pinned ? 0.9 : 0.5 }, 'user');
       return toView(memory);
     },
@@ -76,7 +79,7 @@ export function createMemoryAdmin(db: RecallDB, store: LongTermStore): MemoryAdm
         ...(pinned !== undefined ? { pinned } : {}),
         ...(importance !== undefined ? { importance: Math.max(0, Math.min(1, importance)) } : {}),
       };
-      if (patch.text === '') throw new Error('A memory needs some text');
+      if (patch.text === '') throw new MemoryError('text_empty', 'A memory needs some text');
       const event = text === undefined && pinned !== undefined ? (pinned ? 'PIN' : 'UNPIN') : 'UPDATE';
       return toView(await store.update(id, patch, 'user', event));
     },

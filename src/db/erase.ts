@@ -5,6 +5,7 @@
  * behind — and the `settings` table is filtered by key (preferences without user text stay;
  * `stats.*`, `state.*` and every other key go). One Dexie transaction: all or nothing.
  */
+import { STATE_KEY_PREFIX, STATS_KEY_PREFIX } from '../model/settings';
 import type { RecallDB } from './schema';
 import { TABLE_DATA } from './schema';
 
@@ -26,7 +27,7 @@ export interface EraseReport {
  * @param isPreference whether `key` is a known preference (the core passes the keys of its default settings).
  */
 export function settingHoldsUserData(key: string, isPreference: (key: string) => boolean): boolean {
-  if (key.startsWith('stats.') || key.startsWith('state.')) return true;
+  if (key.startsWith(STATS_KEY_PREFIX) || key.startsWith(STATE_KEY_PREFIX)) return true;
   return !isPreference(key);
 }
 

@@ -3,18 +3,19 @@
  * quota the browser imposes) as a `QuotaExceededError` DOMException; Dexie passes it on either
  * as its own `Dexie.QuotaExceededError` (same `name`) or wrapped in an `AbortError` /
  * `Dexie.AbortError` whose `inner` is the original. `isQuotaExceeded` looks through that chain;
- * `StorageFullError` carries the stable code `storage_full` across the runtime messaging (whose
+ * `StorageFullError` (a coded `StorageError`, `src/model/errors.ts`) carries the code `storage_full` across the runtime messaging (whose
  * rebuilt errors keep their own properties), so the panel can show a translated sentence.
  */
 
-/** Stable code of `StorageFullError` (the side panel translates it as `errors.storageFull`). */
+import { StorageError, type RecallErrorOptions } from '../model/errors';
+
+/** Stable code of `StorageFullError` (domain `storage`; the side panel translates it as `errorCodes.storage.storage_full`). */
 export const STORAGE_FULL_CODE = 'storage_full';
 
 /** A write was refused because browser storage is full. Nothing of the failed operation was stored. */
-export class StorageFullError extends Error {
-  readonly code = STORAGE_FULL_CODE;
-  constructor(message = 'Browser storage is full: nothing of this change was saved. Free disk space (or delete old conversations or model files) and try again.', options?: { cause?: unknown }) {
-    super(message, options);
+export class StorageFullError extends StorageError {
+  constructor(message = 'Browser storage is full: nothing of this change was saved. Free disk space (or delete old conversations or model files) and try again.', options?: RecallErrorOptions) {
+    super(STORAGE_FULL_CODE, message, options);
     this.name = 'StorageFullError';
   }
 }

@@ -2,7 +2,8 @@
  * Accumulates an OpenAI-shaped streaming chat completion (the chunk format both WebLLM and
  * wllama emit: `choices[0].delta.content`, `choices[0].finish_reason`, `usage` on the last chunk).
  */
-import type { ChatResult, FinishReason, TokenUsage } from './types';
+import type { ChatResult, FinishReason } from './types';
+import type { TokenUsage } from '../model/engine';
 
 /** The fields of an OpenAI chat-completion chunk this module reads. */
 export interface OpenAIChunk {

@@ -3,17 +3,12 @@
  * `Embedder` and never knows which implementation runs (WebLLM on WebGPU, wllama on CPU,
  * transformers.js, or a scripted engine in tests).
  *
- * Shapes follow the OpenAI chat-completions API (role/content messages, usage in tokens).
+ * Shapes follow the OpenAI chat-completions API (role/content messages, usage in tokens); the
+ * shapes other layers share (messages, usage, load progress, error codes) are in `src/model/engine.ts`,
+ * the token counter in `src/model/tokens.ts`.
  */
-
-/** Role of one chat message (OpenAI-shaped). */
-export type ChatRole = 'system' | 'user' | 'assistant';
-
-/** One chat message as sent to a model. `content` is plain text. */
-export interface ChatMessage {
-  role: ChatRole;
-  content: string;
-}
+import type { ChatEngineKind, ChatMessage, EngineErrorCode, LoadProgress, TokenUsage } from '../model/engine';
+import type { TokenCounter } from '../model/tokens';
 
 /**
  * Output constraint for a completion. `json_object` asks for a single JSON object; engines that
@@ -34,12 +29,6 @@ export interface ChatRequest {
   signal?: AbortSignal;
 }
 
-/** Token usage of one completion, as reported by the engine (tokens). */
-export interface TokenUsage {
-  promptTokens: number;
-  completionTokens: number;
-}
-
 /** Why a completion ended. */
 export type FinishReason = 'stop' | 'length' | 'abort';
 
@@ -51,48 +40,10 @@ export interface ChatResult {
   usage: TokenUsage | null;
 }
 
-/** Stage of a model load, for progress bars. */
-export type LoadStage = 'download' | 'cache' | 'compile' | 'init' | 'ready';
-
-/**
- * Progress of a model load. `fraction` is 0..1 over the whole load when known, else `null`.
- * Byte counts are bytes (not MB); `text` is a human-readable line from the engine.
- */
-export interface LoadProgress {
-  stage: LoadStage;
-  fraction: number | null;
-  loadedBytes?: number;
-  totalBytes?: number;
-  text: string;
-}
-
 /** Options common to `ChatEngine.load` / `Embedder` factories. */
 export interface LoadOptions {
   onProgress?: (progress: LoadProgress) => void;
   signal?: AbortSignal;
-}
-
-/** Which implementation backs a `ChatEngine`. */
-export type ChatEngineKind = 'webllm' | 'wllama' | 'scripted';
-
-/**
- * Counts tokens with a model's own tokenizer (or an estimator when none is loaded).
- * All counts are tokens.
- */
-export interface TokenCounter {
-  /** Identifies the tokenizer, e.g. `hf:Qwen/Qwen2.5-1.5B-Instruct` or `estimator:v1`. */
-  readonly id: string;
-  /** `true` when counts come from the model's real tokenizer, `false` for an estimate. */
-  readonly exact: boolean;
-  /** Number of tokens of `text` without special tokens. */
-  count(text: string): number;
-  /**
-   * Tokens a chat template adds around one message (role markers, separators), e.g. 5 for
-   * ChatML's `<|im_start|>role\n … <|im_end|>\n` minus the content.
-   */
-  readonly perMessageOverhead: number;
-  /** Tokens the template adds once to prime the assistant reply (e.g. `<|im_start|>assistant\n` = 3). */
-  readonly replyPrimerTokens: number;
 }
 
 /**
@@ -135,25 +86,5 @@ export interface Embedder {
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
 
-/** Error codes of engine failures, stable for the UI to translate. */
-export type EngineErrorCode =
-  | 'not_loaded'
-  | 'no_webgpu'
-  | 'download'
-  | 'load'
-  | 'generation'
-  | 'embedding'
-  | 'unsupported'
-  | 'disconnected';
-
-/** An engine failure with a stable `code` and a readable message. */
-export class EngineError extends Error {
-  constructor(
-    readonly code: EngineErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'EngineError';
-  }
-}
+/** Engine failures are coded errors of the `engine` domain (`src/model/errors.ts`: one list of codes). */
+export { EngineError, ENGINE_ERROR_CODES, type EngineErrorCode } from '../model/errors';

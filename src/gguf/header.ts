@@ -10,6 +10,7 @@
  * (`checkGgufHeader`) before copying it.
  */
 import { gguf } from '@huggingface/gguf';
+import { PromptError } from '../model/errors';
 
 /** The four magic bytes every GGUF file starts with: ASCII `GGUF`. */
 export const GGUF_MAGIC = [0x47, 0x47, 0x55, 0x46] as const;
@@ -56,13 +57,13 @@ export interface GgufHeader {
 export type GgufReadFailure = Extract<GgufCheck, { ok: false }>['reason'] | 'corrupt';
 
 /** Thrown for a Blob that is not a readable GGUF file; `reason` says which check failed. */
-export class GgufReadError extends Error {
+export class GgufReadError extends PromptError {
   constructor(
     message: string,
     readonly reason: GgufReadFailure,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super('gguf_read', message, { ...options, params: { reason } });
     this.name = 'GgufReadError';
   }
 }

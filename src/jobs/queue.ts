@@ -8,8 +8,10 @@
  * aborted and re-queued without counting an attempt, `fn` runs, then the queue resumes. This is
  * how summaries and extraction never block the user's next message on a single-model engine.
  */
-import type { JobRecord, RecallDB } from '../db/schema';
+import type { RecallDB } from '../db/schema';
+import { codedErrorOf, JobError, RecallError } from '../model/errors';
 import type { JobStats } from '../model/jobs';
+import type { JobRecord } from '../model/records';
 
 /** Passed to a handler while its job runs. */
 export interface JobContext {
@@ -27,12 +29,12 @@ export type JobHandler<P = unknown> = (payload: P, context: JobContext) => Promi
  * Thrown by a handler that cannot run yet (e.g. no language model is loaded). The job is
  * re-queued after `delayMs` and the attempt is not counted.
  */
-export class JobDeferred extends Error {
+export class JobDeferred extends JobError {
   constructor(
     reason: string,
     readonly delayMs = 30_000,
   ) {
-    super(reason);
+    super('deferred', reason);
     this.name = 'JobDeferred';
   }
 }
@@ -42,14 +44,14 @@ export class JobDeferred extends Error {
  * after the handler's own bounded retries): the job is marked `failed` at once with this message
  * as `lastError` (the user can still retry it with `retryFailed`).
  */
-export class JobFailedPermanently extends Error {
+export class JobFailedPermanently extends RecallError {
+  /** Carries the domain, code and params of `options.cause` when that is a coded error (so the user reads why), else `jobs/failed_permanently`. */
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    const cause = codedErrorOf(options?.cause);
+    super(cause?.domain ?? 'jobs', (cause?.code ?? 'failed_permanently') as never, message, { ...options, ...(cause ? { params: cause.params } : {}) });
     this.name = 'JobFailedPermanently';
   }
 }
-
-export type { JobStats } from '../model/jobs';
 
 /** Options of `enqueue`. */
 export interface EnqueueOptions {
@@ -223,10 +225,13 @@ export function createJobQueue(
         options.onError?.(error, job);
         const message = error instanceof Error ? error.message : String(error);
         const failed = job.attempts >= job.maxAttempts || error instanceof JobFailedPermanently;
+        const coded = codedErrorOf(error);
         await db.jobs.update(job.id, {
           status: failed ? 'failed' : 'queued',
           runAfter: now() + backoffMs(job.attempts),
           lastError: message,
+          // `undefined` removes an earlier attempt's code (Dexie's `update` deletes the key).
+          lastErrorInfo: coded ?? undefined,
           updatedAt: now(),
         });
       }
@@ -356,7 +361,7 @@ export function createJobQueue(
         .filter((j) => j.status === 'failed')
         .sort((a, b) => b.updatedAt - a.updatedAt)
         .slice(0, 5)
-        .map((j) => ({ type: j.type, lastError: j.lastError ?? '', at: j.updatedAt }));
+        .map((j) => ({ type: j.type, lastError: j.lastError ?? '', ...(j.lastErrorInfo ? { lastErrorInfo: j.lastErrorInfo } : {}), at: j.updatedAt }));
       if (current) s.current = { type: current.job.type, progress: current.job.progress ?? null };
       return s;
     },

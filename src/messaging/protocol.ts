@@ -11,84 +11,23 @@
  * Transport: `@webext-core/messaging` over `runtime.sendMessage` (JSON-serializable data only;
  * no typed arrays, no Blobs — model files travel through OPFS, see `src/platform/model-files.ts`).
  * Every handler checks its sender with `assertSender`.
+ *
+ * Only the protocol lives here: message types, request and reply shapes, the sender check and the
+ * event broadcast. The domain types they carry are in `src/model/`.
  */
 import { defineExtensionMessaging } from '@webext-core/messaging';
 import type { Runtime } from 'webextension-polyfill';
-import type { ConversationRecord, LocalModelRecord, MemoryHistoryRecord, MemoryKind, MessageRecord } from '../db/schema';
-import type { LoadProgress, ChatEngineKind, EngineErrorCode } from '../engines/types';
+import type { ImportReport, InterruptedImport } from '../model/backup';
+import type { EngineStatus, WllamaSource } from '../model/engine';
+import type { ModelCatalog } from '../model/catalog';
+import type { EventPayloads, EventType } from '../model/events';
+import type { AffectedMemory, MemoryCommand, MemoryKind } from '../model/memory';
+import type { MemoryView, ConversationRecord, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
 import type { JobStats } from '../model/jobs';
-import type { MemoryView } from '../memory/long-term/types';
+import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
-import type { PromptTrace } from '../prompt/types';
-
-/** State of one engine slot (chat model or embedder). */
-export type EngineState = 'idle' | 'loading' | 'ready' | 'error';
-
-/** What the UI shows about the chat engine. */
-export interface ChatEngineStatus {
-  kind: ChatEngineKind | null;
-  modelId: string | null;
-  state: EngineState;
-  progress: LoadProgress | null;
-  /** Context window of the loaded model (tokens). */
-  contextWindow: number | null;
-  error: string | null;
-  /** Stable code of `error` (the UI translates by code and shows `error` as detail). */
-  errorCode: EngineErrorCode | null;
-}
-
-/** What the UI shows about the embedder. */
-export interface EmbedderStatus {
-  modelId: string | null;
-  dimension: number | null;
-  state: EngineState;
-  progress: LoadProgress | null;
-  error: string | null;
-  /** Stable code of `error`. While the embedder is not ready, memory search is keyword-only. */
-  errorCode: EngineErrorCode | null;
-}
-
-/** WebGPU availability, probed in the engine host. */
-export interface GpuInfo {
-  available: boolean;
-  /** Whether the adapter has `shader-f16` (else q4f32 model variants are used). */
-  shaderF16: boolean;
-  /** Adapter description, when available. */
-  adapter: string | null;
-}
-
-/** Both engines and the GPU. */
-export interface EngineStatus {
-  chat: ChatEngineStatus;
-  embedder: EmbedderStatus;
-  gpu: GpuInfo;
-}
-
-/** A model the user can pick. Sizes in bytes (approximate download size). */
-export interface ModelOption {
-  id: string;
-  label: string;
-  sizeBytes: number;
-  /** Context window in tokens. */
-  contextWindow: number;
-  /** Languages it is good at, e.g. `['zh', 'en']`. */
-  languages: string[];
-  recommended?: boolean;
-}
-
-/** The model pickers' contents. */
-export interface ModelCatalog {
-  /** WebLLM models whose WebGPU library ships in this package (variant ids for this GPU); `[]` when none ships. */
-  webllm: ModelOption[];
-  wllama: ModelOption[];
-  /** GGUF files the user opened or downloaded before (stored in OPFS). */
-  localFiles: LocalModelRecord[];
-  /** WebLLM model id to use by default for this GPU (q4f32 when `shader-f16` is missing); `''` when no GPU model ships. */
-  defaultWebllmModel: string;
-}
-
-/** Where wllama loads a GGUF from. */
-export type WllamaSource = { type: 'catalog'; id: string } | { type: 'opfs'; fileName: string };
+import type { PromptTrace } from '../model/trace';
+import { MessagingError } from '../model/errors';
 
 /** A conversation in the list. */
 export interface ConversationSummary {
@@ -112,31 +51,8 @@ export interface ChatTurnResult {
   userMessage: MessageRecord;
   assistantMessage: MessageRecord;
   /** Present when the message was an explicit memory command handled without the model. */
-  command?: { kind: 'remember' | 'forget'; affected: { id: string; kind: MemoryKind; text: string }[] };
+  command?: { kind: MemoryCommand; affected: AffectedMemory[] };
 }
-
-/** User settings (persisted in Dexie `settings`). */
-export interface Settings {
-  /** Engine to load on start. */
-  preferredEngine: 'webllm' | 'wllama';
-  webllmModelId: string | null;
-  wllamaSource: WllamaSource | null;
-  /** Embedding model id (transformers.js). */
-  embeddingModelId: string;
-  /** Strategy for new conversations. */
-  defaultStrategy: StrategyConfig;
-  /** Tokens reserved for each answer. */
-  maxAnswerTokens: number;
-  /** Memories injected per turn (top-k). */
-  memoryTopK: number;
-  /** Drop episodic memories older than this many days unless pinned (`null` = keep forever). */
-  episodicRetentionDays: number | null;
-  /** UI language. */
-  locale: 'auto' | 'en' | 'zh_CN';
-}
-
-/** See `DEFAULT_NAMESPACE` in `src/db/schema.ts` (declared there so the core can use it without loading the messaging runtime). */
-export { DEFAULT_NAMESPACE } from '../db/schema';
 
 /** Filter for the memory list. */
 export interface MemoryListQuery {
@@ -147,38 +63,6 @@ export interface MemoryListQuery {
   includeInvalid?: boolean;
   kinds?: MemoryKind[];
   limit?: number;
-}
-
-/** Report of a memory import. */
-export interface ImportReport {
-  added: number;
-  updated: number;
-  skipped: number;
-  /** Messages about rejected records (never silently dropped). */
-  errors: string[];
-  /** Vectors of the file left out (wrong dimension, NaN/Infinity, zero norm); their memories are re-embedded. */
-  vectorsDropped?: number;
-  /** Memories left out because the user deleted or forgot them on this device (tombstones); also counted in `skipped`. */
-  forgotten?: number;
-}
-
-/**
- * Progress of an export or import (`event.transfer`): `done` of `total` — records for `export`,
- * bytes of the file for `check` (validation pass) and `write` (writing pass).
- */
-export interface TransferProgress {
-  phase: 'export' | 'check' | 'write';
-  done: number;
-  total: number;
-}
-
-/** An import that did not finish (context killed, browser closed) and was undone when the core started. */
-export interface InterruptedImport {
-  /** Name of the staging file that was being imported. */
-  fileName: string;
-  /** ms epoch when it started and when it was undone. */
-  startedAt: number;
-  undoneAt: number;
 }
 
 /** Requests (and their replies) and events, by message type. */
@@ -251,15 +135,20 @@ export interface ProtocolMap {
   'jobs.stats'(): JobStats;
   'jobs.retryFailed'(): number;
 
-  // ── events broadcast by the core (fire and forget; nobody may be listening) ──
-  'event.chatDelta'(data: { requestId: string; conversationId: string; messageId: string; delta: string }): void;
-  'event.engine'(data: EngineStatus): void;
-  'event.jobs'(data: JobStats): void;
-  'event.conversations'(data: { conversationId: string | null }): void;
-  'event.settings'(data: Settings): void;
+  // ── events broadcast by the core (fire and forget; nobody may be listening; payloads: `EventPayloads`) ──
+  'event.chatDelta'(data: EventPayloads['event.chatDelta']): void;
+  'event.engine'(data: EventPayloads['event.engine']): void;
+  'event.jobs'(data: EventPayloads['event.jobs']): void;
+  'event.conversations'(data: EventPayloads['event.conversations']): void;
+  'event.settings'(data: EventPayloads['event.settings']): void;
   /** Progress of the export or import running now. */
-  'event.transfer'(data: TransferProgress): void;
+  'event.transfer'(data: EventPayloads['event.transfer']): void;
 }
+
+/** Compile-time check: the protocol's `event.*` messages are exactly `EVENT_TYPES`. */
+type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const _eventsMatch: SameKeys<Extract<keyof ProtocolMap, `event.${string}`>, EventType> = true;
+void _eventsMatch;
 
 /** Typed `sendMessage` / `onMessage` for the protocol above. */
 export const { sendMessage, onMessage, removeAllListeners } = defineExtensionMessaging<ProtocolMap>();
@@ -276,14 +165,14 @@ const CONTEXT_PATHS: Record<ExtensionContextName, string> = {
 /**
  * Throws unless `sender` is this extension and one of the `allowed` contexts (checked by URL
  * path). Content scripts and other extensions are never allowed.
- * @throws Error('Rejected message from …')
+ * @throws MessagingError('rejected_sender'), message 'Rejected message from …'
  */
 export function assertSender(sender: Runtime.MessageSender, allowed: ExtensionContextName[], extensionId: string): void {
   const url = sender.url ? new URL(sender.url) : null;
   const fromThisExtension = sender.id === extensionId && url?.protocol === 'chrome-extension:' && url.host === extensionId;
   const fromAllowedPage = url !== null && allowed.some((name) => url.pathname === CONTEXT_PATHS[name]);
   if (!fromThisExtension || !fromAllowedPage || sender.tab?.url?.startsWith('http')) {
-    throw new Error(`Rejected message from ${sender.url ?? sender.id ?? 'unknown sender'}`);
+    throw new MessagingError('rejected_sender', `Rejected message from ${sender.url ?? sender.id ?? 'unknown sender'}`);
   }
 }
 
@@ -291,6 +180,6 @@ export function assertSender(sender: Runtime.MessageSender, allowed: ExtensionCo
  * Broadcasts an event to whichever pages listen. Missing listeners (side panel closed) are not
  * an error; events are lost then, and the UI re-reads state when it opens.
  */
-export function emitEvent<K extends keyof ProtocolMap & `event.${string}`>(type: K, data: Parameters<ProtocolMap[K]>[0]): void {
+export function emitEvent<K extends EventType>(type: K, data: EventPayloads[K]): void {
   (sendMessage as any)(type, data).catch(() => undefined);
 }

@@ -5,8 +5,9 @@
  * descriptors the core registers are exactly this list and that each type has its UI label in
  * both locales (`jobs.types.<type with "." as "_">`). A persisted job whose type is not
  * registered (left by another version) is parked by the queue, never run or polled.
- * A leaf module: imports nothing from `src/`.
+ * A leaf module: imports nothing from `src/` outside `src/model/`.
  */
+import type { CodedError } from './errors';
 
 /**
  * Every job type the core registers, with the module that describes it:
@@ -64,5 +65,5 @@ export interface JobStats {
   parkedTypes: string[];
   current: { type: string; progress: number | null } | null;
   /** The latest failed jobs (at most 5, newest first) with their last error. */
-  recentFailures: { type: string; lastError: string; at: number }[];
+  recentFailures: { type: string; lastError: string; lastErrorInfo?: CodedError; at: number }[];
 }

@@ -3,7 +3,7 @@
  * q4f32 model variants)? Runs in the engine host (offscreen document); the service worker that
  * runs WebLLM sees the same physical adapter.
  */
-import type { GpuInfo } from '../messaging/protocol';
+import type { GpuInfo } from '../model/engine';
 
 /** The part of a `GPUAdapter` the probe reads (WebGPU spec, `GPUAdapter.features` / `.info`). */
 export interface GpuAdapterLike {

@@ -24,20 +24,10 @@ export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
 /** Suffix of files still being written. They are never listed or opened. */
 const PARTIAL_SUFFIX = '.partial';
 
-/** Why a model-file operation failed; stable for the UI to translate. */
-export type ModelFileErrorCode = 'not_found' | 'invalid_name' | 'quota' | 'aborted' | 'io' | 'unsupported';
+/** Why a model-file operation failed: a coded error of the `modelFile` domain (`src/model/errors.ts`). */
+import { ModelFileError } from '../model/errors';
 
-/** A model-file failure with a stable `code` and a readable message. */
-export class ModelFileError extends Error {
-  constructor(
-    readonly code: ModelFileErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'ModelFileError';
-  }
-}
+export { ModelFileError, type ModelFileErrorCode } from '../model/errors';
 
 /** The writable stream of a file handle (subset of `FileSystemWritableFileStream`). */
 export interface WritableFileLike {

@@ -23,13 +23,14 @@
  * neutralized (`PromptSection.neutralized`). The messages come back sealed (`sealNeutralized`, frozen):
  * the engine boundary passes them through without scanning them again.
  */
-import type { ChatMessage, TokenCounter } from '../engines/types';
-import type { RetrievedMemory } from '../memory/long-term/types';
-import { formatMemoriesForPrompt } from '../memory/long-term/retrieval/format';
-import type { ContextMessage, ShortTermContext } from '../memory/short-term/types';
+import type { ChatMessage } from '../model/engine';
+import type { TokenCounter } from '../model/tokens';
+import type { RetrievedMemory, ContextMessage, ShortTermContext } from '../model/context';
+import { formatMemoriesForPrompt } from './memory-lines';
 import { countPromptTokens } from '../tokens';
 import { capChars, indentContinuation, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS, mergeReports, neutralizerFor, sealNeutralized } from './neutralize';
-import type { MemoryCitation, NeutralizedReport, PromptBudget, PromptSection, PromptSectionKind } from './types';
+import type { MemoryCitation, NeutralizedReport, PromptBudget, PromptSection, PromptSectionKind } from '../model/trace';
+import { PromptError } from '../model/errors';
 
 /**
  * Largest share of the free budget each optional section may take (fractions of the tokens left
@@ -73,12 +74,14 @@ export function shortTermBudget(input: Pick<AssembleInput, 'systemInstruction' |
 }
 
 /** Thrown when the instruction and the user message alone do not fit the context window. */
-export class PromptTooLongError extends Error {
+export class PromptTooLongError extends PromptError {
   constructor(
     readonly neededTokens: number,
     readonly availableTokens: number,
   ) {
-    super(`The message needs ${neededTokens} tokens but the model has room for ${availableTokens}. Shorten it or load a model with a larger context window.`);
+    super('prompt_too_long', `The message needs ${neededTokens} tokens but the model has room for ${availableTokens}. Shorten it or load a model with a larger context window.`, {
+      params: { neededTokens, availableTokens },
+    });
     this.name = 'PromptTooLongError';
   }
 }

@@ -14,9 +14,11 @@
  * `［`/`］` (U+FF3B/U+FF3D), e.g. `<|im_start|>` → `‹|im_start|›`; a token without brackets gets a
  * WORD JOINER (U+2060) after its first character.
  */
-import type { ChatEngine, ChatMessage, TokenCounter } from '../engines/types';
+import type { ChatEngine } from '../engines/types';
+import type { ChatMessage } from '../model/engine';
+import type { TokenCounter } from '../model/tokens';
 import { isChatTokenCounter } from '../tokens/counter';
-import type { NeutralizedReport } from './types';
+import type { NeutralizedReport } from '../model/trace';
 
 /** Tag names of the delimited sections of the system message, as `assemble.ts` writes them. */
 export const SECTION_TAGS = ['long_term_memories', 'conversation_summary', 'entities', 'related_past_exchanges'] as const;

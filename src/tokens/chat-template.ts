@@ -24,7 +24,7 @@
  * Any other template (or none, for a Hugging Face tokenizer) is rendered as ChatML and flagged
  * `approximate`: content tokens are still exact, only the per-message overhead is a guess.
  */
-import type { ChatMessage } from '../engines/types';
+import type { ChatMessage } from '../model/engine';
 
 /** A recognised chat-template family (see module doc). */
 export type ChatTemplateFamily = 'chatml' | 'llama3' | 'gemma' | 'phi3';

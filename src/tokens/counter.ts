@@ -9,7 +9,8 @@
  * next (new memories, a new message) then costs only the changed lines, and the total is still
  * exactly what counting the whole text gives.
  */
-import type { ChatMessage, TokenCounter } from '../engines/types';
+import type { ChatMessage } from '../model/engine';
+import type { TokenCounter } from '../model/tokens';
 import { renderChat, type ChatTemplateInfo } from './chat-template';
 
 /**

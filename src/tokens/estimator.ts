@@ -19,7 +19,7 @@
  * Other tokenizers differ (Llama 3 packs Chinese less densely); the UI shows counts as
  * estimates (`exact: false`) until the model's tokenizer is loaded.
  */
-import type { TokenCounter } from '../engines/types';
+import type { TokenCounter } from '../model/tokens';
 import { CJK_CHAR as CJK } from '../text/language';
 import { cachedCount } from './counter';
 

@@ -6,11 +6,12 @@
 import { Tokenizer } from '@huggingface/tokenizers';
 import { detectChatTemplate } from './chat-template';
 import { makeChatCounter, splitsAtLineStarts, type ChatTokenCounter } from './counter';
+import { PromptError } from '../model/errors';
 
 /** Thrown when tokenizer files are missing or malformed. */
-export class TokenizerLoadError extends Error {
+export class TokenizerLoadError extends PromptError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super('tokenizer_load', message, options);
     this.name = 'TokenizerLoadError';
   }
 }

@@ -10,4 +10,3 @@ export { GgufReadError } from '../gguf/header';
 export { countPromptTokens } from './prompt';
 export { isChatTokenCounter, type ChatTokenCounter } from './counter';
 export { detectChatTemplate, renderChat, type ChatTemplateFamily, type ChatTemplateInfo, type RenderedChat } from './chat-template';
-export { budgetBar, type BudgetBar, type BudgetSegment, type BudgetSegmentKind } from './budget';

@@ -1,7 +1,8 @@
 /**
  * Token cost of a whole chat prompt.
  */
-import type { ChatMessage, TokenCounter } from '../engines/types';
+import type { ChatMessage } from '../model/engine';
+import type { TokenCounter } from '../model/tokens';
 import { isChatTokenCounter } from './counter';
 
 /**

@@ -17,7 +17,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { JobStats } from '../../src/jobs/queue';
+import type { JobStats } from '../../src/model/jobs';
 import { writeBertFixtureModel } from '../helpers/fixture-models';
 
 /** Root of the repository (from `import.meta.url`, so the harness also loads outside Vitest, e.g. in `npm run bench`). */

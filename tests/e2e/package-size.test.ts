@@ -32,6 +32,27 @@ describe('the built package', () => {
     expect(readFileSync(join(BUILD_DIR, offscreen.path), 'utf8')).toContain(`./${chunk}`);
   });
 
+  it('the offscreen document does not load WebLLM before the core answers: its chunk is reached by a dynamic import() only', () => {
+    const files = packageFiles(BUILD_DIR).filter((f) => f.part === 'js');
+    const webllm = files.find((f) => readFileSync(join(BUILD_DIR, f.path), 'utf8').includes('tvmjs'))!.path;
+    // The static module graph of offscreen.html: its <script>/modulepreload chunks and their static imports, transitively.
+    const html = readFileSync(join(BUILD_DIR, 'offscreen.html'), 'utf8');
+    const queue = [...html.matchAll(/(?:src|href)="\/(chunks\/[^"]+\.js)"/g)].map((m) => m[1]!);
+    const loaded = new Set<string>();
+    while (queue.length > 0) {
+      const file = queue.pop()!;
+      if (loaded.has(file)) continue;
+      loaded.add(file);
+      const code = readFileSync(join(BUILD_DIR, file), 'utf8');
+      // Static `import … from"./x.js"` and `import"./x.js"`; a dynamic `import(\`./x.js\`)` does not match.
+      for (const m of code.matchAll(/(?:from|import)\s*["'`]\.\/([^"'`]+\.js)["'`]/g)) queue.push(join('chunks', m[1]!));
+    }
+    expect(loaded.size).toBeGreaterThan(1);
+    expect([...loaded]).not.toContain(webllm);
+    const offscreen = [...loaded].find((f) => /^chunks\/offscreen-.*\.js$/.test(f))!;
+    expect(readFileSync(join(BUILD_DIR, offscreen), 'utf8')).toContain(`import(\`./${webllm.replace(/^chunks\//, '')}\`)`);
+  });
+
   it("ships only ONNX Runtime's CPU (WASM) build, the files the embedder is pointed at", () => {
     expect(readdirSync(join(BUILD_DIR, 'runtime/ort')).sort()).toEqual(['ort-wasm-simd-threaded.mjs', 'ort-wasm-simd-threaded.wasm']);
     expect([ORT_RUNTIME_PATHS.mjs, ORT_RUNTIME_PATHS.wasm]).toEqual(['/runtime/ort/ort-wasm-simd-threaded.mjs', '/runtime/ort/ort-wasm-simd-threaded.wasm']);

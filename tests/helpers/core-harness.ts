@@ -18,7 +18,7 @@ import { createCore, type Core, type CoreDeps } from '../../src/core/index';
 import { RecallDB } from '../../src/db/schema';
 import { createTransformersEmbedder } from '../../src/engines/transformers';
 import type { ChatEngine, Embedder } from '../../src/engines/types';
-import type { EngineStatus } from '../../src/messaging/protocol';
+import type { EngineStatus } from '../../src/model/engine';
 import { createTokenEstimator } from '../../src/tokens';
 import { writeBertFixtureModel } from './fixture-models';
 import { createScriptedEngine, type ScriptedEngine } from './scripted-engine';

@@ -5,7 +5,7 @@
  * cannot run behind the panel's messaging in Node, so this is the boundary faked.
  */
 import { DEFAULT_STRATEGY } from '../../src/model/strategies';
-import type { Settings } from '../../src/messaging/protocol';
+import type { Settings } from '../../src/model/settings';
 import type { DataOf, EventType, ReplyOf, Request, RequestType, StoreApi, Subscribe } from '../../src/ui/state/api';
 
 /** Answers one request type: its data → the reply (or a promise of it); throw to fail. */

@@ -3,7 +3,8 @@
  * that cannot run here (a real LLM that follows instructions: WebLLM needs a GPU and model
  * hubs). Everything above it — prompts, parsing, storage — runs for real.
  */
-import type { ChatEngine, ChatRequest, ChatResult, TokenCounter } from '../../src/engines/types';
+import type { ChatEngine, ChatRequest, ChatResult } from '../../src/engines/types';
+import type { TokenCounter } from '../../src/model/tokens';
 
 /** A scripted reply: a fixed string, or a function of the request. */
 export type ScriptedReply = string | ((request: ChatRequest) => string);

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/index';
-import type { TransferProgress } from '../../src/messaging/protocol';
+import type { TransferProgress } from '../../src/model/backup';
 import { BACKUPS_DIR, openModelFile, writeFileChunks } from '../../src/platform/model-files';
 import { stageImportFile } from '../../src/ui/lib/import-file';
 import { useTestCores } from '../helpers/core-harness';

@@ -7,7 +7,8 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { Core } from '../../src/core/index';
-import { RecallDB, type MemoryRecord } from '../../src/db/schema';
+import { RecallDB } from '../../src/db/schema';
+import type { MemoryRecord } from '../../src/model/records';
 import type { Embedder } from '../../src/engines/types';
 import { REEMBED_JOB } from '../../src/memory/long-term/jobs';
 import type { LongTermStore } from '../../src/memory/long-term/store';

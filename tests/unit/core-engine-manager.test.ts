@@ -9,7 +9,7 @@ import { createEngineManager } from '../../src/core/engine-manager';
 import { RecallDB } from '../../src/db/schema';
 import { EngineError, type ChatResult, type LoadOptions } from '../../src/engines/types';
 import type { WllamaChatEngine } from '../../src/engines/wllama';
-import type { EngineStatus } from '../../src/messaging/protocol';
+import type { EngineStatus } from '../../src/model/engine';
 
 let db: RecallDB;
 afterEach(async () => db?.delete());

@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/index';
-import { DEFAULT_SETTINGS } from '../../src/core/settings';
+import { DEFAULT_SETTINGS } from '../../src/model/settings';
 import { TABLE_DATA, type RecallDB } from '../../src/db/schema';
 import { EXTRACTION_STATS_KEY, MAINTENANCE_JOB } from '../../src/memory/long-term/jobs';
 import type { LongTermStore } from '../../src/memory/long-term/store';

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/index';
 import type { RecallDB } from '../../src/db/schema';
-import type { StrategyConfig } from '../../src/memory/short-term/types';
+import type { StrategyConfig } from '../../src/model/strategies';
 import { noteTakingEngine, useTestCores } from '../helpers/core-harness';
 
 const SECRET = 'swordfish';

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSettingsStore, DEFAULT_SETTINGS } from '../../src/core/settings';
+import { createSettingsStore } from '../../src/core/settings';
 import { RecallDB } from '../../src/db/schema';
+import { readSettings } from '../../src/db/settings';
+import { DEFAULT_SETTINGS, MAINTENANCE_STATE_KEY } from '../../src/model/settings';
 
 let db: RecallDB;
 afterEach(async () => db?.delete());
@@ -41,5 +43,33 @@ describe('settings store', () => {
     const got = await createSettingsStore(db).get();
     expect(got.maxAnswerTokens).toBe(DEFAULT_SETTINGS.maxAnswerTokens);
     expect(got.memoryTopK).toBe(4);
+  });
+
+  it('parses stored settings the same way when job bookkeeping rows (stats.*, state.*) share the table', async () => {
+    db = new RecallDB(`settings-${crypto.randomUUID()}`);
+    await db.settings.bulkPut([
+      // Stored without its parameter (an older version): the store fills k = 5, the spec default.
+      { key: 'defaultStrategy', value: { kind: 'buffer-window' } },
+      { key: 'memoryTopK', value: 4 },
+      { key: 'stats.ltmExtraction', value: { succeeded: 1 } },
+      { key: MAINTENANCE_STATE_KEY, value: { mergedThrough: 1 } },
+    ]);
+    const got = await createSettingsStore(db).get();
+    expect(got.defaultStrategy).toEqual({ kind: 'buffer-window', k: 5 });
+    expect(got).toEqual({ ...DEFAULT_SETTINGS, defaultStrategy: { kind: 'buffer-window', k: 5 }, memoryTopK: 4 });
+  });
+
+  it('readSettings reads only the settings keys and says which ones are stored', async () => {
+    db = new RecallDB(`settings-${crypto.randomUUID()}`);
+    await db.settings.bulkPut([
+      { key: 'embeddingModelId', value: '' }, // stored but invalid: the default is used, the key counts as stored
+      { key: 'episodicRetentionDays', value: 30 },
+      { key: 'stats.ltmMaintenance', value: { at: 1 } },
+    ]);
+    const { settings, stored } = await readSettings(db);
+    expect(settings).toEqual({ ...DEFAULT_SETTINGS, episodicRetentionDays: 30 });
+    expect([...stored].sort()).toEqual(['embeddingModelId', 'episodicRetentionDays']);
+    expect(await createSettingsStore(db).isStored('embeddingModelId')).toBe(true);
+    expect(await createSettingsStore(db).isStored('locale')).toBe(false);
   });
 });

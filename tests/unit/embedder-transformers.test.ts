@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTransformersEmbedder, DEFAULT_EMBEDDING_MODEL } from '../../src/engines/transformers';
-import { EngineError, type LoadProgress } from '../../src/engines/types';
+import { EngineError } from '../../src/engines/types';
+import type { LoadProgress } from '../../src/model/engine';
 import { writeBertFixtureModel, writeModel2VecOnnxModel, type BertFixtureModel } from '../helpers/fixture-models';
 
 const MODEL_ID = 'test/bert-fixture';

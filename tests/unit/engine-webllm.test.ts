@@ -19,8 +19,8 @@ import {
   webllmVariantFor,
   type WebLLMChatEngine,
 } from '../../src/engines/webllm';
-import { EngineError, type LoadProgress } from '../../src/engines/types';
-import type { GpuInfo } from '../../src/messaging/protocol';
+import { EngineError } from '../../src/engines/types';
+import type { LoadProgress, GpuInfo } from '../../src/model/engine';
 import { createPortPair, createWebLLMWorld, FAKE_EXTENSION_ID, WEBLLM_PROGRESS_SCRIPT } from '../helpers/fixture-webllm';
 import { registerWebLLMServiceWorker } from '../../src/engines/webllm';
 

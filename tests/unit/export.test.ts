@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecallDB, type MemoryRecord } from '../../src/db/schema';
+import { RecallDB } from '../../src/db/schema';
+import type { MemoryRecord } from '../../src/model/records';
 import { base64ToVector, exportAll, importAll as importFile, ImportError, parseExportFile, vectorToBase64 } from '../../src/backup';
 import { memoryHash } from '../../src/memory/long-term/text';
 import { importReportView } from '../../src/ui/lib/import-report';

@@ -7,14 +7,15 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeCommand } from '../../src/core/chat-service';
-import type { MessageRecord, RecallDB } from '../../src/db/schema';
-import type { TokenCounter } from '../../src/engines/types';
+import type { RecallDB } from '../../src/db/schema';
+import type { MessageRecord } from '../../src/model/records';
+import type { TokenCounter } from '../../src/model/tokens';
 import { runMemoryCommand } from '../../src/memory/long-term/commands';
 import { episodicText } from '../../src/memory/long-term/index';
-import { MAX_MEMORY_TEXT_CHARS, MemoryTextTooLongError } from '../../src/memory/long-term/text';
-import type { RetrievedMemory } from '../../src/memory/long-term/types';
+import { MemoryTextTooLongError } from '../../src/memory/long-term/text';
+import { MAX_MEMORY_TEXT_CHARS } from '../../src/model/memory';
+import type { RetrievedMemory, ShortTermContext } from '../../src/model/context';
 import { messageTokens } from '../../src/memory/short-term/messages';
-import type { ShortTermContext } from '../../src/memory/short-term/types';
 import { assemblePrompt } from '../../src/prompt/assemble';
 import { capChars, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS } from '../../src/prompt/neutralize';
 import { openTestStore } from '../helpers/ltm-test-store';

@@ -5,7 +5,8 @@
  * the per-record ones did, across batch boundaries, and that a failing bulk write is undone whole.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecallDB, type ConversationRecord, type MessageRecord } from '../../src/db/schema';
+import { RecallDB } from '../../src/db/schema';
+import type { ConversationRecord, MessageRecord } from '../../src/model/records';
 import { importAll } from '../../src/backup';
 
 const dbs: RecallDB[] = [];

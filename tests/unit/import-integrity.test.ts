@@ -6,7 +6,8 @@
  * Voy) with the hashed n-gram TEST embedder (tests/helpers/ltm-test-store.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecallDB, type MemoryRecord } from '../../src/db/schema';
+import { RecallDB } from '../../src/db/schema';
+import type { MemoryRecord } from '../../src/model/records';
 import { createMemoryStore } from '../../src/memory/long-term/store';
 import {
   exportAll,

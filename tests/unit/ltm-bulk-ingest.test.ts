@@ -5,7 +5,8 @@
  * Real Dexie (fake-indexeddb), real store and indexes; embeddings: the hashed n-gram TEST embedder.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RecallDB, type MessageRecord } from '../../src/db/schema';
+import { RecallDB } from '../../src/db/schema';
+import type { MessageRecord } from '../../src/model/records';
 import { createJobQueue } from '../../src/jobs/queue';
 import { createLongTermMemory, registerEpisodicJobs, storeEpisodes } from '../../src/memory/long-term';
 import { createMemoryStore } from '../../src/memory/long-term/store';

@@ -7,7 +7,8 @@
 import 'fake-indexeddb/auto';
 import Dexie from 'dexie';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RecallDB, type MemoryRecord } from '../../src/db/schema';
+import { RecallDB } from '../../src/db/schema';
+import type { MemoryRecord } from '../../src/model/records';
 import { createMemoryStore, type LongTermStore } from '../../src/memory/long-term/store';
 import { createMemoryAdmin } from '../../src/core/memory-admin';
 import { BLOCK_SLOTS, BlockIndex, exactTopK, type IndexHeaderRecord, type LexicalSnapshotRecord } from '../../src/memory/long-term/retrieval/blocks';
@@ -183,6 +184,7 @@ describe('persisted index layout', () => {
 
     const store = await openStore(db);
     expect(store.indexStats().open.via).toBe('blocks'); // no rebuild from the rows
+    await store.whenIndexed(); // the lexical snapshot loads in the background
     expect(store.indexStats()).toMatchObject({ memories: 8, lexical: 8, vector: { size: 7, modelId: embedder.modelId, dimension: embedder.dimension } });
     // The vector of every row is back, bit for bit, when read through Dexie.
     for (const [i, r] of rows.entries()) {
@@ -213,6 +215,8 @@ describe('persisted index layout', () => {
     expect(reads.calls).toEqual([]); // only `count()`: no row, no text, no vector read
     const db2 = counted;
     expect(reopened.indexStats().open).toMatchObject({ via: 'blocks', replayed: 0 });
+    await reopened.whenIndexed(); // the lexical snapshot loads in the background
+    expect(reads.calls).toEqual([]); // the snapshot load reads no row either
     expect(reopened.indexStats()).toMatchObject({ memories: 7, lexical: 7, vector: { size: 7 } });
     expect(await answers(reopened)).toEqual(before);
     expect((await db2.memories.toCollection().raw().toArray()).some((r) => 'embedding' in (r as object))).toBe(false);
@@ -230,6 +234,8 @@ describe('persisted index layout', () => {
     const before = await answers(store);
     const reopened = await openStore(db);
     expect(reopened.indexStats().open).toMatchObject({ via: 'blocks', replayed: 3 });
+    await reopened.whenIndexed(); // the snapshot is loaded and the 3 changes replayed in the background
+    expect(reopened.indexStats().lexical).toBe(TEXTS.length);
     expect(ids(await reopened.search({ text: 'Shenzhen', namespace: 'default' }, { mode: 'lexical' }))).toEqual([added[0]]);
     expect(ids(await reopened.search({ text: 'Hangzhou', namespace: 'default' }, { mode: 'lexical' }))).toEqual([]);
     expect(ids(await reopened.search({ text: '跑步', namespace: 'default' }, { mode: 'lexical' }))).toEqual([]);
@@ -321,9 +327,40 @@ describe('persisted index layout', () => {
     const snapshot = (await db.memoryIndex.get('lexical')) as LexicalSnapshotRecord;
     await db.memoryIndex.put({ ...snapshot, json: '{"not": "minisearch"' });
     const reopened = await openStore(db);
+    await reopened.whenIndexed(); // the snapshot is read in the background
     expect(warn).toHaveBeenCalledWith('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', expect.any(Error));
     warn.mockRestore();
     expect(await answers(reopened)).toEqual(before);
+  });
+});
+
+describe('cold start: the lexical snapshot loads in the background', () => {
+  it('a search during the load is answered by the ready paths (catalog texts, exact vector scan) and says so; once loaded, every answer is as before the restart', async () => {
+    const db = newDb();
+    const first = await openStore(db);
+    const added = await fill(first);
+    await first.flushSnapshot();
+    const before = await answers(first);
+    const reopened = await openStore(db);
+    // Searchable before the lexical index is loaded.
+    expect(reopened.indexStats()).toMatchObject({ memories: TEXTS.length, lexical: 0 });
+    const lexical = reopened.search({ text: 'Mochi', namespace: 'default' }, { mode: 'lexical' });
+    const hybrid = reopened.search({ text: 'my cat Mochi', namespace: 'default' });
+    const vector = reopened.search({ text: 'where do I live', namespace: 'default', includeInvalid: true }, { mode: 'vector' });
+    // A write meanwhile waits for the load and is not lost.
+    const late = reopened.add({ namespace: 'other', kind: 'fact', text: 'My kite is orange' }, 'test');
+    expect((await lexical).map((r) => [r.memory.id, r.lexicalFrom])).toEqual([[added[6], 'catalog']]);
+    expect((await hybrid).map((r) => [r.memory.id, r.lexicalFrom])[0]).toEqual([added[6], 'catalog']);
+    // The vector path does not depend on the lexical index: the same answer as before, unflagged.
+    expect((await vector).map((r) => [r.memory.id, r.score.toFixed(9), r.ranks])).toEqual(before[2]);
+    expect((await vector).every((r) => r.lexicalFrom === undefined)).toBe(true);
+    await reopened.whenIndexed();
+    expect(reopened.indexStats()).toMatchObject({ memories: TEXTS.length + 1, lexical: TEXTS.length + 1 });
+    expect(await answers(reopened)).toEqual(before);
+    const loaded = await reopened.search({ text: 'my cat Mochi', namespace: 'default' });
+    expect(loaded[0]?.memory.id).toBe(added[6]);
+    expect(loaded.every((r) => r.lexicalFrom === undefined)).toBe(true);
+    expect(ids(await reopened.search({ text: 'orange kite', namespace: 'other' }, { mode: 'lexical' }))).toEqual([(await late).memory.id]);
   });
 });
 
@@ -369,6 +406,8 @@ describe('Memory tab', () => {
     // A cold start: a new connection and store over the stored memories.
     const { db, reads } = countingDb(name);
     const store = await openStore(db);
+    // The index's own background load (here: no snapshot yet, so the lexical index is built from the rows) is not the tab's reads.
+    await store.whenIndexed();
     reads.calls.length = 0;
     const admin = createMemoryAdmin(db, store);
     const first = await admin.list({ namespace: 'default', search: 'Moch' });

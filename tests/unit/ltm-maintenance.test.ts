@@ -4,7 +4,8 @@
  * (texts → chosen vectors), so the cosine of each pair is known exactly.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { MemoryKind, RecallDB } from '../../src/db/schema';
+import type { RecallDB } from '../../src/db/schema';
+import type { MemoryKind } from '../../src/model/memory';
 import type { Embedder } from '../../src/engines/types';
 import { runMaintenance } from '../../src/memory/long-term/maintenance';
 import type { LongTermStore } from '../../src/memory/long-term/store';

@@ -4,7 +4,8 @@
  * context; access recording; explicit commands. Embeddings: the hashed n-gram TEST embedder.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RecallDB, type MessageRecord } from '../../src/db/schema';
+import { RecallDB } from '../../src/db/schema';
+import type { MessageRecord } from '../../src/model/records';
 import { createJobQueue, type JobQueue } from '../../src/jobs/queue';
 import { ACCESS_WRITE_DELAY_MS, createLongTermMemory, EPISODIC_JOB, EXTRACT_JOB, episodicText, registerEpisodicJobs } from '../../src/memory/long-term';
 import { createMemoryStore } from '../../src/memory/long-term/store';

@@ -3,9 +3,8 @@
  * number computable by hand (template overhead 4 per message, reply primer 3).
  */
 import { describe, expect, it } from 'vitest';
-import type { TokenCounter } from '../../src/engines/types';
-import type { RetrievedMemory } from '../../src/memory/long-term/types';
-import type { ContextMessage, ShortTermContext } from '../../src/memory/short-term/types';
+import type { TokenCounter } from '../../src/model/tokens';
+import type { RetrievedMemory, ContextMessage, ShortTermContext } from '../../src/model/context';
 import { assemblePrompt, fitText, PromptTooLongError, SECTION_SHARES, shortTermBudget } from '../../src/prompt/assemble';
 
 const chars: TokenCounter = { id: 'test:chars', exact: true, count: (t) => t.length, perMessageOverhead: 4, replyPrimerTokens: 3 };

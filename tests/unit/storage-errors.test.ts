@@ -40,7 +40,7 @@ describe('the panel side', () => {
   });
 
   it('has the sentence in English and Simplified Chinese', () => {
-    expect(en.errors.storageFull).toMatch(/^Storage is full/);
-    expect(zh.errors.storageFull).toMatch(/^存储空间已满/);
+    expect(en.errorCodes.storage.storage_full).toMatch(/^Storage is full/);
+    expect(zh.errorCodes.storage.storage_full).toMatch(/^存储空间已满/);
   });
 });

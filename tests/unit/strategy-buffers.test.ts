@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createStrategy, groupExchanges, normalizeStrategyConfig, STRATEGIES } from '../../src/memory/short-term';
-import type { ContextMessage } from '../../src/memory/short-term';
+import type { ContextMessage } from '../../src/model/context';
 import { strategyInfo } from '../../src/model/strategies';
 import { createHarness, wordCounter, type Harness } from '../../bench/data/strategy-harness';
 import { qwenCounter } from '../../bench/data/qwen-tokenizer';

@@ -4,7 +4,8 @@
  * fixed list with given similarities, so the expected selection can be computed by hand.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createStrategy, type RetrievedExchange } from '../../src/memory/short-term';
+import { createStrategy } from '../../src/memory/short-term';
+import type { RetrievedExchange } from '../../src/model/context';
 import { createHarness, type Harness } from '../../bench/data/strategy-harness';
 
 let h: Harness;

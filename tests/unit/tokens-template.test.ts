@@ -3,8 +3,7 @@
  * and the token-budget bar (hand-computed segments).
  */
 import { describe, expect, it } from 'vitest';
-import { budgetBar, detectChatTemplate, renderChat } from '../../src/tokens';
-import type { PromptSection } from '../../src/prompt/types';
+import { detectChatTemplate, renderChat } from '../../src/tokens';
 
 const conv = [
   { role: 'system' as const, content: 'Be brief.' },
@@ -65,30 +64,5 @@ describe('detectChatTemplate / renderChat', () => {
       '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n',
     );
     expect(renderChat(info, conv).prefix).toBe('');
-  });
-});
-
-describe('budgetBar', () => {
-  const section = (kind: PromptSection['kind'], tokens: number): PromptSection => ({ kind, text: '', tokens, items: 1, dropped: 0 });
-
-  it('groups sections and derives template, reserved and free tokens', () => {
-    const sections = [section('system', 100), section('memories', 200), section('summary', 150), section('entities', 30), section('retrieved', 20), section('recent', 400), section('user', 50)];
-    // Σ sections = 950; prompt = 1000 → template 50; free = 4096 − 1000 − 1024 = 2072.
-    const bar = budgetBar(sections, { contextWindow: 4096, reservedForAnswer: 1024, promptTokens: 1000, tokenizer: 'hf:x', exact: true });
-    expect(Object.fromEntries(bar.segments.map((s) => [s.kind, s.tokens]))).toEqual({
-      system: 100, memories: 200, summary: 200, recent: 400, user: 50, template: 50, reserved: 1024, free: 2072,
-    });
-    expect(bar.segments.reduce((a, s) => a + s.tokens, 0)).toBe(4096);
-    expect(bar.segments.find((s) => s.kind === 'reserved')!.fraction).toBeCloseTo(0.25, 10);
-    expect(bar).toMatchObject({ overflow: false, overflowTokens: 0, estimated: false, tokenizer: 'hf:x' });
-    expect(bar.segments[0]!.label).toEqual({ en: 'System', zh_CN: '系统指令' });
-  });
-
-  it('reports overflow when prompt + answer exceed the window', () => {
-    const bar = budgetBar([section('recent', 3900)], { contextWindow: 4096, reservedForAnswer: 512, promptTokens: 3950, tokenizer: 'estimator:v1', exact: false });
-    expect(bar.overflow).toBe(true);
-    expect(bar.overflowTokens).toBe(3950 + 512 - 4096);
-    expect(bar.segments.find((s) => s.kind === 'free')!.tokens).toBe(0);
-    expect(bar.estimated).toBe(true);
   });
 });

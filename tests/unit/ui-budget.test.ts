@@ -1,7 +1,7 @@
 /** Token-budget bar (src/ui/lib/budget.ts): every number below is worked out by hand. */
 import { describe, expect, it } from 'vitest';
 import { computeBudget } from '../../src/ui/lib/budget';
-import type { PromptBudget, PromptSection } from '../../src/prompt/types';
+import type { PromptBudget, PromptSection } from '../../src/model/trace';
 
 const section = (kind: PromptSection['kind'], tokens: number): PromptSection => ({ kind, text: '', tokens, items: 1, dropped: 0 });
 const budget = (over: Partial<PromptBudget>): PromptBudget => ({ contextWindow: 4096, reservedForAnswer: 512, promptTokens: 0, tokenizer: 'hf:test', exact: true, ...over });

@@ -6,7 +6,8 @@
  */
 import { deserializeError, serializeError } from '@aklinker1/zero-serialize-error';
 import { describe, expect, it } from 'vitest';
-import { EngineError, type EngineErrorCode } from '../../src/engines/types';
+import { EngineError } from '../../src/engines/types';
+import type { EngineErrorCode } from '../../src/model/engine';
 import { changeUiLanguage, i18n, translate } from '../../src/ui/i18n/instance';
 import { ENGINE_ERROR_CODES, engineErrorView, errorCodeOf, isEngineErrorCode } from '../../src/ui/lib/engine-errors';
 

@@ -14,7 +14,7 @@ import { changeUiLanguage, i18n, translate } from '../../src/ui/i18n/instance';
 import { importReportView } from '../../src/ui/lib/import-report';
 import { currentJobPercent, JOB_LABELS, jobFailureViews, jobLabelKey } from '../../src/ui/lib/jobs';
 import { promptNoticeViews } from '../../src/ui/lib/prompt-notices';
-import type { PromptNotice } from '../../src/prompt/types';
+import type { PromptNotice } from '../../src/model/trace';
 
 /** `true` when `key` exists in both locales without falling back. */
 function inBothLocales(key: string): boolean {
@@ -92,11 +92,13 @@ describe('job labels and failures', () => {
       recentFailures: [
         { type: 'short-term.summary', lastError: ' Summary rejected: no user words kept ', at: 2_000 },
         { type: 'ltm.future', lastError: '', at: 1_000 },
+        { type: 'ltm.reembed', lastError: '3 memories still lack a vector', lastErrorInfo: { domain: 'jobs', code: 'reembed_incomplete', params: { remaining: 3 } }, at: 500 },
       ],
     });
     expect(views).toEqual([
-      { label: 'jobs.types.short-term_summary', reason: 'Summary rejected: no user words kept', at: 2_000 },
-      { label: 'jobs.types.other', reason: '', at: 1_000 },
+      { label: 'jobs.types.short-term_summary', reason: 'Summary rejected: no user words kept', reasonView: null, at: 2_000 },
+      { label: 'jobs.types.other', reason: '', reasonView: null, at: 1_000 },
+      { label: 'jobs.types.ltm_reembed', reason: '3 memories still lack a vector', reasonView: { key: 'errorCodes.jobs.reembed_incomplete', params: { remaining: 3 } }, at: 500 },
     ]);
     expect(jobFailureViews(null)).toEqual([]);
     expect(jobFailureViews({} as never)).toEqual([]);

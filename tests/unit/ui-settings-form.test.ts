@@ -1,6 +1,6 @@
 /** Settings form validation (src/ui/lib/settings-form.ts) and the import-file check (src/ui/lib/import-file.ts). */
 import { describe, expect, it } from 'vitest';
-import type { Settings } from '../../src/messaging/protocol';
+import type { Settings } from '../../src/model/settings';
 import { controlPatch, parseIntInRange, patchChangesSettings, settingsToForm } from '../../src/ui/lib/settings-form';
 import { checkImportFile, checkImportStart, MAX_IMPORT_BYTES } from '../../src/ui/lib/import-file';
 import { resolveUiLanguage } from '../../src/ui/lib/locale';

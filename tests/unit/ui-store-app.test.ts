@@ -4,8 +4,9 @@
  * messaging in Node). i18n, notices and every store are the real ones.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_STRATEGY } from '../../src/memory/short-term/types';
-import type { EngineStatus, Settings } from '../../src/messaging/protocol';
+import { DEFAULT_STRATEGY } from '../../src/model/strategies';
+import type { EngineStatus } from '../../src/model/engine';
+import type { Settings } from '../../src/model/settings';
 import { language } from '../../src/ui/i18n/index.svelte';
 import { AppState } from '../../src/ui/state/app.svelte';
 import { createJobsStore } from '../../src/ui/state/jobs.svelte';
@@ -24,7 +25,7 @@ describe('notices store', () => {
     vi.useFakeTimers();
     const notices = createNoticesStore();
     notices.notify('info', 'Saved');
-    notices.fail('errors.settingsFailed', Object.assign(new Error('QuotaExceededError'), { code: STORAGE_FULL_CODE }));
+    notices.fail('errors.settingsFailed', Object.assign(new Error('QuotaExceededError'), { domain: 'storage', code: STORAGE_FULL_CODE }));
     vi.advanceTimersByTime(5_999);
     expect(notices.list).toHaveLength(2);
     vi.advanceTimersByTime(1);

@@ -4,8 +4,8 @@
  * the transcript helpers and the notices are the real ones.
  */
 import { describe, expect, it } from 'vitest';
-import type { ConversationRecord, MessageRecord } from '../../src/db/schema';
-import { DEFAULT_STRATEGY } from '../../src/memory/short-term/types';
+import type { ConversationRecord, MessageRecord } from '../../src/model/records';
+import { DEFAULT_STRATEGY } from '../../src/model/strategies';
 import type { ChatTurnResult } from '../../src/messaging/protocol';
 import { createChatStore } from '../../src/ui/state/chat.svelte';
 import { createConversationsStore } from '../../src/ui/state/conversations.svelte';

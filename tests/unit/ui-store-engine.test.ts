@@ -4,7 +4,8 @@
  * Node). The GGUF header check, the error translation and the notices are the real ones.
  */
 import { describe, expect, it } from 'vitest';
-import type { EngineStatus, ModelCatalog } from '../../src/messaging/protocol';
+import type { EngineStatus } from '../../src/model/engine';
+import type { ModelCatalog } from '../../src/model/catalog';
 import { createEngineStore } from '../../src/ui/state/engine.svelte';
 import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { createFakeApi, deferred } from '../helpers/fake-api';

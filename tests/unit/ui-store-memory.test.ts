@@ -4,9 +4,9 @@
  * cannot run in Node); the store, the import-file check and the notices are the real ones.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MAX_MEMORY_TEXT_CHARS } from '../../src/memory/long-term/text';
-import type { MemoryView } from '../../src/memory/long-term/types';
-import type { ImportReport } from '../../src/messaging/protocol';
+import { MAX_MEMORY_TEXT_CHARS } from '../../src/model/memory';
+import type { MemoryView } from '../../src/model/records';
+import type { ImportReport } from '../../src/model/backup';
 import { createMemoryItemStore } from '../../src/ui/state/memory-item.svelte';
 import { createMemoryStore } from '../../src/ui/state/memory.svelte';
 import { createNoticesStore } from '../../src/ui/state/notices.svelte';

@@ -5,10 +5,12 @@
  * Node). The settings, conversations, engine and notices stores under them are the real ones.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ConversationRecord } from '../../src/db/schema';
+import type { ConversationRecord } from '../../src/model/records';
 import { DEFAULT_STRATEGY } from '../../src/model/strategies';
-import type { EngineStatus, ModelCatalog, ModelOption, Settings } from '../../src/messaging/protocol';
-import type { PromptTrace } from '../../src/prompt/types';
+import type { EngineStatus, ModelOption } from '../../src/model/engine';
+import type { ModelCatalog } from '../../src/model/catalog';
+import type { Settings } from '../../src/model/settings';
+import type { PromptTrace } from '../../src/model/trace';
 import { createContextViewStore } from '../../src/ui/state/context-view.svelte';
 import { createConversationDrawerStore } from '../../src/ui/state/conversation-drawer.svelte';
 import { createConversationsStore } from '../../src/ui/state/conversations.svelte';

@@ -1,6 +1,6 @@
 /** Chat transcript with streaming (src/ui/lib/transcript.ts). */
 import { describe, expect, it } from 'vitest';
-import type { MessageRecord } from '../../src/db/schema';
+import type { MessageRecord } from '../../src/model/records';
 import type { ChatTurnResult } from '../../src/messaging/protocol';
 import {
   applyDelta,

@@ -15,7 +15,8 @@
  * (tests, benchmarks) transformers.js uses onnxruntime-node instead.
  */
 import { env, pipeline, type FeatureExtractionPipeline, type ProgressInfo } from '@huggingface/transformers';
-import { EngineError, type Embedder, type LoadProgress } from '../types';
+import { EngineError, type Embedder } from '../types';
+import type { LoadProgress } from '../../model/engine';
 
 /** Default embedding model: multilingual (zh/en and 50+ more), 384-d, quantized ONNX from Xenova. */
 export const DEFAULT_EMBEDDING_MODEL = 'Xenova/paraphrase-multilingual-MiniLM-L12-v2';

@@ -18,9 +18,10 @@
  */
 import { Mutex } from 'async-mutex';
 import { WebWorkerMLCEngine, prebuiltAppConfig, type AppConfig, type ChatCompletionChunk, type ChatCompletionRequestStreaming } from '@mlc-ai/web-llm';
-import type { GpuInfo } from '../../messaging/protocol';
+import type { GpuInfo } from '../../model/engine';
 import { probeGpu } from '../../platform/gpu';
-import { EngineError, type ChatEngine, type ChatRequest, type ChatResult, type LoadOptions, type TokenCounter } from '../types';
+import { EngineError, type ChatEngine, type ChatRequest, type ChatResult, type LoadOptions } from '../types';
+import type { TokenCounter } from '../../model/tokens';
 import { addChunk, finishCompletion, startCompletion } from '../openai-stream';
 import { webllmVariantFor } from './models';
 import { createWebLLMProgressMapper, type WebLLMInitReport } from './progress';

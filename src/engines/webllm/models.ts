@@ -3,7 +3,7 @@
  * 0.2.86's `prebuiltAppConfig`, and the rule that swaps an f16 variant for its f32 twin when the
  * GPU adapter lacks the `shader-f16` feature.
  */
-import type { GpuInfo, ModelOption } from '../../messaging/protocol';
+import type { GpuInfo, ModelOption } from '../../model/engine';
 
 /**
  * Approximate download size of an MLC 4-bit model (bytes): parameters × bits per parameter / 8.

@@ -11,7 +11,7 @@
  * - `Loading GPU shader modules[i/n]: <p>% completed, <s> secs elapsed.` (compile)
  * - `Finish loading on WebGPU - <adapter>` (ready)
  */
-import type { LoadProgress, LoadStage } from '../types';
+import type { LoadProgress, LoadStage } from '../../model/engine';
 
 /** The report WebLLM posts (same shape as `InitProgressReport` in `@mlc-ai/web-llm`). */
 export interface WebLLMInitReport {

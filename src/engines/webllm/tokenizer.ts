@@ -6,7 +6,7 @@
  * the same files the service worker cached and builds a Hugging Face tokenizer counter from them.
  */
 import { prebuiltAppConfig, type AppConfig } from '@mlc-ai/web-llm';
-import type { TokenCounter } from '../types';
+import type { TokenCounter } from '../../model/tokens';
 import { createHfTokenCounter } from '../../tokens';
 
 /** Cache Storage names WebLLM uses (web-llm 0.2.86). */

@@ -18,7 +18,9 @@
 import { Mutex } from 'async-mutex';
 import { addChunk, finishCompletion, startCompletion } from '../openai-stream';
 import { LoggerWithoutDebug, Wllama, WllamaAbortError, WllamaError, type WllamaLogger } from '@wllama/wllama';
-import { EngineError, type ChatEngine, type ChatRequest, type ChatResult, type LoadOptions, type LoadProgress, type TokenCounter } from '../types';
+import { EngineError, type ChatEngine, type ChatRequest, type ChatResult, type LoadOptions } from '../types';
+import type { LoadProgress } from '../../model/engine';
+import type { TokenCounter } from '../../model/tokens';
 import type { GgufHeader } from '../../gguf/header';
 import { ggufInfo, readModelHeader } from './gguf';
 import { DEFAULT_WLLAMA_CONTEXT } from './models';

@@ -3,7 +3,7 @@
  * CPU, each under wllama's 2 GB single-file limit. Files are downloaded once from the Hugging
  * Face hub and kept in wllama's OPFS cache; a local `.gguf` file can be opened instead.
  */
-import type { ModelOption } from '../../messaging/protocol';
+import type { ModelOption } from '../../model/engine';
 
 /** Context window the CPU engine loads models with (tokens; also the default `contextSize`). */
 export const DEFAULT_WLLAMA_CONTEXT = 4096;

@@ -12,16 +12,15 @@
  * of them *and* its embedding is close to the argument's (see `FORGET_THRESHOLDS`). Candidates come
  * from the store's hybrid search (lexical + vector), including memories whose validity ended.
  */
-import type { MemoryKind } from '../../db/schema';
+import { MAX_MEMORY_TEXT_CHARS, type MemoryCommand, type MemoryKind } from '../../model/memory';
 import { contentTerms, termCoverage } from '../../text/terms';
 import { cosineSimilarity } from './retrieval/vector';
 import { guessKind, prepareItem } from './extraction/items';
-import { MAX_MEMORY_TEXT_CHARS } from './text';
 import type { LongTermStore, MemoryCommandResult } from './types';
 
 /** A recognized command. `argument` is the text after the command word, trimmed. */
 export interface ParsedMemoryCommand {
-  command: 'remember' | 'forget';
+  command: MemoryCommand;
   argument: string;
   /** "forget everything" / "忘记所有": a request to erase all memory (`argument` is empty). */
   all?: true;

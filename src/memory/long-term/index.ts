@@ -9,16 +9,19 @@
  *   when no language model is available to extract facts.
  * - `ltm.extract` (`./jobs.ts`): LLM extraction of facts and consolidation.
  */
-import type { MemoryRecord, MessageRecord, RecallDB } from '../../db/schema';
+import type { RecallDB } from '../../db/schema';
+import type { MemoryRecord, MessageRecord } from '../../model/records';
 import { z } from 'zod';
 import { defineJob, enqueueJob, registerJobs } from '../../jobs/descriptor';
 import type { JobQueue } from '../../jobs/queue';
 import { runMemoryCommand } from './commands';
 import { EXTRACT_JOB, extractJob } from './jobs';
 import { capChars } from '../../prompt/neutralize';
-import { MAX_MEMORY_TEXT_CHARS, memoryHash, rememberedReply } from './text';
+import { memoryHash, rememberedReply } from './text';
+import { MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
 import { recordAccesses, tombstonedHashes } from './store';
-import type { ExchangeInput, LongTermMemory, LongTermStore, NewMemory, RetrievedMemory } from './types';
+import type { ExchangeInput, LongTermMemory, LongTermStore, NewMemory } from './types';
+import type { RetrievedMemory } from '../../model/context';
 
 /** Job type of the episodic-memory job. */
 export const EPISODIC_JOB = 'ltm.episodic';

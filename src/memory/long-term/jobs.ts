@@ -22,6 +22,8 @@
  */
 import { z } from 'zod';
 import type { RecallDB } from '../../db/schema';
+import { readSettings } from '../../db/settings';
+import { MAINTENANCE_STATE_KEY } from '../../model/settings';
 import type { ChatEngine, Embedder } from '../../engines/types';
 import { defineJob, enqueueJob, registerJobs } from '../../jobs/descriptor';
 import { JobDeferred, JobFailedPermanently, type JobQueue } from '../../jobs/queue';
@@ -30,8 +32,9 @@ import { consolidate, type ConsolidationOptions } from './consolidation';
 import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions } from './extraction';
 import { runMaintenance, type MaintenanceReport } from './maintenance';
 import type { LongTermStore } from './types';
-import { memoryHash, rememberedReply } from './text';
 import { tombstonedHashes } from './store';
+import { memoryHash, rememberedReply } from './text';
+import { JobError } from '../../model/errors';
 
 /** Job type of extraction + consolidation (`extractJob`). */
 export const EXTRACT_JOB = 'ltm.extract';
@@ -44,8 +47,6 @@ export const MAINTENANCE_JOB = 'ltm.maintenance';
 export const EXTRACTION_STATS_KEY = 'stats.ltmExtraction';
 /** `db.settings` key of the last maintenance report (`MaintenanceReport & { at }`). */
 export const MAINTENANCE_STATS_KEY = 'stats.ltmMaintenance';
-/** `db.settings` key of the merge resume point (`{ mergedThrough: ms }`, see `MaintenanceOptions.mergeSince`). */
-export const MAINTENANCE_STATE_KEY = 'state.ltmMaintenance';
 
 /**
  * One recorded extraction failure. Only why each attempt failed (`reason`, our own `message`) is
@@ -233,7 +234,7 @@ export const reembedJob = defineJob<{ modelId?: string | undefined }, LongTermJo
     if (remaining > 0) {
       // The store embeds nothing without an embedder: wait for one rather than fail.
       if (embedded === 0) throw new JobDeferred('No embedding model is loaded; re-embedding waits for one.', 60_000);
-      throw new Error(`${remaining} memories still lack a vector from the current model; retrying.`);
+      throw new JobError('reembed_incomplete', `${remaining} memories still lack a vector from the current model; retrying.`, { params: { remaining } });
     }
     reportProgress(1);
   },
@@ -254,7 +255,7 @@ export const maintenanceJob = defineJob<MaintenancePayload, LongTermJobDeps>({
     const retention =
       p.episodicRetentionDays !== undefined
         ? p.episodicRetentionDays
-        : (z.number().int().min(1).nullable().catch(null).parse((await db.settings.get('episodicRetentionDays'))?.value ?? null) as number | null);
+        : (await readSettings(db)).settings.episodicRetentionDays;
     // Memories unchanged since the last completed (or checkpointed) merge were already compared.
     const startedAt = now();
     const state = z.object({ mergedThrough: z.number() }).safeParse((await db.settings.get(MAINTENANCE_STATE_KEY))?.value);

@@ -13,7 +13,9 @@
  *    source message id (event `MERGE`); the other is deleted (event `DELETE`, source `maintenance:merged-into:<survivor id>`).
  * Every change goes through the store, so history and indexes stay in sync. Re-running is harmless.
  */
-import type { MemoryKind, MemoryRecord, RecallDB } from '../../db/schema';
+import type { RecallDB } from '../../db/schema';
+import { FACT_KINDS, type MemoryKind } from '../../model/memory';
+import type { MemoryRecord } from '../../model/records';
 import type { LongTermStore } from './types';
 import { contentTerms, normalizeForCompare, saysMore } from '../../text/terms';
 import { cosineSimilarity } from './retrieval/vector';
@@ -21,7 +23,7 @@ import { cosineSimilarity } from './retrieval/vector';
 const DAY_MS = 86_400_000;
 
 /** Kinds merged by maintenance (episodic rounds and summaries are never merged). */
-const MERGEABLE: ReadonlySet<MemoryKind> = new Set(['profile', 'preference', 'event', 'fact', 'instruction']);
+const MERGEABLE: ReadonlySet<MemoryKind> = new Set(FACT_KINDS);
 
 /** Options of one maintenance run. Times in ms epoch; durations in days. */
 export interface MaintenanceOptions {

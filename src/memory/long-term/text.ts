@@ -5,7 +5,9 @@
  * by comparing `memoryHash` values, without the LLM, like Mem0's hash-based dedup). The text a
  * user sees is never changed: normalization only feeds the hash and comparisons.
  */
-import type { MessageRecord } from '../../db/schema';
+import { MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
+import type { MessageRecord } from '../../model/records';
+import { MemoryError } from '../../model/errors';
 
 /** Sentence-final punctuation (ASCII and CJK) ignored at the end of a memory text. */
 const TRAILING_PUNCTUATION = /[\s.!?。！？…~～、,，;；:：]+$/u;
@@ -56,22 +58,14 @@ export function rememberedReply(assistant: Pick<MessageRecord, 'status' | 'conte
   return assistant && assistant.status === 'complete' ? assistant.content.trim() : '';
 }
 
-/**
- * Longest memory text (characters, UTF-16 code units as `String.length` counts them) the store
- * accepts on add and update. A memory is a fact or one exchange, not a document: a longer text
- * (a pasted 1 MB "remember …", an edit) is refused with `MemoryTextTooLongError`, and an episodic
- * round is cut to fit (`episodicText`), so no stored text can make every later turn slow.
- */
-export const MAX_MEMORY_TEXT_CHARS = 8_000;
-
 /** Thrown by the memory store when a text is longer than `MAX_MEMORY_TEXT_CHARS`; nothing is stored. */
-export class MemoryTextTooLongError extends Error {
+export class MemoryTextTooLongError extends MemoryError {
   constructor(
     /** Length of the refused text, in characters. */
     readonly chars: number,
     readonly maxChars: number = MAX_MEMORY_TEXT_CHARS,
   ) {
-    super(`This memory is ${chars} characters long; a memory can hold at most ${maxChars}. Shorten it; nothing was saved.`);
+    super('text_too_long', `This memory is ${chars} characters long; a memory can hold at most ${maxChars}. Shorten it; nothing was saved.`, { params: { chars, maxChars } });
     this.name = 'MemoryTextTooLongError';
   }
 }

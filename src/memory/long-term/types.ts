@@ -4,19 +4,12 @@
  * conversations. This file is the interface the chat core uses; `src/memory/long-term/*`
  * implements it.
  */
-import type { MemoryEvent, MemoryKind, MemoryRecord } from '../../db/schema';
+import type { AffectedMemory, MemoryCommand, MemoryEvent, MemoryKind } from '../../model/memory';
+import type { MemoryView, MemoryRecord } from '../../model/records';
+import type { RetrievedMemory } from '../../model/context';
 import type { SlotKey } from './slots';
 import type { FusionWeights, WeightingOptions } from './retrieval/fusion';
 import type { VectorIndexStats } from './retrieval/vector';
-
-/** A memory as shown outside the store: everything but the embedding vector. */
-export type MemoryView = Omit<MemoryRecord, 'embedding'> & {
-  /**
-   * Set by retrieval (`LongTermMemory.retrieve`) on an episodic round when a fact extracted from it
-   * was closed by a contradiction (`supersededBy`): when (ms epoch). The prompt marks the round as past.
-   */
-  pastSince?: number;
-};
 
 /** A retrieval request. */
 export interface RetrievalQuery {
@@ -31,13 +24,6 @@ export interface RetrievalQuery {
   includeInvalid?: boolean;
 }
 
-/** One retrieved memory with its final score and per-retriever ranks (1-based). */
-export interface RetrievedMemory {
-  memory: MemoryView;
-  score: number;
-  ranks: { lexical?: number; vector?: number };
-}
-
 /** The exchange that just finished, handed to long-term memory for background ingestion. */
 export interface ExchangeInput {
   conversationId: string;
@@ -48,9 +34,9 @@ export interface ExchangeInput {
 
 /** Result of an explicit memory command ("remember that …", "forget …", "记住…", "忘记…"). */
 export interface MemoryCommandResult {
-  command: 'remember' | 'forget';
+  command: MemoryCommand;
   /** Memories stored (remember) or removed (forget). */
-  affected: { id: string; kind: MemoryKind; text: string }[];
+  affected: AffectedMemory[];
   /**
    * Set when the command was understood but not carried out: "forget everything" is done in
    * Memory → Erase everything… (`forget_all`); a "remember …" text longer than
@@ -229,7 +215,10 @@ export interface LongTermStore {
    * @throws the embedder's EngineError when embedding fails, or the abort reason when aborted.
    */
   reembed(options?: { batchSize?: number; signal?: AbortSignal; onProgress?: (done: number, total: number) => void }): Promise<{ embedded: number; remaining: number }>;
-  /** Resolves when pending index writes are done (the index itself is complete once the store is created). */
+  /**
+   * Resolves when pending index writes are done, the lexical snapshot loaded after opening (see
+   * `RetrievedMemory.lexicalFrom`) and the Voy module loaded (or failed). Never rejects.
+   */
   whenIndexed(): Promise<void>;
   /** Writes the lexical snapshot now if changes are pending (otherwise done when idle). */
   flushSnapshot(): Promise<void>;

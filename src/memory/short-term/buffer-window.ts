@@ -5,7 +5,8 @@
 import { defineStrategy } from './define';
 import type { StrategyDeps } from './deps';
 import { groupExchanges, loadLastExchanges } from './messages';
-import type { ContextMessage, ContextStrategy } from './types';
+import type { ContextStrategy } from './types';
+import type { ContextMessage } from '../../model/context';
 
 /** The messages of the last `k` exchanges of `messages`, oldest first. */
 export function lastExchanges(messages: readonly ContextMessage[], k: number): ContextMessage[] {

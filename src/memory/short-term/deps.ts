@@ -1,8 +1,9 @@
 /** What the short-term strategies need from the memory core. */
-import type { ChatEngine, TokenCounter } from '../../engines/types';
+import type { ChatEngine } from '../../engines/types';
+import type { TokenCounter } from '../../model/tokens';
 import type { RecallDB } from '../../db/schema';
 import type { JobQueue } from '../../jobs/queue';
-import type { RetrievedExchange } from './types';
+import type { RetrievedExchange } from '../../model/context';
 
 /** Dependencies of every strategy and of the short-term background jobs. */
 export interface StrategyDeps {

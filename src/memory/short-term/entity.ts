@@ -7,7 +7,7 @@
  * Unlike LangChain, no LLM call happens while the user waits: entities in the new input are found
  * by matching the stored names (whole words for Latin script, substrings for CJK).
  */
-import type { EntityRecord } from '../../db/schema';
+import type { EntityRecord } from '../../model/records';
 import { lastExchanges } from './buffer-window';
 import { defineJob, enqueueJob } from '../../jobs/descriptor';
 import { defineStrategy } from './define';
@@ -19,7 +19,9 @@ import { entityKey, mentions, parseEntityReply } from './parse';
 import { ENTITY_FORMAT, entityPrompt, formatLines } from './prompts';
 import { readEntityState, type EntityState } from './state';
 import { PreemptedError, requireEngine } from './summarizer';
-import type { ContextStrategy, EntityNote } from './types';
+import type { ContextStrategy } from './types';
+import type { EntityNote } from '../../model/context';
+import { JobError } from '../../model/errors';
 
 /** Most entity notes injected into one prompt. */
 export const MAX_ENTITY_NOTES = 8;
@@ -31,9 +33,9 @@ export const ENTITY_NOTE_TOKENS = 80;
 export const ENTITY_BACKLOG_EXCHANGES = 20;
 
 /** An entity reply was rejected as a whole; stored notes are unchanged. */
-export class EntityRejectedError extends Error {
+export class EntityRejectedError extends JobError {
   constructor(reason: string) {
-    super(`Entity reply rejected: ${reason}`);
+    super('entity_rejected', `Entity reply rejected: ${reason}`);
     this.name = 'EntityRejectedError';
   }
 }

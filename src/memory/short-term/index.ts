@@ -6,10 +6,10 @@
  */
 import { registerJobs } from '../../jobs/descriptor';
 import type { JobQueue } from '../../jobs/queue';
-import { normalizeStrategyConfig } from '../../model/strategies';
+import { normalizeStrategyConfig, type StrategyConfig } from '../../model/strategies';
 import type { StrategyDeps } from './deps';
 import { SHORT_TERM_JOBS, strategyDefinition } from './registry';
-import type { ContextStrategy, StrategyConfig } from './types';
+import type { ContextStrategy } from './types';
 
 export type { StrategyDeps } from './deps';
 export { STRATEGIES, normalizeStrategyConfig, type StrategyInfo, type StrategyParamSpec } from '../../model/strategies';

@@ -2,9 +2,9 @@
  * The verbatim conversation as strategies see it: stored messages in order, grouped into
  * exchanges, with their token cost.
  */
-import type { TokenCounter } from '../../engines/types';
+import type { TokenCounter } from '../../model/tokens';
 import type { RecallDB } from '../../db/schema';
-import type { ContextMessage } from './types';
+import type { ContextMessage } from '../../model/context';
 import { capChars, MAX_RECENT_TURN_CHARS } from '../../prompt/neutralize';
 
 /**

@@ -6,9 +6,10 @@
  * keeps the previous summary/notes.
  */
 import { z } from 'zod';
-import type { ChatResult, TokenCounter } from '../../engines/types';
+import type { ChatResult } from '../../engines/types';
+import type { TokenCounter } from '../../model/tokens';
 import { parseJsonReply, type JsonFailure } from '../../text/json-reply';
-import type { EntityNote } from './types';
+import type { EntityNote } from '../../model/context';
 import { CJK_CHAR, languageMatches, type DominantLanguage } from '../../text/language';
 import { contentTokens } from '../../text/terms';
 

@@ -13,9 +13,10 @@
  * Instructions are in English (small models follow English instructions best) with an explicit
  * Chinese line when the conversation is Chinese, so the output stays in the user's language.
  */
-import type { ChatMessage, ResponseFormat } from '../../engines/types';
+import type { ResponseFormat } from '../../engines/types';
+import type { ChatMessage } from '../../model/engine';
 import type { DominantLanguage } from '../../text/language';
-import type { ContextMessage, EntityNote } from './types';
+import type { ContextMessage, EntityNote } from '../../model/context';
 
 /** Lines of conversation as the prompts show them: `User: …` / `Assistant: …`, one message per paragraph. */
 export function formatLines(messages: readonly Pick<ContextMessage, 'role' | 'content'>[]): string {

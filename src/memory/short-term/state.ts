@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { RecallDB } from '../../db/schema';
-import type { StrategyKind } from './types';
+import type { StrategyKind } from '../../model/strategies';
 
 /** State of `summary` and `summary-buffer` for one conversation. */
 export interface SummaryState {

@@ -13,7 +13,8 @@ import { messagesTokens } from './messages';
 import { parseSummaryReply } from './parse';
 import { SUMMARY_FORMAT, summaryPrompt } from './prompts';
 import { writeSummaryState, type SummaryState } from './state';
-import type { ContextMessage } from './types';
+import type { ContextMessage } from '../../model/context';
+import { JobError } from '../../model/errors';
 
 /** Largest summary the prompt asks for (tokens); Letta caps its summaries near 300 words. */
 export const SUMMARY_TARGET_MAX = 512;
@@ -29,9 +30,9 @@ export function summaryTargetTokens(kind: 'summary' | 'summary-buffer', maxToken
 }
 
 /** A summarizer reply was rejected; the stored summary is unchanged. The job fails and is retried. */
-export class SummaryRejectedError extends Error {
+export class SummaryRejectedError extends JobError {
   constructor(reason: string) {
-    super(`Summary reply rejected: ${reason}`);
+    super('summary_rejected', `Summary reply rejected: ${reason}`);
     this.name = 'SummaryRejectedError';
   }
 }
@@ -52,9 +53,9 @@ export function keyFactsRetryPrompt(missing: readonly string[]): string {
 }
 
 /** The job was preempted (foreground chat turn) or stopped; the queue re-runs it. */
-export class PreemptedError extends Error {
+export class PreemptedError extends JobError {
   constructor() {
-    super('Preempted by foreground work');
+    super('preempted', 'Preempted by foreground work');
     this.name = 'PreemptedError';
   }
 }

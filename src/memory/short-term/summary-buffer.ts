@@ -14,7 +14,7 @@
  *   messages stay in the context verbatim (never dropped before their summary is safely stored),
  *   so S + B can exceed the limit for the turn right after an exchange.
  */
-import type { TokenCounter } from '../../engines/types';
+import type { TokenCounter } from '../../model/tokens';
 import { z } from 'zod';
 import { defineJob, enqueueJob } from '../../jobs/descriptor';
 import { normalizeStrategyConfig } from '../../model/strategies';
@@ -25,7 +25,8 @@ import { conversationLanguage } from './language';
 import { loadContextMessages, messageTokens } from './messages';
 import { readSummaryState } from './state';
 import { foldInputBudget, foldLines, requireEngine, summaryTargetTokens, takeChunk } from './summarizer';
-import type { ContextMessage, ContextStrategy } from './types';
+import type { ContextStrategy } from './types';
+import type { ContextMessage } from '../../model/context';
 
 /** Most LLM calls one job run makes before yielding (the rest runs in the next job). */
 const MAX_FOLDS_PER_RUN = 12;

@@ -12,7 +12,8 @@ import { conversationLanguage } from './language';
 import { loadContextMessages } from './messages';
 import { readSummaryState } from './state';
 import { foldInputBudget, requireEngine, summaryTargetTokens, takeChunk, foldLines } from './summarizer';
-import type { ContextMessage, ContextStrategy } from './types';
+import type { ContextStrategy } from './types';
+import type { ContextMessage } from '../../model/context';
 
 /** Most LLM calls one job run makes before yielding (the rest runs in the next job). */
 const MAX_FOLDS_PER_RUN = 12;

@@ -3,11 +3,12 @@
  * total stays within `maxTokens` (and within the budget the prompt assembler offers). A message's
  * cost is its content tokens plus the chat template's per-message overhead (`messageTokens`).
  */
-import type { TokenCounter } from '../../engines/types';
+import type { TokenCounter } from '../../model/tokens';
 import { defineStrategy } from './define';
 import type { StrategyDeps } from './deps';
 import { loadNewestMessages, messageTokens } from './messages';
-import type { ContextMessage, ContextStrategy } from './types';
+import type { ContextStrategy } from './types';
+import type { ContextMessage } from '../../model/context';
 
 /** The longest suffix of `messages` whose total cost is ≤ `limit` tokens, oldest first. */
 export function newestWithin(counter: TokenCounter, messages: readonly ContextMessage[], limit: number): ContextMessage[] {

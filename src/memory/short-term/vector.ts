@@ -8,7 +8,9 @@ import { lastExchanges } from './buffer-window';
 import { defineStrategy } from './define';
 import type { StrategyDeps } from './deps';
 import { loadContextMessages } from './messages';
-import type { ContextStrategy, RetrievedExchange } from './types';
+import type { ContextStrategy } from './types';
+import type { RetrievedExchange } from '../../model/context';
+import { MemoryError } from '../../model/errors';
 
 /** Creates the vector strategy. No background work of its own. */
 export function createVector(deps: StrategyDeps, k: number, topK: number): ContextStrategy {
@@ -19,7 +21,7 @@ export function createVector(deps: StrategyDeps, k: number, topK: number): Conte
       const recent = lastExchanges(messages, k);
       const inWindow = new Set(recent.map((m) => m.id));
       const conversation = await deps.db.conversations.get(conversationId);
-      if (!conversation) throw new Error(`Unknown conversation "${conversationId}"`);
+      if (!conversation) throw new MemoryError('conversation_not_found', `Unknown conversation "${conversationId}"`);
       let hits: RetrievedExchange[] = [];
       try {
         // Ask for more than topK: some hits may be the exchanges already in the window.

@@ -6,13 +6,13 @@
  * summary, entity notes, retrieved exchanges, recent turns, the user message, chat-template
  * overhead not attributed to a section, the answer reserve, then the free part of the window.
  */
-import type { PromptSectionKind, PromptTrace } from '../../prompt/types';
+import { PROMPT_SECTION_KINDS, type PromptSectionKind, type PromptTrace } from '../../model/trace';
 
 /** Kinds of bar segments: the prompt sections plus template overhead, answer reserve and free room. */
 export type BudgetSegmentKind = PromptSectionKind | 'overhead' | 'reserved' | 'free';
 
 /** Prompt section kinds in prompt order (see `PromptSectionKind`). */
-export const SECTION_ORDER: readonly PromptSectionKind[] = ['system', 'memories', 'summary', 'entities', 'retrieved', 'recent', 'user'];
+export const SECTION_ORDER: readonly PromptSectionKind[] = PROMPT_SECTION_KINDS;
 
 /** One coloured segment of the bar. */
 export interface BudgetSegment {

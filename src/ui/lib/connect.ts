@@ -66,7 +66,7 @@ export function errorMessage(error: unknown): string {
 /**
  * `true` when a rejected request failed because browser storage is full: the core throws
  * `StorageFullError` (`src/db/errors.ts`), whose `code` (`storage_full`) survives the runtime
- * messaging; the panel then shows `errors.storageFull` instead of the raw English message.
+ * messaging; the panel then shows `errorCodes.storage.storage_full` (`src/ui/lib/errors.ts`) instead of the raw English message.
  */
 export function isStorageFull(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === STORAGE_FULL_CODE;

@@ -6,20 +6,11 @@
  *
  * Pure (no Svelte, no i18n instance): returns translation keys, so it runs in unit tests.
  */
-import type { EngineErrorCode } from '../../engines/types';
+import { ENGINE_ERROR_CODES, isErrorCode, type EngineErrorCode } from '../../model/errors';
 import type { TranslationKey } from '../i18n/instance';
 
-/** Every code the core may report (mirrors `EngineErrorCode`; a test checks both locales cover it). */
-export const ENGINE_ERROR_CODES: readonly EngineErrorCode[] = [
-  'not_loaded',
-  'no_webgpu',
-  'download',
-  'load',
-  'generation',
-  'embedding',
-  'unsupported',
-  'disconnected',
-];
+/** Every code the core may report: the one list in `src/model/errors.ts` (a test checks both locales cover it). */
+export { ENGINE_ERROR_CODES };
 
 /** Which engine failed: the chat model (WebLLM / wllama) or the embedding model (transformers.js). */
 export type EngineSlot = 'chat' | 'embedder';
@@ -44,7 +35,7 @@ export interface EngineErrorView {
 
 /** `true` when `value` is one of the codes in `ENGINE_ERROR_CODES`. */
 export function isEngineErrorCode(value: unknown): value is EngineErrorCode {
-  return typeof value === 'string' && (ENGINE_ERROR_CODES as readonly string[]).includes(value);
+  return isErrorCode('engine', value);
 }
 
 /**

@@ -4,7 +4,7 @@
  * `zh-CN`) and formats with the platform's `Intl` APIs, so Chinese and English users get
  * their own digit grouping, date order and relative-time phrases.
  */
-import type { LoadProgress } from '../../engines/types';
+import type { LoadProgress } from '../../model/engine';
 
 /** Bytes in one kilobyte / megabyte / gigabyte. Decimal SI units (1 MB = 1,000,000 bytes), matching the `MB` label. */
 const KB = 1_000;

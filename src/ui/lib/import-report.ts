@@ -9,7 +9,7 @@
  * shown on a line of its own instead of "up to date").
  * Pure; returns translation keys for unit tests.
  */
-import type { ImportReport } from '../../messaging/protocol';
+import type { ImportReport } from '../../model/backup';
 import type { TranslationKey } from '../i18n/instance';
 
 /** One line of the report: a translated sentence with its plural count. */

@@ -7,6 +7,7 @@
  */
 import { JOB_TYPES, jobTypeLabelKey, type JobStats } from '../../model/jobs';
 import type { TranslationKey } from '../i18n/instance';
+import { errorView, type ErrorView } from './errors';
 import { toPercent } from './format';
 
 /** Label key of each background job type (`jobs.types.<type with "." as "_">`). */
@@ -20,8 +21,10 @@ export function jobLabelKey(type: string): TranslationKey {
 /** One failed job as listed next to "Retry failed". */
 export interface JobFailureView {
   label: TranslationKey;
-  /** The job's last error (core text, English; shown as the reason, after the translated label). */
+  /** The job's last error (core text, English; shown as the reason when it has no code). */
   reason: string;
+  /** The translated reason, when the error was coded (`src/ui/lib/errors.ts`); `null` otherwise. */
+  reasonView: ErrorView | null;
   /** When it failed (ms since the epoch). */
   at: number;
 }
@@ -33,7 +36,7 @@ export interface JobFailureView {
  */
 export function jobFailureViews(stats: Pick<JobStats, 'recentFailures'> | null | undefined): JobFailureView[] {
   const failures = stats?.recentFailures ?? [];
-  return failures.map((f) => ({ label: jobLabelKey(f.type), reason: f.lastError.trim(), at: f.at }));
+  return failures.map((f) => ({ label: jobLabelKey(f.type), reason: f.lastError.trim(), reasonView: errorView(f.lastErrorInfo), at: f.at }));
 }
 
 /**

@@ -4,7 +4,7 @@
  * only confirms the candidate and never sends.
  */
 import { parseMemoryCommand } from '../../memory/long-term/commands';
-import type { EngineState } from '../../messaging/protocol';
+import type { EngineState } from '../../model/engine';
 
 /** The parts of a `KeyboardEvent` the decision needs. */
 export interface ComposerKey {

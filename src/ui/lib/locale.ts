@@ -3,7 +3,7 @@
  * (Chrome's `_locales` folder names); the UI uses BCP 47 tags (`en`, `zh-CN`) for i18next,
  * `Intl` and the `lang` attribute.
  */
-import type { Settings } from '../../messaging/protocol';
+import type { Settings } from '../../model/settings';
 
 /** UI languages, as BCP 47 tags. */
 export type UiLanguage = 'en' | 'zh-CN';

@@ -3,7 +3,7 @@
  * translated sentence per stable code, its parameters, and the core's English text (a summarizer
  * rejection reason) only as a detail line. Pure; returns translation keys for unit tests.
  */
-import type { PromptNotice, PromptTrace } from '../../prompt/types';
+import type { PromptNotice, PromptTrace } from '../../model/trace';
 import type { TranslationKey } from '../i18n/instance';
 
 /** What the context view shows for one notice. */

@@ -5,7 +5,7 @@
  * soon as it changes (`controlPatch`), so the user sees which field is wrong in their language;
  * the core validates again.
  */
-import type { Settings } from '../../messaging/protocol';
+import type { Settings } from '../../model/settings';
 
 /** Inclusive ranges of the numeric settings. */
 export const SETTING_RANGES = {

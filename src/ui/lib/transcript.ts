@@ -9,7 +9,8 @@
  * replaces the streamed text), or `failTurn` when `chat.send` rejects. Deltas of unknown
  * request ids, or arriving after the turn ended, are ignored.
  */
-import type { MemoryKind, MessageRecord } from '../../db/schema';
+import type { MemoryKind } from '../../model/memory';
+import type { MessageRecord } from '../../model/records';
 import type { ChatTurnResult } from '../../messaging/protocol';
 import type { TranslationKey } from '../i18n/instance';
 

@@ -5,9 +5,10 @@
  * shows the error in the reply and puts the text back into the input unless the core stored it.
  * The transcript itself lives in the conversations store.
  */
-import type { EngineState } from '../../messaging/protocol';
+import type { EngineState } from '../../model/engine';
 import { t } from '../i18n/index.svelte';
-import { errorMessage, isStorageFull } from '../lib/connect';
+import { isStorageFull } from '../lib/connect';
+import { errorText } from '../lib/errors';
 import { sendBlocker } from '../lib/keys';
 import { applyDelta, beginTurn, completeTurn, failTurn, followTurn, reconcileFailedTurn } from '../lib/transcript';
 import type { StoreApi } from './api';
@@ -90,7 +91,7 @@ export class ChatStore {
       }
     } catch (error) {
       if (c.current?.id === conversationId) {
-        c.messages = failTurn(c.messages, requestId, isStorageFull(error) ? t('errors.storageFull') : errorMessage(error));
+        c.messages = failTurn(c.messages, requestId, errorText(error));
         if (isStorageFull(error)) notices.fail('errors.sendFailed', error);
         const stored = await request('messages.list', { conversationId }, { retry: true }).catch(() => null);
         const { list, userStored } = stored ? reconcileFailedTurn(c.messages, stored, requestId) : { list: c.messages.slice(), userStored: false };

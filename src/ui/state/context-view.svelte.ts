@@ -4,8 +4,8 @@
  * conversations store already holds. A reply that comes back after another message was opened is
  * dropped. One per context view on screen (`AppState.createContextView`).
  */
-import type { PromptTrace } from '../../prompt/types';
-import { errorMessage } from '../lib/connect';
+import type { PromptTrace } from '../../model/trace';
+import { errorText } from '../lib/errors';
 import type { ConversationsStore } from './conversations.svelte';
 
 /** What the context view store needs. */
@@ -44,7 +44,7 @@ export class ContextViewStore {
       const trace = await this.#deps.conversations.trace(messageId);
       if (this.#messageId === messageId) this.trace = trace;
     } catch (error) {
-      if (this.#messageId === messageId) this.loadError = errorMessage(error);
+      if (this.#messageId === messageId) this.loadError = errorText(error);
     } finally {
       if (this.#messageId === messageId) this.loading = false;
     }

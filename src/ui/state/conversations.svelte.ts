@@ -5,10 +5,10 @@
  * `event.conversations` keeps list and transcript in step with other panels and the core.
  * The chat store (`chat.svelte.ts`) runs turns on this store's transcript.
  */
-import type { ConversationRecord } from '../../db/schema';
+import type { ConversationRecord } from '../../model/records';
 import type { StrategyConfig } from '../../model/strategies';
 import type { ConversationSummary } from '../../messaging/protocol';
-import type { PromptTrace } from '../../prompt/types';
+import type { PromptTrace } from '../../model/trace';
 import { t } from '../i18n/index.svelte';
 import { followTurn, fromRecord, lastStoredAssistant, type UiMessage } from '../lib/transcript';
 import type { StoreApi } from './api';

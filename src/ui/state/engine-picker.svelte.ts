@@ -10,7 +10,7 @@
  * - Each picker starts on the saved model when this build still offers it, else on the
  *   catalog's default (WebLLM) or its recommended entry (GGUF).
  */
-import type { WllamaSource } from '../../messaging/protocol';
+import type { WllamaSource } from '../../model/engine';
 import { toPercent } from '../lib/format';
 import type { EngineStore } from './engine.svelte';
 import type { SettingsStore } from './settings.svelte';

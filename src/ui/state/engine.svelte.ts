@@ -4,7 +4,8 @@
  * copied into OPFS with progress, registered, loaded). Failures become notices translated by
  * their `EngineErrorCode`.
  */
-import type { EngineStatus, ModelCatalog, WllamaSource } from '../../messaging/protocol';
+import type { EngineStatus, WllamaSource } from '../../model/engine';
+import type { ModelCatalog } from '../../model/catalog';
 import { saveModelFile } from '../../platform/model-files';
 import { t } from '../i18n/index.svelte';
 import { errorMessage } from '../lib/connect';

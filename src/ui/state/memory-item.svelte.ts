@@ -4,9 +4,9 @@
  * work. After a change that worked, an open history is read again. One per listed memory
  * (`createMemoryItemStore`, made by the item component).
  */
-import type { MemoryHistoryRecord } from '../../db/schema';
-import { MAX_MEMORY_TEXT_CHARS } from '../../memory/long-term/text';
-import { errorMessage } from '../lib/connect';
+import type { MemoryHistoryRecord } from '../../model/records';
+import { MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
+import { errorText } from '../lib/errors';
 import type { ChangeResult, MemoryStore } from './memory.svelte';
 
 /** What a memory item store needs: the manager's memory store and the memory's id. */
@@ -87,7 +87,7 @@ export class MemoryItemStore {
     try {
       this.history = await this.#deps.store.history(this.#deps.memoryId);
     } catch (error) {
-      this.historyError = errorMessage(error);
+      this.historyError = errorText(error);
     }
   }
 

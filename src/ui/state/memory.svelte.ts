@@ -10,12 +10,11 @@
  * A little over 300 lines: the list, its filters and every action that reloads it are one
  * concern (each action ends in `load()` with the same filters); the per-item state is already apart.
  */
-import type { MemoryHistoryRecord, MemoryKind } from '../../db/schema';
-import { MAX_MEMORY_TEXT_CHARS } from '../../memory/long-term/text';
-import type { MemoryView } from '../../memory/long-term/types';
-import { DEFAULT_NAMESPACE, type ImportReport, type TransferProgress } from '../../messaging/protocol';
+import type { MemoryHistoryRecord, MemoryView } from '../../model/records';
+import { type MemoryKind, MAX_MEMORY_TEXT_CHARS, DEFAULT_NAMESPACE } from '../../model/memory';
+import type { ImportReport, TransferProgress } from '../../model/backup';
 import { t } from '../i18n/index.svelte';
-import { errorMessage } from '../lib/connect';
+import { errorText } from '../lib/errors';
 import { downloadStagedFile } from '../lib/download';
 import { checkImportFile, stageImportFile } from '../lib/import-file';
 import type { StoreApi } from './api';
@@ -108,7 +107,7 @@ export class MemoryStore {
       }
       return result;
     } catch (error) {
-      if (mine === this.#seq) this.listError = errorMessage(error);
+      if (mine === this.#seq) this.listError = errorText(error);
       return null;
     }
   }
@@ -271,7 +270,7 @@ export class MemoryStore {
       await Promise.all([this.load(), this.#deps.refreshConversations()]);
     } catch (error) {
       // A core that died mid-import undoes it when it starts again: say so rather than a bare error.
-      if (!(await this.showInterruptedImport())) this.importError = { title: t('errors.importFailed'), detail: errorMessage(error) };
+      if (!(await this.showInterruptedImport())) this.importError = { title: t('errors.importFailed'), detail: errorText(error) };
       await Promise.all([this.load(), this.#deps.refreshConversations()]).catch(() => undefined);
     } finally {
       this.importing = false;

@@ -1,9 +1,10 @@
 /**
- * The notice area's store: translated sentences with the core's message as a detail line.
+ * The notice area's store: translated sentences with the error (translated by its code, else the
+ * core's message) as a detail line.
  * Errors stay until dismissed; infos go away after 6 s.
  */
 import { t, type TranslationKey } from '../i18n/index.svelte';
-import { errorMessage, isStorageFull } from '../lib/connect';
+import { errorText } from '../lib/errors';
 
 /** A message in the notice area. */
 export interface Notice {
@@ -42,10 +43,12 @@ export class NoticesStore {
     if (kind === 'info') setTimeout(() => this.dismiss(notice.id), this.#infoMs);
   }
 
-  /** Shows an error notice: the translated context line, with the core's message as its detail line. */
+  /**
+   * Shows an error notice: the translated context line, with the error as its detail line —
+   * translated by its code when it has one (`src/ui/lib/errors.ts`), else the core's message.
+   */
   fail(context: TranslationKey, error: unknown): void {
-    // A full disk is said in the user's language, whatever the action was.
-    this.notify('error', t(context), isStorageFull(error) ? t('errors.storageFull') : errorMessage(error));
+    this.notify('error', t(context), errorText(error));
   }
 
   /** Removes a notice. */

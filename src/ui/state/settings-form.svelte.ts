@@ -7,7 +7,7 @@
  * so the form starts from the stored settings each time the panel opens.
  */
 import type { StrategyConfig } from '../../model/strategies';
-import type { Settings } from '../../messaging/protocol';
+import type { Settings } from '../../model/settings';
 import {
   controlPatch,
   patchChangesSettings,

@@ -3,7 +3,7 @@
  * UI language that follows them (also when another window saves: `event.settings`).
  */
 import browser from 'webextension-polyfill';
-import type { Settings } from '../../messaging/protocol';
+import type { Settings } from '../../model/settings';
 import { setLanguage } from '../i18n/index.svelte';
 import { resolveUiLanguage } from '../lib/locale';
 import type { StoreApi } from './api';

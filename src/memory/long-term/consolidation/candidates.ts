@@ -2,7 +2,7 @@
  * Step 1 of consolidation: the existing memories related to a new item (vector and lexical hits
  * of the extracted kinds, plus the current memories of the same slot and subject), ranked.
  */
-import type { MemoryRecord } from '../../../db/schema';
+import type { MemoryRecord } from '../../../model/records';
 import type { PreparedItem } from '../extraction/items';
 import { contentTerms, termCoverage } from '../../../text/terms';
 import { cosineSimilarity } from '../retrieval/vector';

@@ -2,7 +2,7 @@
  * The decision prompt of consolidation: one new item against its candidates, shown under short
  * integer ids ("0", "1", …), never the real ids, which models garble.
  */
-import type { ChatMessage } from '../../../engines/types';
+import type { ChatMessage } from '../../../model/engine';
 import { truncateMiddle } from '../../../text/terms';
 
 /**

@@ -2,14 +2,14 @@
  * Consolidation's shared shapes: tunables, the context a run needs, the planned actions, the
  * plan and the summary of what applying it changed (see `./index.ts` for the flow).
  */
-import type { MemoryKind } from '../../../db/schema';
+import { FACT_KINDS, type MemoryKind } from '../../../model/memory';
 import type { ChatEngine } from '../../../engines/types';
 import type { LongTermStore } from '../types';
 import type { PreparedItem } from '../extraction/items';
-import type { MemoryView } from '../types';
+import type { MemoryView } from '../../../model/records';
 
 /** Kinds consolidation compares against (episodic rounds and summaries are never candidates). */
-export const CANDIDATE_KINDS: ReadonlySet<MemoryKind> = new Set<MemoryKind>(['profile', 'preference', 'event', 'fact', 'instruction']);
+export const CANDIDATE_KINDS: ReadonlySet<MemoryKind> = new Set<MemoryKind>(FACT_KINDS);
 
 /** Tunables (defaults in `DEFAULT_CONSOLIDATION_OPTIONS`). */
 export interface ConsolidationOptions {

@@ -20,6 +20,7 @@ import { containsCjk, writesChinese } from '../../../text/language';
 import { truncateMiddle } from '../../../text/terms';
 import { buildExtractionMessages, retryMessages, type ExtractionExchange } from './prompt';
 import { EXTRACTION_JSON_SCHEMA, normalizeExtractionReply } from './schema';
+import { JobError } from '../../../model/errors';
 
 export type { ExtractionExchange } from './prompt';
 
@@ -41,10 +42,12 @@ export interface ExtractionAttemptFailure {
 }
 
 /** Extraction gave up after its bounded retries. Nothing was written. */
-export class ExtractionError extends Error {
+export class ExtractionError extends JobError {
   constructor(readonly failures: ExtractionAttemptFailure[]) {
     super(
+      'extraction_failed',
       `Memory extraction failed after ${failures.length} attempt${failures.length === 1 ? '' : 's'}: ${failures.at(-1)?.message ?? 'no reply'}`,
+      { params: { attempts: failures.length } },
     );
     this.name = 'ExtractionError';
   }

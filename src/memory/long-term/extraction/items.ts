@@ -10,14 +10,8 @@
  * and stay valid; profile facts, preferences, facts and instructions never expire by themselves
  * (a contradiction closes them, see consolidation).
  */
-import type { MemoryKind } from '../../../db/schema';
+import type { FactKind } from '../../../model/memory';
 import { findRelativeDates, parseAbsoluteDate, resolveRelativeDates, type DateRange } from './dates';
-
-/** Kinds extraction and the commands produce (`episodic` and `summary` come from elsewhere). */
-export type ExtractedKind = Extract<MemoryKind, 'profile' | 'preference' | 'event' | 'fact' | 'instruction'>;
-
-/** All extracted kinds, in prompt order. */
-export const EXTRACTED_KINDS: readonly ExtractedKind[] = ['profile', 'preference', 'event', 'fact', 'instruction'];
 
 /** Longest memory text kept from one item (characters); longer model output is cut at a sentence end if possible. */
 export const MAX_ITEM_CHARS = 500;
@@ -27,7 +21,7 @@ export const MAX_ITEM_CHARS = 500;
  * answered matter most; one-off facts least. (Generative Agents rate "poignancy" with the LLM;
  * small local models rate poorly, so the kind decides.)
  */
-export const DEFAULT_IMPORTANCE: Record<ExtractedKind, number> = {
+export const DEFAULT_IMPORTANCE: Record<FactKind, number> = {
   profile: 0.8,
   instruction: 0.8,
   preference: 0.7,
@@ -37,7 +31,7 @@ export const DEFAULT_IMPORTANCE: Record<ExtractedKind, number> = {
 
 /** An item as extracted or dictated, before preparation. */
 export interface RawItem {
-  kind: ExtractedKind;
+  kind: FactKind;
   text: string;
   topic?: string;
   /** Absolute date the model gave for an event (`YYYY-MM-DD`, `YYYY-MM`, a `~` range), if any. */
@@ -46,7 +40,7 @@ export interface RawItem {
 
 /** An item ready for the store. Times in ms epoch. */
 export interface PreparedItem {
-  kind: ExtractedKind;
+  kind: FactKind;
   text: string;
   topic?: string;
   importance: number;
@@ -108,7 +102,7 @@ const PROFILE_WORDS =
  * `event`; likes/dislikes → `preference`; name, home, work, family → `profile`; else `fact`.
  * Keyword lists cover English and Chinese; it is a heuristic, the user can change the kind later.
  */
-export function guessKind(text: string, messageTime: number): ExtractedKind {
+export function guessKind(text: string, messageTime: number): FactKind {
   const t = text.trim();
   if (INSTRUCTION_START_EN.test(t) || INSTRUCTION_START_ZH.test(t)) return 'instruction';
   if (ISO_IN_TEXT.test(t) || findRelativeDates(t, messageTime).length > 0 || EVENT_WORDS.test(t)) return 'event';

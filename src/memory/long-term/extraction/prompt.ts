@@ -9,7 +9,8 @@
  * it. The example is in Chinese on purpose: it shows that Chinese stays Chinese and how a relative
  * date ("下周三") becomes absolute.
  */
-import type { ChatMessage, TokenCounter } from '../../../engines/types';
+import type { ChatMessage } from '../../../model/engine';
+import type { TokenCounter } from '../../../model/tokens';
 import { formatLocalDate, formatLocalDateTime, weekdayName } from './dates';
 import { writesChinese } from '../../../text/language';
 import { truncateMiddle } from '../../../text/terms';

@@ -12,10 +12,8 @@
  * objects, `fact`/`content` instead of `text`, kind synonyms, a top-level array) and returns items.
  */
 import { z } from 'zod';
-import type { ExtractedKind, RawItem } from './items';
-
-/** Kinds the model may give a fact (`preference` also lands in `preferences`). */
-const FACT_KINDS = ['profile', 'event', 'fact', 'instruction', 'preference'] as const;
+import { FACT_KINDS, type FactKind } from '../../../model/memory';
+import type { RawItem } from './items';
 
 /** Most items kept from one reply; more is a runaway generation. */
 export const MAX_ITEMS_PER_REPLY = 20;
@@ -42,7 +40,7 @@ export const EXTRACTION_JSON_SCHEMA: Record<string, unknown> = (() => {
   return schema;
 })();
 
-const KIND_SYNONYMS: Record<string, ExtractedKind> = {
+const KIND_SYNONYMS: Record<string, FactKind> = {
   profile: 'profile', personal: 'profile', identity: 'profile', person: 'profile', bio: 'profile', 个人信息: 'profile', 个人: 'profile',
   preference: 'preference', preferences: 'preference', like: 'preference', likes: 'preference', dislike: 'preference', 偏好: 'preference', 喜好: 'preference',
   event: 'event', events: 'event', plan: 'event', plans: 'event', schedule: 'event', appointment: 'event', 事件: 'event', 计划: 'event', 日程: 'event',
@@ -112,7 +110,7 @@ export function normalizeExtractionReply(value: unknown): { ok: true; reply: Nor
   const topic = typeof data.topic === 'string' ? data.topic.trim().slice(0, 80) : '';
   const all: RawItem[] = [];
   let dropped = 0;
-  const push = (raw: { text: string; kind?: string; date?: string }, fallback: ExtractedKind) => {
+  const push = (raw: { text: string; kind?: string; date?: string }, fallback: FactKind) => {
     const text = raw.text.trim();
     if (!text) {
       dropped += 1;

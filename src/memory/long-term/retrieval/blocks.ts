@@ -28,7 +28,7 @@
  * detected on open by the row count and repaired: see `../store/index-sync.ts`.)
  */
 
-import type { MemoryKind } from '../../../db/schema';
+import type { MemoryKind } from '../../../model/memory';
 import { memorySlot } from '../slots';
 import { normalizeMemoryText } from '../text';
 import type { CatalogEntry } from '../types';

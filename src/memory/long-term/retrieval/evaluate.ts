@@ -10,10 +10,12 @@
  * Runs wherever Dexie runs (browser, or Node with fake-indexeddb); no file access here.
  */
 import { z } from 'zod';
-import type { MessageRecord, RecallDB } from '../../../db/schema';
+import type { RecallDB } from '../../../db/schema';
+import { MESSAGE_ROLES, type MessageRecord } from '../../../model/records';
 import type { JobQueue } from '../../../jobs/queue';
-import { DEFAULT_STRATEGY } from '../../short-term/types';
-import type { ExchangeInput, LongTermMemory, LongTermStore, RetrievalMode, RetrievedMemory, SearchOptions } from '../types';
+import { DEFAULT_STRATEGY } from '../../../model/strategies';
+import type { ExchangeInput, LongTermMemory, LongTermStore, RetrievalMode, SearchOptions } from '../types';
+import type { RetrievedMemory } from '../../../model/context';
 
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'not an ISO 8601 date' });
 
@@ -38,7 +40,7 @@ export const EvalDatasetSchema = z
                   id: z.string().min(1),
                   speaker: z.string().min(1),
                   text: z.string(),
-                  role: z.enum(['user', 'assistant']).optional(),
+                  role: z.enum(MESSAGE_ROLES).optional(),
                   date: isoDate.optional(),
                 }),
               ),

@@ -52,6 +52,19 @@ export class LexicalIndex {
     return index;
   }
 
+  /**
+   * `fromJSON` in slices: MiniSearch's `loadJSONAsync` (the `JSON.parse` is one step; the index
+   * is then filled 1,000 terms at a time with a macrotask between), so a store opening in the
+   * background keeps answering messages while a large snapshot loads. Same result as `fromJSON`.
+   * @throws Error (rejects) when `json` is not a MiniSearch snapshot.
+   */
+  static async fromJSONAsync(json: string): Promise<LexicalIndex> {
+    const index = new LexicalIndex();
+    index.index = await MiniSearch.loadJSONAsync<LexicalDoc>(json, LexicalIndex.options());
+    index.scorer = new Bm25Scorer(FIELDS);
+    return index;
+  }
+
   /** The index as MiniSearch JSON (a string; at 10k short memories ≈ 1–2 MB), for `fromJSON`. */
   toJSON(): string {
     return JSON.stringify(this.index);

@@ -2,17 +2,23 @@
  * Index sync of the long-term store: the live block index (`../retrieval/blocks.ts`) and lexical
  * index (`../retrieval/lexical.ts`), kept equal to the memory rows and persisted in
  * `db.memoryIndex` — opening from the persisted layout, repairing it from the rows, the write
- * transaction that changes rows and blocks together, and the idle lexical snapshot. The store (`./index.ts`) owns the rows; it calls `writeIndexed` for every
- * write.
+ * transaction that changes rows and blocks together, and the idle lexical snapshot (written when
+ * idle, loaded in the background after an open: `lexicalReady`). The store (`./index.ts`) owns
+ * the rows; it calls `writeIndexed` for every write.
+ * Over 300 lines: open, repair, the write transaction and the snapshot share one invariant (the
+ * live and persisted indexes equal the rows at `gen`); cutting them apart would spread it.
  */
 import Dexie from 'dexie';
-import type { MemoryRecord, RecallDB } from '../../../db/schema';
+import type { RecallDB } from '../../../db/schema';
+import type { MemoryRecord } from '../../../model/records';
 import type { CatalogEntry, StoreOpenStats } from '../types';
 import { LexicalIndex } from '../retrieval/lexical';
 import { l2normalize } from '../retrieval/vector';
-import { BlockIndex, indexedOf, layoutFromRows, VECTOR_KEY_PREFIX, type IndexBatch, type IndexHeaderRecord, type LayoutRow, type LexicalSnapshotRecord, type MemoryIndexRecord } from '../retrieval/blocks';
+import { BlockIndex, indexedOf, layoutFromRows, VECTOR_KEY_PREFIX, type IndexBatch, type IndexHeaderRecord, type LayoutRow, type LexicalSnapshotRecord } from '../retrieval/blocks';
 import { holdsEmbedding, toRow } from './rows';
 
+/** Key of the lexical snapshot record in `db.memoryIndex`. */
+const SNAPSHOT_KEY: LexicalSnapshotRecord['key'] = 'lexical';
 /** Idle time after the last write before the lexical snapshot is written (ms). */
 export const SNAPSHOT_DELAY_MS = 1500;
 /** Dirty ids after which the snapshot is written without waiting for idle. */
@@ -272,35 +278,30 @@ export class IndexSync {
 
   /**
    * Opens from the persisted index, or repairs (see the store's module doc). One read-only
-   * transaction reads the header, the lexical snapshot and the meta blocks first and the vector
-   * blocks second: the snapshot is parsed (the main CPU cost of an open) while the vector blocks
-   * are still being read.
+   * transaction reads the header, the meta blocks and the vector blocks (not the lexical
+   * snapshot); the store is then searchable. The lexical snapshot is read, parsed and the
+   * header's `dirty` ids replayed in the background (`lexicalLoad`, the first task of `serial`,
+   * so every write waits for it); until it is done `lexicalReady` is `false` and searches take
+   * their lexical list from the catalog (see `search.ts`). A repair (header or row count
+   * disagreeing, rows `pending`, an older layout) is done before this resolves, as before.
    */
   async open(): Promise<Omit<StoreOpenStats, 'ms' | 'at'>> {
     const { db } = this;
-    // The callback runs once the database is open: the first part is handed out as soon as it is read.
-    let headRead!: (value: [MemoryIndexRecord[], number, number]) => void;
-    const head = new Promise<[MemoryIndexRecord[], number, number]>((resolve) => (headRead = resolve));
-    const read = db.transaction('r', db.memories, db.memoryIndex, () => {
-      const first = Promise.all([db.memoryIndex.where('key').below(VECTOR_KEY_PREFIX).toArray(), db.memories.count(), db.memories.where('pending').equals(1).count()]);
-      const vectors = db.memoryIndex.where('key').aboveOrEqual(VECTOR_KEY_PREFIX).toArray();
-      void first.then(headRead, () => undefined);
-      return Promise.all([first, vectors]);
-    });
-    const [first, rowCount, pending] = await Promise.race([head, read.then(([h]) => h)]);
-    const header = first.find((r): r is IndexHeaderRecord => r.key === 'header');
+    const [head, rowCount, pending, vectors] = await db.transaction('r', db.memories, db.memoryIndex, () =>
+      Promise.all([
+        // Every key below the vector blocks but the lexical snapshot (the large string read later).
+        db.memoryIndex.where('key').inAnyRange([
+          ['', SNAPSHOT_KEY],
+          [`${SNAPSHOT_KEY}\u0000`, VECTOR_KEY_PREFIX],
+        ]).toArray(),
+        db.memories.count(),
+        db.memories.where('pending').equals(1).count(),
+        db.memoryIndex.where('key').aboveOrEqual(VECTOR_KEY_PREFIX).toArray(),
+      ]),
+    );
+    const header = head.find((r): r is IndexHeaderRecord => r.key === 'header');
     if (!header && rowCount === 0) return { via: 'empty', replayed: 0 };
-    const snapshot = first.find((r): r is LexicalSnapshotRecord => r.key === 'lexical');
-    let parsed: LexicalIndex | { error: unknown } | null = null;
-    if (snapshot && header && header.count === rowCount && pending === 0) {
-      try {
-        parsed = LexicalIndex.fromJSON(snapshot.json);
-      } catch (error) {
-        parsed = { error };
-      }
-    }
-    const records = [...first, ...(await read)[1]];
-    const loaded = BlockIndex.fromRecords(records);
+    const loaded = BlockIndex.fromRecords([...head, ...vectors]);
     if (!header || header.count !== rowCount || loaded.size !== rowCount || pending > 0 || loaded.outdated) {
       if (loaded.outdated) console.info('[ltm] the persisted memory index has an older layout; rebuilding it');
       else if (rowCount > 0 || header) {
@@ -313,27 +314,53 @@ export class IndexSync {
     }
     this.index = loaded;
     this.gen = header.gen;
-    let replayed = 0;
+    this.lexicalReady = false;
+    this.lexicalLoad = this.serial(() => this.loadLexical(header.dirty)).catch((error: unknown) => {
+      // The database closed under the load (the context is going away): nothing to keep.
+      if (!(error instanceof Dexie.DatabaseClosedError)) console.warn('[ltm] could not load the lexical index (searches use the catalog):', error);
+    });
+    return { via: 'blocks', replayed: header.dirty.length };
+  }
+
+  /**
+   * `true` once the lexical index answers (always, except between a store opening from the
+   * persisted index and its lexical snapshot being loaded). While `false`, `lexical` is an empty
+   * placeholder that must not be searched or written.
+   */
+  lexicalReady = true;
+
+  /** Settles when the background lexical load of `open` is done (resolved also when it failed). */
+  lexicalLoad: Promise<void> = Promise.resolve();
+
+  /**
+   * The background part of `open` (inside `serial`): reads and parses the lexical snapshot
+   * (`LexicalIndex.fromJSONAsync`, in slices), re-indexes `dirty` (changes the snapshot had not
+   * caught) and marks the lexical index ready. Without a snapshot, or with an unreadable one,
+   * the lexical index is built from the rows and a snapshot is scheduled.
+   */
+  private async loadLexical(dirty: string[]): Promise<void> {
+    const { db } = this;
+    const snapshot = (await db.memoryIndex.get(SNAPSHOT_KEY)) as LexicalSnapshotRecord | undefined;
+    let lexical: LexicalIndex | null = null;
     if (snapshot) {
-      if (parsed instanceof LexicalIndex) this.lexical = parsed;
-      else {
-        console.warn('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', parsed?.error);
-        this.lexical = lexicalFrom((await db.memories.toCollection().raw().toArray()) as MemoryRecord[]);
-        this.scheduleSnapshot(SNAPSHOT_DIRTY_MAX);
-        return { via: 'blocks', replayed: 0 };
+      try {
+        lexical = await LexicalIndex.fromJSONAsync(snapshot.json);
+      } catch (error) {
+        console.warn('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', error);
       }
-      if (header.dirty.length > 0) {
-        const rows = (await db.memories.bulkGet(header.dirty)).filter((r): r is MemoryRecord => r !== undefined);
-        const present = new Set(rows.map((r) => r.id));
-        for (const r of rows) this.lexical.set(r.id, r.text, r.topic);
-        for (const id of header.dirty) if (!present.has(id)) this.lexical.delete(id);
-        replayed = header.dirty.length;
-        this.scheduleSnapshot(header.dirty.length);
-      }
-    } else {
-      this.lexical = lexicalFrom((await db.memories.toCollection().raw().toArray()) as MemoryRecord[]);
+    }
+    if (lexical && dirty.length > 0) {
+      const rows = (await db.memories.bulkGet(dirty)).filter((r): r is MemoryRecord => r !== undefined);
+      const present = new Set(rows.map((r) => r.id));
+      for (const r of rows) lexical.set(r.id, r.text, r.topic);
+      for (const id of dirty) if (!present.has(id)) lexical.delete(id);
+      this.scheduleSnapshot(dirty.length);
+    }
+    if (!lexical) {
+      lexical = lexicalFrom((await db.memories.toCollection().raw().toArray()) as MemoryRecord[]);
       this.scheduleSnapshot(SNAPSHOT_DIRTY_MAX);
     }
-    return { via: 'blocks', replayed };
+    this.lexical = lexical;
+    this.lexicalReady = true;
   }
 }

@@ -8,7 +8,8 @@
  * Opening without a rebuild: the index is persisted in `db.memoryIndex` (layout in
  * `retrieval/blocks.ts`): meta and vector blocks, a header (generation, row count, ids changed
  * since the lexical snapshot) and a MiniSearch snapshot. `createMemoryStore` reads that table
- * (no memory row, no text), loads the snapshot and re-indexes only the `dirty` ids. When the
+ * (no memory row, no text) and answers; the snapshot is loaded, and only the `dirty` ids
+ * re-indexed, in the background (the first task of the write queue). When the
  * header is missing, its row count disagrees with `db.memories`, or rows are marked `pending`
  * (written behind the store's back with an inline vector: an import killed before its
  * `rebuildIndexes`; see `MemoryRecord.pending`), the whole index is rebuilt from the rows and persisted
@@ -38,7 +39,9 @@
  * vectors, and costs seconds of build and several times the vectors' size in memory.
  */
 import type { Embedder } from '../../../engines/types';
-import type { MemoryEvent, MemoryHistoryRecord, MemoryRecord, RecallDB } from '../../../db/schema';
+import type { RecallDB } from '../../../db/schema';
+import type { MemoryEvent } from '../../../model/memory';
+import type { MemoryHistoryRecord, MemoryRecord } from '../../../model/records';
 import type { LongTermStore, MemoryPatch, NewMemory, StoreOpenStats } from '../types';
 import { memoryHash } from '../text';
 import { l2normalize } from '../retrieval/vector';
@@ -49,6 +52,7 @@ import { createSerial, IndexSync } from './index-sync';
 import { checkText, installReadingHook, KINDS, recordAccess, toRow, validAt } from './rows';
 import { createStoreSearch } from './search';
 import { missingVectors, reembed } from './reembed';
+import { EngineError, MemoryError, withItemContext } from '../../../model/errors';
 
 export { recordAccess, recordAccesses, isTombstoned, tombstonedHashes, toView } from './rows';
 export { SNAPSHOT_DELAY_MS } from './index-sync';
@@ -64,8 +68,8 @@ export interface MemoryStoreDeps {
   now?: () => number;
   /**
    * Bytes of `voy_search_bg.wasm` (browser: `loadVoyWasm` of `src/platform/assets.ts`; Node: the
-   * file in `node_modules/voy-search/`). Loaded while the index opens; a failure is logged and
-   * changes nothing (search is an exact block scan either way).
+   * file in `node_modules/voy-search/`). Loaded in the background (the store does not wait for it;
+   * `whenIndexed` does); a failure is logged and changes nothing (search is an exact block scan either way).
    */
   loadVoyWasm: () => Promise<BufferSource>;
   /** Weights of the lexical and vector lists in convex fusion, default the embedder's calibrated weights (`fusionWeightsFor`). */
@@ -81,7 +85,9 @@ export interface MemoryStoreDeps {
 /**
  * Opens the store over `deps.db`: reads the persisted index (see module doc) and repairs it from
  * the rows when it disagrees with them. Resolves when searches are answered; `indexStats().open`
- * says how long that took.
+ * says how long that took. The lexical snapshot then loads in the background (searches meanwhile
+ * take their lexical list from the catalog and say so: `RetrievedMemory.lexicalFrom`); writes and
+ * `whenIndexed` wait for it.
  * @throws RangeError when `deps.fusionWeights` holds a negative or non-finite weight; otherwise
  *   only when Dexie cannot be read (a missing Voy WASM is logged and changes nothing).
  */
@@ -114,10 +120,12 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
 
   async function applyUpdate(id: string, patch: MemoryPatch, source: string, event: MemoryEvent): Promise<MemoryRecord> {
     const old = await db.memories.get(id);
-    if (!old) throw new Error(`Unknown memory id "${id}"`);
+    if (!old) throw new MemoryError('not_found', `Unknown memory id "${id}"`);
     const t = now();
     const next: MemoryRecord = { ...old, ...patch, updatedAt: t };
-    if (patch.kind !== undefined && !KINDS.has(patch.kind)) throw new Error(`Unknown memory kind "${String(patch.kind)}"`);
+    if (patch.kind !== undefined && !KINDS.has(patch.kind)) {
+      throw new MemoryError('unknown_kind', `Unknown memory kind "${String(patch.kind)}"`, { params: { kind: String(patch.kind).slice(0, 40) } });
+    }
     if (patch.importance !== undefined) next.importance = Math.min(1, Math.max(0, patch.importance));
     if (patch.text !== undefined && patch.text !== old.text) {
       checkText(patch.text);
@@ -130,7 +138,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     await sync.writeIndexed([id], async (batch) => {
       // Keep access statistics written meanwhile by `recordAccess` (which is not serialized).
       const fresh = await db.memories.get(id);
-      if (!fresh) throw new Error(`Memory "${id}" was removed during the update`);
+      if (!fresh) throw new MemoryError('removed_during_update', `Memory "${id}" was removed during the update`);
       next.lastAccessedAt = fresh.lastAccessedAt;
       next.accessCount = fresh.accessCount;
       const indexed = batch.put(indexedOf(next), next.embedding, next.embeddingModel);
@@ -161,11 +169,13 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         inputs.forEach((input, i) => {
           try {
             checkText(input.text);
-            if (!input.namespace) throw new Error('Memory namespace is empty');
-            if (!KINDS.has(input.kind)) throw new Error(`Unknown memory kind "${String(input.kind)}"`);
+            if (!input.namespace) throw new MemoryError('namespace_missing', 'Memory namespace is empty');
+            if (!KINDS.has(input.kind)) {
+              throw new MemoryError('unknown_kind', `Unknown memory kind "${String(input.kind)}"`, { params: { kind: String(input.kind).slice(0, 40) } });
+            }
           } catch (error) {
             if (inputs.length === 1) throw error;
-            throw new Error(`Memory ${i + 1} of ${inputs.length}: ${(error as Error).message}`, { cause: error });
+            throw withItemContext(error, `Memory ${i + 1} of ${inputs.length}: `, { item: i + 1, items: inputs.length });
           }
         });
         const t = now();
@@ -223,7 +233,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
           try {
             const vectorsOut = await embedder.embed(fresh.map((f) => f.record.text));
             if (vectorsOut.length !== fresh.length)
-              throw new Error(`Embedder ${embedder.modelId} returned ${vectorsOut.length} vectors for ${fresh.length} texts`);
+              throw new EngineError('embedding', `Embedder ${embedder.modelId} returned ${vectorsOut.length} vectors for ${fresh.length} texts`);
             fresh.forEach((f, i) => {
               f.record.embedding = l2normalize(vectorsOut[i]!);
               f.record.embeddingModel = embedder.modelId;
@@ -315,7 +325,9 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
 
     missingVectors: (modelId) => missingVectors(sync, modelId),
 
-    whenIndexed: () => serial(async () => undefined),
+    whenIndexed: async () => {
+      await Promise.all([serial(async () => undefined), voyLoad]);
+    },
 
     catalog: async (namespace) => sync.catalog(namespace),
 
@@ -333,7 +345,10 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     },
   };
 
-  const [opened, Voy] = await Promise.all([sync.open(), voyLoad]);
+  // Voy is not on the search path: the store does not wait for its WASM (`whenIndexed` does).
+  let Voy: VoyClass | null = null;
+  void voyLoad.then((v) => (Voy = v));
+  const opened = await sync.open();
   installReadingHook(db, (id, model) => {
     const v = sync.index.vector(id);
     return v && v.model === model ? v.vector : null;

@@ -5,12 +5,14 @@
  * rebuild is needed afterwards.
  */
 import type { Embedder } from '../../../engines/types';
-import type { MemoryRecord, RecallDB } from '../../../db/schema';
+import type { RecallDB } from '../../../db/schema';
+import type { MemoryRecord } from '../../../model/records';
 import type { LongTermStore } from '../types';
 import { indexedOf } from '../retrieval/blocks';
 import { l2normalize } from '../retrieval/vector';
 import type { IndexSync, Serial } from './index-sync';
 import { toRow } from './rows';
+import { EngineError } from '../../../model/errors';
 
 /** What `reembed` reads and writes. */
 export interface ReembedContext {
@@ -60,7 +62,7 @@ export async function reembed(ctx: ReembedContext, options: Parameters<LongTermS
     if (batch.length > 0) {
       const texts = batch.map((r) => r.text);
       const vectorsOut = await embedder.embed(texts, options.signal);
-      if (vectorsOut.length !== texts.length) throw new Error(`Embedder ${model} returned ${vectorsOut.length} vectors for ${texts.length} texts`);
+      if (vectorsOut.length !== texts.length) throw new EngineError('embedding', `Embedder ${model} returned ${vectorsOut.length} vectors for ${texts.length} texts`);
       await serial(() =>
         sync.writeIndexed([], async (ib) => {
           let stored = 0;

@@ -3,9 +3,11 @@
  * access bookkeeping, tombstones, and the reading hook that gives rows their `embedding` back
  * from the vector blocks. No index logic lives here (see `./index-sync.ts`).
  */
-import type { MemoryKind, MemoryRecord, RecallDB } from '../../../db/schema';
-import { MAX_MEMORY_TEXT_CHARS, MemoryTextTooLongError } from '../text';
-import type { MemoryView } from '../types';
+import type { RecallDB } from '../../../db/schema';
+import { MAX_MEMORY_TEXT_CHARS, MEMORY_KINDS, type MemoryKind } from '../../../model/memory';
+import type { MemoryRecord, MemoryView } from '../../../model/records';
+import { MemoryTextTooLongError } from '../text';
+import { MemoryError } from '../../../model/errors';
 
 /**
  * Records that memories were retrieved: `lastAccessedAt = at` (ms epoch), `accessCount + 1`, in
@@ -69,7 +71,7 @@ export function toRow(record: MemoryRecord): MemoryRecord {
 }
 
 /** The memory kinds a row may have. */
-export const KINDS: ReadonlySet<MemoryKind> = new Set(['profile', 'preference', 'event', 'fact', 'instruction', 'episodic', 'summary']);
+export const KINDS: ReadonlySet<MemoryKind> = new Set(MEMORY_KINDS);
 
 /** Whether a memory is valid at `t` (ms epoch): its validity has not ended (a future `validFrom` is fine: plans). */
 export const validAt = (m: { validUntil: number | null }, t: number): boolean => m.validUntil === null || m.validUntil > t;
@@ -83,7 +85,7 @@ export const holdsEmbedding = (row: object): boolean => Object.prototype.hasOwnP
  * @throws Error when it is empty or blank; `MemoryTextTooLongError` over `MAX_MEMORY_TEXT_CHARS` characters.
  */
 export function checkText(text: string): string {
-  if (typeof text !== 'string' || !text.trim()) throw new Error('Memory text is empty');
+  if (typeof text !== 'string' || !text.trim()) throw new MemoryError('text_empty', 'Memory text is empty');
   if (text.length > MAX_MEMORY_TEXT_CHARS) throw new MemoryTextTooLongError(text.length);
   return text;
 }

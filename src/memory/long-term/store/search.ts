@@ -4,8 +4,10 @@
  * that state a fact. Reads the live indexes of `IndexSync` and the rows of the top hits only.
  */
 import type { Embedder } from '../../../engines/types';
-import type { MemoryRecord, RecallDB } from '../../../db/schema';
-import type { LongTermStore, MemoryView, RetrievalQuery, RetrievedMemory, SearchOptions } from '../types';
+import type { RecallDB } from '../../../db/schema';
+import type { MemoryRecord, MemoryView } from '../../../model/records';
+import type { LongTermStore, RetrievalQuery, SearchOptions } from '../types';
+import type { RetrievedMemory } from '../../../model/context';
 import type { SlotKey } from '../slots';
 import { contentTerms, termCoverage } from '../../../text/terms';
 import { l2normalize } from '../retrieval/vector';
@@ -24,6 +26,7 @@ import {
 import { asksForCurrentState, parseTimeFilter } from '../retrieval/time-filter';
 import type { IndexSync } from './index-sync';
 import { toView } from './rows';
+import { EngineError } from '../../../model/errors';
 
 /** Share of a fact's content words a round's text must contain to count as stating it (`roundsStating`). */
 export const ROUND_COVERAGE = 0.75;
@@ -58,7 +61,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     const embedder = ctx.embedder();
     if (!embedder) return null;
     const [vector] = await embedder.embed([text]);
-    if (!vector) throw new Error(`Embedder ${embedder.modelId} returned no vector`);
+    if (!vector) throw new EngineError('embedding', `Embedder ${embedder.modelId} returned no vector`);
     return l2normalize(vector);
   }
 
@@ -69,6 +72,24 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     let most = 0;
     for (const [model, { count }] of sync.index.vectorCounts()) if (count > most) [best, most] = [model, count];
     return best;
+  }
+
+  /**
+   * The lexical list while the lexical index loads (`IndexSync.lexicalReady` false): memories of
+   * `ns` whose catalog text (`normalizeMemoryText`) contains query content terms (`contentTerms`;
+   * substring match), most terms first, then newest; at most `depth`. O(catalog size) per call.
+   * `score` is the number of matched terms (the lexical score `convexFusion` normalizes by its maximum).
+   */
+  function catalogMatches(ns: string, text: string, depth: number, isEligible: (id: string) => boolean): { id: string; terms: string[]; score: number }[] {
+    const terms = contentTerms(text);
+    if (terms.length === 0) return [];
+    const found: { id: string; terms: string[]; at: number }[] = [];
+    for (const e of sync.index.catalog(ns)) {
+      const hit = terms.filter((term) => e.normalized.includes(term));
+      if (hit.length > 0 && isEligible(e.id)) found.push({ id: e.id, terms: hit, at: e.updatedAt });
+    }
+    found.sort((a, b) => b.terms.length - a.terms.length || b.at - a.at);
+    return found.slice(0, depth).map(({ id, terms: hit }) => ({ id, terms: hit, score: hit.length }));
   }
 
   async function search(query: RetrievalQuery, options: SearchOptions = {}): Promise<RetrievedMemory[]> {
@@ -86,7 +107,9 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     const live = index;
     const isEligible = (id: string) => live.accepts(id, ns, scan);
 
-    const lexicalHits = mode === 'vector' ? [] : sync.lexical.search(text, depth, isEligible);
+    // Cold start: until the lexical snapshot is loaded, the lexical list comes from the catalog.
+    const fromCatalog = mode !== 'vector' && !sync.lexicalReady;
+    const lexicalHits = mode === 'vector' ? [] : fromCatalog ? catalogMatches(ns, text, depth, isEligible) : sync.lexical.search(text, depth, isEligible);
     const lexicalIds = lexicalHits.map((h) => h.id);
     let vectorHits: { id: string; score: number }[] = [];
     const embedder = ctx.embedder();
@@ -152,7 +175,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
       const ranks: RetrievedMemory['ranks'] = {};
       if (lexicalRank.has(id)) ranks.lexical = lexicalRank.get(id)!;
       if (vectorRank.has(id)) ranks.vector = vectorRank.get(id)!;
-      results.push({ memory: toView(record), score, ranks });
+      results.push({ memory: toView(record), score, ranks, ...(fromCatalog ? { lexicalFrom: 'catalog' as const } : {}) });
     }
     return results;
   }

@@ -5,8 +5,8 @@
  * Use Long Contexts", TACL 2024). The placement is LangChain's `LongContextReorder`: by relevance,
  * items alternate between the front and the back, so the least relevant end up in the middle.
  */
-import type { TokenCounter } from '../../../engines/types';
-import type { RetrievedMemory } from '../types';
+import type { TokenCounter } from '../model/tokens';
+import type { RetrievedMemory } from '../model/context';
 
 /** Result of `formatMemoriesForPrompt`. */
 export interface FormattedMemories {

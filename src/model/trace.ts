@@ -1,13 +1,17 @@
 /**
  * Shapes of an assembled prompt and of its trace (what the context view shows).
  * Token counts are tokens of the active model's tokenizer (or the estimator, see `exact`).
+ * Leaf module: imports nothing from `src/` but other model files.
  */
-import type { ChatMessage, TokenUsage } from '../engines/types';
-import type { StrategyConfig } from '../model/strategies';
-import type { MemoryKind } from '../db/schema';
+import type { ChatMessage, TokenUsage } from './engine';
+import type { MemoryKind } from './memory';
+import type { StrategyConfig } from './strategies';
 
 /** Kinds of prompt sections, in prompt order. */
-export type PromptSectionKind = 'system' | 'memories' | 'summary' | 'entities' | 'retrieved' | 'recent' | 'user';
+export const PROMPT_SECTION_KINDS = ['system', 'memories', 'summary', 'entities', 'retrieved', 'recent', 'user'] as const;
+
+/** Kind of a prompt section (see `PROMPT_SECTION_KINDS`). */
+export type PromptSectionKind = (typeof PROMPT_SECTION_KINDS)[number];
 
 /** One delimited section of the prompt. */
 export interface PromptSection {

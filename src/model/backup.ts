@@ -1,0 +1,37 @@
+/**
+ * Backup vocabulary: what an import reports, the progress of an export or import, and the notice
+ * of an import undone at start-up (format and codec: `src/memory/export.ts`). Leaf module:
+ * imports nothing from `src/`.
+ */
+
+/** Report of a memory import. */
+export interface ImportReport {
+  added: number;
+  updated: number;
+  skipped: number;
+  /** Messages about rejected records (never silently dropped). */
+  errors: string[];
+  /** Vectors of the file left out (wrong dimension, NaN/Infinity, zero norm); their memories are re-embedded. */
+  vectorsDropped?: number;
+  /** Memories left out because the user deleted or forgot them on this device (tombstones); also counted in `skipped`. */
+  forgotten?: number;
+}
+
+/**
+ * Progress of an export or import (`event.transfer`): `done` of `total` — records for `export`,
+ * bytes of the file for `check` (validation pass) and `write` (writing pass).
+ */
+export interface TransferProgress {
+  phase: 'export' | 'check' | 'write';
+  done: number;
+  total: number;
+}
+
+/** An import that did not finish (context killed, browser closed) and was undone when the core started. */
+export interface InterruptedImport {
+  /** Name of the staging file that was being imported. */
+  fileName: string;
+  /** ms epoch when it started and when it was undone. */
+  startedAt: number;
+  undoneAt: number;
+}

@@ -1,0 +1,236 @@
+/**
+ * Coded errors: one list of error codes per domain, one base class (`RecallError`) and one
+ * subclass per domain. Part of the shared vocabulary (`src/model/`): imports nothing from `src/`.
+ *
+ * An error that can reach the user carries a `domain`, a stable `code` from that domain's list
+ * and `params` (JSON values only: numbers and short strings such as ids, sizes, versions, never a
+ * memory's or a message's text). Its `message` stays a readable English sentence for logs and
+ * the detail line. All three are own enumerable properties, so `@webext-core/messaging`'s error
+ * serialization carries them from the core to the panel (it copies an error's own properties and
+ * rebuilds a plain `Error` with them); the panel reads them back with `codedErrorOf` and shows the
+ * sentence of `errorCodes.<domain>.<code>` (engine codes: `engineErrors.chat.<code>`) in the
+ * user's language, interpolating `params` (`src/ui/lib/errors.ts`).
+ *
+ * THE RULE: throw a `RecallError` subclass for every failure a user can see (a rejected request,
+ * a failed job's reason, an engine status). A plain `new Error` is only for programmer errors —
+ * broken invariants, misuse of an internal API, a packaging fault, a script's command line —
+ * that never reach a user. Adding a code: add it to its domain's list below and its sentence to
+ * both locale files (a unit test checks every code has both).
+ */
+
+/** Engine failures (chat model or embedder); also stored as `errorCode` on error replies and engine status. */
+export const ENGINE_ERROR_CODES = ['not_loaded', 'no_webgpu', 'download', 'load', 'generation', 'embedding', 'unsupported', 'disconnected'] as const;
+/** Browser storage failures (IndexedDB). */
+export const STORAGE_ERROR_CODES = ['storage_full'] as const;
+/** Files in the Origin Private File System (model files, backups). */
+export const MODEL_FILE_ERROR_CODES = ['not_found', 'invalid_name', 'quota', 'aborted', 'io', 'unsupported'] as const;
+/** Backups: reading, checking and importing an export file. Every one means nothing was imported. */
+export const BACKUP_ERROR_CODES = [
+  'invalid_json',
+  'not_backup',
+  'unsupported_version',
+  'damaged',
+  'inconsistent',
+  'empty',
+  'cut_off',
+  'trailing_data',
+  'unreadable',
+  'busy',
+  'position_taken',
+] as const;
+/** Long-term and short-term memory: stored memories and conversations. */
+export const MEMORY_ERROR_CODES = [
+  'text_empty',
+  'text_too_long',
+  'not_found',
+  'unknown_kind',
+  'namespace_missing',
+  'removed_during_update',
+  'conversation_not_found',
+] as const;
+/** Requests between the panel and the core. */
+export const MESSAGING_ERROR_CODES = ['rejected_sender', 'bad_request', 'message_empty', 'message_too_long', 'core_timeout'] as const;
+/** Prompt assembly, the token budget and the tokenizers behind it. */
+export const PROMPT_ERROR_CODES = ['prompt_too_long', 'tokenizer_load', 'gguf_read'] as const;
+/** Background jobs: why a job waits, was stopped or failed (shown in the job list). */
+export const JOB_ERROR_CODES = [
+  'deferred',
+  'failed_permanently',
+  'preempted',
+  'summary_rejected',
+  'entity_rejected',
+  'extraction_failed',
+  'reembed_incomplete',
+] as const;
+
+/** Every domain with its codes. The UI's translation keys and the locale test derive from this. */
+export const ERROR_CODES = {
+  engine: ENGINE_ERROR_CODES,
+  storage: STORAGE_ERROR_CODES,
+  modelFile: MODEL_FILE_ERROR_CODES,
+  backup: BACKUP_ERROR_CODES,
+  memory: MEMORY_ERROR_CODES,
+  messaging: MESSAGING_ERROR_CODES,
+  prompt: PROMPT_ERROR_CODES,
+  jobs: JOB_ERROR_CODES,
+} as const;
+
+/** An error domain (`engine`, `storage`, …). */
+export type ErrorDomain = keyof typeof ERROR_CODES;
+/** The codes of one domain. */
+export type ErrorCodeOf<D extends ErrorDomain> = (typeof ERROR_CODES)[D][number];
+/** Engine error codes (`not_loaded`, `download`, …). */
+export type EngineErrorCode = ErrorCodeOf<'engine'>;
+/** Model-file (OPFS) error codes. */
+export type ModelFileErrorCode = ErrorCodeOf<'modelFile'>;
+/** Backup (import/export) error codes. */
+export type BackupErrorCode = ErrorCodeOf<'backup'>;
+/** Memory error codes. */
+export type MemoryErrorCode = ErrorCodeOf<'memory'>;
+/** Messaging error codes. */
+export type MessagingErrorCode = ErrorCodeOf<'messaging'>;
+/** Prompt / token budget error codes. */
+export type PromptErrorCode = ErrorCodeOf<'prompt'>;
+/** Job error codes. */
+export type JobErrorCode = ErrorCodeOf<'jobs'>;
+
+/** Interpolation values of an error's sentence: JSON numbers and short strings only (no user text). */
+export type ErrorParams = Readonly<Record<string, string | number>>;
+
+/** What of a coded error crosses the message boundary and is stored (e.g. a job's last error). */
+export interface CodedError<D extends ErrorDomain = ErrorDomain> {
+  domain: D;
+  code: ErrorCodeOf<D>;
+  params: ErrorParams;
+}
+
+/** Options of every coded error: the underlying error and the sentence's parameters. */
+export interface RecallErrorOptions {
+  cause?: unknown;
+  params?: ErrorParams;
+}
+
+/** `true` when `code` is one of `domain`'s codes. */
+export function isErrorCode<D extends ErrorDomain>(domain: D, code: unknown): code is ErrorCodeOf<D> {
+  return typeof code === 'string' && (ERROR_CODES[domain] as readonly string[]).includes(code);
+}
+
+/** `true` when `value` names a domain of `ERROR_CODES`. */
+export function isErrorDomain(value: unknown): value is ErrorDomain {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
+}
+
+/**
+ * The base of every user-facing error: `domain`, `code` and `params` (see module doc) plus an
+ * English `message`. Use a domain subclass; this class is for code that handles any of them.
+ */
+export class RecallError<D extends ErrorDomain = ErrorDomain> extends Error {
+  readonly domain: D;
+  readonly code: ErrorCodeOf<D>;
+  readonly params: ErrorParams;
+
+  /**
+   * @param message English sentence for logs and the detail line.
+   * @param options `cause` (kept on the error), `params` (interpolated into the translation).
+   */
+  constructor(domain: D, code: ErrorCodeOf<D>, message: string, options: RecallErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'RecallError';
+    this.domain = domain;
+    this.code = code;
+    this.params = { ...options.params };
+  }
+}
+
+/**
+ * The coded part of anything thrown: a `RecallError`, or the plain `Error` that the messaging
+ * rebuilt from one on the other side (its own `domain`, `code`, `params` properties).
+ * @returns `null` for errors without a known domain and code (plain `Error`s, connection errors).
+ */
+export function codedErrorOf(error: unknown): CodedError | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const { domain, code, params } = error as { domain?: unknown; code?: unknown; params?: unknown };
+  if (!isErrorDomain(domain) || !isErrorCode(domain, code)) return null;
+  const safe: Record<string, string | number> = {};
+  if (typeof params === 'object' && params !== null) {
+    for (const [key, value] of Object.entries(params)) if (typeof value === 'string' || typeof value === 'number') safe[key] = value;
+  }
+  return { domain, code, params: safe };
+}
+
+/**
+ * `error` for one item of a batch: `prefix` before its message and `extra` added to its params.
+ * A `RecallError` keeps its domain, code and name (so the panel still translates it); anything
+ * else becomes a plain `Error` with the same message shape. The original is the `cause`.
+ */
+export function withItemContext(error: unknown, prefix: string, extra: ErrorParams): Error {
+  const message = `${prefix}${error instanceof Error ? error.message : String(error)}`;
+  if (!(error instanceof RecallError)) return new Error(message, { cause: error });
+  const out = new RecallError(error.domain, error.code as never, message, { cause: error, params: { ...error.params, ...extra } });
+  out.name = error.name;
+  return out;
+}
+
+/** A chat model or embedder failure (`ENGINE_ERROR_CODES`). */
+export class EngineError extends RecallError<'engine'> {
+  constructor(code: EngineErrorCode, message: string, options?: RecallErrorOptions) {
+    super('engine', code, message, options);
+    this.name = 'EngineError';
+  }
+}
+
+/** A browser storage (IndexedDB) failure (`STORAGE_ERROR_CODES`). */
+export class StorageError extends RecallError<'storage'> {
+  constructor(code: ErrorCodeOf<'storage'>, message: string, options?: RecallErrorOptions) {
+    super('storage', code, message, options);
+    this.name = 'StorageError';
+  }
+}
+
+/** An OPFS file failure (`MODEL_FILE_ERROR_CODES`): model files and backup files. */
+export class ModelFileError extends RecallError<'modelFile'> {
+  constructor(code: ModelFileErrorCode, message: string, options?: RecallErrorOptions) {
+    super('modelFile', code, message, options);
+    this.name = 'ModelFileError';
+  }
+}
+
+/** A backup that was refused (`BACKUP_ERROR_CODES`); nothing was imported. */
+export class BackupError extends RecallError<'backup'> {
+  constructor(code: BackupErrorCode, message: string, options?: RecallErrorOptions) {
+    super('backup', code, message, options);
+    this.name = 'BackupError';
+  }
+}
+
+/** A memory or conversation request that cannot be done (`MEMORY_ERROR_CODES`); nothing was changed. */
+export class MemoryError extends RecallError<'memory'> {
+  constructor(code: MemoryErrorCode, message: string, options?: RecallErrorOptions) {
+    super('memory', code, message, options);
+    this.name = 'MemoryError';
+  }
+}
+
+/** A request refused at the message boundary (`MESSAGING_ERROR_CODES`). */
+export class MessagingError extends RecallError<'messaging'> {
+  constructor(code: MessagingErrorCode, message: string, options?: RecallErrorOptions) {
+    super('messaging', code, message, options);
+    this.name = 'MessagingError';
+  }
+}
+
+/** A prompt that cannot be built or counted (`PROMPT_ERROR_CODES`). */
+export class PromptError extends RecallError<'prompt'> {
+  constructor(code: PromptErrorCode, message: string, options?: RecallErrorOptions) {
+    super('prompt', code, message, options);
+    this.name = 'PromptError';
+  }
+}
+
+/** A background job's failure or signal to the queue (`JOB_ERROR_CODES`). */
+export class JobError extends RecallError<'jobs'> {
+  constructor(code: JobErrorCode, message: string, options?: RecallErrorOptions) {
+    super('jobs', code, message, options);
+    this.name = 'JobError';
+  }
+}
