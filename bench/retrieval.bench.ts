@@ -14,15 +14,13 @@
  * rebuilding from the stored embeddings vs deserializing a Voy snapshot (first embedder's vectors).
  *
  * Environment: RETRIEVAL_BENCH_EMBEDDERS = comma-separated list of `fixture-bert`, `model2vec`,
- * `hashed` (default `fixture-bert,model2vec`; `model2vec` is skipped, with the reason printed,
- * when ../shared/fixtures is absent); RETRIEVAL_BENCH_SIZES = comma-separated sizes (overrides
+ * `glove`, `hashed` (default all four; `model2vec` and `glove` are skipped, with the reason
+ * printed, when ../shared/fixtures is absent); RETRIEVAL_BENCH_SIZES = comma-separated sizes (overrides
  * the parameters: quick run 1000, `--full` 1000,10000 — ingesting 10k rounds takes ~10 min of
  * the bench's time here); RETRIEVAL_BENCH_SEED (2; seed 1 is the tuning seed).
  * Dexie runs on fake-indexeddb (Node): absolute times are Node's, not Chrome's.
  */
 import 'fake-indexeddb/auto';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Embedder } from '../src/engines/types';
 import { RecallDB } from '../src/db/schema';
 import { createJobQueue } from '../src/jobs/queue';
@@ -31,11 +29,11 @@ import { composeLongTermMemory } from '../src/memory/long-term/compose';
 import { REEMBED_JOB } from '../src/memory/long-term/jobs';
 import { createMemoryStore, type SearchOptions } from '../src/memory/long-term/store';
 import { evaluateDataset, ingestDataset, type EvalSummary, type Retriever } from '../src/memory/long-term/retrieval/evaluate';
-import { PROXY_EMBEDDER_WEIGHTS } from '../src/memory/long-term/retrieval/fusion';
+import { fusionWeightsFor } from '../src/memory/long-term/retrieval/fusion';
 import { tokenize } from '../src/memory/long-term/retrieval/tokenize';
 import { l2normalize } from '../src/memory/long-term/retrieval/vector';
 import { loadVoy } from '../src/memory/long-term/retrieval/voy';
-import { MODEL2VEC_DIR, createNodeEmbedder, type EmbedderName, type NamedEmbedder } from './data/embedders';
+import { createNodeEmbedder, missingFixture, type EmbedderName, type NamedEmbedder } from './data/embedders';
 import { generateBenchmark } from './data/generate';
 import { nodeVoyWasm } from './data/node-voy';
 import Dexie, { type Table } from 'dexie';
@@ -59,10 +57,11 @@ class SnapshotDB extends Dexie {
   }
 }
 
-type ModeResult = Omit<EvalSummary, 'ks'> & { overlapRecall5: number; noOverlapRecall5: number };
+type ModeResult = Omit<EvalSummary, 'ks'> & { overlapRecall1: number; overlapRecall5: number; noOverlapRecall5: number };
 
 interface EmbedderResult {
   name: EmbedderName;
+  modelId: string;
   description: string;
   /** How its vectors were made: at ingestion, or by the `ltm.reembed` job afterwards (seconds). */
   vectors: { via: 'ingestion' } | { via: 'ltm.reembed'; seconds: number };
@@ -95,10 +94,14 @@ const ms = (start: number) => performance.now() - start;
 
 /** The embedders of this run; `model2vec` is dropped with a printed reason when ../shared is absent. */
 function embedderNames(): EmbedderName[] {
-  const names = (process.env.RETRIEVAL_BENCH_EMBEDDERS ?? 'fixture-bert,model2vec').split(',').map((s) => s.trim()).filter(Boolean) as EmbedderName[];
+  const names = (process.env.RETRIEVAL_BENCH_EMBEDDERS ?? 'fixture-bert,model2vec,glove,hashed')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean) as EmbedderName[];
   return names.filter((name) => {
-    if (name === 'model2vec' && !existsSync(join(MODEL2VEC_DIR, 'model.safetensors'))) {
-      console.log(`model2vec skipped: ${MODEL2VEC_DIR} not found (../shared is absent)`);
+    const missing = missingFixture(name);
+    if (missing) {
+      console.log(missing);
       return false;
     }
     if (name === 'none') {
@@ -120,7 +123,9 @@ async function measureRestore(db: RecallDB, embedder: Embedder | null): Promise<
   const voyBuildMs = ms(started);
   const Voy = await loadVoy(nodeVoyWasm);
   const records = await db.memories.toArray();
-  const voy = new Voy({ embeddings: records.filter((r) => r.embedding).map((r) => ({ id: r.id, title: '', url: '', embeddings: Array.from(l2normalize(r.embedding!)) })) });
+  const voy = new Voy({
+    embeddings: records.filter((r) => r.embedding).map((r) => ({ id: r.id, title: '', url: '', embeddings: Array.from(l2normalize(r.embedding!)) })),
+  });
   started = performance.now();
   const serialized = voy.serialize();
   const serializeMs = ms(started);
@@ -198,12 +203,16 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
         }
         vectors = { via: 'ltm.reembed', seconds: ms(started) / 1000 };
       }
-      const store_ = (mode: SearchOptions['mode'], options?: SearchOptions): Retriever => ({ kind: 'store', store, mode: mode!, ...(options ? { options } : {}) });
+      const store_ = (mode: SearchOptions['mode'], options?: SearchOptions): Retriever => ({
+        kind: 'store',
+        store,
+        mode: mode!,
+        ...(options ? { options } : {}),
+      });
       const retrievers: [string, Retriever][] = [
         ['lexical', store_('lexical')],
         ['vector', store_('vector')],
-        ['hybrid (RRF)', store_('hybrid')],
-        [`hybrid (weighted RRF, vector ${PROXY_EMBEDDER_WEIGHTS.vector})`, store_('hybrid', { fusion: PROXY_EMBEDDER_WEIGHTS })],
+        [APP_HYBRID, store_('hybrid')],
         ['hybrid via LongTermMemory.retrieve', { kind: 'facade', longTerm }],
       ];
       const modes: Record<string, ModeResult> = {};
@@ -212,11 +221,21 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
         const { ks: _ks, ...rest } = summary;
         modes[name] = {
           ...rest,
+          overlapRecall1: mean(results.filter((r) => overlap.has(r.id)).map((r) => r.recall[1]!)),
           overlapRecall5: mean(results.filter((r) => overlap.has(r.id)).map((r) => r.recall[5]!)),
           noOverlapRecall5: mean(results.filter((r) => !overlap.has(r.id)).map((r) => r.recall[5]!)),
         };
       }
-      embedders.push({ name: names[index]!, description: named.description, vectors, modes });
+      if (process.env.RETRIEVAL_BENCH_CALIBRATE === '1') {
+        // Calibration of the convex fusion weight for this model (run it on the tuning seed, 1).
+        const sweep: string[] = [];
+        for (let a = 0; a <= 10; a += 1) {
+          const { summary } = await evaluateDataset(data, store_('hybrid', { fusion: { lexical: a / 10, vector: 1 - a / 10 } }), [1, 5, 10]);
+          sweep.push(`α=${(a / 10).toFixed(1)} MRR ${summary.mrr.toFixed(3)} R@5 ${(summary.recall[5]! * 100).toFixed(1)}`);
+        }
+        console.log(`\ncalibration ${named.embedder!.modelId} (seed ${seed}, ${rounds} rounds):\n  ${sweep.join('\n  ')}`);
+      }
+      embedders.push({ name: names[index]!, modelId: named.embedder!.modelId, description: named.description, vectors, modes });
       // Restore is measured with the first embedder's vectors (the BERT fixture: 384-d, MiniLM's size).
       if (index === 0) restore = { embedder: names[0]!, ...(await measureRestore(db, named.embedder)) };
     }
@@ -236,13 +255,16 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
   }
 }
 
+/** The row of the app's own hybrid retrieval (the store's default fusion). */
+const APP_HYBRID = 'hybrid (convex, calibrated)';
+
 const pct = (x: number | null) => (x === null ? '  n/a' : (x * 100).toFixed(1).padStart(5));
 
 export default defineBench<{ sizes: number[] }>({
   name: 'retrieval',
   title: 'Long-term retrieval (recall@k, update ranking, latency, index restore)',
   method:
-    'The bilingual benchmark of `bench/data/generate.ts` (seed 2, 102 questions) ingested once per size through the real pipeline (job queue, episodic job, fake-indexeddb in Node), then asked with lexical-only, vector-only and hybrid retrieval, per embedder (the second one\'s vectors made by the `ltm.reembed` job). p50/p95 over the 102 questions. Full method, embedders and analysis: "Long-term retrieval" below.',
+    'The bilingual benchmark of `bench/data/generate.ts` (seed 2, 113 questions: facts, updates, dated events, appointments, and dialog plants — answers in the next turn, paraphrases, relative times; two named speakers) ingested once per size through the real pipeline (job queue, episodic job, fake-indexeddb in Node), then asked with lexical-only, vector-only and hybrid retrieval, per embedder (the second one\'s vectors made by the `ltm.reembed` job). p50/p95 over the 113 questions. MRR = mean of 1/rank of the first evidence memory (0 beyond rank 10). Full method, embedders and analysis: "Long-term retrieval" below.',
   quick: { sizes: [1000] },
   full: { sizes: [1000, 10000] },
   async run(params) {
@@ -257,12 +279,28 @@ export default defineBench<{ sizes: number[] }>({
       results.push(r);
       console.log(`\n${r.memories} memories (${r.rounds} rounds), ingested once in ${r.ingestSeconds.toFixed(0)} s`);
     }
-    const short = (e: EmbedderResult) => e.name.replace('fixture-', '');
+    const short = (e: EmbedderResult) => {
+      const w = fusionWeightsFor(e.modelId);
+      return `${e.name.replace('fixture-', '')} (α ${w.lexical})`;
+    };
     return {
       tables: [
         {
           title: `Seed ${seed}; R@k and upd>stale in %, latency per question (query embedding included):`,
-          columns: ['memories', 'embedder', 'retrieval', 'R@1', 'R@5', 'R@10', 'upd>stale', 'p50 ms', 'p95 ms', 'R@5 with / without a shared term'],
+          columns: [
+            'memories',
+            'embedder',
+            'retrieval',
+            'R@1',
+            'R@5',
+            'R@10',
+            'MRR',
+            'upd>stale',
+            'p50 ms',
+            'p95 ms',
+            'shared term: R@1 / R@5',
+            'no shared term: R@5',
+          ],
           rows: results.flatMap((r) =>
             r.embedders.flatMap((e) =>
               Object.entries(e.modes).map(([mode, m]) => [
@@ -272,27 +310,58 @@ export default defineBench<{ sizes: number[] }>({
                 pct(m.recall[1]!).trim(),
                 pct(m.recall[5]!).trim(),
                 pct(m.recall[10]!).trim(),
+                m.mrr.toFixed(3),
                 pct(m.updatedAboveStale).trim(),
                 formatMs(m.latency.p50),
                 formatMs(m.latency.p95),
-                `${pct(m.overlapRecall5).trim()} / ${pct(m.noOverlapRecall5).trim()}`,
+                `${pct(m.overlapRecall1).trim()} / ${pct(m.overlapRecall5).trim()}`,
+                pct(m.noOverlapRecall5).trim(),
               ]),
             ),
           ),
         },
         {
-          title: 'Ingestion, re-embedding and index restore (first embedder\'s vectors):',
+          title: "By category (lexical, vector and the app's hybrid): R@1 / R@5 / R@10 in %, MRR (cut at 10):",
+          columns: ['memories', 'embedder', 'category', 'questions', 'lexical', 'vector', 'hybrid'],
+          rows: results.flatMap((r) =>
+            r.embedders.flatMap((e) =>
+              Object.entries(e.modes.lexical!.byCategory).map(([category, c]) => [
+                r.memories,
+                short(e),
+                category,
+                c.questions,
+                ...['lexical', 'vector', APP_HYBRID].map((mode) => {
+                  const x = e.modes[mode]!.byCategory[category]!;
+                  return `${pct(x.recall[1]!).trim()} / ${pct(x.recall[5]!).trim()} / ${pct(x.recall[10]!).trim()}, ${x.mrr.toFixed(2)}`;
+                }),
+              ]),
+            ),
+          ),
+        },
+        {
+          title: "Ingestion, re-embedding and index restore (first embedder's vectors):",
           columns: ['memories', 'ingest s', 're-embed s', 'open store ms', 'Voy build ms', 'Voy snapshot', 'serialize ms', 'deserialize ms'],
           rows: results.map((r) => {
             const re = r.embedders.find((e) => e.vectors.via === 'ltm.reembed')?.vectors;
             const x = r.restore;
-            return [r.memories, r.ingestSeconds.toFixed(0), re && re.via === 'ltm.reembed' ? re.seconds.toFixed(1) : '–', formatMs(x.openMs), formatMs(x.voyBuildMs), `${(x.snapshotBytes / 1e6).toFixed(1)} MB`, formatMs(x.serializeMs), formatMs(x.deserializeMs)];
+            return [
+              r.memories,
+              r.ingestSeconds.toFixed(0),
+              re && re.via === 'ltm.reembed' ? re.seconds.toFixed(1) : '–',
+              formatMs(x.openMs),
+              formatMs(x.voyBuildMs),
+              `${(x.snapshotBytes / 1e6).toFixed(1)} MB`,
+              formatMs(x.serializeMs),
+              formatMs(x.deserializeMs),
+            ];
           }),
         },
       ],
       notes: [
         ...(process.env.RETRIEVAL_BENCH_SIZES ? [`Sizes ${sizes.join(', ')} from RETRIEVAL_BENCH_SIZES (instead of the parameters above).`] : []),
-        ...(sizes.includes(10000) ? [] : ['10k rounds: `npm run bench -- retrieval --full` (ingesting them takes about 10 minutes here: 573 s of a 693 s run on 2026-12-01).']),
+        ...(sizes.includes(10000)
+          ? []
+          : ['10k rounds: `npm run bench -- retrieval --full` (ingesting them takes about 10 minutes here: 573 s of a 693 s run on 2026-12-01).']),
       ],
       raw: { embedders: names, seed, results },
     };

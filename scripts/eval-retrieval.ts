@@ -1,5 +1,5 @@
 /**
- * `npm run eval:retrieval -- --input FILE [--k 10] [--embedder fixture-bert|model2vec|hashed|none]
+ * `npm run eval:retrieval -- --input FILE [--k 10] [--embedder fixture-bert|model2vec|glove|hashed|none]
  *   [--mode facade|all] [--out FILE]`
  *
  * Reads conversations in the format of docs/eval-format.md, ingests them through the real memory
@@ -36,7 +36,7 @@ export interface EvalArgs {
 
 /** Parses `process.argv`-style arguments. @throws Error with the usage line on bad input. */
 export function parseArgs(argv: string[]): EvalArgs {
-  const usage = 'usage: npm run eval:retrieval -- --input FILE [--k 10] [--embedder fixture-bert|model2vec|hashed|none] [--mode facade|all] [--out FILE]';
+  const usage = 'usage: npm run eval:retrieval -- --input FILE [--k 10] [--embedder fixture-bert|model2vec|glove|hashed|none] [--mode facade|all] [--out FILE]';
   const value = (name: string) => {
     const i = argv.indexOf(`--${name}`);
     if (i < 0) return undefined;

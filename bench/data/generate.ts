@@ -10,7 +10,14 @@
  *   asked twice; the first statement is the `stale` evidence),
  * - temporal events (10: three sibling events of the same kind in different months; one asked
  *   with "in <Month>", "last month", "last week" / "N月", "上个月", "上周"),
- * - appointments (6: an older expired one of the same kind is `stale`; asked twice).
+ * - appointments (6: an older expired one of the same kind is `stale`; asked twice),
+ * - dialog plants (`./dialog-templates.ts`, asked about the user by name): `next-turn` (4: the
+ *   other speaker asks, the answer is the user's next round), `paraphrase` (4: stated in other
+ *   words than asked), `relative` (3: an event told relatively — "two months ago" — and a similar
+ *   event 3–5 months later as the distractor); each in one language by turn, the other side
+ *   present as a near-distractor round for the other language.
+ * The two speakers are named (`SPEAKERS`: Mia, role user, and Jonas, role assistant); a quarter of
+ * the everyday replies address Mia by name ("Thanks, Mia!").
  * Languages alternate per template (English / Chinese). The rest of the rounds are everyday chat
  * (half English, half Chinese) and near-distractors: the same kinds of facts about other people
  * ("My colleague's cat is called …"), about `rounds / 400` per fact (at least 2).
@@ -24,10 +31,25 @@
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { EvalDataset } from '../../src/memory/long-term/retrieval/evaluate';
-import { DISTRACTORS_EN, DISTRACTORS_ZH, EVENTS, FACTS, REPLIES_EN, REPLIES_ZH, REPLY_PARTS_EN, REPLY_PARTS_ZH, SLOTS_EN, SLOTS_ZH, TEMPORAL, UPDATES, WHO_EN, WHO_ZH } from './templates';
+import {
+  DISTRACTORS_EN,
+  DISTRACTORS_ZH,
+  EVENTS,
+  FACTS,
+  REPLIES_EN,
+  REPLIES_ZH,
+  REPLY_PARTS_EN,
+  REPLY_PARTS_ZH,
+  SLOTS_EN,
+  SLOTS_ZH,
+  TEMPORAL,
+  UPDATES,
+  WHO_EN,
+  WHO_ZH,
+} from './templates';
 import { mulberry32 } from './prng';
+import { ADDRESSING_EN, ADDRESSING_ZH, NEXT_TURN, PARAPHRASE, RELATIVE, SPEAKERS } from './dialog-templates';
 export { mulberry32 };
-
 
 type Lang = 'en' | 'zh';
 const DAY = 86_400_000;
@@ -97,7 +119,12 @@ export function generateBenchmark(options: GenerateOptions): EvalDataset {
     const v = pick(plantRng, side.values);
     const n = side.names ? pick(plantRng, side.names) : '';
     const tag = `fact:${t.key}`;
-    rounds.push({ at: timeOn(plantRng, dayIn(plantRng, TIMELINE_START, TIMELINE_START + span * 0.8)), user: fill(pick(plantRng, side.say), { v, n }), reply: reply(plantRng, lang), tag });
+    rounds.push({
+      at: timeOn(plantRng, dayIn(plantRng, TIMELINE_START, TIMELINE_START + span * 0.8)),
+      user: fill(pick(plantRng, side.say), { v, n }),
+      reply: reply(plantRng, lang),
+      tag,
+    });
     for (const ask of side.ask) questions.push({ category: 'fact', language: lang, question: ask, evidence: [tag], answer: v });
     if (i < 8) {
       const other: Lang = lang === 'en' ? 'zh' : 'en';
@@ -123,7 +150,8 @@ export function generateBenchmark(options: GenerateOptions): EvalDataset {
     const after = dayIn(plantRng, Math.max(before + 30 * DAY, TIMELINE_START + span * 0.5), TIMELINE_END);
     rounds.push({ at: timeOn(plantRng, before), user: fill(pick(plantRng, side.before), { a, b }), reply: reply(plantRng, lang), tag: `update-old:${t.key}` });
     rounds.push({ at: timeOn(plantRng, after), user: fill(pick(plantRng, side.after), { a, b }), reply: reply(plantRng, lang), tag: `update-new:${t.key}` });
-    for (const ask of side.ask) questions.push({ category: 'update', language: lang, question: ask, evidence: [`update-new:${t.key}`], stale: [`update-old:${t.key}`], answer: b });
+    for (const ask of side.ask)
+      questions.push({ category: 'update', language: lang, question: ask, evidence: [`update-new:${t.key}`], stale: [`update-old:${t.key}`], answer: b });
   });
 
   // ── temporal events ──
@@ -153,7 +181,9 @@ export function generateBenchmark(options: GenerateOptions): EvalDataset {
     if (mode !== 'month') siblingDays.splice(0, 2, Date.UTC(2025, 2, 10), Date.UTC(2024, 10, 12));
     const tag = `temporal:${t.key}`;
     rounds.push({ at: timeOn(plantRng, askedDay), user: fill(pick(plantRng, side.say), { v: values[0]! }), reply: reply(plantRng, lang), tag });
-    siblingDays.forEach((d, k) => rounds.push({ at: timeOn(plantRng, d), user: fill(pick(plantRng, side.say), { v: values[k + 1]! }), reply: reply(plantRng, lang) }));
+    siblingDays.forEach((d, k) =>
+      rounds.push({ at: timeOn(plantRng, d), user: fill(pick(plantRng, side.say), { v: values[k + 1]! }), reply: reply(plantRng, lang) }),
+    );
     questions.push({ category: 'temporal', language: lang, question: fill(side.ask, { expr }), evidence: [tag], answer: values[0]! });
   });
 
@@ -167,7 +197,54 @@ export function generateBenchmark(options: GenerateOptions): EvalDataset {
     const newDay = dayIn(plantRng, TIMELINE_END - 14 * DAY, TIMELINE_END);
     rounds.push({ at: timeOn(plantRng, oldDay), user: say(plantRng), reply: reply(plantRng, lang), tag: `event-old:${i}` });
     rounds.push({ at: timeOn(plantRng, newDay), user: say(plantRng), reply: reply(plantRng, lang), tag: `event-new:${i}` });
-    for (const ask of side.ask) questions.push({ category: 'event', language: lang, question: fill(ask, { v }), evidence: [`event-new:${i}`], stale: [`event-old:${i}`], answer: v });
+    for (const ask of side.ask)
+      questions.push({ category: 'event', language: lang, question: fill(ask, { v }), evidence: [`event-new:${i}`], stale: [`event-old:${i}`], answer: v });
+  });
+
+  // ── dialog plants (asked about the user by name) ──
+  const nameIn = (lang: Lang) => (lang === 'en' ? SPEAKERS.user : SPEAKERS.userZh);
+  NEXT_TURN.forEach((t, i) => {
+    const lang = langOf(i + seed);
+    const side = t[lang];
+    const v = pick(plantRng, side.values);
+    const at = timeOn(plantRng, dayIn(plantRng, TIMELINE_START, TIMELINE_END));
+    rounds.push({ at, user: side.setup, reply: side.askBack });
+    rounds.push({ at: at + 60_000, user: fill(side.answer, { v }), reply: side.reply, tag: `next-turn:${t.key}` });
+    questions.push({
+      category: 'next-turn',
+      language: lang,
+      question: fill(side.question, { name: nameIn(lang) }),
+      evidence: [`next-turn:${t.key}`],
+      answer: v,
+    });
+  });
+  PARAPHRASE.forEach((t, i) => {
+    const lang = langOf(i + seed + 1);
+    const side = t[lang];
+    const v = pick(plantRng, side.values);
+    rounds.push({
+      at: timeOn(plantRng, dayIn(plantRng, TIMELINE_START, TIMELINE_END)),
+      user: fill(side.say, { v }),
+      reply: reply(plantRng, lang),
+      tag: `paraphrase:${t.key}`,
+    });
+    questions.push({
+      category: 'paraphrase',
+      language: lang,
+      question: fill(side.question, { name: nameIn(lang) }),
+      evidence: [`paraphrase:${t.key}`],
+      answer: v,
+    });
+  });
+  RELATIVE.forEach((t, i) => {
+    const lang = langOf(i + seed);
+    const side = t[lang];
+    const [v, w] = [...side.values].sort(() => plantRng() - 0.5) as [string, string];
+    const earlier = dayIn(plantRng, TIMELINE_START, TIMELINE_START + span * 0.5);
+    const later = earlier + (90 + Math.floor(plantRng() * 60)) * DAY;
+    rounds.push({ at: timeOn(plantRng, earlier), user: fill(side.earlier, { v }), reply: reply(plantRng, lang), tag: `relative:${t.key}` });
+    rounds.push({ at: timeOn(plantRng, later), user: fill(side.later, { v: w }), reply: reply(plantRng, lang) });
+    questions.push({ category: 'relative', language: lang, question: fill(side.question, { name: nameIn(lang) }), evidence: [`relative:${t.key}`], answer: v });
   });
 
   // ── everyday chat ──
@@ -176,10 +253,21 @@ export function generateBenchmark(options: GenerateOptions): EvalDataset {
     const slots = lang === 'en' ? SLOTS_EN : SLOTS_ZH;
     const values: Record<string, string> = {};
     for (const [k, xs] of Object.entries(slots)) values[k] = pick(fillRng, xs);
-    values.topic2 = pick(fillRng, slots.topic!.filter((t) => t !== values.topic));
+    values.topic2 = pick(
+      fillRng,
+      slots.topic!.filter((t) => t !== values.topic),
+    );
     const parts = lang === 'en' ? REPLY_PARTS_EN : REPLY_PARTS_ZH;
-    const chatReply = `${pick(fillRng, parts.openings)}${lang === 'en' ? ' ' : ''}${pick(fillRng, parts.followUps)}`;
-    rounds.push({ at: timeOn(fillRng, dayIn(fillRng, TIMELINE_START, TIMELINE_END + DAY)), user: fill(pick(fillRng, lang === 'en' ? DISTRACTORS_EN : DISTRACTORS_ZH), values), reply: chatReply });
+    const addressing =
+      fillRng() < 0.25
+        ? `${fill(pick(fillRng, lang === 'en' ? ADDRESSING_EN : ADDRESSING_ZH), { name: lang === 'en' ? SPEAKERS.user : SPEAKERS.userZh })}${lang === 'en' ? ' ' : ''}`
+        : '';
+    const chatReply = `${addressing}${pick(fillRng, parts.openings)}${lang === 'en' ? ' ' : ''}${pick(fillRng, parts.followUps)}`;
+    rounds.push({
+      at: timeOn(fillRng, dayIn(fillRng, TIMELINE_START, TIMELINE_END + DAY)),
+      user: fill(pick(fillRng, lang === 'en' ? DISTRACTORS_EN : DISTRACTORS_ZH), values),
+      reply: chatReply,
+    });
   }
 
   // ── sessions: the rounds of one UTC day, at most 12 per session ──
@@ -190,7 +278,8 @@ export function generateBenchmark(options: GenerateOptions): EvalDataset {
   for (const round of rounds) {
     const day = Math.floor(round.at / DAY);
     let session = sessions[sessions.length - 1];
-    if (!session || day !== lastDay || session.turns.length >= 24) {
+    // A next-turn answer stays in its question's session (the cap is soft for it).
+    if (!session || day !== lastDay || (session.turns.length >= 24 && !round.tag?.startsWith('next-turn:'))) {
       session = { id: `s${sessions.length + 1}`, date: new Date(round.at).toISOString(), turns: [] };
       sessions.push(session);
       lastDay = day;
@@ -200,16 +289,23 @@ export function generateBenchmark(options: GenerateOptions): EvalDataset {
     const at = previous ? Math.max(round.at, Date.parse(previous) + 60_000) : round.at;
     const n = session.turns.length;
     const userId = `${session.id}-t${n + 1}`;
-    session.turns.push({ id: userId, speaker: 'user', role: 'user', text: round.user, date: new Date(at).toISOString() });
-    session.turns.push({ id: `${session.id}-t${n + 2}`, speaker: 'assistant', role: 'assistant', text: round.reply, date: new Date(at + 30_000).toISOString() });
+    session.turns.push({ id: userId, speaker: SPEAKERS.user, role: 'user', text: round.user, date: new Date(at).toISOString() });
+    session.turns.push({
+      id: `${session.id}-t${n + 2}`,
+      speaker: SPEAKERS.other,
+      role: 'assistant',
+      text: round.reply,
+      date: new Date(at + 30_000).toISOString(),
+    });
     if (round.tag) tagToTurn.set(round.tag, userId);
   }
 
-  const resolve = (tags: string[]) => tags.map((t) => {
-    const id = tagToTurn.get(t);
-    if (!id) throw new Error(`Generator bug: no turn for ${t}`);
-    return id;
-  });
+  const resolve = (tags: string[]) =>
+    tags.map((t) => {
+      const id = tagToTurn.get(t);
+      if (!id) throw new Error(`Generator bug: no turn for ${t}`);
+      return id;
+    });
   return {
     format: 'recall-retrieval-eval',
     version: 1,

@@ -38,9 +38,7 @@ beforeAll(async () => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     served.push(path);
     if (failWith) return void res.writeHead(failWith).end();
-    const file = path.startsWith('/hub/')
-      ? join(root, 'models', path.slice('/hub/'.length).replace('/resolve/main/', '/'))
-      : join(root, path);
+    const file = path.startsWith('/hub/') ? join(root, 'models', path.slice('/hub/'.length).replace('/resolve/main/', '/')) : join(root, path);
     try {
       const body = await readFile(file);
       res.writeHead(200, { 'content-length': String(body.byteLength) }).end(body);
@@ -77,7 +75,12 @@ const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * 
 describe('createTransformersEmbedder on the BERT fixture (local folder)', () => {
   it('loads offline, reports 64 dimensions and progress ending in ready', async () => {
     const progress: LoadProgress[] = [];
-    const embedder = await createTransformersEmbedder({ modelId: MODEL_ID, allowRemoteModels: false, localModelPath: join(root, 'models'), onProgress: (p) => progress.push(p) });
+    const embedder = await createTransformersEmbedder({
+      modelId: MODEL_ID,
+      allowRemoteModels: false,
+      localModelPath: join(root, 'models'),
+      onProgress: (p) => progress.push(p),
+    });
     expect(embedder.modelId).toBe(MODEL_ID);
     expect(embedder.dimension).toBe(64);
     expect(progress.at(-1)).toMatchObject({ stage: 'ready', fraction: 1 });
@@ -104,7 +107,14 @@ describe('createTransformersEmbedder on the BERT fixture (local folder)', () => 
 
   it('gives lexically meaningful similarities (shared words or characters score higher)', async () => {
     const embedder = await createTransformersEmbedder({ modelId: MODEL_ID, allowRemoteModels: false, localModelPath: join(root, 'models') });
-    const [a, b, c, d, e, f] = await embedder.embed(['我喜欢喝茶', '我很喜欢喝茶', '今天天气很好', 'my cat likes milk', 'the cat likes milk', 'quantum physics']);
+    const [a, b, c, d, e, f] = await embedder.embed([
+      '我喜欢喝茶',
+      '我很喜欢喝茶',
+      '今天天气很好',
+      'my cat likes milk',
+      'the cat likes milk',
+      'quantum physics',
+    ]);
     expect(dot(a!, b!)).toBeGreaterThan(dot(a!, c!) + 0.3);
     expect(dot(d!, e!)).toBeGreaterThan(dot(d!, f!) + 0.3);
     await embedder.dispose();
@@ -145,14 +155,18 @@ describe('createTransformersEmbedder on the BERT fixture (local folder)', () => 
     await writeBertFixtureModel(broken, 'test/broken', { dimension: 8 });
     await rm(join(broken, 'onnx', 'model_quantized.onnx'));
     await writeFile(join(broken, 'onnx', 'model_quantized.onnx'), 'this is not a protobuf');
-    const error = await createTransformersEmbedder({ modelId: 'test/broken', allowRemoteModels: false, localModelPath: join(root, 'models') }).catch((e: unknown) => e);
+    const error = await createTransformersEmbedder({ modelId: 'test/broken', allowRemoteModels: false, localModelPath: join(root, 'models') }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(EngineError);
     expect((error as EngineError).code).toBe('load');
     expect((error as EngineError).message).toMatch(/test\/broken/);
 
     const controller = new AbortController();
     controller.abort();
-    await expect(createTransformersEmbedder({ modelId: MODEL_ID, allowRemoteModels: false, localModelPath: join(root, 'models'), signal: controller.signal })).rejects.toMatchObject({
+    await expect(
+      createTransformersEmbedder({ modelId: MODEL_ID, allowRemoteModels: false, localModelPath: join(root, 'models'), signal: controller.signal }),
+    ).rejects.toMatchObject({
       code: 'load',
       message: /cancelled/,
     });
@@ -253,6 +267,28 @@ describe.skipIf(!HAS_SHARED)('real reference: model2vec (bge-base distilled) con
     const norm = Math.hypot(...sum);
     const [got] = await embedder.embed([text]);
     for (let j = 0; j < d; j++) expect(got![j]).toBeCloseTo(sum[j]! / norm, 5);
+    await embedder.dispose();
+  });
+});
+
+const SHARED_GLOVE = resolve(__dirname, '../../../shared/fixtures/models/glove-100k-en');
+const HAS_GLOVE = existsSync(join(SHARED_GLOVE, 'model.safetensors'));
+if (!HAS_GLOVE) console.warn('[embedder-transformers] ../shared/fixtures/models/glove-100k-en is absent: skipping the GloVe reference test.');
+
+describe.skipIf(!HAS_GLOVE)('real reference: GloVe 100k (static embedding) converted to ONNX', () => {
+  it('reproduces expected-embeddings.json (whole-word lookup, SIF-weighted mean, L2 norm) through transformers.js', async () => {
+    await writeModel2VecOnnxModel(SHARED_GLOVE, join(root, 'models', 'test', 'glove'));
+    const embedder = await createTransformersEmbedder({ modelId: 'test/glove', allowRemoteModels: false, localModelPath: join(root, 'models') });
+    expect(embedder.dimension).toBe(100);
+    const expected = JSON.parse(await readFile(join(SHARED_GLOVE, 'expected-embeddings.json'), 'utf8')) as { text: string; embedding: number[] }[];
+    expect(expected.length).toBe(3);
+    const got = await embedder.embed(expected.map((e) => e.text));
+    expected.forEach((e, i) => {
+      for (let j = 0; j < 100; j++) expect(got[i]![j]).toBeCloseTo(e.embedding[j]!, 5);
+    });
+    // Semantic, if weakly: the two basketball sentences are closer to each other than to the train.
+    const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, j) => s + x * b[j]!, 0);
+    expect(cos(got[0]!, got[1]!)).toBeGreaterThan(cos(got[0]!, got[2]!));
     await embedder.dispose();
   });
 });

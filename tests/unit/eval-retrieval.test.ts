@@ -16,6 +16,8 @@ import {
   parseEvalDataset,
   percentile,
   recallAtK,
+  summarize,
+  type QuestionResult,
   type EvalDataset,
 } from '../../src/memory/long-term/retrieval/evaluate';
 import { parseTimeFilter } from '../../src/memory/long-term/retrieval/time-filter';
@@ -90,7 +92,13 @@ describe('evaluation format', () => {
 
   it('parses command-line arguments', () => {
     expect(parseArgs(['--input', 'x.json'])).toEqual({ input: 'x.json', k: 10, embedder: 'fixture-bert', mode: 'facade', out: null });
-    expect(parseArgs(['--input', 'x.json', '--k', '20', '--embedder', 'hashed', '--mode', 'all', '--out', 'o.json'])).toEqual({ input: 'x.json', k: 20, embedder: 'hashed', mode: 'all', out: 'o.json' });
+    expect(parseArgs(['--input', 'x.json', '--k', '20', '--embedder', 'hashed', '--mode', 'all', '--out', 'o.json'])).toEqual({
+      input: 'x.json',
+      k: 20,
+      embedder: 'hashed',
+      mode: 'all',
+      out: 'o.json',
+    });
     expect(() => parseArgs([])).toThrow('--input is required');
     expect(() => parseArgs(['--input', 'x', '--k', '0'])).toThrow('--k must be a positive integer');
     expect(() => parseArgs(['--input', 'x', '--embedder', 'gpt'])).toThrow('--embedder must be one of');
@@ -103,7 +111,12 @@ describe('evaluation run', () => {
     const run = await runEvaluation(SMALL, { k: 10, embedder: 'hashed', mode: 'all' });
     // Rounds: (t1,t2) (t3,t4) (t5 alone) (t6,t7) (t8,t9).
     expect(run.ingest).toMatchObject({ conversations: 1, messages: 9, rounds: 5, memories: 5, failedJobs: 0 });
-    expect(run.runs.map((r) => r.mode)).toEqual(['hybrid (LongTermMemory.retrieve)', 'lexical (store.search)', 'vector (store.search)', 'hybrid (store.search)']);
+    expect(run.runs.map((r) => r.mode)).toEqual([
+      'hybrid (LongTermMemory.retrieve)',
+      'lexical (store.search)',
+      'vector (store.search)',
+      'hybrid (store.search)',
+    ]);
     const facade = run.runs[0]!;
     const byId = new Map(facade.results.map((r) => [r.id, r]));
     expect(byId.get('q1')).toMatchObject({ evidenceRank: 1, recall: { 1: 1, 5: 1, 10: 1 } });
@@ -114,7 +127,11 @@ describe('evaluation run', () => {
     expect(q2.staleRank).toBe(2);
     expect(q2.updatedAboveStale).toBe(true);
     expect(facade.summary).toMatchObject({ questions: 3, ks: [1, 5, 10], recall: { 1: 1, 5: 1, 10: 1 }, updatedAboveStale: 1, updateQuestions: 1 });
-    expect(facade.summary.byCategory).toEqual({ fact: { questions: 2, recall: { 1: 1, 5: 1, 10: 1 } }, update: { questions: 1, recall: { 1: 1, 5: 1, 10: 1 } } });
+    expect(facade.summary.byCategory).toEqual({
+      fact: { questions: 2, recall: { 1: 1, 5: 1, 10: 1 }, mrr: 1 },
+      update: { questions: 1, recall: { 1: 1, 5: 1, 10: 1 }, mrr: 1 },
+    });
+    expect(facade.summary.mrr).toBe(1);
     const report = formatReport(run);
     expect(report).toContain('memories: 5 (from 5 rounds, 0 failed jobs)');
     expect(report).toContain('updated value ranked above the stale one: 100.0 % of 1 questions');
@@ -130,8 +147,22 @@ describe('ingestion replay clock', () => {
         {
           id: 'c',
           sessions: [
-            { id: 's1', date: '2024-03-01T09:00:00Z', turns: [{ id: 'a1', speaker: 'u', text: 'Good morning' }, { id: 'a2', speaker: 'b', text: 'Morning!' }] },
-            { id: 's2', date: '2024-09-10T09:00:00Z', turns: [{ id: 'b1', speaker: 'u', text: 'Good morning' }, { id: 'b2', speaker: 'b', text: 'Morning!' }] },
+            {
+              id: 's1',
+              date: '2024-03-01T09:00:00Z',
+              turns: [
+                { id: 'a1', speaker: 'u', text: 'Good morning' },
+                { id: 'a2', speaker: 'b', text: 'Morning!' },
+              ],
+            },
+            {
+              id: 's2',
+              date: '2024-09-10T09:00:00Z',
+              turns: [
+                { id: 'b1', speaker: 'u', text: 'Good morning' },
+                { id: 'b2', speaker: 'b', text: 'Morning!' },
+              ],
+            },
           ],
         },
       ],
@@ -184,6 +215,9 @@ describe('benchmark generator', () => {
     expect(turns).toHaveLength(1200);
     const count = (c: string) => data.questions.filter((q) => q.category === c).length;
     expect([count('fact'), count('cross-lingual'), count('update'), count('temporal'), count('event')]).toEqual([48, 8, 24, 10, 12]);
+    expect([count('next-turn'), count('paraphrase'), count('relative')]).toEqual([4, 4, 3]);
+    expect(new Set(turns.map((t) => `${t.speaker}/${t.role}`))).toEqual(new Set(['Mia/user', 'Jonas/assistant']));
+    expect(turns.filter((t) => t.role === 'assistant' && /Thanks, Mia!|谢谢你，米娅/u.test(t.text)).length).toBeGreaterThan(10);
     expect(new Set(data.questions.map((q) => q.language))).toEqual(new Set(['en', 'zh']));
     expect(turns.some((t) => /[\u4e00-\u9fff]/u.test(t.text)) && turns.some((t) => /^[\x20-\x7e]+$/u.test(t.text))).toBe(true);
     for (const t of turns) {
@@ -203,10 +237,47 @@ describe('benchmark generator', () => {
     }
   });
 
+  it("puts each next-turn answer in the user's turn right after the other speaker's question", () => {
+    const turns = data.conversations[0]!.sessions.flatMap((s) => s.turns);
+    const at = new Map(turns.map((t, i) => [t.id, i]));
+    for (const q of data.questions.filter((x) => x.category === 'next-turn')) {
+      const i = at.get(q.evidence[0]!)!;
+      expect(turns[i]!.text, q.question).toContain(q.answer!);
+      expect(turns[i - 1]!.role).toBe('assistant');
+      expect(turns[i - 1]!.text).toMatch(/\?|？/u); // the other speaker's question, the turn before
+      expect(turns[i - 1]!.text).not.toContain(q.answer!);
+    }
+  });
+
   it('puts stale evidence before the update it is replaced by', () => {
     const turns = new Map(data.conversations[0]!.sessions.flatMap((s) => s.turns).map((t) => [t.id, t]));
     for (const q of data.questions.filter((x) => x.stale)) {
       expect(Date.parse(turns.get(q.stale![0]!)!.date!)).toBeLessThan(Date.parse(turns.get(q.evidence[0]!)!.date!));
     }
+  });
+});
+
+describe('summarize', () => {
+  it('computes MRR from the first evidence rank (0 when not retrieved), overall and per category', () => {
+    const result = (id: string, category: string, evidenceRank: number | null, r1: number) =>
+      ({
+        id,
+        question: id,
+        category,
+        language: null,
+        evidence: ['e'],
+        stale: [],
+        recall: { 1: r1, 5: evidenceRank ? 1 : 0 },
+        evidenceRank,
+        staleRank: null,
+        updatedAboveStale: null,
+        latencyMs: 1,
+        ranking: [],
+      }) as QuestionResult;
+    const summary = summarize([result('a', 'x', 1, 1), result('b', 'x', 4, 0), result('c', 'y', null, 0), result('d', 'y', 2, 0)], [1, 5]);
+    // (1 + 1/4 + 0 + 1/2) / 4 = 0.4375; x: (1 + 0.25) / 2 = 0.625; y: (0 + 0.5) / 2 = 0.25.
+    expect(summary.mrr).toBeCloseTo(0.4375, 10);
+    expect(summary.byCategory.x!.mrr).toBeCloseTo(0.625, 10);
+    expect(summary.byCategory.y!.mrr).toBeCloseTo(0.25, 10);
   });
 });

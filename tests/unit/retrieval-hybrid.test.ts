@@ -8,7 +8,7 @@ import { RecallDB } from '../../src/db/schema';
 import { createMemoryStore, type LongTermStore } from '../../src/memory/long-term/store';
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
-import { PROXY_EMBEDDER_WEIGHTS } from '../../src/memory/long-term/retrieval/fusion';
+import { fusionWeightsFor } from '../../src/memory/long-term/retrieval/fusion';
 
 let db: RecallDB;
 afterEach(async () => db?.delete());
@@ -23,14 +23,30 @@ async function open(): Promise<LongTermStore> {
 }
 
 const DISTRACTORS_EN = [
-  'We talked about the weather in Berlin', 'The new phone has a better camera', 'I watched a documentary about whales',
-  'The meeting moved to Thursday afternoon', 'My neighbour plays the piano at night', 'The bakery on the corner closed',
-  'I read an article about electric cars', 'We discussed the budget for the trip', 'The printer at work is broken again',
-  'I tried a new pasta recipe with mushrooms', 'The football match ended in a draw', 'I need to renew my passport soon',
+  'We talked about the weather in Berlin',
+  'The new phone has a better camera',
+  'I watched a documentary about whales',
+  'The meeting moved to Thursday afternoon',
+  'My neighbour plays the piano at night',
+  'The bakery on the corner closed',
+  'I read an article about electric cars',
+  'We discussed the budget for the trip',
+  'The printer at work is broken again',
+  'I tried a new pasta recipe with mushrooms',
+  'The football match ended in a draw',
+  'I need to renew my passport soon',
 ];
 const DISTRACTORS_ZH = [
-  '今天北京下了很大的雨', '新手机的摄像头更好', '我看了一部关于鲸鱼的纪录片', '会议改到了周四下午', '邻居晚上弹钢琴',
-  '街角的面包店关门了', '我读了一篇关于电动车的文章', '我们讨论了旅行的预算', '公司的打印机又坏了', '我试了一个新的蘑菇意面做法',
+  '今天北京下了很大的雨',
+  '新手机的摄像头更好',
+  '我看了一部关于鲸鱼的纪录片',
+  '会议改到了周四下午',
+  '邻居晚上弹钢琴',
+  '街角的面包店关门了',
+  '我读了一篇关于电动车的文章',
+  '我们讨论了旅行的预算',
+  '公司的打印机又坏了',
+  '我试了一个新的蘑菇意面做法',
 ];
 
 async function addAll(store: LongTermStore, texts: string[], at: (i: number) => number, namespace = 'default') {
@@ -57,16 +73,16 @@ describe('hybrid retrieval', () => {
     expect(await top1('我的猫叫什么名字')).toBe(cat!.id);
   });
 
-  it('both retrievers contribute ranks and RRF combines them', async () => {
+  it('both retrievers contribute ranks and convex fusion combines their scores', async () => {
     const store = await open();
     await addAll(store, DISTRACTORS_EN, (i) => NOW - i * DAY);
     const results = await store.search({ text: 'passport renewal', namespace: 'default', k: 3 });
     expect(results[0]!.memory.text).toBe('I need to renew my passport soon');
     expect(results[0]!.ranks.lexical).toBe(1);
     expect(results[0]!.ranks.vector).toBe(1);
-    // score = (1/61 + 1/61) · (1 + 0.2 · 0.5^(age/30 d) + 0.1 · importance 0.5), age 11 days
+    // First in both lists: relevance 1 (normalized score 1 in each); score = 1 + 0.02 · 0.5^(age/30 d) + 0.01 · importance 0.5, age 11 days
     const age = 11;
-    expect(results[0]!.score).toBeCloseTo((2 / 61) * (1 + 0.2 * 0.5 ** (age / 30) + 0.1 * 0.5), 10);
+    expect(results[0]!.score).toBeCloseTo(1 + 0.02 * 0.5 ** (age / 30) + 0.01 * 0.5, 10);
   });
 
   it('ranks an update above the stale statement it replaces (episodic only, no LLM)', async () => {
@@ -82,6 +98,26 @@ describe('hybrid retrieval', () => {
     expect(ids.indexOf(newZh!.id)).toBeLessThan(ids.indexOf(oldZh!.id));
   });
 
+  it('finds a memory about the asked slot that shares no word with the question', async () => {
+    const store = await open();
+    await addAll(store, DISTRACTORS_EN, (i) => NOW - (i + 1) * DAY);
+    const [old, update] = await addAll(
+      store,
+      ['I work at Tencent as a product manager.', "New job! I'm a product manager at KPMG now."],
+      (i) => NOW - (i === 0 ? 120 : 10) * DAY,
+    );
+    await store.whenIndexed();
+    // Both texts are user:work, as is the question; the update matches no query term ("now" is a
+    // stop word), so before the slot bonus it was not a candidate at all. By hand (lexical only,
+    // 'now' query: recency weight 1, half-life 90 days): old 1 + 0.5 + 0.5^(120/90) ≈ 1.90,
+    // update 0 + 0.5 + 0.5^(10/90) ≈ 1.43 (+0.01 · importance each) — 0.47 apart, more than the near-tie margin: old first.
+    const hits = await store.search({ text: 'Where do I work now?', namespace: 'default', k: 3 }, { mode: 'lexical' });
+    // ("The printer at work is broken again", newer and matching "work", is second.)
+    expect(hits[0]!.memory.id).toBe(old!.id);
+    const found = hits.find((h) => h.memory.id === update!.id);
+    expect(found?.score).toBeCloseTo(0.5 + 0.5 ** (10 / 90) + 0.01 * update!.importance, 6);
+  });
+
   it('puts the newer of two statements with the same matched terms first (recency tie-break)', async () => {
     const store = await open();
     await addAll(store, DISTRACTORS_EN, (i) => NOW - (i + 1) * DAY);
@@ -92,7 +128,8 @@ describe('hybrid retrieval', () => {
       ['I have a dentist appointment on Monday.', 'I have a dentist appointment on Thursday afternoon at the new clinic downtown.'],
       (i) => NOW - (i === 0 ? 40 : 35) * DAY,
     );
-    const ids = async (options = {}) => (await store.search({ text: 'When is my dentist appointment?', namespace: 'default', k: 3 }, { mode: 'lexical', ...options })).map((r) => r.memory.id);
+    const ids = async (options = {}) =>
+      (await store.search({ text: 'When is my dentist appointment?', namespace: 'default', k: 3 }, { mode: 'lexical', ...options })).map((r) => r.memory.id);
     expect((await ids({ recencyTieBreak: false })).slice(0, 2)).toEqual([older!.id, newer!.id]);
     expect((await ids()).slice(0, 2)).toEqual([newer!.id, older!.id]);
     // Scores stay in rank order (tied candidates trade scores with their positions).
@@ -106,7 +143,11 @@ describe('hybrid retrieval', () => {
     await addAll(store, [...DISTRACTORS_EN, ...DISTRACTORS_ZH], (i) => NOW - (i + 1) * DAY);
     // Said a few days apart: recency weighting (up to ×1.2) can outweigh a one-rank RRF margin,
     // so a much newer statement about someone else could still come first (see BENCHMARKS.md).
-    const [mine, mineZh] = await addAll(store, ['My cat is called Mochi, she just turned three and loves boxes.', '我家的猫叫小白，刚满三岁，特别喜欢纸箱子。'], () => NOW - 30 * DAY);
+    const [mine, mineZh] = await addAll(
+      store,
+      ['My cat is called Mochi, she just turned three and loves boxes.', '我家的猫叫小白，刚满三岁，特别喜欢纸箱子。'],
+      () => NOW - 30 * DAY,
+    );
     await addAll(
       store,
       ["My colleague's cat is called Luna.", "My neighbour's cat is called Pepper.", '同事家的猫叫橘子。', '邻居家的猫叫豆豆。'],
@@ -114,10 +155,9 @@ describe('hybrid retrieval', () => {
     );
     await store.whenIndexed();
     // Lexical: the first-person terms (1p:cat, 1p:家) put the user's own fact first. Hybrid with
-    // the proxy-embedder weights: the hashed TEST embedder (surface overlap only) prefers the
-    // shorter statements about other people, and with plain RRF its vote would tie them with the
-    // fact (recency then picks the newer one); weighted at 0.1 it only reorders near-ties.
-    for (const options of [{ mode: 'lexical' as const }, { mode: 'hybrid' as const, fusion: PROXY_EMBEDDER_WEIGHTS }]) {
+    // the weights calibrated for the hashed TEST embedder (surface overlap only, it prefers the
+    // shorter statements about other people): its vector list does not outvote BM25.
+    for (const options of [{ mode: 'lexical' as const }, { mode: 'hybrid' as const, fusion: fusionWeightsFor(createHashedEmbedder().modelId) }]) {
       expect((await store.search({ text: "What's my cat's name?", namespace: 'default', k: 5 }, options))[0]!.memory.id, options.mode).toBe(mine!.id);
       expect((await store.search({ text: '我家的猫叫什么名字？', namespace: 'default', k: 5 }, options))[0]!.memory.id, options.mode).toBe(mineZh!.id);
     }
@@ -126,15 +166,43 @@ describe('hybrid retrieval', () => {
   it('weights the vector list as configured (per store, or per search)', async () => {
     db = new RecallDB(`retrieval-${crypto.randomUUID()}`);
     const embedder = createHashedEmbedder();
-    const store = await createMemoryStore({ db, embedder: () => embedder, now: () => NOW, loadVoyWasm: nodeVoyWasm, fusionWeights: { lexical: 1, vector: 0.1 } });
+    const store = await createMemoryStore({
+      db,
+      embedder: () => embedder,
+      now: () => NOW,
+      loadVoyWasm: nodeVoyWasm,
+      fusionWeights: { lexical: 0.7, vector: 0.3 },
+    });
     await addAll(store, DISTRACTORS_EN, (i) => NOW - i * DAY);
     const age = 11;
-    const multiplier = 1 + 0.2 * 0.5 ** (age / 30) + 0.1 * 0.5;
+    // Default weighting: +0.02 · recency + 0.01 · importance (0.5) on top of the fused relevance.
+    const bonus = 0.02 * 0.5 ** (age / 30) + 0.01 * 0.5;
     const [top] = await store.search({ text: 'passport renewal', namespace: 'default', k: 3 });
     expect(top!.ranks).toEqual({ lexical: 1, vector: 1 });
-    expect(top!.score).toBeCloseTo((1 / 61 + 0.1 / 61) * multiplier, 10);
-    const [plain] = await store.search({ text: 'passport renewal', namespace: 'default', k: 3 }, { fusion: { lexical: 1, vector: 1 } });
-    expect(plain!.score).toBeCloseTo((2 / 61) * multiplier, 10);
+    // First in both lists: normalized score 1 in each, so relevance 0.7 · 1 + 0.3 · 1 = 1 whatever the weights.
+    expect(top!.score).toBeCloseTo(1 + bonus, 10);
+    const [lexicalOnly] = await store.search({ text: 'passport renewal', namespace: 'default', k: 3 }, { fusion: { lexical: 1, vector: 0 } });
+    expect(lexicalOnly!.score).toBeCloseTo(1 + bonus, 10);
+    await expect(createMemoryStore({ db, embedder: () => embedder, loadVoyWasm: nodeVoyWasm, fusionWeights: { lexical: -1, vector: 1 } })).rejects.toThrow(
+      RangeError,
+    );
+  });
+
+  it('lets relevance decide: a year-old best match stays above a new weak match (recency only breaks near-ties)', async () => {
+    const store = await open();
+    const [old] = await addAll(store, ['Passport renewal appointment at the embassy on the ninth.'], () => NOW - 365 * DAY);
+    const [recent] = await addAll(store, ['Bought a new passport holder today.'], () => NOW - DAY);
+    await store.whenIndexed();
+    // Plain RRF with a ×(1 + 0.2·recency + 0.1·importance) multiplier put the new rank-2 memory
+    // first (1/62 · 1.25 > 1/61 · 1.05). Convex fusion: the old one has relevance 1, the new one
+    // a fraction of its BM25 score, and a +0.02 recency bonus cannot close that gap.
+    for (const mode of ['lexical', 'hybrid'] as const) {
+      const results = await store.search({ text: 'passport renewal appointment', namespace: 'default', k: 5 }, { mode });
+      expect(results.map((r) => r.memory.id).slice(0, 2), mode).toEqual([old!.id, recent!.id]);
+    }
+    // Asked about the current state, recency weighs as much as relevance (up to +1), still not over a far better match.
+    const now = await store.search({ text: 'what is my passport renewal appointment now?', namespace: 'default', k: 5 }, { mode: 'lexical' });
+    expect(now[0]!.memory.id).toBe(old!.id);
   });
 
   it('applies time filters stated in the query, in both languages', async () => {
@@ -168,7 +236,11 @@ describe('hybrid retrieval', () => {
 
   it('answers a bare time question with the newest memories of that range', async () => {
     const store = await open();
-    const [a, b] = await addAll(store, ['Bought a bike', '修好了自行车', 'Went to the dentist'], (i) => [new Date(2025, 5, 10).getTime(), new Date(2025, 5, 12).getTime(), new Date(2025, 4, 1).getTime()][i]!);
+    const [a, b] = await addAll(
+      store,
+      ['Bought a bike', '修好了自行车', 'Went to the dentist'],
+      (i) => [new Date(2025, 5, 10).getTime(), new Date(2025, 5, 12).getTime(), new Date(2025, 4, 1).getTime()][i]!,
+    );
     expect((await store.search({ text: '上周', namespace: 'default' })).map((r) => r.memory.id)).toEqual([b!.id, a!.id]);
   });
 

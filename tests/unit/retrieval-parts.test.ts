@@ -9,22 +9,49 @@ import type { TokenCounter } from '../../src/model/tokens';
 import type { RetrievedMemory } from '../../src/model/context';
 import { firstPersonTerms, lightStem, porterStep1b, sStem, tokenize } from '../../src/memory/long-term/retrieval/tokenize';
 import { asksForCurrentState, parseSmallNumber, parseTimeFilter } from '../../src/memory/long-term/retrieval/time-filter';
-import { RRF_K, reciprocalRankFusion, recencyFactor, recencyTieBreak, weightedScore } from '../../src/memory/long-term/retrieval/fusion';
+import {
+  CALIBRATED_FUSION,
+  CURRENT_STATE_WEIGHTING,
+  DEFAULT_FUSION_WEIGHTS,
+  RRF_K,
+  convexFusion,
+  fusionWeightsFor,
+  reciprocalRankFusion,
+  recencyFactor,
+  recencyTieBreak,
+  weightedScore,
+} from '../../src/memory/long-term/retrieval/fusion';
 import { formatMemoriesForPrompt, formatMemoryLine, lostInTheMiddleOrder } from '../../src/prompt/memory-lines';
 import { LexicalIndex } from '../../src/memory/long-term/retrieval/lexical';
 
 describe('tokenize', () => {
-  it('segments Chinese into words plus Han bigrams and non-stop unigrams', () => {
-    // ICU segments 我的猫叫小白 as 我的|猫叫|小白 (words kept). The Han run adds the bigrams
-    // 的猫 猫叫 叫小 小白 (我的 as a bigram is two stop characters: dropped, but it is already a
-    // word) and the non-stop unigrams 猫 叫 小 白.
-    const terms = tokenize('我的猫叫小白');
-    expect(new Set(terms)).toEqual(new Set(['我的', '猫叫', '小白', '的猫', '叫小', '猫', '叫', '小', '白']));
-    // The question shares 猫 and 猫叫 with the statement although ICU segments it differently.
+  it('segments Chinese into words plus Han bigrams without function characters, and no single-character fallback', () => {
+    // ICU segments 我的猫叫小白 as 我的|猫叫|小白; 我的 is a stop word (stop characters only). The
+    // Han run's bigrams are 我的 的猫 猫叫 叫小 小白: 我的 and 的猫 hold a function character,
+    // 猫叫 and 小白 are words already, so only 叫小 is added. No unigrams.
+    expect(tokenize('我的猫叫小白')).toEqual(['猫叫', '小白', '叫小']);
+    // The question shares 猫叫 with the statement although ICU segments it differently.
     const question = new Set(tokenize('我的猫叫什么？'));
-    expect(question.has('猫')).toBe(true);
     expect(question.has('猫叫')).toBe(true);
     expect(question.has('什么')).toBe(false);
+  });
+
+  it('lists the terms of a few Chinese sentences: no 的-pairs, no 一 / 些 / 们 / 地, content words kept', () => {
+    // Terms as produced today (ICU word breaks of Node 20's ICU, then the fallback bigrams), checked by hand:
+    // every term is a dictionary word or a bigram of two content characters.
+    expect(tokenize('他们一些人慢慢地走到了公园')).toEqual(['人', '慢慢地', '走到', '公园', '人慢', '慢慢']);
+    expect(tokenize('提醒一下，我对花生过敏。')).toEqual(['提醒', '花生', '过敏']);
+    expect(tokenize('周末去Costco买了一些水果')).toEqual(['周末', '去', 'costco', '买', '水果', '末去']);
+    const noisy = ['的地', '的是', '一', '些', '们', '的', '地', '一些'];
+    for (const text of ['我的地址是北京路一号', '他们说的是一些很好的地方', '同学们都很认真地学习']) {
+      const terms = tokenize(text);
+      for (const term of noisy) expect(terms, `${text} → ${terms.join(' ')}`).not.toContain(term);
+      expect(
+        terms.some((t) => Array.from(t).length === 1 && /[一些们的地得]/u.test(t)),
+        text,
+      ).toBe(false);
+    }
+    expect(tokenize('我的地址是北京路一号')).toEqual(expect.arrayContaining(['地址', '北京']));
   });
 
   it('lower-cases, drops English stop words and possessives, stems plurals and -ed/-ing', () => {
@@ -37,21 +64,50 @@ describe('tokenize', () => {
   });
 
   it("implements Harman's S stemmer rules", () => {
-    expect([sStem('queries'), sStem('aies'), sStem('cookies'), sStem('horses'), sStem('toes'), sStem('cats'), sStem('bus'), sStem('glass'), sStem('is')]).toEqual([
-      'query', 'aie', 'cooky', 'horse', 'toe', 'cat', 'bus', 'glass', 'is',
-    ]);
+    expect([
+      sStem('queries'),
+      sStem('aies'),
+      sStem('cookies'),
+      sStem('horses'),
+      sStem('toes'),
+      sStem('cats'),
+      sStem('bus'),
+      sStem('glass'),
+      sStem('is'),
+    ]).toEqual(['query', 'aie', 'cooky', 'horse', 'toe', 'cat', 'bus', 'glass', 'is']);
   });
 
   it("implements Porter's step 1b (examples from Porter 1980) and the light stemmer built on it", () => {
     const pairs: [string, string][] = [
-      ['feed', 'feed'], ['agreed', 'agree'], ['plastered', 'plaster'], ['bled', 'bled'], ['motoring', 'motor'], ['sing', 'sing'],
-      ['conflated', 'conflate'], ['troubled', 'trouble'], ['sized', 'size'], ['hopping', 'hop'], ['tanned', 'tan'], ['falling', 'fall'],
-      ['hissing', 'hiss'], ['fizzed', 'fizz'], ['failing', 'fail'], ['filing', 'file'],
+      ['feed', 'feed'],
+      ['agreed', 'agree'],
+      ['plastered', 'plaster'],
+      ['bled', 'bled'],
+      ['motoring', 'motor'],
+      ['sing', 'sing'],
+      ['conflated', 'conflate'],
+      ['troubled', 'trouble'],
+      ['sized', 'size'],
+      ['hopping', 'hop'],
+      ['tanned', 'tan'],
+      ['falling', 'fall'],
+      ['hissing', 'hiss'],
+      ['fizzed', 'fizz'],
+      ['failing', 'fail'],
+      ['filing', 'file'],
     ];
     for (const [word, stem] of pairs) expect(porterStep1b(word), word).toBe(stem);
     // S stemmer first (queries → query, not Porter's queri), then step 1b; short and non a–z words untouched.
     expect(['queries', 'moved', 'learning', 'schedules', 'workshops', 'bus', 'red', 'café', 'k8s'].map(lightStem)).toEqual([
-      'query', 'move', 'learn', 'schedule', 'workshop', 'bus', 'red', 'café', 'k8s',
+      'query',
+      'move',
+      'learn',
+      'schedule',
+      'workshop',
+      'bus',
+      'red',
+      'café',
+      'k8s',
     ]);
   });
 
@@ -97,7 +153,7 @@ describe('lexical index', () => {
     expect(index.search('我的狗叫 dog', 1, (id) => id === 'c').map((h) => h.id)).toEqual(['c']);
   });
 
-  it('ranks the user\'s own fact above the same fact about someone else (first-person terms)', () => {
+  it("ranks the user's own fact above the same fact about someone else (first-person terms)", () => {
     const index = new LexicalIndex();
     // The colleague's statement is shorter, so plain BM25 would rank it first.
     index.set('mine', 'User: My cat is called Mochi, she just turned three and loves boxes.');
@@ -105,7 +161,12 @@ describe('lexical index', () => {
     index.set('zh-mine', '我家的猫叫小白，刚满三岁，特别喜欢纸箱子。');
     index.set('zh-theirs', '同事家的猫叫橘子。');
     expect(index.search("What's my cat's name?", 5).map((h) => h.id)).toEqual(['mine', 'theirs']);
-    expect(index.search('我家的猫叫什么名字？', 5).map((h) => h.id).slice(0, 2)).toEqual(['zh-mine', 'zh-theirs']);
+    expect(
+      index
+        .search('我家的猫叫什么名字？', 5)
+        .map((h) => h.id)
+        .slice(0, 2),
+    ).toEqual(['zh-mine', 'zh-theirs']);
     // Without the first person in the question, length normalization decides as before.
     expect(index.search("What's the cat's name?", 5).map((h) => h.id)).toEqual(['theirs', 'mine']);
   });
@@ -168,12 +229,20 @@ describe('time filters', () => {
   });
 
   it('recognizes questions about the current state', () => {
-    for (const q of ['Where do I live now?', 'Which company am I currently at?', 'Do I still play the cello?', '我现在住在哪里？', '我目前在哪家公司？']) expect(asksForCurrentState(q), q).toBe(true);
+    for (const q of ['Where do I live now?', 'Which company am I currently at?', 'Do I still play the cello?', '我现在住在哪里？', '我目前在哪家公司？'])
+      expect(asksForCurrentState(q), q).toBe(true);
     for (const q of ['Where did I live in 2020?', 'What is my cat called?', '我的猫叫什么？', 'I know about it']) expect(asksForCurrentState(q), q).toBe(false);
   });
 
   it('parses small numbers', () => {
-    expect([parseSmallNumber('12'), parseSmallNumber('十二'), parseSmallNumber('十'), parseSmallNumber('二十一'), parseSmallNumber('两'), parseSmallNumber('x')]).toEqual([12, 12, 10, 21, 2, Number.NaN]);
+    expect([
+      parseSmallNumber('12'),
+      parseSmallNumber('十二'),
+      parseSmallNumber('十'),
+      parseSmallNumber('二十一'),
+      parseSmallNumber('两'),
+      parseSmallNumber('x'),
+    ]).toEqual([12, 12, 10, 21, 2, Number.NaN]);
   });
 });
 
@@ -192,7 +261,14 @@ describe('fusion and weighting', () => {
   });
 
   it('weights the lists of reciprocal rank fusion', () => {
-    const fused = reciprocalRankFusion([['a', 'b'], ['b', 'c']], 60, [1, 0.1]);
+    const fused = reciprocalRankFusion(
+      [
+        ['a', 'b'],
+        ['b', 'c'],
+      ],
+      60,
+      [1, 0.1],
+    );
     expect(fused.get('a')).toBeCloseTo(1 / 61, 12);
     expect(fused.get('b')).toBeCloseTo(1 / 62 + 0.1 / 61, 12);
     expect(fused.get('c')).toBeCloseTo(0.1 / 62, 12);
@@ -214,10 +290,55 @@ describe('fusion and weighting', () => {
     ]);
     // Group {old, mid, new} holds positions 0, 2, 4 and gets them newest first; 'other' and
     // 'single' (one matched term) and 'vec' (no lexical match) stay where they are.
-    expect(recencyTieBreak(['old', 'other', 'mid', 'vec', 'new', 'single'], matched, (id) => time[id]!)).toEqual(['new', 'other', 'mid', 'vec', 'old', 'single']);
+    expect(recencyTieBreak(['old', 'other', 'mid', 'vec', 'new', 'single'], matched, (id) => time[id]!)).toEqual([
+      'new',
+      'other',
+      'mid',
+      'vec',
+      'old',
+      'single',
+    ]);
     // With minTerms 1, {other, single} is a group too: single (10) is newer than other (9).
-    expect(recencyTieBreak(['old', 'other', 'mid', 'vec', 'new', 'single'], matched, (id) => time[id]!, 1)).toEqual(['new', 'single', 'mid', 'vec', 'old', 'other']);
+    expect(recencyTieBreak(['old', 'other', 'mid', 'vec', 'new', 'single'], matched, (id) => time[id]!, 1)).toEqual([
+      'new',
+      'single',
+      'mid',
+      'vec',
+      'old',
+      'other',
+    ]);
     expect(recencyTieBreak([], matched, () => 0)).toEqual([]);
+  });
+
+  it('puts the newest current memory first among candidates about the same slot within a near-tie', () => {
+    // Positions 0..5 with their scores; slots from the memory texts (user:residence etc.).
+    const score: Record<string, number> = { oldHome: 0.9, other: 0.85, newHome: 0.8, superseded: 0.78, weakHome: 0.3, sister: 0.75 };
+    const time: Record<string, number> = { oldHome: 1, other: 2, newHome: 5, superseded: 9, weakHome: 10, sister: 11 };
+    const slot: Record<string, string | null> = {
+      oldHome: 'user:residence',
+      other: null,
+      newHome: 'user:residence',
+      superseded: 'user:residence',
+      weakHome: 'user:residence',
+      sister: 'sister:residence',
+    };
+    const ranked = ['oldHome', 'other', 'newHome', 'superseded', 'sister', 'weakHome'];
+    const info = { slotOf: (id: string) => slot[id]!, scoreOf: (id: string) => score[id]!, slotMargin: 0.15, isCurrent: (id: string) => id !== 'superseded' };
+    // By hand: user:residence members oldHome (0.9), newHome (0.8), superseded (0.78) are pairwise
+    // within 0.15 (0.9 − 0.78 = 0.12) → one group at positions 0, 2, 3; current first, then newest:
+    // newHome (5), oldHome (1), then superseded (not current, although newest). weakHome (0.3) is
+    // 0.48 below the nearest member: no near-tie, it stays. sister is another subject; 'other' has no slot.
+    expect(recencyTieBreak(ranked, new Map(), (id) => time[id]!, 2, info)).toEqual(['newHome', 'other', 'oldHome', 'superseded', 'sister', 'weakHome']);
+    // Without a margin every same-slot memory is one group: positions 0, 2, 3, 5 get
+    // weakHome (10), newHome (5), oldHome (1), superseded.
+    expect(recencyTieBreak(ranked, new Map(), (id) => time[id]!, 2, { ...info, slotMargin: undefined })).toEqual([
+      'weakHome',
+      'other',
+      'newHome',
+      'oldHome',
+      'sister',
+      'superseded',
+    ]);
   });
 
   it('weights by recency (half-life) and importance', () => {
@@ -227,9 +348,62 @@ describe('fusion and weighting', () => {
     expect(recencyFactor(60 * day, 30)).toBeCloseTo(0.25, 12);
     expect(recencyFactor(-5, 30)).toBe(1);
     const options = { halfLifeDays: 30, recencyWeight: 0.2, importanceWeight: 0.1 };
-    // 0.1 · (1 + 0.2·0.5 + 0.1·0.8) = 0.1 · 1.18
-    expect(weightedScore(0.1, 30 * day, 0.8, options)).toBeCloseTo(0.118, 12);
-    expect(weightedScore(0.1, 0, 7, options)).toBeCloseTo(0.1 * 1.3, 12); // importance clamped to 1
+    // Additive bonus on the relevance scale: 0.1 + 0.2·0.5 + 0.1·0.8 = 0.28
+    expect(weightedScore(0.1, 30 * day, 0.8, options)).toBeCloseTo(0.28, 12);
+    expect(weightedScore(0.1, 0, 7, options)).toBeCloseTo(0.1 + 0.2 + 0.1, 12); // importance clamped to 1
+    // Defaults (+0.02 recency, +0.01 importance at most): a new rank-2 memory does not pass an old
+    // rank-1 one whose relevance is 0.05 higher, but does pass one 0.01 higher (a near-tie).
+    expect(weightedScore(0.95, 0, 0.5)).toBeCloseTo(0.95 + 0.02 + 0.005, 12);
+    expect(weightedScore(1, 365 * day, 0.5)).toBeGreaterThan(weightedScore(0.95, 0, 0.5));
+    expect(weightedScore(0.99, 0, 0.5)).toBeGreaterThan(weightedScore(1, 365 * day, 0.5));
+    // A current-state query: recency up to +1 (half-life 90 days).
+    expect(weightedScore(0.8, 0, 0, CURRENT_STATE_WEIGHTING)).toBeCloseTo(1.8, 12);
+  });
+
+  it('fuses BM25 and cosine scores by a convex combination of normalized scores (Bruch et al. 2023)', () => {
+    const lexical = [
+      { id: 'a', score: 8 },
+      { id: 'b', score: 4 },
+      { id: 'c', score: 2 },
+    ];
+    const vector = [
+      { id: 'b', score: 0.9 },
+      { id: 'd', score: 0.7 },
+      { id: 'a', score: 0.5 },
+    ];
+    // φl = bm25 / 8: a 1, b 0.5, c 0.25. φv = (cos − 0.5) / (0.9 − 0.5): b 1, d 0.5, a 0.
+    // α = 0.6: a 0.6·1 + 0.4·0 = 0.6; b 0.6·0.5 + 0.4·1 = 0.7; c 0.6·0.25 = 0.15; d 0.4·0.5 = 0.2.
+    const fused = convexFusion(lexical, vector, { lexical: 0.6, vector: 0.4 });
+    expect(fused.get('a')).toBeCloseTo(0.6, 12);
+    expect(fused.get('b')).toBeCloseTo(0.7, 12);
+    expect(fused.get('c')).toBeCloseTo(0.15, 12);
+    expect(fused.get('d')).toBeCloseTo(0.2, 12);
+    // Weights need not sum to 1 (divided by their sum): 3 / 2 is the same as 0.6 / 0.4.
+    expect(convexFusion(lexical, vector, { lexical: 3, vector: 2 }).get('b')).toBeCloseTo(0.7, 12);
+    // An empty list (lexical mode, no embedder) or weight 0 leaves the other list's order and scale.
+    expect([...convexFusion(lexical, [], { lexical: 0.6, vector: 0.4 })]).toEqual([
+      ['a', 1],
+      ['b', 0.5],
+      ['c', 0.25],
+    ]);
+    expect([...convexFusion(lexical, vector, { lexical: 1, vector: 0 })]).toEqual([
+      ['a', 1],
+      ['b', 0.5],
+      ['c', 0.25],
+    ]);
+    expect(convexFusion([], [], { lexical: 1, vector: 1 }).size).toBe(0);
+    // A weight-0 list that is the only one with hits counts alone (vector-only search).
+    const vectorOnly = convexFusion([], vector, { lexical: 1, vector: 0 });
+    expect([...vectorOnly.keys()]).toEqual(['b', 'd', 'a']);
+    expect(vectorOnly.get('d')).toBeCloseTo(0.5, 12);
+    expect(() => convexFusion(lexical, vector, { lexical: -1, vector: 1 })).toThrow(RangeError);
+    expect(() => convexFusion(lexical, vector, { lexical: 1, vector: Number.NaN })).toThrow(RangeError);
+  });
+
+  it('looks up the fusion weights calibrated for an embedding model, with a fallback', () => {
+    for (const [id, w] of Object.entries(CALIBRATED_FUSION)) expect(fusionWeightsFor(id)).toEqual(w);
+    expect(fusionWeightsFor('Xenova/paraphrase-multilingual-MiniLM-L12-v2')).toEqual(DEFAULT_FUSION_WEIGHTS);
+    expect(fusionWeightsFor(null)).toEqual(DEFAULT_FUSION_WEIGHTS);
   });
 });
 
@@ -239,9 +413,24 @@ describe('formatMemoriesForPrompt', () => {
   const day = (d: number) => new Date(2025, 4, d, 10).getTime();
   const mem = (id: string, text: string, createdAt = day(3), extra: Partial<RetrievedMemory['memory']> = {}): RetrievedMemory => ({
     memory: {
-      id, namespace: 'default', kind: 'fact', text, importance: 0.5, createdAt, updatedAt: createdAt, validFrom: null, validUntil: null,
-      current: 1, lastAccessedAt: null, accessCount: 0, sourceConversationId: null, sourceMessageIds: [], pinned: false, hash: id,
-      embeddingModel: null, ...extra,
+      id,
+      namespace: 'default',
+      kind: 'fact',
+      text,
+      importance: 0.5,
+      createdAt,
+      updatedAt: createdAt,
+      validFrom: null,
+      validUntil: null,
+      current: 1,
+      lastAccessedAt: null,
+      accessCount: 0,
+      sourceConversationId: null,
+      sourceMessageIds: [],
+      pinned: false,
+      hash: id,
+      embeddingModel: null,
+      ...extra,
     },
     score: 1,
     ranks: {},
@@ -260,7 +449,9 @@ describe('formatMemoriesForPrompt', () => {
 
   it('formats dates, flattens line breaks and marks ended validity', () => {
     expect(formatMemoryLine(mem('e', 'User: 你好\nAssistant: 你好！', day(9)).memory)).toBe('- [2025-05-09] User: 你好 / Assistant: 你好！');
-    expect(formatMemoryLine(mem('x', '我住在深圳', day(1), { validUntil: day(20), current: 0 }).memory)).toBe('- [2025-05-01] 我住在深圳 (no longer true since 2025-05-20)');
+    expect(formatMemoryLine(mem('x', '我住在深圳', day(1), { validUntil: day(20), current: 0 }).memory)).toBe(
+      '- [2025-05-01] 我住在深圳 (no longer true since 2025-05-20)',
+    );
   });
 
   it('caps the section in tokens, skipping what does not fit but keeping shorter ones', () => {
@@ -289,7 +480,13 @@ describe('formatMemoriesForPrompt', () => {
 
   it('holds the cap with the real Qwen2.5 tokenizer on Chinese and English', () => {
     const tokenizer = fromPreTrained();
-    const qwen: TokenCounter = { id: 'hf:Qwen2.5', exact: true, count: (t) => tokenizer.encode(t, { add_special_tokens: false }).length, perMessageOverhead: 5, replyPrimerTokens: 3 };
+    const qwen: TokenCounter = {
+      id: 'hf:Qwen2.5',
+      exact: true,
+      count: (t) => tokenizer.encode(t, { add_special_tokens: false }).length,
+      perMessageOverhead: 5,
+      replyPrimerTokens: 3,
+    };
     const memories = [
       mem('1', '我从深圳搬到了杭州，现在住在西湖区。'),
       mem('2', 'I am allergic to peanuts and shellfish.'),

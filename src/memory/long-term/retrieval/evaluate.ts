@@ -49,19 +49,20 @@ export const EvalDatasetSchema = z
         }),
       )
       .min(1),
-    questions: z.array(
-      z.object({
-        id: z.string().min(1),
-        conversationId: z.string().min(1),
-        question: z.string().min(1),
-        evidence: z.array(z.string().min(1)).min(1),
-        stale: z.array(z.string().min(1)).optional(),
-        date: isoDate.optional(),
-        category: z.string().optional(),
-        language: z.string().optional(),
-        answer: z.string().optional(),
-      }),
-    )
+    questions: z
+      .array(
+        z.object({
+          id: z.string().min(1),
+          conversationId: z.string().min(1),
+          question: z.string().min(1),
+          evidence: z.array(z.string().min(1)).min(1),
+          stale: z.array(z.string().min(1)).optional(),
+          date: isoDate.optional(),
+          category: z.string().optional(),
+          language: z.string().optional(),
+          answer: z.string().optional(),
+        }),
+      )
       .min(1, 'no questions: nothing to evaluate'),
   })
   .superRefine((data, ctx) => {
@@ -200,7 +201,14 @@ export async function ingestDataset(
     }
     const first = records[0]?.createdAt ?? 0;
     const last = records[records.length - 1]?.createdAt ?? first;
-    await db.conversations.put({ id: conversation.id, title: conversation.title ?? conversation.id, namespace, strategy: DEFAULT_STRATEGY, createdAt: first, updatedAt: last });
+    await db.conversations.put({
+      id: conversation.id,
+      title: conversation.title ?? conversation.id,
+      namespace,
+      strategy: DEFAULT_STRATEGY,
+      createdAt: first,
+      updatedAt: last,
+    });
     await db.messages.bulkPut(records);
     messages += records.length;
     const timeOf = new Map(records.map((r) => [r.id, r.createdAt]));
@@ -232,7 +240,14 @@ export async function ingestDataset(
     deps.onProgress?.(turnsDone, total);
   }
   const stats = await jobs.stats();
-  return { conversations: data.conversations.length, messages, rounds, memories: await db.memories.count(), failedJobs: stats.failed, ms: performance.now() - started };
+  return {
+    conversations: data.conversations.length,
+    messages,
+    rounds,
+    memories: await db.memories.count(),
+    failedJobs: stats.failed,
+    ms: performance.now() - started,
+  };
 }
 
 /** Per-question result. */
@@ -261,8 +276,13 @@ export interface EvalSummary {
   ks: number[];
   /** Mean recall@k over questions, per k. */
   recall: Record<number, number>;
-  /** Same, per category. */
-  byCategory: Record<string, { questions: number; recall: Record<number, number> }>;
+  /**
+   * Mean reciprocal rank: mean over questions of 1 / (rank of the first memory holding an
+   * evidence turn), 0 when none is among the top max(ks) (so MRR is cut at that depth).
+   */
+  mrr: number;
+  /** Recall@k and MRR per category. */
+  byCategory: Record<string, { questions: number; recall: Record<number, number>; mrr: number }>;
   /** Share of update questions (with `stale`) whose current value ranks above the stale one; `null` when none. */
   updatedAboveStale: number | null;
   updateQuestions: number;
@@ -320,9 +340,17 @@ export async function evaluateDataset(
   );
   const results: QuestionResult[] = [];
   for (const q of data.questions) {
-    const query = { text: q.question, namespace: namespaces.get(q.conversationId)!, k: maxK, now: q.date ? Date.parse(q.date) : lastTurn.get(q.conversationId)! + 3_600_000 };
+    const query = {
+      text: q.question,
+      namespace: namespaces.get(q.conversationId)!,
+      k: maxK,
+      now: q.date ? Date.parse(q.date) : lastTurn.get(q.conversationId)! + 3_600_000,
+    };
     const started = performance.now();
-    const ranked = retriever.kind === 'facade' ? await retriever.longTerm.retrieve(query) : await retriever.store.search(query, { ...retriever.options, mode: retriever.mode });
+    const ranked =
+      retriever.kind === 'facade'
+        ? await retriever.longTerm.retrieve(query)
+        : await retriever.store.search(query, { ...retriever.options, mode: retriever.mode });
     const latencyMs = performance.now() - started;
     if (retriever.kind === 'facade') await retriever.longTerm.flush?.();
     const sources = ranked.map((r) => r.memory.sourceMessageIds);
@@ -351,14 +379,15 @@ export async function evaluateDataset(
   return { summary: summarize(results, sortedKs), results };
 }
 
-/** Aggregates per-question results (mean recall@k overall and per category, update rate, latency). */
+/** Aggregates per-question results (mean recall@k and MRR overall and per category, update rate, latency). */
 export function summarize(results: QuestionResult[], ks: number[]): EvalSummary {
   const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
   const recallOf = (rs: QuestionResult[]) => Object.fromEntries(ks.map((k) => [k, mean(rs.map((r) => r.recall[k]!))]));
+  const mrrOf = (rs: QuestionResult[]) => mean(rs.map((r) => (r.evidenceRank === null ? 0 : 1 / r.evidenceRank)));
   const byCategory: EvalSummary['byCategory'] = {};
   for (const category of [...new Set(results.map((r) => r.category))].sort()) {
     const rs = results.filter((r) => r.category === category);
-    byCategory[category] = { questions: rs.length, recall: recallOf(rs) };
+    byCategory[category] = { questions: rs.length, recall: recallOf(rs), mrr: mrrOf(rs) };
   }
   const updates = results.filter((r) => r.updatedAboveStale !== null);
   const latencies = results.map((r) => r.latencyMs);
@@ -366,6 +395,7 @@ export function summarize(results: QuestionResult[], ks: number[]): EvalSummary 
     questions: results.length,
     ks,
     recall: recallOf(results),
+    mrr: mrrOf(results),
     byCategory,
     updatedAboveStale: updates.length === 0 ? null : updates.filter((r) => r.updatedAboveStale).length / updates.length,
     updateQuestions: updates.length,

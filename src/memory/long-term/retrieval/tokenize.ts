@@ -6,7 +6,10 @@
  * - Dictionary segmentation is inconsistent between a statement and a question about it ("我的猫叫
  *   小白" → 我的|猫叫|小白, "我的猫叫什么" → 我的|猫|叫|什么), so every run of Han characters also
  *   yields its overlapping character bigrams, the classic CJK indexing unit (Lucene's
- *   CJKBigramFilter), and every non-stop Han character as a unigram.
+ *   CJKBigramFilter). A bigram with a function character in it (的地, 的猫, 些人) is noise and is
+ *   dropped unless it is a dictionary word itself; no single characters are added by the
+ *   fallback, and a one-character dictionary word is kept only when it is not a function
+ *   character (一, 些, 们, 的, 地 … are dropped; 猫, 车 are kept).
  * - Latin words are lower-cased, possessive `'s` removed, and lightly stemmed (`lightStem`):
  *   plurals with Harman's "S" stemmer (D. Harman, "How effective is suffixing?", JASIS 1991),
  *   then `-ed`/`-ing` with step 1b of Porter's stemmer ("living" → "live", "moved" → "move").
@@ -39,6 +42,13 @@ const ZH_STOP_WORDS = new Set(
 
 /** Chinese stop characters (particles, pronouns, question characters) dropped as unigrams and words. */
 const ZH_STOP_CHARS = new Set('我你您他她它的了是吗呢吧啊呀哦在和与也都就这那个有么什哪谁几怎着过很又还把被给让从对'.split(''));
+
+/**
+ * Function characters of the bigram fallback: the stop characters plus measure words, plural and
+ * adverbial suffixes and numerals-as-articles (一 些 们 地 得 之 等 …). A fallback bigram that
+ * contains one, or a one-character word that is one, carries no topic.
+ */
+const ZH_FUNCTION_CHARS = new Set([...ZH_STOP_CHARS, ...'一些们地得之其而并或及等种位次把样'.split('')]);
 
 const HAN = /\p{Script=Han}/u;
 const HAN_ONLY = /^\p{Script=Han}+$/u;
@@ -148,8 +158,9 @@ function segments(text: string): Segment[] {
 /**
  * Splits `text` (any mix of Chinese and English) into index terms, in order of appearance;
  * repeated terms are repeated (BM25 uses term frequency). Returns `[]` for blank text.
- * Example: `tokenize('我的猫叫小白')` → `['猫叫', '小白', '的猫', '猫叫', '叫小', '小白', '猫', '小', '白']`
- * (words first, then the bigrams and unigrams of the Han run; exact order is not part of the contract).
+ * Example: `tokenize('我的猫叫小白')` → `['猫叫', '小白', '叫小']` (我的 is a stop word) (dictionary words first, then
+ * the run's bigrams that are neither words already nor hold a function character; exact order is
+ * not part of the contract).
  */
 export function tokenize(text: string): string[] {
   const terms: string[] = [];
@@ -159,6 +170,7 @@ export function tokenize(text: string): string[] {
     if (run) hanRuns.push(run);
     run = '';
   };
+  const words = new Set<string>();
   for (const { segment, isWordLike } of segments(text)) {
     if (!isWordLike) {
       flush();
@@ -167,7 +179,9 @@ export function tokenize(text: string): string[] {
     if (HAN.test(segment)) {
       if (HAN_ONLY.test(segment)) run += segment;
       else flush();
-      if (!ZH_STOP_WORDS.has(segment) && !(segment.length === 1 && ZH_STOP_CHARS.has(segment))) terms.push(segment);
+      words.add(segment);
+      const single = Array.from(segment).length === 1;
+      if (!isZhStop(segment) && !(single && ZH_FUNCTION_CHARS.has(segment))) terms.push(segment);
       continue;
     }
     flush();
@@ -181,9 +195,10 @@ export function tokenize(text: string): string[] {
     const chars = Array.from(han);
     for (let i = 0; i + 1 < chars.length; i += 1) {
       const bigram = `${chars[i]}${chars[i + 1]}`;
-      if (!ZH_STOP_WORDS.has(bigram) && !(ZH_STOP_CHARS.has(chars[i]!) && ZH_STOP_CHARS.has(chars[i + 1]!))) terms.push(bigram);
+      if (ZH_STOP_WORDS.has(bigram) || words.has(bigram)) continue; // stop word, or already a term as a word
+      if (ZH_FUNCTION_CHARS.has(chars[i]!) || ZH_FUNCTION_CHARS.has(chars[i + 1]!)) continue;
+      terms.push(bigram);
     }
-    if (chars.length > 1) for (const c of chars) if (!ZH_STOP_CHARS.has(c)) terms.push(c);
   }
   return terms;
 }
@@ -194,9 +209,7 @@ function isZhStop(segment: string): boolean {
 }
 
 /** English first-person words (subject, object, possessive; singular and plural; contractions). */
-const EN_FIRST_PERSON = new Set(
-  "i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll".split(' '),
-);
+const EN_FIRST_PERSON = new Set("i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll".split(' '));
 /** Chinese first-person words (ICU segments): 我, 我的, 我们, 咱们 …. */
 const ZH_FIRST_PERSON = /^(?:我们的|我们|咱们的|咱们|我的|我)$/u;
 

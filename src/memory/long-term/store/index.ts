@@ -2,8 +2,8 @@
  * The long-term memory store: memories in Dexie (`db.memories`), every change in
  * `db.memoryHistory` (Mem0-style history: old text, new text, event, time, source), and two
  * indexes kept in sync with the table — a lexical BM25 index (MiniSearch, CJK-aware
- * tokenization) and an exact vector index over contiguous f32 blocks — fused by reciprocal rank
- * fusion at search time.
+ * tokenization) and an exact vector index over contiguous f32 blocks — fused by a convex combination of
+ * normalized scores at search time (`retrieval/fusion.ts`).
  *
  * Opening without a rebuild: the index is persisted in `db.memoryIndex` (layout in
  * `retrieval/blocks.ts`): meta and vector blocks, a header (generation, row count, ids changed
@@ -47,7 +47,7 @@ import { memoryHash } from '../text';
 import { l2normalize } from '../retrieval/vector';
 import { loadVoy, type VoyClass } from '../retrieval/voy';
 import { indexedOf } from '../retrieval/blocks';
-import { DEFAULT_FUSION_WEIGHTS, reciprocalRankFusion, type FusionWeights } from '../retrieval/fusion';
+import { convexFusion, type FusionWeights } from '../retrieval/fusion';
 import { createSerial, IndexSync } from './index-sync';
 import { checkText, installReadingHook, KINDS, recordAccess, toRow, validAt } from './rows';
 import { createStoreSearch } from './search';
@@ -72,7 +72,7 @@ export interface MemoryStoreDeps {
    * `whenIndexed` does); a failure is logged and changes nothing (search is an exact block scan either way).
    */
   loadVoyWasm: () => Promise<BufferSource>;
-  /** Weights of the lexical and vector lists in RRF, default `DEFAULT_FUSION_WEIGHTS` (plain RRF). */
+  /** Weights of the lexical and vector lists in convex fusion, default the embedder's calibrated weights (`fusionWeightsFor`). */
   fusionWeights?: FusionWeights;
   /**
    * Called (synchronously, after the write) whenever a memory was stored or re-written without a
@@ -95,8 +95,8 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
   const startedAt = performance.now();
   const { db } = deps;
   const now = deps.now ?? Date.now;
-  const fusionWeights = deps.fusionWeights ?? DEFAULT_FUSION_WEIGHTS;
-  reciprocalRankFusion([], undefined, [fusionWeights.lexical, fusionWeights.vector]); // validates: RangeError when < 0 or not finite
+  const fusionWeights = deps.fusionWeights;
+  if (fusionWeights) convexFusion([], [], fusionWeights); // validates: RangeError when < 0 or not finite
   const voyLoad: Promise<VoyClass | null> = loadVoy(deps.loadVoyWasm).catch((error: unknown) => {
     console.warn('[ltm] voy-search unavailable, vector search uses an exact scan:', error);
     return null;
@@ -232,7 +232,8 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         if (embedder) {
           try {
             const vectorsOut = await embedder.embed(fresh.map((f) => f.record.text));
-            if (vectorsOut.length !== fresh.length) throw new EngineError('embedding', `Embedder ${embedder.modelId} returned ${vectorsOut.length} vectors for ${fresh.length} texts`);
+            if (vectorsOut.length !== fresh.length)
+              throw new EngineError('embedding', `Embedder ${embedder.modelId} returned ${vectorsOut.length} vectors for ${fresh.length} texts`);
             fresh.forEach((f, i) => {
               f.record.embedding = l2normalize(vectorsOut[i]!);
               f.record.embeddingModel = embedder.modelId;
@@ -250,7 +251,9 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
               if (!indexed && record.embedding) Object.assign(record, { embedding: null, embeddingModel: null });
             }
             await db.memories.bulkAdd(fresh.map((f) => toRow(f.record)));
-            await db.memoryHistory.bulkAdd(fresh.map((f) => ({ memoryId: f.record.id, event: 'ADD' as const, oldText: null, newText: f.record.text, at: t, source })));
+            await db.memoryHistory.bulkAdd(
+              fresh.map((f) => ({ memoryId: f.record.id, event: 'ADD' as const, oldText: null, newText: f.record.text, at: t, source })),
+            );
             // The user stores this text again on purpose ("remember …", memory manager): lift its tombstone.
             if (source === 'user') await db.tombstones.bulkDelete(fresh.map((f) => [f.record.namespace, f.record.hash] as [string, string]));
             return {

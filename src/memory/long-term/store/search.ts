@@ -1,5 +1,5 @@
 /**
- * Search and ranking of the long-term store: hybrid retrieval (BM25 + exact vector scan, RRF,
+ * Search and ranking of the long-term store: hybrid retrieval (BM25 + exact vector scan, convex score fusion,
  * recency/importance weighting, time filters), nearest neighbours, slot lookups and the rounds
  * that state a fact. Reads the live indexes of `IndexSync` and the rows of the top hits only.
  */
@@ -11,8 +11,18 @@ import type { RetrievedMemory } from '../../../model/context';
 import type { SlotKey } from '../slots';
 import { contentTerms, termCoverage } from '../../../text/terms';
 import { l2normalize } from '../retrieval/vector';
-import type { ScanFilter } from '../retrieval/blocks';
-import { CURRENT_STATE_WEIGHTING, DEFAULT_WEIGHTING, reciprocalRankFusion, recencyTieBreak, weightedScore, type FusionWeights } from '../retrieval/fusion';
+import { memorySlotLabel, type ScanFilter } from '../retrieval/blocks';
+import {
+  CURRENT_STATE_WEIGHTING,
+  DEFAULT_WEIGHTING,
+  convexFusion,
+  fusionWeightsFor,
+  recencyTieBreak,
+  SAME_SLOT_MARGIN,
+  SLOT_MATCH_WEIGHT,
+  weightedScore,
+  type FusionWeights,
+} from '../retrieval/fusion';
 import { asksForCurrentState, parseTimeFilter } from '../retrieval/time-filter';
 import type { IndexSync } from './index-sync';
 import { toView } from './rows';
@@ -32,8 +42,9 @@ export interface SearchContext {
   embedder: () => Embedder | null;
   /** Clock (ms epoch). */
   now: () => number;
-  /** Default weights of the lexical and vector lists in RRF. */
-  fusionWeights: FusionWeights;
+  /** Default weights of the lexical and vector lists in convex fusion. */
+  /** Store-wide override of the fusion weights (else the embedder's calibrated weights). */
+  fusionWeights: FusionWeights | undefined;
 }
 
 /** The store's read side (`LongTermStore`'s search, nearest, inSlot, embed, roundsStating) plus `activeModel`. */
@@ -67,8 +78,9 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
    * The lexical list while the lexical index loads (`IndexSync.lexicalReady` false): memories of
    * `ns` whose catalog text (`normalizeMemoryText`) contains query content terms (`contentTerms`;
    * substring match), most terms first, then newest; at most `depth`. O(catalog size) per call.
+   * `score` is the number of matched terms (the lexical score `convexFusion` normalizes by its maximum).
    */
-  function catalogMatches(ns: string, text: string, depth: number, isEligible: (id: string) => boolean): { id: string; terms: string[] }[] {
+  function catalogMatches(ns: string, text: string, depth: number, isEligible: (id: string) => boolean): { id: string; terms: string[]; score: number }[] {
     const terms = contentTerms(text);
     if (terms.length === 0) return [];
     const found: { id: string; terms: string[]; at: number }[] = [];
@@ -77,7 +89,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
       if (hit.length > 0 && isEligible(e.id)) found.push({ id: e.id, terms: hit, at: e.updatedAt });
     }
     found.sort((a, b) => b.terms.length - a.terms.length || b.at - a.at);
-    return found.slice(0, depth).map(({ id, terms: hit }) => ({ id, terms: hit }));
+    return found.slice(0, depth).map(({ id, terms: hit }) => ({ id, terms: hit, score: hit.length }));
   }
 
   async function search(query: RetrievalQuery, options: SearchOptions = {}): Promise<RetrievedMemory[]> {
@@ -99,15 +111,21 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     const fromCatalog = mode !== 'vector' && !sync.lexicalReady;
     const lexicalHits = mode === 'vector' ? [] : fromCatalog ? catalogMatches(ns, text, depth, isEligible) : sync.lexical.search(text, depth, isEligible);
     const lexicalIds = lexicalHits.map((h) => h.id);
-    let vectorIds: string[] = [];
+    let vectorHits: { id: string; score: number }[] = [];
     const embedder = ctx.embedder();
     if (mode !== 'lexical' && embedder && text.trim() && sync.index.vectorCounts().has(embedder.modelId)) {
       const q = await embed(text);
-      if (q) vectorIds = sync.index.search(embedder.modelId, ns, q, depth, scan).map((h) => h.id);
+      if (q) vectorHits = sync.index.search(embedder.modelId, ns, q, depth, scan).map((h) => ({ id: h.id, score: h.similarity }));
     }
 
-    const weights = options.fusion ?? ctx.fusionWeights;
-    const fused = reciprocalRankFusion([lexicalIds, vectorIds], undefined, [weights.lexical, weights.vector]);
+    const vectorIds = vectorHits.map((h) => h.id);
+    const fused = convexFusion(lexicalHits, vectorHits, options.fusion ?? ctx.fusionWeights ?? fusionWeightsFor(embedder?.modelId));
+    // Same subject and slot as the question ("Where do I work now?" → user:work): candidates even
+    // with no shared word ("New job! I'm a product manager at KPMG now."), see `SLOT_MATCH_WEIGHT`.
+    const querySlot = mode === 'vector' ? null : memorySlotLabel(text);
+    if (querySlot) {
+      for (const { id } of index.inSlot(ns, querySlot, t, null)) if (isEligible(id)) fused.set(id, (fused.get(id) ?? 0) + SLOT_MATCH_WEIGHT);
+    }
     const metaOfId = (id: string) => sync.index.meta(id)!;
     let ranked: { id: string; score: number }[];
     if (fused.size === 0 && filter) {
@@ -120,17 +138,25 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     } else {
       ranked = [...fused]
         .filter(([id]) => sync.index.has(id))
-        .map(([id, rrf]) => {
+        .map(([id, relevance]) => {
           const m = metaOfId(id);
-          return { id, score: weightedScore(rrf, t - m.updatedAt, m.pinned ? 1 : m.importance, weighting) };
+          return { id, score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, weighting) };
         });
       ranked.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
       if (options.recencyTieBreak !== false) {
         // Tied candidates trade places and scores (the score is the position's), so scores stay in rank order.
+        const scoreOf = new Map(ranked.map((r) => [r.id, r.score]));
         const order = recencyTieBreak(
           ranked.map((r) => r.id),
           new Map(lexicalHits.map((h) => [h.id, h.terms])),
-          (id) => metaOfId(id).updatedAt,
+          (id) => metaOfId(id).validFrom ?? metaOfId(id).createdAt,
+          undefined,
+          {
+            slotOf: (id) => metaOfId(id).slot,
+            scoreOf: (id) => scoreOf.get(id) ?? 0,
+            slotMargin: SAME_SLOT_MARGIN,
+            isCurrent: (id) => metaOfId(id).current === 1 && (metaOfId(id).validUntil ?? Infinity) > t,
+          },
         );
         const before = ranked;
         ranked = order.map((id, i) => ({ id, score: before[i]!.score }));
