@@ -5,6 +5,9 @@
  *
  * `createCore` takes its platform pieces as arguments (engine manager, WASM loader, event sink),
  * so the same wiring runs in the extension and in integration tests.
+ *
+ * Over 300 lines: the start-up order (recovery, store open, jobs, engines) and the handlers'
+ * dependencies are one composition root; each part it wires lives in its own module.
  */
 import type { RecallDB } from '../db/schema';
 import { createJobQueue, type JobQueue } from '../jobs/queue';

@@ -90,7 +90,7 @@ export interface SearchOptions {
   depth?: number;
   /** Recency/importance weighting (default `DEFAULT_WEIGHTING`). */
   weighting?: WeightingOptions;
-  /** Weights of the lexical and vector lists in RRF (default: the store's `fusionWeights`). */
+  /** Weights of the lexical and vector scores in the convex fusion (default: `fusionWeightsFor` the embedding model). */
   fusion?: FusionWeights;
   /** Recency tie-break between candidates that match the same query terms (default true). */
   recencyTieBreak?: boolean;
@@ -189,10 +189,11 @@ export interface LongTermStore {
   /**
    * Hybrid retrieval: BM25 (MiniSearch) and exact vector (block scan) candidates, each filtered to the
    * namespace, to currently valid memories (unless `includeInvalid`) and to a time range stated
-   * in the query ("last week", "上个月", see `retrieval/time-filter.ts`), fused with (weighted)
-   * reciprocal rank fusion (k = 60) and weighted by recency and importance (`retrieval/fusion.ts`;
-   * a query that asks for the current state, "… now?" / "现在…", weights recency more); then,
-   * among candidates that match the same query terms, the newest comes first (`recencyTieBreak`).
+   * in the query ("last week", "上个月", see `retrieval/time-filter.ts`), fused as a convex
+   * combination of normalized scores with per-model weights, plus small recency/importance and
+   * same-slot bonuses (`retrieval/fusion.ts`; a query that asks for the current state, "… now?" /
+   * "现在…", weights recency more); then, among near-tied candidates of one slot or matching the
+   * same query terms, the current and newest comes first (`recencyTieBreak`).
    * When a time filter leaves candidates but neither retriever matches, the newest memories in
    * the range are returned. Does not record accesses (see `recordAccess`).
    * @returns at most `query.k` (default 8) memories, best first.

@@ -5,6 +5,9 @@
  * tokenization) and an exact vector index over contiguous f32 blocks — fused by a convex combination of
  * normalized scores at search time (`retrieval/fusion.ts`).
  *
+ * Over 300 lines: it composes the four store modules and holds every write path (add, update,
+ * delete, bulk add), which share the one write queue and transaction helper.
+ *
  * Opening without a rebuild: the index is persisted in `db.memoryIndex` (layout in
  * `retrieval/blocks.ts`): meta and vector blocks, a header (generation, row count, ids changed
  * since the lexical snapshot) and a MiniSearch snapshot. `createMemoryStore` reads that table
