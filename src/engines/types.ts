@@ -7,7 +7,7 @@
  * shapes other layers share (messages, usage, load progress, error codes) are in `src/model/engine.ts`,
  * the token counter in `src/model/tokens.ts`.
  */
-import type { ChatEngineKind, ChatMessage, EngineErrorCode, LoadProgress, TokenUsage } from '../model/engine';
+import type { ChatEngineKind, ChatMessage, LoadProgress, TokenUsage } from '../model/engine';
 import type { TokenCounter } from '../model/tokens';
 
 /**

@@ -6,7 +6,6 @@
  * The transcript itself lives in the conversations store.
  */
 import type { EngineState } from '../../model/engine';
-import { t } from '../i18n/index.svelte';
 import { isStorageFull } from '../lib/connect';
 import { errorText } from '../lib/errors';
 import { sendBlocker } from '../lib/keys';
