@@ -34,12 +34,14 @@ const EXCEPTIONS = [
   {
     from: '^src/db/schema\\.ts$',
     to: '^src/memory/long-term/retrieval/blocks\\.ts$',
-    reason: "the v3 upgrade lays the vectors out with the store's own block codec, so a migrated database opens without a rebuild (blocks.ts imports nothing from db)",
+    reason:
+      "the v3 upgrade lays the vectors out with the store's own block codec, so a migrated database opens without a rebuild (blocks.ts imports nothing from db)",
   },
   {
     from: '^src/ui/lib/keys\\.ts$',
     to: '^src/memory/long-term/commands\\.ts$',
-    reason: "a memory command can be sent with no model loaded: the panel uses the core's own command grammar (parseMemoryCommand), which needs the extraction language helpers",
+    reason:
+      "a memory command can be sent with no model loaded: the panel uses the core's own command grammar (parseMemoryCommand), which needs the extraction language helpers",
   },
   {
     from: '^src/ui/lib/connect\\.ts$',
@@ -91,7 +93,11 @@ module.exports = {
       comment: 'src/model imports no package but zod (and type-only packages): it is plain vocabulary.',
       severity: 'error',
       from: { path: '^src/model/' },
-      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'], dependencyTypesNot: ['type-only'], pathNot: ['node_modules/zod/'] },
+      to: {
+        dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
+        dependencyTypesNot: ['type-only'],
+        pathNot: ['node_modules/zod/'],
+      },
     },
     {
       name: 'service-worker-stays-small',

@@ -74,12 +74,18 @@ export default defineConfig({
       // `npm run fetch:webllm-libs`). This manifest tells the core which ones
       // (src/engines/webllm/models.ts PACKAGED_WEBLLM_MANIFEST_PATH); every build and zip says so.
       const libsDir = resolve(wxt.config.publicDir, 'runtime/webllm');
-      const libraries = existsSync(libsDir) ? readdirSync(libsDir).filter((f) => f.endsWith('.wasm')).sort() : [];
+      const libraries = existsSync(libsDir)
+        ? readdirSync(libsDir)
+            .filter((f) => f.endsWith('.wasm'))
+            .sort()
+        : [];
       files.push({ contents: `${JSON.stringify({ libraries })}\n`, relativeDest: 'runtime/webllm/packaged.json' });
       if (libraries.length > 0) {
         wxt.logger.info(`WebLLM model libraries in the package (${libraries.length}): ${libraries.join(', ')}`);
       } else {
-        wxt.logger.warn('No WebLLM model libraries in the package: GPU models are not offered (only the CPU engine). Run `npm run fetch:webllm-libs` before building to include them.');
+        wxt.logger.warn(
+          'No WebLLM model libraries in the package: GPU models are not offered (only the CPU engine). Run `npm run fetch:webllm-libs` before building to include them.',
+        );
       }
     },
   },

@@ -106,7 +106,8 @@ async function seed(page: Page, memories: SeedMemory[], batch: number, log: (lin
     await page.evaluate(`(${STAGE_IMPORT_FILE})(${JSON.stringify({ name: fileName, json: importFileJson(part) })})`);
     const report = await callCore<ImportReport>(page, 'memory.import', { fileName });
     // Each memory also gets an IMPORT history record, counted in `added` too.
-    if (report.errors.length > 0 || report.added < part.length) throw new Error(`import added ${report.added} of ${part.length}: ${report.errors.slice(0, 3).join('; ')}`);
+    if (report.errors.length > 0 || report.added < part.length)
+      throw new Error(`import added ${report.added} of ${part.length}: ${report.errors.slice(0, 3).join('; ')}`);
     log(`  seeded ${Math.min(i + batch, memories.length)}/${memories.length}`);
   }
 }
@@ -149,7 +150,12 @@ const ENSURE_AND_SEARCH = `async ({ query, expectId }) => {
  * from the first call (ms, page clock). @throws Error when the answer lacks `probe.expectId`.
  */
 async function ensureAndSearch(page: Page, probe: { query: string; expectId: string | null }): Promise<{ coreMs: number; searchMs: number }> {
-  const result = (await page.evaluate(`(${ENSURE_AND_SEARCH})(${JSON.stringify(probe)})`)) as { coreMs: number; searchMs: number; found: boolean; hits: number };
+  const result = (await page.evaluate(`(${ENSURE_AND_SEARCH})(${JSON.stringify(probe)})`)) as {
+    coreMs: number;
+    searchMs: number;
+    found: boolean;
+    hits: number;
+  };
   if (!result.found) throw new Error(`the search "${probe.query}" did not return memory ${probe.expectId} (${result.hits} hits)`);
   return { coreMs: result.coreMs, searchMs: result.searchMs };
 }
@@ -173,7 +179,15 @@ async function measureSize(extensionDir: string, memories: number, params: ColdS
     const known = first[Math.floor(memories / 2)];
     // Six words of a known memory (its user message): the answer must contain that memory.
     const probe = known
-      ? { query: known.text.replace(/^User: /, '').split('\n')[0]!.split(/\s+/).slice(0, 6).join(' '), expectId: known.id }
+      ? {
+          query: known.text
+            .replace(/^User: /, '')
+            .split('\n')[0]!
+            .split(/\s+/)
+            .slice(0, 6)
+            .join(' '),
+          expectId: known.id,
+        }
       : { query: 'coffee', expectId: null };
 
     const offscreen = { coreMs: [] as number[], searchMs: [] as number[] };
@@ -289,19 +303,60 @@ export default defineBench<ColdStartParams>({
       tables: [
         {
           title: `Time to the first answered memory search after a restart, median / p95 of ${params.runs} runs (ms):`,
-          columns: ['memories', 'offscreen restart: core answers', 'offscreen restart: first answered search', 'browser restart: worker up', 'browser restart: first answered search', 'seeding (import) s'],
-          rows: results.map((r) => [label(r.memories), ms(r.offscreen.coreMs), ms(r.offscreen.searchMs), ms(r.browser.upMs), ms(r.browser.searchMs), r.memories ? r.seedSeconds.toFixed(1) : '–']),
+          columns: [
+            'memories',
+            'offscreen restart: core answers',
+            'offscreen restart: first answered search',
+            'browser restart: worker up',
+            'browser restart: first answered search',
+            'seeding (import) s',
+          ],
+          rows: results.map((r) => [
+            label(r.memories),
+            ms(r.offscreen.coreMs),
+            ms(r.offscreen.searchMs),
+            ms(r.browser.upMs),
+            ms(r.browser.searchMs),
+            r.memories ? r.seedSeconds.toFixed(1) : '–',
+          ]),
         },
         {
-          title: 'Storage (IndexedDB, the browser\'s own estimate):',
-          columns: ['memories N', 'usage at N', 'usage at 2N', 'bytes per memory ((2N − N) / N)', 'usage at N / N', 'mean text per memory', 'seeding N more, s'],
-          rows: results.filter((r) => r.storage).map((r) => [label(r.memories), formatBytes(r.storage!.usageAtN), formatBytes(r.storage!.usageAt2N), formatBytes(r.storage!.bytesPerMemory), formatBytes(r.storage!.usageAtN / r.memories), formatBytes(r.storage!.meanTextBytes), r.storage!.seed2NSeconds.toFixed(1)]),
+          title: "Storage (IndexedDB, the browser's own estimate):",
+          columns: [
+            'memories N',
+            'usage at N',
+            'usage at 2N',
+            'bytes per memory ((2N − N) / N)',
+            'usage at N / N',
+            'mean text per memory',
+            'seeding N more, s',
+          ],
+          rows: results
+            .filter((r) => r.storage)
+            .map((r) => [
+              label(r.memories),
+              formatBytes(r.storage!.usageAtN),
+              formatBytes(r.storage!.usageAt2N),
+              formatBytes(r.storage!.bytesPerMemory),
+              formatBytes(r.storage!.usageAtN / r.memories),
+              formatBytes(r.storage!.meanTextBytes),
+              r.storage!.seed2NSeconds.toFixed(1),
+            ]),
         },
       ],
       headline,
       notes: [
-        ...(params.sizes.includes(100_000) ? [] : ['100k memories: `npm run bench -- coldstart --full` (seeding 100k through `memory.import` alone took 524 s here, too long for the quick run).']),
-        ...(errors.length ? [`Console errors in the extension during the runs (${errors.length}): ${[...new Set(errors)].slice(0, 5).map((e) => `\`${e.slice(0, 160)}\``).join('; ')}`] : []),
+        ...(params.sizes.includes(100_000)
+          ? []
+          : ['100k memories: `npm run bench -- coldstart --full` (seeding 100k through `memory.import` alone took 524 s here, too long for the quick run).']),
+        ...(errors.length
+          ? [
+              `Console errors in the extension during the runs (${errors.length}): ${[...new Set(errors)]
+                .slice(0, 5)
+                .map((e) => `\`${e.slice(0, 160)}\``)
+                .join('; ')}`,
+            ]
+          : []),
       ],
       raw: results,
     };

@@ -44,8 +44,18 @@ export default defineBench({
         },
       ],
       headline: [
-        { what: 'package size (production build)', measured: formatBytes(total), reference: `build of c0979be (before issue 9) ${formatBytes(BEFORE.totalBytes)}`, ratio: total / BEFORE.totalBytes },
-        { what: 'code shipped twice in the package', measured: formatBytes(duplicateBytes), reference: `build of c0979be ${formatBytes(BEFORE.duplicateBytes)}`, ratio: duplicateBytes / BEFORE.duplicateBytes },
+        {
+          what: 'package size (production build)',
+          measured: formatBytes(total),
+          reference: `build of c0979be (before issue 9) ${formatBytes(BEFORE.totalBytes)}`,
+          ratio: total / BEFORE.totalBytes,
+        },
+        {
+          what: 'code shipped twice in the package',
+          measured: formatBytes(duplicateBytes),
+          reference: `build of c0979be ${formatBytes(BEFORE.duplicateBytes)}`,
+          ratio: duplicateBytes / BEFORE.duplicateBytes,
+        },
       ],
       raw: { totalBytes: total, byPart, files, duplicates: duplicates.slice(0, 50) },
     };

@@ -39,7 +39,9 @@ const REGISTRY: Record<string, Loader> = {
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..');
-for (const file of readdirSync(here).filter((f) => f.endsWith('.bench.ts')).sort()) {
+for (const file of readdirSync(here)
+  .filter((f) => f.endsWith('.bench.ts'))
+  .sort()) {
   const name = file.slice(0, -'.bench.ts'.length);
   if (REGISTRY[name]) continue;
   console.warn(`bench/${file} is not in bench/run.ts's REGISTRY: running it after the listed benches (add its line).`);

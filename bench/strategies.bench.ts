@@ -37,7 +37,8 @@ import { qwenCounter } from './data/qwen-tokenizer';
 import { createHarness } from './data/strategy-harness';
 import { defineBench } from './lib/bench';
 
-const SYSTEM = 'You are Recall, a private assistant running on this device. Answer in the language of the user. Be concise and accurate; say so when you do not know.';
+const SYSTEM =
+  'You are Recall, a private assistant running on this device. Answer in the language of the user. Be concise and accurate; say so when you do not know.';
 const TURNS_REPORTED = [10, 50, 100, 200];
 
 /** Prompt messages as the assembler lays them out (same section wrappers). */
@@ -45,8 +46,10 @@ function render(ctx: ShortTermContext, userText: string): { messages: ChatMessag
   const wrap = (tag: string, intro: string, body: string) => `<${tag}>\n${intro}\n${body}\n</${tag}>`;
   const parts: Record<string, string> = {};
   if (ctx.summary) parts.summary = wrap('conversation_summary', 'Summary of the earlier part of this conversation:', ctx.summary);
-  if (ctx.entities.length) parts.entities = wrap('entities', 'Notes on people, places and things mentioned:', ctx.entities.map((e) => `- ${e.name}: ${e.summary}`).join('\n'));
-  if (ctx.retrieved.length) parts.retrieved = wrap('related_past_exchanges', 'Related exchanges from past conversations:', ctx.retrieved.map((r) => r.text).join('\n'));
+  if (ctx.entities.length)
+    parts.entities = wrap('entities', 'Notes on people, places and things mentioned:', ctx.entities.map((e) => `- ${e.name}: ${e.summary}`).join('\n'));
+  if (ctx.retrieved.length)
+    parts.retrieved = wrap('related_past_exchanges', 'Related exchanges from past conversations:', ctx.retrieved.map((r) => r.text).join('\n'));
   const system = [SYSTEM, ...Object.values(parts)].join('\n\n');
   return {
     messages: [{ role: 'system', content: system }, ...ctx.recent.map((m) => ({ role: m.role, content: m.content })), { role: 'user', content: userText }],
@@ -100,7 +103,10 @@ function scriptedModel(conversation: GeneratedExchange[]): ChatEngine & { calls:
       const x = byText.get(lineText(exchangeLines[0]!));
       const known = user.split('Known notes:\n')[1]!.split('\n\nExchange:')[0]!;
       const entities = (x?.entities ?? []).map((e) => {
-        const prev = known.split('\n').find((l) => l.startsWith(`- ${e.name}: `))?.slice(e.name.length + 4);
+        const prev = known
+          .split('\n')
+          .find((l) => l.startsWith(`- ${e.name}: `))
+          ?.slice(e.name.length + 4);
         const sentences = prev ? [prev, e.fact] : [e.fact];
         return { name: e.name, summary: capFront(sentences, 80, (s) => qwen.count(s)).join(' ') };
       });
@@ -120,8 +126,13 @@ function lexicalSearch(getExchanges: () => { text: string; conversationId: strin
     return v;
   };
   const cos = (a: Map<string, number>, b: Map<string, number>) => {
-    let dot = 0, na = 0, nb = 0;
-    for (const [k, x] of a) { na += x * x; dot += x * (b.get(k) ?? 0); }
+    let dot = 0,
+      na = 0,
+      nb = 0;
+    for (const [k, x] of a) {
+      na += x * x;
+      dot += x * (b.get(k) ?? 0);
+    }
     for (const x of b.values()) nb += x * x;
     return na && nb ? dot / Math.sqrt(na * nb) : 0;
   };
@@ -198,7 +209,10 @@ interface ErrorStats {
 
 function estimatorErrors(texts: string[]): ErrorStats {
   const q = qwenCounter();
-  let est = 0, real = 0, abs = 0, max = 0;
+  let est = 0,
+    real = 0,
+    abs = 0,
+    max = 0;
   for (const t of texts) {
     const r = q.count(t);
     const e = estimateTokens(t);
@@ -216,7 +230,7 @@ function throughput(count: (t: string) => number, texts: string[]): number {
   for (const t of texts.slice(0, 20)) count(`warm-up ${t}`);
   const started = performance.now();
   let chars = 0;
-  for (const t of texts) chars += t.length, count(t);
+  for (const t of texts) ((chars += t.length), count(t));
   return chars / ((performance.now() - started) / 1000);
 }
 
@@ -256,12 +270,19 @@ async function tokenCounting(conversation: GeneratedExchange[]) {
   const hfLoadMs = performance.now() - loadStarted;
   const speed: Record<string, number> = {
     'Qwen2.5 (HF tokenizer)': throughput(fresh.count, distinct),
-    'estimator': throughput(createTokenEstimator().count, distinct.map((t) => `${t} x`)),
+    estimator: throughput(
+      createTokenEstimator().count,
+      distinct.map((t) => `${t} x`),
+    ),
   };
   const stories = new URL('../../shared/fixtures/models/stories260K/stories260K.gguf', import.meta.url);
   if (existsSync(stories)) {
     const spm = await createGgufTokenCounter(new Blob([readFileSync(stories)]));
-    if (spm) speed['stories260K GGUF (SPM)'] = throughput(spm.count, distinct.map((t) => `${t} y`));
+    if (spm)
+      speed['stories260K GGUF (SPM)'] = throughput(
+        spm.count,
+        distinct.map((t) => `${t} y`),
+      );
   }
   return { errors, charsPerSecond: speed, hfLoadMs };
 }
@@ -284,13 +305,22 @@ export default defineBench({
     const sb = strategies.find((r) => r.config.kind === 'summary-buffer')!;
     const compression = full.promptTokens[200]! / sb.promptTokens[200]!;
     const tokens = await tokenCounting(conversation);
-    const params = (r: StrategyResult) => JSON.stringify(r.config).replace(/"kind":"[^"]+",?/, '').replace(/[{}"]/g, '').replace(/:/g, ' = ');
+    const params = (r: StrategyResult) =>
+      JSON.stringify(r.config)
+        .replace(/"kind":"[^"]+",?/, '')
+        .replace(/[{}"]/g, '')
+        .replace(/:/g, ' = ');
     return {
       tables: [
         {
           title: `Prompt tokens per turn (whole prompt, Qwen2.5 tokenizer + ChatML). Summary + buffer vs full buffer at turn 200: ${full.promptTokens[200]!.toLocaleString('en')} / ${sb.promptTokens[200]!.toLocaleString('en')} = **${compression.toFixed(1)}× fewer prompt tokens** (target ≥ 5×).`,
           columns: ['strategy (defaults)', ...TURNS_REPORTED.map((t) => `turn ${t}`), 'background LLM calls', 'mean tokens per background call'],
-          rows: strategies.map((r) => [`${r.label}${params(r) ? `, ${params(r)}` : ''}`, ...TURNS_REPORTED.map((t) => r.promptTokens[t]!), r.backgroundCalls, r.meanBackgroundPromptTokens ?? '–']),
+          rows: strategies.map((r) => [
+            `${r.label}${params(r) ? `, ${params(r)}` : ''}`,
+            ...TURNS_REPORTED.map((t) => r.promptTokens[t]!),
+            r.backgroundCalls,
+            r.meanBackgroundPromptTokens ?? '–',
+          ]),
         },
         {
           title: 'Turn-200 prompt breakdown (tokens of each part\'s text; "template" is the chat template\'s markers):',
@@ -298,7 +328,14 @@ export default defineBench({
           rows: strategies.map((r) => {
             const b = r.turn200;
             const section = b.summary ?? b.entities ?? b.retrieved;
-            return [r.config.kind, b.system!, section === undefined ? '–' : section, `${b.recent!.toLocaleString('en')} (${b.recentMessages})`, b.user!, b.template!];
+            return [
+              r.config.kind,
+              b.system!,
+              section === undefined ? '–' : section,
+              `${b.recent!.toLocaleString('en')} (${b.recentMessages})`,
+              b.user!,
+              b.template!,
+            ];
           }),
         },
         {
@@ -312,7 +349,14 @@ export default defineBench({
           rows: Object.entries(tokens.charsPerSecond).map(([k, v]) => [k, Math.round(v)]),
         },
       ],
-      headline: [{ what: 'prompt tokens at turn 200: full buffer vs summary + buffer (defaults)', measured: `${full.promptTokens[200]!.toLocaleString('en')} tokens`, reference: `summary + buffer ${sb.promptTokens[200]!.toLocaleString('en')} tokens`, ratio: compression }],
+      headline: [
+        {
+          what: 'prompt tokens at turn 200: full buffer vs summary + buffer (defaults)',
+          measured: `${full.promptTokens[200]!.toLocaleString('en')} tokens`,
+          reference: `summary + buffer ${sb.promptTokens[200]!.toLocaleString('en')} tokens`,
+          ratio: compression,
+        },
+      ],
       raw: { strategies, compression, tokens },
     };
   },

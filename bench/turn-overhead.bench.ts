@@ -81,7 +81,16 @@ function fakeEngine(counter: TokenCounter | null, onPrompt: () => void): ChatEng
     async complete(request: ChatRequest): Promise<ChatResult> {
       const schema = request.responseFormat?.type === 'json_object' ? JSON.stringify(request.responseFormat.schema ?? {}) : '';
       // A "summary" that keeps the key words of the lines it was given (what the fold checks).
-      if (schema.includes('"summary"')) return { content: JSON.stringify({ summary: Array.from(request.messages.at(-1)?.content ?? '').slice(-240).join('') }), finishReason: 'stop', usage: null };
+      if (schema.includes('"summary"'))
+        return {
+          content: JSON.stringify({
+            summary: Array.from(request.messages.at(-1)?.content ?? '')
+              .slice(-240)
+              .join(''),
+          }),
+          finishReason: 'stop',
+          usage: null,
+        };
       if (schema.includes('"facts"')) return { content: JSON.stringify({ topic: 'chat', facts: [], preferences: [] }), finishReason: 'stop', usage: null };
       onPrompt();
       return { content: 'Noted, thank you.', finishReason: 'stop', usage: null };
@@ -155,11 +164,28 @@ async function fillConversation(db: RecallDB, id: string): Promise<string> {
   const messages: MessageRecord[] = [];
   exchanges.forEach((e, i) => {
     messages.push({ id: `${id}-h${i}-u`, conversationId: id, seq: 2 * i, role: 'user', content: e.user, createdAt: t0 + i * 120_000, status: 'complete' });
-    messages.push({ id: `${id}-h${i}-a`, conversationId: id, seq: 2 * i + 1, role: 'assistant', content: e.assistant, createdAt: t0 + i * 120_000 + 60_000, status: 'complete' });
+    messages.push({
+      id: `${id}-h${i}-a`,
+      conversationId: id,
+      seq: 2 * i + 1,
+      role: 'assistant',
+      content: e.assistant,
+      createdAt: t0 + i * 120_000 + 60_000,
+      status: 'complete',
+    });
   });
   await db.messages.bulkAdd(messages);
-  const summary = exchanges.slice(0, FOLDED / 2).slice(-12).map((e) => e.fact).join(' ');
-  await db.strategyState.put({ conversationId: id, strategy: 'summary-buffer', state: { summary, coveredSeq: FOLDED - 1, folds: 1, lastError: null, rejectedReplies: 0, updatedAt: t0 }, updatedAt: t0 });
+  const summary = exchanges
+    .slice(0, FOLDED / 2)
+    .slice(-12)
+    .map((e) => e.fact)
+    .join(' ');
+  await db.strategyState.put({
+    conversationId: id,
+    strategy: 'summary-buffer',
+    state: { summary, coveredSeq: FOLDED - 1, folds: 1, lastError: null, rejectedReplies: 0, updatedAt: t0 },
+    updatedAt: t0,
+  });
   return id;
 }
 
@@ -203,7 +229,13 @@ interface RunSamples {
  * (`process.hrtime.bigint()`, ns), for a profiler to keep only the samples inside it.
  * @returns the timed turns' samples.
  */
-export async function runTurns(db: RecallDB, counterName: CounterName, turns: number, run: number, onTimed?: (startNs: bigint, promptNs: bigint) => void): Promise<RunSamples> {
+export async function runTurns(
+  db: RecallDB,
+  counterName: CounterName,
+  turns: number,
+  run: number,
+  onTimed?: (startNs: bigint, promptNs: bigint) => void,
+): Promise<RunSamples> {
   const texts = generateConversation(turns + 1, 99).map((e) => e.user);
   let promptAt = 0;
   let promptCpu = { user: 0, system: 0 };
@@ -244,7 +276,11 @@ interface Params {
   counters: CounterName[];
 }
 
-const list = (env: string | undefined) => env?.split(',').map((s) => s.trim()).filter(Boolean);
+const list = (env: string | undefined) =>
+  env
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 export default defineBench<Params>({
   name: 'turn-overhead',
@@ -272,12 +308,29 @@ export default defineBench<Params>({
         const runP50 = summarize(perRun.map((r) => summarize(r.wall).median));
         const runP95 = summarize(perRun.map((r) => summarize(r.wall).p95));
         const target = TARGET_P95_MS[size];
-        rows.push([size, counter, formatMs(wall.median), formatMs(wall.p95), `${formatMs(runP50.median)} / ${formatMs(runP95.median)}`, formatMs(cpu.median), formatMs(cpu.p95), wall.n, target === undefined ? '–' : `${target} ms`]);
+        rows.push([
+          size,
+          counter,
+          formatMs(wall.median),
+          formatMs(wall.p95),
+          `${formatMs(runP50.median)} / ${formatMs(runP95.median)}`,
+          formatMs(cpu.median),
+          formatMs(cpu.p95),
+          wall.n,
+          target === undefined ? '–' : `${target} ms`,
+        ]);
         if (target !== undefined) {
-          headline.push({ what: `turn overhead p95, send → prompt ready, ${size.toLocaleString('en')} memories, ${counter} (wall; CPU ${formatMs(cpu.p95)} ms)`, measured: `${formatMs(wall.p95)} ms`, reference: `target ${target} ms`, ratio: Number((wall.p95 / target).toFixed(2)) });
+          headline.push({
+            what: `turn overhead p95, send → prompt ready, ${size.toLocaleString('en')} memories, ${counter} (wall; CPU ${formatMs(cpu.p95)} ms)`,
+            measured: `${formatMs(wall.p95)} ms`,
+            reference: `target ${target} ms`,
+            ratio: Number((wall.p95 / target).toFixed(2)),
+          });
         }
         raw.push({ memories: size, counter, wall, cpu, runP50, runP95, samples: perRun });
-        ctx.log(`${String(size).padStart(7)} memories  ${counter.padEnd(9)}  wall p50 ${wall.median.toFixed(1)} / p95 ${wall.p95.toFixed(1)} ms  CPU p50 ${cpu.median.toFixed(1)} / p95 ${cpu.p95.toFixed(1)} ms  (${wall.n} turns)`);
+        ctx.log(
+          `${String(size).padStart(7)} memories  ${counter.padEnd(9)}  wall p50 ${wall.median.toFixed(1)} / p95 ${wall.p95.toFixed(1)} ms  CPU p50 ${cpu.median.toFixed(1)} / p95 ${cpu.p95.toFixed(1)} ms  (${wall.n} turns)`,
+        );
       }
       await db.delete();
     }

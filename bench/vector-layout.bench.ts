@@ -73,11 +73,45 @@ async function vectorSize(n: number) {
   const batch = index.batch();
   for (let i = 0; i < n; i += 1) {
     valid[i] = rand() < 0.8 ? 1 : 0;
-    batch.put({ id: `m${i}`, namespace: 'default', createdAt: T, updatedAt: T, validFrom: null, validUntil: valid[i] ? null : T - 1, importance: 0.5, pinned: false, current: 1, kind: 'fact', slot: null, normalized: '' }, data.subarray(i * DIM, (i + 1) * DIM), 'model');
+    batch.put(
+      {
+        id: `m${i}`,
+        namespace: 'default',
+        createdAt: T,
+        updatedAt: T,
+        validFrom: null,
+        validUntil: valid[i] ? null : T - 1,
+        importance: 0.5,
+        pinned: false,
+        current: 1,
+        kind: 'fact',
+        slot: null,
+        normalized: '',
+      },
+      data.subarray(i * DIM, (i + 1) * DIM),
+      'model',
+    );
   }
   const typedBytes = () =>
     batch.records().reduce((sum, r) => sum + Object.values(r).reduce((a: number, v) => a + (ArrayBuffer.isView(v) ? v.byteLength : 0), 0), 0);
-  batch.put({ id: 'lonely', namespace: 'small', createdAt: T, updatedAt: T, validFrom: null, validUntil: null, importance: 0.5, pinned: false, current: 1, kind: 'fact', slot: null, normalized: '' }, data.subarray(0, DIM), 'model');
+  batch.put(
+    {
+      id: 'lonely',
+      namespace: 'small',
+      createdAt: T,
+      updatedAt: T,
+      validFrom: null,
+      validUntil: null,
+      importance: 0.5,
+      pinned: false,
+      current: 1,
+      kind: 'fact',
+      slot: null,
+      normalized: '',
+    },
+    data.subarray(0, DIM),
+    'model',
+  );
   const indexBytes = typedBytes();
   batch.commit();
   // The tight reference scans the valid vectors packed in one array (the same work, no checks).
@@ -131,7 +165,8 @@ async function vectorSize(n: number) {
       voy = new Voy();
       for (let start = 0; start < n; start += 1000) {
         const embeddings = [];
-        for (let i = start; i < Math.min(n, start + 1000); i += 1) embeddings.push({ id: `m${i}`, title: '', url: '', embeddings: Array.from(data.subarray(i * DIM, (i + 1) * DIM)) });
+        for (let i = start; i < Math.min(n, start + 1000); i += 1)
+          embeddings.push({ id: `m${i}`, title: '', url: '', embeddings: Array.from(data.subarray(i * DIM, (i + 1) * DIM)) });
         voy.add({ embeddings });
       }
     });
@@ -158,11 +193,20 @@ async function vectorSize(n: number) {
   // Voy answers over every vector (no validity filter): compare with the tight scan over all n.
   const tightAll: number[] = [];
   for (let qi = 0; qi < 40; qi += 1) tightAll.push(time(() => exactTopK(queries.subarray(qi * DIM, (qi + 1) * DIM), data, n, DIM, K)));
-  out.voy = { buildMs: +buildMs.toFixed(0), searchMs: stats(voyMs), tightAllMs: stats(tightAll), voyVsTightAll: +(quantile(voyMs, 0.5) / quantile(tightAll, 0.5)).toFixed(3), recallAt10: voyFound / voyWanted };
+  out.voy = {
+    buildMs: +buildMs.toFixed(0),
+    searchMs: stats(voyMs),
+    tightAllMs: stats(tightAll),
+    voyVsTightAll: +(quantile(voyMs, 0.5) / quantile(tightAll, 0.5)).toFixed(3),
+    recallAt10: voyFound / voyWanted,
+  };
   return out;
 }
 
-const WORDS = 'coffee tea violin river mountain sister brother doctor train flight window garden book movie piano city lake bike car dog cat nurse teacher market summer winter morning evening dinner lunch trip'.split(' ');
+const WORDS =
+  'coffee tea violin river mountain sister brother doctor train flight window garden book movie piano city lake bike car dog cat nurse teacher market summer winter morning evening dinner lunch trip'.split(
+    ' ',
+  );
 const ZH = ['我喜欢喝咖啡', '我妹妹住在杭州', '明天早上开会', '我对花生过敏', '周末去爬山', '我每天跑步'];
 
 /** Bytes of a value as IndexedDB would hold it, roughly: UTF-8 strings, 8-byte numbers, typed arrays' bytes, key names. */
@@ -210,7 +254,9 @@ async function storeAt(n: number) {
   const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: 1, json: lexical.toJSON() };
   await db.memories.bulkAdd(rows.map(({ embedding: _e, ...row }) => row as MemoryRecord));
   await db.memoryIndex.bulkPut([...layout.records, snapshot]);
-  await db.memoryHistory.bulkAdd(rows.map((r) => ({ memoryId: r.id, event: 'ADD' as const, oldText: null, newText: r.text, at: r.createdAt, source: 'bench' })));
+  await db.memoryHistory.bulkAdd(
+    rows.map((r) => ({ memoryId: r.id, event: 'ADD' as const, oldText: null, newText: r.text, at: r.createdAt, source: 'bench' })),
+  );
 
   const open = async () => createMemoryStore({ db, embedder: () => embedder, now: () => T, loadVoyWasm: nodeVoyWasm });
   const openMs: number[] = [];
@@ -285,7 +331,18 @@ async function storeAt(n: number) {
   const textBytes = raw.reduce((s, r) => s + bytesOf(r.text), 0) / raw.length;
   const rowBeyondText = raw.reduce((s, r) => s + bytesOf(r) - bytesOf(r.text), 0) / raw.length;
   // Index entries: key + primary key (36) per entry: namespace, kind, hash, current, each sourceMessageId.
-  const indexEntries = raw.reduce((s, r) => s + (bytesOf(r.namespace) + bytesOf(r.kind) + bytesOf(r.hash) + 8 + r.sourceMessageIds.reduce((a, m) => a + bytesOf(m), 0) + (4 + r.sourceMessageIds.length) * 36), 0) / raw.length;
+  const indexEntries =
+    raw.reduce(
+      (s, r) =>
+        s +
+        (bytesOf(r.namespace) +
+          bytesOf(r.kind) +
+          bytesOf(r.hash) +
+          8 +
+          r.sourceMessageIds.reduce((a, m) => a + bytesOf(m), 0) +
+          (4 + r.sourceMessageIds.length) * 36),
+      0,
+    ) / raw.length;
   const blockBytes = (await db.memoryIndex.toArray()).filter((r) => r.key !== 'lexical' && r.key !== 'header').reduce((s, r) => s + bytesOf(r), 0) / (n + 20);
   const historyBeyondText = 36 + 8 + 8 + 10 + 5 + 40; // memoryId, at, ++id, source, event, key names (its newText is a second copy of the text)
   await db.delete();
@@ -293,7 +350,12 @@ async function storeAt(n: number) {
     n,
     openFromBlocksAndSnapshotMs: stats(openMs),
     memoryOverVectors,
-    openParts: { readIndexTableMs: stats(readMs), blocksFromRecordsMs: stats(blocksMs), lexicalFromSnapshotMs: stats(lexicalMs), snapshotBytes: snapshot.json.length },
+    openParts: {
+      readIndexTableMs: stats(readMs),
+      blocksFromRecordsMs: stats(blocksMs),
+      lexicalFromSnapshotMs: stats(lexicalMs),
+      snapshotBytes: snapshot.json.length,
+    },
     firstHybridSearchAfterOpenMs: stats(firstSearchMs),
     warmHybridSearchMs: stats(warm),
     openWithLexicalRebuiltFromRowsMs: stats(noSnapshotMs),

@@ -21,7 +21,14 @@ import { RecallDB } from '../src/db/schema';
 import { createJobQueue } from '../src/jobs/queue';
 import { storeEpisodes } from '../src/memory/long-term';
 import { composeLongTermMemory } from '../src/memory/long-term/compose';
-import { evaluateDataset, ingestDataset, parseEvalDataset, type EvalDataset, type EvalSummary, type QuestionResult } from '../src/memory/long-term/retrieval/evaluate';
+import {
+  evaluateDataset,
+  ingestDataset,
+  parseEvalDataset,
+  type EvalDataset,
+  type EvalSummary,
+  type QuestionResult,
+} from '../src/memory/long-term/retrieval/evaluate';
 import { EMBEDDER_NAMES, createNodeEmbedder, type EmbedderName } from '../bench/data/embedders';
 import { nodeVoyWasm } from '../bench/data/node-voy';
 
@@ -67,7 +74,10 @@ export interface EvalRun {
  * Ingests `data` into a fresh in-memory database through the pipeline and evaluates it.
  * @param log progress lines (stderr in the CLI).
  */
-export async function runEvaluation(data: EvalDataset, options: { k: number; embedder: EmbedderName; mode: 'facade' | 'all'; input?: string; log?: (line: string) => void }): Promise<EvalRun> {
+export async function runEvaluation(
+  data: EvalDataset,
+  options: { k: number; embedder: EmbedderName; mode: 'facade' | 'all'; input?: string; log?: (line: string) => void },
+): Promise<EvalRun> {
   const log = options.log ?? (() => undefined);
   const named = await createNodeEmbedder(options.embedder);
   const db = new RecallDB(`eval-${crypto.randomUUID()}`);
@@ -96,7 +106,8 @@ export async function runEvaluation(data: EvalDataset, options: { k: number; emb
     const facade = await evaluateDataset(data, { kind: 'facade', longTerm }, ks);
     runs.push({ mode: 'hybrid (LongTermMemory.retrieve)', ...facade });
     if (options.mode === 'all') {
-      for (const mode of ['lexical', 'vector', 'hybrid'] as const) runs.push({ mode: `${mode} (store.search)`, ...(await evaluateDataset(data, { kind: 'store', store, mode }, ks)) });
+      for (const mode of ['lexical', 'vector', 'hybrid'] as const)
+        runs.push({ mode: `${mode} (store.search)`, ...(await evaluateDataset(data, { kind: 'store', store, mode }, ks)) });
     }
     return { input: options.input ?? '(in memory)', embedder: named.description, ingest, runs };
   } finally {
@@ -109,7 +120,12 @@ const pct = (x: number) => (x * 100).toFixed(1).padStart(5);
 
 /** Human-readable report of a run. */
 export function formatReport(run: EvalRun): string {
-  const lines = [`input: ${run.input}`, `embedder: ${run.embedder}`, `memories: ${run.ingest.memories} (from ${run.ingest.rounds} rounds, ${run.ingest.failedJobs} failed jobs)`, ''];
+  const lines = [
+    `input: ${run.input}`,
+    `embedder: ${run.embedder}`,
+    `memories: ${run.ingest.memories} (from ${run.ingest.rounds} rounds, ${run.ingest.failedJobs} failed jobs)`,
+    '',
+  ];
   for (const { mode, summary } of run.runs) {
     const ks = summary.ks;
     lines.push(`${mode}: ${summary.questions} questions`);
@@ -118,7 +134,8 @@ export function formatReport(run: EvalRun): string {
     for (const [category, c] of Object.entries(summary.byCategory)) {
       lines.push(`  ${category.padEnd(16)} ${String(c.questions).padStart(4)} ${ks.map((k) => pct(c.recall[k]!).padStart(6)).join(' ')}`);
     }
-    if (summary.updatedAboveStale !== null) lines.push(`  updated value ranked above the stale one: ${pct(summary.updatedAboveStale)} % of ${summary.updateQuestions} questions`);
+    if (summary.updatedAboveStale !== null)
+      lines.push(`  updated value ranked above the stale one: ${pct(summary.updatedAboveStale)} % of ${summary.updateQuestions} questions`);
     lines.push(`  latency: p50 ${summary.latency.p50.toFixed(1)} ms, p95 ${summary.latency.p95.toFixed(1)} ms`, '');
   }
   return lines.join('\n');

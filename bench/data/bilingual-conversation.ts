@@ -24,7 +24,6 @@ export interface GeneratedExchange {
   fact: string;
 }
 
-
 interface Topic {
   entity: { en: string; zh: string };
   en: { user: string[]; fact: string; entityFact: string };
@@ -36,7 +35,11 @@ const TOPICS: Topic[] = [
   {
     entity: { en: 'Mochi', zh: '麻薯' },
     en: {
-      user: ['My cat Mochi has been sneezing since we moved on {m} {d}.', 'Should I take Mochi to the vet, or wait a few more days?', 'She is eleven and still eats well.'],
+      user: [
+        'My cat Mochi has been sneezing since we moved on {m} {d}.',
+        'Should I take Mochi to the vet, or wait a few more days?',
+        'She is eleven and still eats well.',
+      ],
       fact: 'The user worries about their 11-year-old cat Mochi, who has sneezed since the move on {m} {d}.',
       entityFact: "The user's 11-year-old cat; sneezing since the move on {m} {d}.",
     },
@@ -49,7 +52,11 @@ const TOPICS: Topic[] = [
   {
     entity: { en: 'Emma', zh: '艾玛' },
     en: {
-      user: ["My sister Emma is getting married in Lisbon on {m} {d}.", 'I still need to book flights and I prefer morning flights.', 'Can you help me plan the trip?'],
+      user: [
+        'My sister Emma is getting married in Lisbon on {m} {d}.',
+        'I still need to book flights and I prefer morning flights.',
+        'Can you help me plan the trip?',
+      ],
       fact: "The user's sister Emma marries in Lisbon on {m} {d}; the user prefers morning flights.",
       entityFact: "The user's sister; wedding in Lisbon on {m} {d}.",
     },
@@ -62,7 +69,11 @@ const TOPICS: Topic[] = [
   {
     entity: { en: 'Priya', zh: '普丽娅' },
     en: {
-      user: ['My manager Priya wants the quarterly report by {m} {d}.', 'The numbers look worse than last quarter, churn went up {n} percent.', 'How should I present this without sounding defensive?'],
+      user: [
+        'My manager Priya wants the quarterly report by {m} {d}.',
+        'The numbers look worse than last quarter, churn went up {n} percent.',
+        'How should I present this without sounding defensive?',
+      ],
       fact: 'The user must give manager Priya the quarterly report by {m} {d}; churn rose {n}%.',
       entityFact: "The user's manager; expects the quarterly report by {m} {d}.",
     },
@@ -75,7 +86,11 @@ const TOPICS: Topic[] = [
   {
     entity: { en: 'Hangzhou', zh: '杭州' },
     en: {
-      user: ['We are moving to a new apartment in Hangzhou on {m} {d}.', 'It is closer to the West Lake but the rent is {n} hundred yuan higher.', 'What should I check before signing the lease?'],
+      user: [
+        'We are moving to a new apartment in Hangzhou on {m} {d}.',
+        'It is closer to the West Lake but the rent is {n} hundred yuan higher.',
+        'What should I check before signing the lease?',
+      ],
       fact: 'The user moves to a new apartment in Hangzhou on {m} {d}, near West Lake.',
       entityFact: 'City where the user is moving on {m} {d}.',
     },
@@ -88,7 +103,11 @@ const TOPICS: Topic[] = [
   {
     entity: { en: 'Tom', zh: '汤姆' },
     en: {
-      user: ['My son Tom has football practice every Wednesday at five.', 'He wants to join the summer camp starting {m} {d}.', 'Is {n} weeks of camp too much for a nine-year-old?'],
+      user: [
+        'My son Tom has football practice every Wednesday at five.',
+        'He wants to join the summer camp starting {m} {d}.',
+        'Is {n} weeks of camp too much for a nine-year-old?',
+      ],
       fact: "The user's nine-year-old son Tom plays football on Wednesdays and wants summer camp from {m} {d}.",
       entityFact: "The user's nine-year-old son; football on Wednesdays, camp from {m} {d}.",
     },
@@ -101,7 +120,11 @@ const TOPICS: Topic[] = [
   {
     entity: { en: 'book club', zh: '读书会' },
     en: {
-      user: ['Our book club meets on {m} {d} to discuss "The Remains of the Day".', 'I have {n} chapters left and I am not enjoying it much.', 'Can you give me a few questions to bring?'],
+      user: [
+        'Our book club meets on {m} {d} to discuss "The Remains of the Day".',
+        'I have {n} chapters left and I am not enjoying it much.',
+        'Can you give me a few questions to bring?',
+      ],
       fact: 'The user\'s book club discusses "The Remains of the Day" on {m} {d}.',
       entityFact: 'Meets on {m} {d} about "The Remains of the Day".',
     },
@@ -114,7 +137,11 @@ const TOPICS: Topic[] = [
   {
     entity: { en: 'peanuts', zh: '花生' },
     en: {
-      user: ['Reminder for yourself: I am allergic to peanuts and I do not eat meat.', 'I am hosting {n} friends for dinner on {m} {d}.', 'What could I cook that everyone will like?'],
+      user: [
+        'Reminder for yourself: I am allergic to peanuts and I do not eat meat.',
+        'I am hosting {n} friends for dinner on {m} {d}.',
+        'What could I cook that everyone will like?',
+      ],
       fact: 'The user is vegetarian, allergic to peanuts, and hosts {n} friends for dinner on {m} {d}.',
       entityFact: 'The user is allergic to them.',
     },
@@ -206,7 +233,11 @@ export function generateConversation(count = 200, seed = 20240611): GeneratedExc
     const pool = [...ADVICE[language]];
     for (let k = 0; k < adviceCount; k++) assistantSentences.push(pool.splice(Math.floor(rand() * pool.length), 1)[0]!);
     const name = topic.entity[language];
-    assistantSentences.splice(1, 0, language === 'en' ? `Noted about ${name}: ${fill(t.fact, values, language)}` : `关于${name}，我记下了：${fill(t.fact, values, language)}`);
+    assistantSentences.splice(
+      1,
+      0,
+      language === 'en' ? `Noted about ${name}: ${fill(t.fact, values, language)}` : `关于${name}，我记下了：${fill(t.fact, values, language)}`,
+    );
     out.push({
       index: i,
       language,

@@ -87,6 +87,14 @@ export function seedMemories(count: number, options: { dimension: number; embedd
 
 /** The JSON of an import file holding `memories` (no history, conversations or messages). */
 export function importFileJson(memories: SeedMemory[]): string {
-  const file: ExportFile = { format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: Date.now(), memories, memoryHistory: [], conversations: [], messages: [] };
+  const file: ExportFile = {
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    exportedAt: Date.now(),
+    memories,
+    memoryHistory: [],
+    conversations: [],
+    messages: [],
+  };
   return JSON.stringify(file);
 }

@@ -61,7 +61,10 @@ export interface DuplicateLiteral {
  * loaders) are included.
  */
 export function duplicateLiterals(dir: string, minLength = 60): DuplicateLiteral[] {
-  const literal = new RegExp(`"(?:[^"\\\\\\n]|\\\\.){${minLength - 2},}"|'(?:[^'\\\\\\n]|\\\\.){${minLength - 2},}'|\`(?:[^\`\\\\]|\\\\.){${minLength - 2},}\``, 'g');
+  const literal = new RegExp(
+    `"(?:[^"\\\\\\n]|\\\\.){${minLength - 2},}"|'(?:[^'\\\\\\n]|\\\\.){${minLength - 2},}'|\`(?:[^\`\\\\]|\\\\.){${minLength - 2},}\``,
+    'g',
+  );
   const where = new Map<string, Set<string>>();
   for (const file of packageFiles(dir).filter((f) => /\.m?js$/.test(f.path))) {
     for (const text of new Set(readFileSync(join(dir, file.path), 'utf8').match(literal) ?? [])) {

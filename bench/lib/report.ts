@@ -24,7 +24,10 @@ function cell(value: string | number): string {
 
 /** A Markdown table: header, separator (numbers right-aligned by column, from the first row), rows. */
 export function renderTable(table: BenchTable): string {
-  const numeric = table.columns.map((_, i) => table.rows.length > 0 && table.rows.every((r) => typeof r[i] === 'number' || /^[−+-]?[\d,.]+( ?[%×x]| ms| s| MB| kB| B)?$/.test(String(r[i] ?? ''))));
+  const numeric = table.columns.map(
+    (_, i) =>
+      table.rows.length > 0 && table.rows.every((r) => typeof r[i] === 'number' || /^[−+-]?[\d,.]+( ?[%×x]| ms| s| MB| kB| B)?$/.test(String(r[i] ?? ''))),
+  );
   const lines = [
     `| ${table.columns.map(cell).join(' | ')} |`,
     `|${numeric.map((n) => (n ? '---:' : '---')).join('|')}|`,
@@ -44,12 +47,22 @@ export function replaceSection(doc: string, id: string, content: string): string
   const e = doc.indexOf(end(id));
   const block = `${begin(id)}\n${content.trim()}\n${end(id)}`;
   if (b === -1 && e === -1) return `${doc.replace(/\s*$/, '')}\n\n${block}\n`;
-  if (b === -1 || e === -1 || e < b) throw new Error(`BENCHMARKS.md: the markers of section "${id}" are damaged (found ${b === -1 ? 'no begin' : e === -1 ? 'no end' : 'end before begin'}); fix them by hand`);
+  if (b === -1 || e === -1 || e < b)
+    throw new Error(
+      `BENCHMARKS.md: the markers of section "${id}" are damaged (found ${b === -1 ? 'no begin' : e === -1 ? 'no end' : 'end before begin'}); fix them by hand`,
+    );
   return doc.slice(0, b) + block + doc.slice(e + end(id).length);
 }
 
 /** The generated section of one bench: parameters, tables, notes. */
-export function renderBenchSection(bench: { name: string; title: string; method: string }, params: unknown, result: BenchResult, seconds: number, full: boolean, at: Date): string {
+export function renderBenchSection(
+  bench: { name: string; title: string; method: string },
+  params: unknown,
+  result: BenchResult,
+  seconds: number,
+  full: boolean,
+  at: Date,
+): string {
   const parts = [
     `### ${bench.title} (generated)`,
     `\`npm run bench -- ${bench.name}${full ? ' --full' : ''}\` (\`bench/${bench.name}.bench.ts\`), run ${at.toISOString().slice(0, 16).replace('T', ' ')} UTC, parameters \`${JSON.stringify(params)}\`, ${seconds.toFixed(0)} s. ${bench.method}`,
@@ -79,7 +92,14 @@ export function renderRunSection(machine: MachineInfo, runs: RunEntry[], options
     '**Method.** Each bench states its own method in its section. Times are wall-clock (`performance.now()`); every median and p95 is over at least 5 runs (p95 by nearest rank: with 5–19 runs it is the slowest run). Cold starts run in real headless Chromium with the production build of the working tree (`.output-bench/chrome-mv3`). The quick default run measures fewer or smaller sizes than `--full`, never fewer runs.',
   ];
   if (headline.length > 0) {
-    lines.push('', renderTable({ title: '**Headline** (measured and reference from the same run):', columns: ['what', 'measured', 'reference', 'ratio'], rows: headline.map((h) => [h.what, h.measured, h.reference, h.ratio === null ? '–' : `${h.ratio.toFixed(2)}×`]) }));
+    lines.push(
+      '',
+      renderTable({
+        title: '**Headline** (measured and reference from the same run):',
+        columns: ['what', 'measured', 'reference', 'ratio'],
+        rows: headline.map((h) => [h.what, h.measured, h.reference, h.ratio === null ? '–' : `${h.ratio.toFixed(2)}×`]),
+      }),
+    );
   }
   lines.push(
     '',

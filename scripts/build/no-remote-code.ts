@@ -48,10 +48,7 @@ export interface CodeCdnHit {
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** `(https?:)?//` + an optional sub-domain + one of the hosts, then the rest of the URL. */
-const CDN_URL = new RegExp(
-  `(?:https?:)?//(?:[a-z0-9-]+\\.)*(?:${CODE_CDN_HOSTS.map(escapeRe).join('|')})(?![a-z0-9-])[^\\s"'\`<>)]*`,
-  'gi',
-);
+const CDN_URL = new RegExp(`(?:https?:)?//(?:[a-z0-9-]+\\.)*(?:${CODE_CDN_HOSTS.map(escapeRe).join('|')})(?![a-z0-9-])[^\\s"'\`<>)]*`, 'gi');
 
 /**
  * Every code-CDN URL in `text` (see `CODE_CDN_HOSTS`), in order of appearance.
@@ -77,7 +74,7 @@ export const REWRITES: readonly { library: string; pattern: RegExp; replacement:
     // `https://cdn.jsdelivr.net/npm/onnxruntime-web@${ONNX_ENV.versions.web}/dist/` (env setup)
     pattern: /https:\/\/cdn\.jsdelivr\.net\/npm\/onnxruntime-web@\$\{[^}`]+\}\/dist\//g,
     replacement: '/runtime/ort/',
-    why: "default ONNX wasmPaths prefix: the same file names ship under /runtime/ort/ (wxt.config.ts RUNTIME_ASSETS)",
+    why: 'default ONNX wasmPaths prefix: the same file names ship under /runtime/ort/ (wxt.config.ts RUNTIME_ASSETS)',
   },
   {
     library: '@wllama/wllama',
@@ -108,7 +105,9 @@ export function noRemoteCode(): Plugin {
         for (const hit of findCodeCdnUrls(text)) problems.push(`${fileName}: ${hit.url}\n    …${hit.context.replace(/\s+/g, ' ')}…`);
       }
       if (problems.length > 0) {
-        this.error(`Code-CDN URLs in the build (remote code is not allowed; add a rewrite in scripts/build/no-remote-code.ts or configure the library):\n${problems.join('\n')}`);
+        this.error(
+          `Code-CDN URLs in the build (remote code is not allowed; add a rewrite in scripts/build/no-remote-code.ts or configure the library):\n${problems.join('\n')}`,
+        );
       }
     },
   };

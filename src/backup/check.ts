@@ -15,7 +15,6 @@ export interface ImportPlan {
   records: number;
 }
 
-
 /** Decodes a file vector, or `null` when it cannot be used (see `isUsableVector`). */
 export function decodeVector(m: ExportFile['memories'][number], where: string): Float32Array | null {
   if (m.embedding === null) return null;
@@ -25,7 +24,8 @@ export function decodeVector(m: ExportFile['memories'][number], where: string): 
   } catch (error) {
     throw refuse('damaged', `The export file is damaged: ${where}.embedding: ${(error as Error).message}.`, { problems: `${where}.embedding` });
   }
-  if (vector.length === 0 || !m.embeddingModel) throw refuse('damaged', `The export file is damaged: ${where} has an embedding without a model id.`, { problems: `${where}.embeddingModel` });
+  if (vector.length === 0 || !m.embeddingModel)
+    throw refuse('damaged', `The export file is damaged: ${where} has an embedding without a model id.`, { problems: `${where}.embeddingModel` });
   return isUsableVector(vector) ? vector : null;
 }
 
@@ -63,7 +63,10 @@ export async function checkFile(
           const position = `${r.value.conversationId}\u0000${r.value.seq}`;
           const other = positions.get(position);
           if (other !== undefined) {
-            throw refuse('inconsistent', `The file holds two messages at position ${r.value.seq} of conversation "${r.value.conversationId}" ("${other}" and "${r.value.id}"); it is inconsistent.`);
+            throw refuse(
+              'inconsistent',
+              `The file holds two messages at position ${r.value.seq} of conversation "${r.value.conversationId}" ("${other}" and "${r.value.id}"); it is inconsistent.`,
+            );
           }
           positions.set(position, r.value.id);
           if (!messageConversations.has(r.value.conversationId)) messageConversations.set(r.value.conversationId, r.value.id);

@@ -49,7 +49,6 @@ export class ImportError extends BackupError {
   }
 }
 
-
 // ── base64 of Float32Array (browser and Node: btoa/atob) ───────────────────────
 
 /** Encodes a vector as base64 of its little-endian float32 bytes. */
@@ -191,7 +190,8 @@ export type Section = (typeof SECTIONS)[number];
 export const SECTION_SCHEMAS = { memories: memorySchema, memoryHistory: historySchema, conversations: conversationSchema, messages: messageSchema };
 
 /** An `ImportError` for a refused file: `what` followed by "Nothing was imported.", with its `code` and `params`. */
-export const refuse = (code: BackupErrorCode, what: string, params?: ErrorParams) => new ImportError(code, `${what} Nothing was imported.`, params ? { params } : {});
+export const refuse = (code: BackupErrorCode, what: string, params?: ErrorParams) =>
+  new ImportError(code, `${what} Nothing was imported.`, params ? { params } : {});
 
 /** The `params` of an `unsupported_version` refusal (the file's version cut to 40 characters). */
 export const versionParams = (version: unknown): ErrorParams => ({ version: String(JSON.stringify(version)).slice(0, 40), supported: EXPORT_VERSION });

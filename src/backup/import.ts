@@ -33,7 +33,6 @@ import { IMPORT_JOURNAL_KEY, IMPORT_UNDO_PREFIX, rollbackImport, undoKey, type I
 import { bulkAddOrThrow, decideMemory, storedPositions, toMemoryRecord } from './merge';
 import { readExportRecords, type FileRecord } from './reader';
 
-
 /** Records written per import batch (one transaction + one undo record each). */
 export const IMPORT_BATCH_SIZE = 500;
 
@@ -127,7 +126,11 @@ export async function importAll(
       const takenPositions = new Map<string, string>();
       if (messagesOfBatch.length > 0) {
         for (const m of await db.messages.bulkGet(messagesOfBatch.map((m) => m.id))) if (m) storedMessageIds.add(m.id);
-        for (const [position, id] of await storedPositions(db, messagesOfBatch.filter((m) => !storedMessageIds.has(m.id)))) takenPositions.set(position, id);
+        for (const [position, id] of await storedPositions(
+          db,
+          messagesOfBatch.filter((m) => !storedMessageIds.has(m.id)),
+        ))
+          takenPositions.set(position, id);
       }
       const newConversations: ConversationRecord[] = [];
       const newMessages: MessageRecord[] = [];
@@ -152,9 +155,13 @@ export async function importAll(
           }
           const taken = takenPositions.get(`${m.conversationId}\u0000${m.seq}`);
           if (taken !== undefined) {
-            throw refuse('position_taken', `Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken}).`, {
-              seq: m.seq,
-            });
+            throw refuse(
+              'position_taken',
+              `Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken}).`,
+              {
+                seq: m.seq,
+              },
+            );
           }
           newMessages.push(m);
           undo.added.messages.push(m.id);
@@ -179,7 +186,14 @@ export async function importAll(
             report.added += 1;
           }
           undo.added.memoryHistory.push(
-            (await db.memoryHistory.add({ memoryId: m.id, event: 'IMPORT', oldText: decision.action === 'update' ? decision.existing.text : null, newText: m.text, at: now, source: 'import' })) as number,
+            (await db.memoryHistory.add({
+              memoryId: m.id,
+              event: 'IMPORT',
+              oldText: decision.action === 'update' ? decision.existing.text : null,
+              newText: m.text,
+              at: now,
+              source: 'import',
+            })) as number,
           );
           imported.add(m.id);
           if (!m.embedding) report.needsEmbedding += 1;

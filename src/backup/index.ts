@@ -6,15 +6,7 @@
  * journal that makes an import all-or-nothing (`./journal.ts`).
  */
 export { checkFile, type ImportPlan } from './check';
-export {
-  base64ToVector,
-  EXPORT_FORMAT,
-  EXPORT_VERSION,
-  exportFileSchema,
-  ImportError,
-  vectorToBase64,
-  type ExportFile,
-} from './format';
+export { base64ToVector, EXPORT_FORMAT, EXPORT_VERSION, exportFileSchema, ImportError, vectorToBase64, type ExportFile } from './format';
 export { IMPORT_BATCH_SIZE, importAll, type ImportResult } from './import';
 export { IMPORT_JOURNAL_KEY, IMPORT_NOTICE_KEY, IMPORT_UNDO_PREFIX, recoverInterruptedImport, rollbackImport, type ImportJournal } from './journal';
 export { decideMemory, type MemoryDecision } from './merge';

@@ -12,7 +12,8 @@ import { type ImportPlan, decodeVector } from './check';
 import type { ExportFile } from './format';
 
 /** What happens to one memory of the file (see `decideMemory`). */
-export type MemoryDecision = { action: 'add' } | { action: 'update'; existing: MemoryRecord } | { action: 'skip'; reason: 'up_to_date' | 'duplicate' | 'forgotten' };
+export type MemoryDecision =
+  { action: 'add' } | { action: 'update'; existing: MemoryRecord } | { action: 'skip'; reason: 'up_to_date' | 'duplicate' | 'forgotten' };
 
 /**
  * The one place that decides what an import does with a memory of the file (run inside the
@@ -40,7 +41,12 @@ export async function decideMemory(db: RecallDB, incoming: MemoryRecord): Promis
 }
 
 /** The record a file memory becomes: recomputed hash, `current` and a checked, normalized vector. */
-export function toMemoryRecord(m: ExportFile['memories'][number], index: number, plan: ImportPlan, now: number): { record: MemoryRecord; vectorDropped: boolean } {
+export function toMemoryRecord(
+  m: ExportFile['memories'][number],
+  index: number,
+  plan: ImportPlan,
+  now: number,
+): { record: MemoryRecord; vectorDropped: boolean } {
   let embedding = decodeVector(m, `memories.${index}`);
   const vectorDropped = m.embedding !== null && (embedding === null || embedding.length !== plan.dimensions.get(m.embeddingModel!));
   if (vectorDropped) embedding = null;
@@ -58,7 +64,6 @@ export function toMemoryRecord(m: ExportFile['memories'][number], index: number,
     vectorDropped,
   };
 }
-
 
 /**
  * `table.bulkAdd(rows)` (nothing when `rows` is empty) that throws the first failure itself
@@ -102,7 +107,10 @@ export async function storedPositions(db: RecallDB, messages: Pick<MessageRecord
     const stored =
       high - low + 1 <= 4 * wanted.size
         ? await db.messages.where('[conversationId+seq]').between([conversationId, low], [conversationId, high], true, true).toArray()
-        : await db.messages.where('[conversationId+seq]').anyOf([...wanted].map((seq) => [conversationId, seq])).toArray();
+        : await db.messages
+            .where('[conversationId+seq]')
+            .anyOf([...wanted].map((seq) => [conversationId, seq]))
+            .toArray();
     for (const m of stored) if (wanted.has(m.seq)) taken.set(`${conversationId}\u0000${m.seq}`, m.id);
   }
   return taken;

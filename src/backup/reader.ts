@@ -75,17 +75,26 @@ export async function readExportRecords(source: Blob, onRecords: (records: FileR
   const checkHeader = () => {
     if (format !== undefined && format !== EXPORT_FORMAT) throw refuse('not_backup', 'This is not a Recall export file (missing "format": "recall-export").');
     if (version !== undefined && version !== EXPORT_VERSION) {
-      throw refuse('unsupported_version', `This export file has version ${JSON.stringify(version)}; this version of Recall reads version ${EXPORT_VERSION}.`, versionParams(version));
+      throw refuse(
+        'unsupported_version',
+        `This export file has version ${JSON.stringify(version)}; this version of Recall reads version ${EXPORT_VERSION}.`,
+        versionParams(version),
+      );
     }
   };
-  const parser = new JSONParser({ paths: ['$.format', '$.version', '$.exportedAt', ...SECTIONS.map((s) => `$.${s}.*`)], keepStack: false, stringBufferSize: 0 });
+  const parser = new JSONParser({
+    paths: ['$.format', '$.version', '$.exportedAt', ...SECTIONS.map((s) => `$.${s}.*`)],
+    keepStack: false,
+    stringBufferSize: 0,
+  });
   parser.onValue = ({ value, key, stack }) => {
     if (problem) return;
     try {
       if (stack.length === 1) {
         if (key === 'format') format = value;
         else if (key === 'version') version = value;
-        else if (key === 'exportedAt' && !time.safeParse(value).success) throw refuse('damaged', 'The export file is damaged: exportedAt is not a time.', { problems: 'exportedAt' });
+        else if (key === 'exportedAt' && !time.safeParse(value).success)
+          throw refuse('damaged', 'The export file is damaged: exportedAt is not a time.', { problems: 'exportedAt' });
         checkHeader();
         return;
       }
@@ -112,7 +121,8 @@ export async function readExportRecords(source: Blob, onRecords: (records: FileR
       if (done) break;
       bytes += value.byteLength;
       if (!parser.isEnded) parser.write(value);
-      else if (new TextDecoder().decode(value).trim() !== '') problem ??= new ImportError('trailing_data', 'The file has data after its end. Nothing was imported.');
+      else if (new TextDecoder().decode(value).trim() !== '')
+        problem ??= new ImportError('trailing_data', 'The file has data after its end. Nothing was imported.');
       if (problem) throw problem;
       if (pending.length > 0) {
         const records = pending;

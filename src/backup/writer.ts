@@ -62,9 +62,36 @@ export async function* exportChunks(
   let done = 0;
   yield `{\n  "format": ${JSON.stringify(EXPORT_FORMAT)},\n  "version": ${EXPORT_VERSION},\n  "exportedAt": ${options.exportedAt ?? Date.now()}`;
   const sections: [string, AsyncGenerator<unknown[]>][] = [
-    ['memories', mapPages(pagesOf(() => db.memories.orderBy(':id').limit(n).toArray(), (k: string) => db.memories.where(':id').above(k).limit(n).toArray(), (m) => m.id), (m) => exportedMemory(m, includeEmbeddings))],
-    ['memoryHistory', mapPages(pagesOf(() => db.memoryHistory.orderBy(':id').limit(n).toArray(), (k: number) => db.memoryHistory.where(':id').above(k).limit(n).toArray(), (h) => h.id!), ({ id: _id, ...h }) => h)],
-    ['conversations', pagesOf(() => db.conversations.orderBy(':id').limit(n).toArray(), (k: string) => db.conversations.where(':id').above(k).limit(n).toArray(), (c) => c.id)],
+    [
+      'memories',
+      mapPages(
+        pagesOf(
+          () => db.memories.orderBy(':id').limit(n).toArray(),
+          (k: string) => db.memories.where(':id').above(k).limit(n).toArray(),
+          (m) => m.id,
+        ),
+        (m) => exportedMemory(m, includeEmbeddings),
+      ),
+    ],
+    [
+      'memoryHistory',
+      mapPages(
+        pagesOf(
+          () => db.memoryHistory.orderBy(':id').limit(n).toArray(),
+          (k: number) => db.memoryHistory.where(':id').above(k).limit(n).toArray(),
+          (h) => h.id!,
+        ),
+        ({ id: _id, ...h }) => h,
+      ),
+    ],
+    [
+      'conversations',
+      pagesOf(
+        () => db.conversations.orderBy(':id').limit(n).toArray(),
+        (k: string) => db.conversations.where(':id').above(k).limit(n).toArray(),
+        (c) => c.id,
+      ),
+    ],
     [
       'messages',
       pagesOf(
@@ -123,12 +150,13 @@ export async function* exportBytes(db: RecallDB, options: Parameters<typeof expo
  * `exportBytes` into a file instead (a string of a large store exceeds what a message can carry).
  * @returns `fileName` like `recall-export-2024-05-10.json` (local date) and the JSON text.
  */
-export async function exportAll(
-  db: RecallDB,
-  options: { includeEmbeddings?: boolean; now?: () => number } = {},
-): Promise<{ fileName: string; json: string }> {
+export async function exportAll(db: RecallDB, options: { includeEmbeddings?: boolean; now?: () => number } = {}): Promise<{ fileName: string; json: string }> {
   const exportedAt = (options.now ?? Date.now)();
   const parts: string[] = [];
-  for await (const text of exportChunks(db, { exportedAt, ...(options.includeEmbeddings !== undefined ? { includeEmbeddings: options.includeEmbeddings } : {}) })) parts.push(text);
+  for await (const text of exportChunks(db, {
+    exportedAt,
+    ...(options.includeEmbeddings !== undefined ? { includeEmbeddings: options.includeEmbeddings } : {}),
+  }))
+    parts.push(text);
   return { fileName: exportFileName(exportedAt), json: parts.join('') };
 }

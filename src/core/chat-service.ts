@@ -146,7 +146,13 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
    * never contains it; a failure is kept and reported after the message is safely stored.
    */
   function loadShortTerm(plan: TurnPlan, strategy: ContextStrategy): Promise<{ context: ShortTermContext; error: null } | { context: null; error: unknown }> {
-    const budgetTokens = shortTermBudget({ systemInstruction: plan.systemInstruction, userText: plan.content, counter: plan.counter, contextWindow: plan.contextWindow, reserveForAnswer: plan.reserve });
+    const budgetTokens = shortTermBudget({
+      systemInstruction: plan.systemInstruction,
+      userText: plan.content,
+      counter: plan.counter,
+      contextWindow: plan.contextWindow,
+      reserveForAnswer: plan.reserve,
+    });
     return strategy.load(plan.conversationId, { userText: plan.content, budgetTokens }).then(
       (context) => ({ context, error: null }),
       (error: unknown) => ({ context: null, error }),
@@ -186,7 +192,11 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       status: 'complete',
       command: { kind: command.command, affected: command.affected },
     });
-    return { userMessage: { ...userMessage, command: { kind: command.command } }, assistantMessage, command: { kind: command.command, affected: command.affected } };
+    return {
+      userMessage: { ...userMessage, command: { kind: command.command } },
+      assistantMessage,
+      command: { kind: command.command, affected: command.affected },
+    };
   }
 
   /** Stores an `error` reply under `assistantId` for `error` (its code when it is an `EngineError`; domain, code and params of any coded error as `errorInfo`). */
@@ -208,7 +218,9 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 
   /** Long-term memories for the message (hybrid search across conversations, top-k from the settings). */
   function retrieveMemories(plan: TurnPlan): Promise<RetrievedMemory[]> {
-    return plan.memoryTopK > 0 ? deps.longTerm.retrieve({ text: plan.content, namespace: plan.namespace, k: plan.memoryTopK, now: now() }) : Promise.resolve([]);
+    return plan.memoryTopK > 0
+      ? deps.longTerm.retrieve({ text: plan.content, namespace: plan.namespace, k: plan.memoryTopK, now: now() })
+      : Promise.resolve([]);
   }
 
   /** Titles of the conversations the memories cite (read by key: not every conversation each turn). */
@@ -221,7 +233,13 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
    * Streams the reply (each delta to the UI and to `live`). Stopped by the user: an aborted reply
    * (maybe empty), not an engine failure. @returns the result, or `{ failed }` for an engine failure.
    */
-  async function streamReply(plan: TurnPlan, engine: ChatEngine, prompt: AssembledPrompt, assistantId: string, signal: AbortSignal): Promise<ChatResult | { failed: unknown }> {
+  async function streamReply(
+    plan: TurnPlan,
+    engine: ChatEngine,
+    prompt: AssembledPrompt,
+    assistantId: string,
+    signal: AbortSignal,
+  ): Promise<ChatResult | { failed: unknown }> {
     const { requestId, conversationId } = plan;
     let reply = '';
     try {
@@ -297,7 +315,12 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
    * The turn itself, inside the turn lock and `runForeground` (see module doc). Calls
    * `onUserStored` with the user message once it is stored.
    */
-  async function runTurn(plan: TurnPlan, strategy: ContextStrategy, signal: AbortSignal, onUserStored: (message: MessageRecord) => void): Promise<ChatTurnResult> {
+  async function runTurn(
+    plan: TurnPlan,
+    strategy: ContextStrategy,
+    signal: AbortSignal,
+    onUserStored: (message: MessageRecord) => void,
+  ): Promise<ChatTurnResult> {
     const loaded = await loadShortTerm(plan, strategy);
     const userMessage = await storeUserMessage(plan.conversationId, plan.content);
     onUserStored(userMessage);
@@ -367,7 +390,8 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
         throw asStorageError(error);
       } finally {
         running.delete(requestId);
-        if (openTurnKey) await deps.db.settings.delete(openTurnKey).catch((error: unknown) => console.warn('[chat] could not clear the open-turn marker:', error));
+        if (openTurnKey)
+          await deps.db.settings.delete(openTurnKey).catch((error: unknown) => console.warn('[chat] could not clear the open-turn marker:', error));
       }
     },
 
@@ -420,7 +444,10 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 export const COMMAND_QUOTE_CHARS = 120;
 
 /** The reply to an explicit memory command, in the language of the command (a refusal says why and that nothing changed). */
-export function describeCommand(result: { command: 'remember' | 'forget'; affected: { text: string }[]; refused?: 'forget_all' | 'too_long' }, commandText: string): string {
+export function describeCommand(
+  result: { command: 'remember' | 'forget'; affected: { text: string }[]; refused?: 'forget_all' | 'too_long' },
+  commandText: string,
+): string {
   const zh = /[\u3400-\u9fff]/.test(commandText);
   if (result.refused === 'too_long') {
     return zh
@@ -441,5 +468,7 @@ export function describeCommand(result: { command: 'remember' | 'forget'; affect
     return zh ? `好的，我记住了：\n${list}` : `Got it. I will remember:\n${list}`;
   }
   if (result.affected.length === 0) return zh ? '没有找到与此相关的记忆，没有删除任何内容。' : 'I found no matching memory; nothing was removed.';
-  return zh ? `已忘记以下 ${result.affected.length} 条记忆：\n${list}` : `I forgot ${result.affected.length} ${result.affected.length === 1 ? 'memory' : 'memories'}:\n${list}`;
+  return zh
+    ? `已忘记以下 ${result.affected.length} 条记忆：\n${list}`
+    : `I forgot ${result.affected.length} ${result.affected.length === 1 ? 'memory' : 'memories'}:\n${list}`;
 }

@@ -73,7 +73,12 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
     async update(id, patch) {
       return db.transaction('rw', db.conversations, async () => {
         const c = await store.require(id);
-        const next = { ...c, ...(patch.title !== undefined ? { title: patch.title.trim() } : {}), ...(patch.strategy ? { strategy: patch.strategy } : {}), updatedAt: now() };
+        const next = {
+          ...c,
+          ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),
+          ...(patch.strategy ? { strategy: patch.strategy } : {}),
+          updatedAt: now(),
+        };
         await db.conversations.put(next);
         return next;
       });
@@ -87,15 +92,11 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
         await db.conversations.delete(id);
       });
     },
-    messages: (conversationId) =>
-      db.messages.where('[conversationId+seq]').between([conversationId, -Infinity], [conversationId, Infinity]).toArray(),
+    messages: (conversationId) => db.messages.where('[conversationId+seq]').between([conversationId, -Infinity], [conversationId, Infinity]).toArray(),
     async append(message) {
       return db.transaction('rw', [db.messages, db.conversations], async () => {
         const conversation = await store.require(message.conversationId);
-        const last = await db.messages
-          .where('[conversationId+seq]')
-          .between([message.conversationId, -Infinity], [message.conversationId, Infinity])
-          .last();
+        const last = await db.messages.where('[conversationId+seq]').between([message.conversationId, -Infinity], [message.conversationId, Infinity]).last();
         const record: MessageRecord = { ...message, seq: (last?.seq ?? -1) + 1 };
         await db.messages.add(record);
         const title = conversation.title || (message.role === 'user' ? titleFrom(message.content) : conversation.title);

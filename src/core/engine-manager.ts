@@ -74,10 +74,15 @@ export function createEngineManager(deps: EngineManagerDeps): EngineManager {
   const makeWebLLM =
     deps.createWebLLM ??
     (async () => {
-      const [{ createWebLLMEngine }, { loadWebLLMTokenCounter }] = await Promise.all([import('../engines/webllm/engine'), import('../engines/webllm/tokenizer')]);
+      const [{ createWebLLMEngine }, { loadWebLLMTokenCounter }] = await Promise.all([
+        import('../engines/webllm/engine'),
+        import('../engines/webllm/tokenizer'),
+      ]);
       return createWebLLMEngine({ tokenCounterFor: (id) => loadWebLLMTokenCounter(id) });
     });
-  const makeWllama = deps.createWllama ?? (() => createWllamaEngine({ wasmUrl: deps.assets.wllamaWasmUrl, tokenCounterFor: (_model, header) => createGgufTokenCounter(header) }));
+  const makeWllama =
+    deps.createWllama ??
+    (() => createWllamaEngine({ wasmUrl: deps.assets.wllamaWasmUrl, tokenCounterFor: (_model, header) => createGgufTokenCounter(header) }));
   const makeEmbedder = deps.createEmbedder ?? createTransformersEmbedder;
   const openFile = deps.openFile ?? openModelFile;
   const estimator = createTokenEstimator();
@@ -139,7 +144,15 @@ export function createEngineManager(deps: EngineManagerDeps): EngineManager {
           const engine = await previous.load();
           active = engine;
           reloadCurrent = previous;
-          Object.assign(status.chat, { kind: previous.kind, modelId: engine.modelId ?? previous.modelId, state: 'ready', contextWindow: engine.contextWindow(), progress: null, error: null, errorCode: null });
+          Object.assign(status.chat, {
+            kind: previous.kind,
+            modelId: engine.modelId ?? previous.modelId,
+            state: 'ready',
+            contextWindow: engine.contextWindow(),
+            progress: null,
+            error: null,
+            errorCode: null,
+          });
           emit();
         } catch {
           // The previous model cannot come back either: stay in the error state of the new one.

@@ -106,7 +106,10 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     // Coalesce bursts of changes into one event per 250 ms.
     statsTimer ??= setTimeout(() => {
       statsTimer = null;
-      jobs.stats().then(deps.events.jobs).catch((error: unknown) => console.warn('[jobs] could not send the job stats event:', error));
+      jobs
+        .stats()
+        .then(deps.events.jobs)
+        .catch((error: unknown) => console.warn('[jobs] could not send the job stats event:', error));
     }, 250);
   });
 
@@ -125,15 +128,17 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
    */
   let embedCheck: Promise<void> = Promise.resolve();
   const ensureEmbedded = (): Promise<void> =>
-    (embedCheck = embedCheck.then(async () => {
-      const model = engines.embedder()?.modelId ?? null;
-      // The store's index answers "nothing missing" without reading a row (this runs on every start).
-      if (store.missingVectors(model) === 0) return;
-      // Then the first such row (the scan stops there). NOTE: enqueueing without this read first made
-      // core-embedding.test.ts hang after its first drain; not diagnosed yet (see the h6 report).
-      const missing = await db.memories.filter((m) => m.embeddingModel === null || (model !== null && m.embeddingModel !== model)).first();
-      if (missing) await jobs.enqueue(REEMBED_JOB, {}, { dedupeKey: REEMBED_JOB, advance: engines.embedder() !== null });
-    }).catch((error: unknown) => console.warn('[ltm] could not queue re-embedding:', error)));
+    (embedCheck = embedCheck
+      .then(async () => {
+        const model = engines.embedder()?.modelId ?? null;
+        // The store's index answers "nothing missing" without reading a row (this runs on every start).
+        if (store.missingVectors(model) === 0) return;
+        // Then the first such row (the scan stops there). NOTE: enqueueing without this read first made
+        // core-embedding.test.ts hang after its first drain; not diagnosed yet (see the h6 report).
+        const missing = await db.memories.filter((m) => m.embeddingModel === null || (model !== null && m.embeddingModel !== model)).first();
+        if (missing) await jobs.enqueue(REEMBED_JOB, {}, { dedupeKey: REEMBED_JOB, advance: engines.embedder() !== null });
+      })
+      .catch((error: unknown) => console.warn('[ltm] could not queue re-embedding:', error)));
   const composed = await composeLongTermMemory({
     db,
     jobs,
@@ -328,4 +333,3 @@ export async function restoreEngines(core: Core, packaged: { embeddingModelId: s
         : Promise.resolve();
   await Promise.allSettled([embedder, chat]);
 }
-

@@ -48,7 +48,14 @@ export function createMemoryAdmin(db: RecallDB, store: LongTermStore): MemoryAdm
       const entries = await store.catalog(namespace);
       /** Rows of `ids`, in that order (texts are read for what is shown only). */
       const rowsOf = async (ids: string[]) => (await db.memories.bulkGet(ids)).flatMap((r) => (r ? [toView(r)] : []));
-      if (!search?.trim()) return rowsOf(entries.filter(wanted).sort(byRecency).slice(0, limit).map((e) => e.id));
+      if (!search?.trim())
+        return rowsOf(
+          entries
+            .filter(wanted)
+            .sort(byRecency)
+            .slice(0, limit)
+            .map((e) => e.id),
+        );
       const hits = await store.search({ text: search, namespace, k: limit, includeInvalid }, { mode: 'lexical', timeFilters: false });
       const matched = hits.map((h) => h.memory).filter(wanted);
       const seen = new Set(matched.map((m) => m.id));

@@ -14,7 +14,10 @@ export const STORAGE_FULL_CODE = 'storage_full';
 
 /** A write was refused because browser storage is full. Nothing of the failed operation was stored. */
 export class StorageFullError extends StorageError {
-  constructor(message = 'Browser storage is full: nothing of this change was saved. Free disk space (or delete old conversations or model files) and try again.', options?: RecallErrorOptions) {
+  constructor(
+    message = 'Browser storage is full: nothing of this change was saved. Free disk space (or delete old conversations or model files) and try again.',
+    options?: RecallErrorOptions,
+  ) {
     super(STORAGE_FULL_CODE, message, options);
     this.name = 'StorageFullError';
   }

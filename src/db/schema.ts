@@ -80,9 +80,11 @@ export class RecallDB extends Dexie {
         const rows = (await tx.table('memories').toArray()) as (LayoutRow & Record<string, unknown>)[];
         const { records, unindexed } = layoutFromRows(rows, 1);
         await tx.table('memoryIndex').bulkPut(records);
-        await tx.table('memories').bulkPut(
-          rows.filter((r) => 'embedding' in r).map(({ embedding: _embedding, ...row }) => (unindexed.has(row.id) ? { ...row, embeddingModel: null } : row)),
-        );
+        await tx
+          .table('memories')
+          .bulkPut(
+            rows.filter((r) => 'embedding' in r).map(({ embedding: _embedding, ...row }) => (unindexed.has(row.id) ? { ...row, embeddingModel: null } : row)),
+          );
       });
     // Rows written with an inline vector bypassed the store's index: mark them (see `pending`).
     const inline = (obj: object) => Object.prototype.hasOwnProperty.call(obj, 'embedding');

@@ -92,7 +92,11 @@ function blobRangeFetch(blob: Blob): typeof fetch {
 export async function readGgufHeader(blob: Blob): Promise<GgufHeader> {
   const check = checkGgufHeader(new Uint8Array(await blob.slice(0, 8).arrayBuffer()));
   if (!check.ok) {
-    const what = { too_short: `it has only ${blob.size} bytes`, bad_magic: 'it does not start with "GGUF"', bad_version: `its GGUF version ${check.version} is unknown` }[check.reason];
+    const what = {
+      too_short: `it has only ${blob.size} bytes`,
+      bad_magic: 'it does not start with "GGUF"',
+      bad_version: `its GGUF version ${check.version} is unknown`,
+    }[check.reason];
     throw new GgufReadError(`Not a GGUF file: ${what}.`, check.reason);
   }
   try {

@@ -68,7 +68,12 @@ export function registerJobs<D>(queue: JobQueue, descriptors: readonly JobDescri
  * Enqueues a job of `descriptor` with its own `maxAttempts` and `dedupeKey` (`options` adds
  * the delay and `advance`). Returns the job id (an existing queued job's id when deduplicated).
  */
-export function enqueueJob<P>(queue: JobQueue, descriptor: JobDescriptor<P, any>, payload: P, options: Omit<EnqueueOptions, 'maxAttempts' | 'dedupeKey'> = {}): Promise<string> {
+export function enqueueJob<P>(
+  queue: JobQueue,
+  descriptor: JobDescriptor<P, any>,
+  payload: P,
+  options: Omit<EnqueueOptions, 'maxAttempts' | 'dedupeKey'> = {},
+): Promise<string> {
   return queue.enqueue(descriptor.type, payload, {
     ...options,
     ...(descriptor.maxAttempts !== undefined ? { maxAttempts: descriptor.maxAttempts } : {}),

@@ -141,15 +141,15 @@ export function createJobQueue(
    */
   async function nextRunnable(): Promise<JobRecord | undefined> {
     const t = now();
-    const ready = await db.jobs
-      .where('[status+runAfter]')
-      .between(['queued', -Infinity], ['queued', t], true, true)
-      .toArray();
+    const ready = await db.jobs.where('[status+runAfter]').between(['queued', -Infinity], ['queued', t], true, true).toArray();
     ready.sort((a, b) => a.runAfter - b.runAfter || a.createdAt - b.createdAt);
     const orphans = ready.filter((j) => !handlers.has(j.type));
     if (orphans.length > 0) {
       await db.jobs.bulkUpdate(
-        orphans.map((j) => ({ key: j.id, changes: { status: 'parked' as const, lastError: `No handler is registered for job type "${j.type}"`, updatedAt: t } })),
+        orphans.map((j) => ({
+          key: j.id,
+          changes: { status: 'parked' as const, lastError: `No handler is registered for job type "${j.type}"`, updatedAt: t },
+        })),
       );
       emit();
     }
@@ -214,7 +214,9 @@ export function createJobQueue(
         reportProgress: (fraction) => {
           job.progress = Math.max(0, Math.min(1, fraction));
           // Progress is advisory: a failed write is logged and the job runs on (its final write sets progress 1).
-          db.jobs.update(job.id, { progress: job.progress }).catch((error: unknown) => console.warn(`[jobs] could not save the progress of ${job.type} job ${job.id}:`, error));
+          db.jobs
+            .update(job.id, { progress: job.progress })
+            .catch((error: unknown) => console.warn(`[jobs] could not save the progress of ${job.type} job ${job.id}:`, error));
           emit();
         },
       });
@@ -246,7 +248,11 @@ export function createJobQueue(
 
   async function cleanup() {
     const cutoff = now() - keepDoneMs;
-    await db.jobs.where('status').equals('done').and((j) => j.updatedAt < cutoff).delete();
+    await db.jobs
+      .where('status')
+      .equals('done')
+      .and((j) => j.updatedAt < cutoff)
+      .delete();
   }
 
   return {
@@ -354,7 +360,18 @@ export function createJobQueue(
     async stats() {
       const all = await db.jobs.toArray();
       const t = now();
-      const s: JobStats = { queued: 0, scheduled: 0, retrying: 0, running: 0, failed: 0, done: 0, parked: 0, parkedTypes: [], current: null, recentFailures: [] };
+      const s: JobStats = {
+        queued: 0,
+        scheduled: 0,
+        retrying: 0,
+        running: 0,
+        failed: 0,
+        done: 0,
+        parked: 0,
+        parkedTypes: [],
+        current: null,
+        recentFailures: [],
+      };
       for (const j of all) {
         const waiting = j.status === 'queued' && j.runAfter > t;
         s[waiting ? (j.attempts > 0 ? 'retrying' : 'scheduled') : j.status] += 1;

@@ -63,7 +63,14 @@ export function defineStrategyInfo<const K extends string>(info: { kind: K; para
   }
   const defaults: StrategyInfo<K>['defaults'] = { kind: info.kind };
   for (const p of params) defaults[p.key] = p.default;
-  return { kind: info.kind, labelKey: `strategies.${info.kind}.label`, descriptionKey: `strategies.${info.kind}.description`, params, usesLlm: info.usesLlm, defaults };
+  return {
+    kind: info.kind,
+    labelKey: `strategies.${info.kind}.label`,
+    descriptionKey: `strategies.${info.kind}.description`,
+    params,
+    usesLlm: info.usesLlm,
+    defaults,
+  };
 }
 
 /** A parameter spec with its translation keys filled from `key`. */

@@ -79,9 +79,7 @@ export interface PromptBudget {
  * - `keyword_memory_only`: no embedding model is loaded, long-term memory was searched by
  *   keywords only.
  */
-export type PromptNotice =
-  | { code: 'summary_pending'; messages: number; lastError: string | null }
-  | { code: 'keyword_memory_only' };
+export type PromptNotice = { code: 'summary_pending'; messages: number; lastError: string | null } | { code: 'keyword_memory_only' };
 
 /** Everything the context view shows about one turn's prompt. */
 export interface PromptTrace {

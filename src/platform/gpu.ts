@@ -71,7 +71,13 @@ async function describeAdapter(adapter: GpuAdapterLike): Promise<string | null> 
     }
   }
   const description = info?.description?.trim();
-  const label = description || [info?.vendor, info?.architecture].map((s) => s?.trim()).filter(Boolean).join(' ') || null;
+  const label =
+    description ||
+    [info?.vendor, info?.architecture]
+      .map((s) => s?.trim())
+      .filter(Boolean)
+      .join(' ') ||
+    null;
   if (adapter.isFallbackAdapter) return `${label ?? 'WebGPU'} (software)`;
   return label;
 }

@@ -131,7 +131,8 @@ export async function saveModelFile(
       try {
         yield new Uint8Array(await file.slice(offset, offset + chunkBytes).arrayBuffer());
       } catch (error) {
-        if (isNamed(error, 'NotReadableError')) throw new ModelFileError('io', `"${file.name}" could not be read (was it moved or deleted?).`, { cause: error });
+        if (isNamed(error, 'NotReadableError'))
+          throw new ModelFileError('io', `"${file.name}" could not be read (was it moved or deleted?).`, { cause: error });
         throw error;
       }
     }
@@ -193,7 +194,9 @@ export async function writeFileChunks(
     await dir.removeEntry(tempName).catch(() => undefined);
     if (error instanceof ModelFileError) throw error;
     if (isNamed(error, 'QuotaExceededError')) {
-      throw new ModelFileError('quota', `Not enough storage space to keep "${fileName}" (${Math.ceil((options.expectedBytes ?? written) / 1048576)} MB).`, { cause: error });
+      throw new ModelFileError('quota', `Not enough storage space to keep "${fileName}" (${Math.ceil((options.expectedBytes ?? written) / 1048576)} MB).`, {
+        cause: error,
+      });
     }
     throw new ModelFileError('io', `Saving "${fileName}" failed: ${describe(error)}`, { cause: error });
   }

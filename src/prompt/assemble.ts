@@ -81,9 +81,13 @@ export class PromptTooLongError extends PromptError {
     readonly neededTokens: number,
     readonly availableTokens: number,
   ) {
-    super('prompt_too_long', `The message needs ${neededTokens} tokens but the model has room for ${availableTokens}. Shorten it or load a model with a larger context window.`, {
-      params: { neededTokens, availableTokens },
-    });
+    super(
+      'prompt_too_long',
+      `The message needs ${neededTokens} tokens but the model has room for ${availableTokens}. Shorten it or load a model with a larger context window.`,
+      {
+        params: { neededTokens, availableTokens },
+      },
+    );
     this.name = 'PromptTooLongError';
   }
 }
@@ -202,17 +206,19 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
     input.memories.length > 0 && memoryCap > wrapperTokens
       ? formatMemoriesForPrompt(input.memories, counter, memoryCap - wrapperTokens)
       : { text: '', included: [] as RetrievedMemory[], dropped: input.memories.length };
-  const memoryCitations: MemoryCitation[] = formatted.included.map((p) => prepared.get(p)?.original ?? p).map((r) => ({
-    memoryId: r.memory.id,
-    kind: r.memory.kind,
-    text: r.memory.text,
-    score: r.score,
-    ranks: r.ranks,
-    sourceConversationId: r.memory.sourceConversationId,
-    sourceConversationTitle: r.memory.sourceConversationId ? (input.conversationTitles.get(r.memory.sourceConversationId) ?? null) : null,
-    sourceMessageIds: r.memory.sourceMessageIds,
-    createdAt: r.memory.createdAt,
-  }));
+  const memoryCitations: MemoryCitation[] = formatted.included
+    .map((p) => prepared.get(p)?.original ?? p)
+    .map((r) => ({
+      memoryId: r.memory.id,
+      kind: r.memory.kind,
+      text: r.memory.text,
+      score: r.score,
+      ranks: r.ranks,
+      sourceConversationId: r.memory.sourceConversationId,
+      sourceConversationTitle: r.memory.sourceConversationId ? (input.conversationTitles.get(r.memory.sourceConversationId) ?? null) : null,
+      sourceMessageIds: r.memory.sourceMessageIds,
+      createdAt: r.memory.createdAt,
+    }));
   if (formatted.included.length > 0) {
     const text = wrap('long_term_memories', INTROS.memories, formatted.text);
     const tokens = partTokens(text);
@@ -268,7 +274,14 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
     const tokens = partTokens(text);
     systemParts.push(text);
     used += tokens;
-    sections.push({ kind: section.kind, text, tokens, items: kept, dropped: section.items.length - kept, ...neutralizedField(mergeReports(section.reports.slice(0, kept))) });
+    sections.push({
+      kind: section.kind,
+      text,
+      tokens,
+      items: kept,
+      dropped: section.items.length - kept,
+      ...neutralizedField(mergeReports(section.reports.slice(0, kept))),
+    });
   }
 
   // Recent turns: newest first until the budget is spent; never start on an assistant reply.
@@ -333,7 +346,7 @@ export function defaultSystemInstruction(now: number): string {
   const iso = date.toISOString().slice(0, 10);
   const weekday = date.toLocaleDateString('en-US', { weekday: 'long', timeZone: 'UTC' });
   return [
-    'You are Recall, a private assistant that runs entirely on the user\'s device.',
+    "You are Recall, a private assistant that runs entirely on the user's device.",
     'Always answer in the language the user writes in.',
     'Use what you remember about the user when it helps; if memories conflict, trust the most recent one.',
     `Today is ${iso} (${weekday}).`,

@@ -86,7 +86,10 @@ export function lostInTheMiddleOrder<T>(bestFirst: readonly T[]): T[] {
 export function formatMemoriesForPrompt(memories: RetrievedMemory[], counter: TokenCounter, maxTokens: number): FormattedMemories {
   const included: RetrievedMemory[] = [];
   const lines = new Map<RetrievedMemory, string>();
-  const render = (items: RetrievedMemory[]) => lostInTheMiddleOrder(items).map((m) => lines.get(m)!).join('\n');
+  const render = (items: RetrievedMemory[]) =>
+    lostInTheMiddleOrder(items)
+      .map((m) => lines.get(m)!)
+      .join('\n');
   let used = 0;
   const perLineCap = Math.max(MIN_SHORTENED_LINE_TOKENS, Math.floor(maxTokens / 2));
   for (const memory of memories) {

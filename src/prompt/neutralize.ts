@@ -29,17 +29,44 @@ export const SECTION_TAGS = ['long_term_memories', 'conversation_summary', 'enti
  */
 export const COMMON_SPECIAL_TOKENS: readonly string[] = [
   // ChatML (Qwen, SmolLM, many fine-tunes)
-  '<|im_start|>', '<|im_end|>', '<|endoftext|>', '<|im_sep|>',
+  '<|im_start|>',
+  '<|im_end|>',
+  '<|endoftext|>',
+  '<|im_sep|>',
   // Llama 2 / Mistral / SentencePiece
-  '<s>', '</s>', '<unk>', '[INST]', '[/INST]', '<<SYS>>', '<</SYS>>', '[SYSTEM_PROMPT]', '[/SYSTEM_PROMPT]',
+  '<s>',
+  '</s>',
+  '<unk>',
+  '[INST]',
+  '[/INST]',
+  '<<SYS>>',
+  '<</SYS>>',
+  '[SYSTEM_PROMPT]',
+  '[/SYSTEM_PROMPT]',
   // Llama 3
-  '<|begin_of_text|>', '<|end_of_text|>', '<|start_header_id|>', '<|end_header_id|>', '<|eot_id|>', '<|eom_id|>', '<|python_tag|>',
+  '<|begin_of_text|>',
+  '<|end_of_text|>',
+  '<|start_header_id|>',
+  '<|end_header_id|>',
+  '<|eot_id|>',
+  '<|eom_id|>',
+  '<|python_tag|>',
   // Gemma
-  '<bos>', '<eos>', '<pad>', '<start_of_turn>', '<end_of_turn>',
+  '<bos>',
+  '<eos>',
+  '<pad>',
+  '<start_of_turn>',
+  '<end_of_turn>',
   // Phi-3
-  '<|system|>', '<|user|>', '<|assistant|>', '<|end|>',
+  '<|system|>',
+  '<|user|>',
+  '<|assistant|>',
+  '<|end|>',
   // Reasoning / tool markers (Qwen3, DeepSeek)
-  '<think>', '</think>', '<tool_call>', '</tool_call>',
+  '<think>',
+  '</think>',
+  '<tool_call>',
+  '</tool_call>',
 ];
 
 /**
@@ -119,9 +146,16 @@ function compile(tokens: readonly string[], withSections: boolean): (text: strin
     if (ANGLE.test(t) || SQUARE.test(t)) shaped.add(t.toLowerCase());
     else literal.push(t);
   }
-  const literalSource = literal.sort((a, b) => b.length - a.length).map(escapeRegExp).join('|') || '(?!)';
+  const literalSource =
+    literal
+      .sort((a, b) => b.length - a.length)
+      .map(escapeRegExp)
+      .join('|') || '(?!)';
   // Groups: 1 literal token, 2 section tag, 3 pipe marker → always; 4 `<…>`, 5 `[…]` → when in the set.
-  const pattern = new RegExp(`(${literalSource})|(${withSections ? SECTION_TAG_SOURCE : '(?!)'})|(${PIPE_MARKER_SOURCE})|(${ANGLE_SOURCE})|(${SQUARE_SOURCE})`, 'giu');
+  const pattern = new RegExp(
+    `(${literalSource})|(${withSections ? SECTION_TAG_SOURCE : '(?!)'})|(${PIPE_MARKER_SOURCE})|(${ANGLE_SOURCE})|(${SQUARE_SOURCE})`,
+    'giu',
+  );
   return (text, replace) => {
     const pieces: string[] = [];
     let count = 0;

@@ -26,8 +26,7 @@ export type JsonFailure = 'empty' | 'no_json' | 'truncated' | 'unrepairable' | '
 
 /** Outcome of `parseJsonReply`. `message` is English, meant as retry feedback for the model. */
 export type JsonReply<T = Record<string, unknown> | unknown[]> =
-  | { ok: true; value: T; repaired: boolean }
-  | { ok: false; failure: JsonFailure; message: string };
+  { ok: true; value: T; repaired: boolean } | { ok: false; failure: JsonFailure; message: string };
 
 /** A JSON value cut out of a reply: its text, and whether its brackets closed. */
 export interface JsonSlice {

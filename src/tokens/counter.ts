@@ -186,7 +186,16 @@ export function makeChatCounter(options: {
   const probeTokens = count(probe);
   const perMessageOverhead = Math.max(
     ...(['system', 'user', 'assistant'] as const).map(
-      (role) => countChat([{ role: 'user', content: probe }, { role, content: probe }], false) - countChat([{ role: 'user', content: probe }], false) - probeTokens,
+      (role) =>
+        countChat(
+          [
+            { role: 'user', content: probe },
+            { role, content: probe },
+          ],
+          false,
+        ) -
+        countChat([{ role: 'user', content: probe }], false) -
+        probeTokens,
     ),
   );
   // Once-per-prompt tokens (BOS, primer) measured on the usual shape: a system message and a user message.

@@ -24,8 +24,7 @@ import { makeChatCounter, splitsAtLineStarts, type ChatTokenCounter } from './co
 import { GGUF_TOKEN_TYPE, LlamaSpmTokenizer } from './spm';
 
 /** Split regex of llama.cpp's `qwen2` pre-tokenizer (same as Qwen2's `tokenizer.json`). */
-const QWEN2_SPLIT =
-  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const QWEN2_SPLIT = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 /**
  * Reads the metadata key/values of a GGUF file from `model` (`readGgufHeader`: only the header's
@@ -126,7 +125,18 @@ export async function createGgufTokenCounter(source: Blob | GgufHeader): Promise
       },
       post_processor: null,
       decoder: byteLevel,
-      model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges },
+      model: {
+        type: 'BPE',
+        dropout: null,
+        unk_token: null,
+        continuing_subword_prefix: '',
+        end_of_word_suffix: '',
+        fuse_unk: false,
+        byte_fallback: false,
+        ignore_merges: false,
+        vocab,
+        merges,
+      },
     };
     const tokenizer = new Tokenizer(definition, {});
     return makeChatCounter({

@@ -166,7 +166,7 @@ export class LlamaSpmTokenizer {
   private encodeRaw(text: string, out: number[]): void {
     if (text.length === 0) return;
     const symbols: Symbol[] = [];
-    for (let offset = 0; offset < text.length; ) {
+    for (let offset = 0; offset < text.length;) {
       const cp = text.codePointAt(offset)!;
       const n = cp > 0xffff ? 2 : 1;
       symbols.push({ start: offset, n, prev: symbols.length - 1, next: -1 });

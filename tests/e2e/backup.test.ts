@@ -76,7 +76,9 @@ function storeState(page: Page): Promise<{ memories: number; importRows: string[
     });
     const tx = db.transaction(['memories', 'settings'], 'readonly');
     const count = await new Promise<number>((r) => (tx.objectStore('memories').count().onsuccess = (e) => r((e.target as IDBRequest<number>).result)));
-    const keys = await new Promise<IDBValidKey[]>((r) => (tx.objectStore('settings').getAllKeys().onsuccess = (e) => r((e.target as IDBRequest<IDBValidKey[]>).result)));
+    const keys = await new Promise<IDBValidKey[]>(
+      (r) => (tx.objectStore('settings').getAllKeys().onsuccess = (e) => r((e.target as IDBRequest<IDBValidKey[]>).result)),
+    );
     db.close();
     return { memories: count, importRows: keys.map(String).filter((k) => k.startsWith('state.import')) };
   });

@@ -9,7 +9,14 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callCore, FIXTURE_GGUF as GGUF, loadFixtureGguf, startExtensionSession, waitForEngineReady as waitEngineReady, type ExtensionSession } from './harness';
+import {
+  callCore,
+  FIXTURE_GGUF as GGUF,
+  loadFixtureGguf,
+  startExtensionSession,
+  waitForEngineReady as waitEngineReady,
+  type ExtensionSession,
+} from './harness';
 
 if (!GGUF) console.warn('[e2e] ../shared/fixtures is absent: skipping the fault tests (they need the fixture GGUF).');
 
@@ -105,7 +112,12 @@ describe.skipIf(!GGUF)('faults in a real browser', () => {
     expect(stored.map((m) => m.seq)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     // Turns do not interleave: each user message is followed by its own reply.
     expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
-    expect(stored.filter((m) => m.role === 'user').map((m) => m.content).sort()).toEqual([...texts].sort());
+    expect(
+      stored
+        .filter((m) => m.role === 'user')
+        .map((m) => m.content)
+        .sort(),
+    ).toEqual([...texts].sort());
     // Each panel's own two messages keep their order.
     const users = stored.filter((m) => m.role === 'user').map((m) => m.content);
     expect(users.indexOf(texts[0]!)).toBeLessThan(users.indexOf(texts[2]!));
@@ -116,7 +128,9 @@ describe.skipIf(!GGUF)('faults in a real browser', () => {
       callCore(page, 'memory.update', { id: memory.id, text: 'The office is on floor 4' }),
       callCore(other, 'memory.update', { id: memory.id, text: 'The office is on floor 5' }),
     ]);
-    const history = await callCore<{ id: number; memoryId: string; event: string; oldText: string | null; newText: string | null }[]>(page, 'memory.history', { memoryId: memory.id });
+    const history = await callCore<{ id: number; memoryId: string; event: string; oldText: string | null; newText: string | null }[]>(page, 'memory.history', {
+      memoryId: memory.id,
+    });
     const updates = history.filter((h) => h.event === 'UPDATE').sort((a, b) => a.id - b.id);
     expect(updates.map((u) => u.newText).sort()).toEqual(['The office is on floor 4', 'The office is on floor 5']);
     // No lost update: the second edit replaced the first one's text, not the original.

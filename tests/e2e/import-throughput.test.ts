@@ -34,7 +34,9 @@ function fillMessages(page: Page, count: number): Promise<void> {
       conversationId: `conv-${Math.floor(i / perConversation)}`,
       seq,
       role: user ? 'user' : 'assistant',
-      content: user ? `Message ${i}: I am planning item ${i} of my week, 第${i}条消息, and I would like some advice.` : `Reply ${i}: here is a short suggestion for item ${i}. 这是第${i}条回复。`,
+      content: user
+        ? `Message ${i}: I am planning item ${i} of my week, 第${i}条消息, and I would like some advice.`
+        : `Reply ${i}: here is a short suggestion for item ${i}. 这是第${i}条回复。`,
       createdAt: T0 + i * 1000,
       status: 'complete',
     };

@@ -7,7 +7,15 @@
  * consistent, and failures are recorded rather than thrown at the user.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callCore, FIXTURE_GGUF as GGUF, idbGetAll as readTable, loadFixtureGguf, startExtensionSession, waitForJobsIdle as jobsIdle, type ExtensionSession } from './harness';
+import {
+  callCore,
+  FIXTURE_GGUF as GGUF,
+  idbGetAll as readTable,
+  loadFixtureGguf,
+  startExtensionSession,
+  waitForJobsIdle as jobsIdle,
+  type ExtensionSession,
+} from './harness';
 if (!GGUF) console.warn('[e2e] ../shared/fixtures is absent: skipping the LLM-jobs test (it needs the fixture GGUF).');
 
 describe.skipIf(!GGUF)('LLM-driven strategies and extraction on a real model that cannot follow instructions', () => {
@@ -44,11 +52,18 @@ describe.skipIf(!GGUF)('LLM-driven strategies and extraction on a real model tha
 
     for (const { id, kind } of conversations) {
       const messages = await callCore<{ id: string; role: string; status: string; content: string }[]>(page, 'messages.list', { conversationId: id });
-      expect(messages.map((m) => [m.role, m.status])).toEqual(texts.flatMap(() => [['user', 'complete'], ['assistant', 'complete']]));
+      expect(messages.map((m) => [m.role, m.status])).toEqual(
+        texts.flatMap(() => [
+          ['user', 'complete'],
+          ['assistant', 'complete'],
+        ]),
+      );
       expect(messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(texts);
       // No summary was accepted from story text, so nothing was folded away: the last prompt
       // still holds both earlier exchanges verbatim (the entity strategy keeps its last k = 1).
-      const trace = await callCore<{ sections: { kind: string; items: number; dropped: number; text: string }[] }>(page, 'trace.get', { messageId: messages[5]!.id });
+      const trace = await callCore<{ sections: { kind: string; items: number; dropped: number; text: string }[] }>(page, 'trace.get', {
+        messageId: messages[5]!.id,
+      });
       const recent = trace.sections.find((s) => s.kind === 'recent');
       expect(recent?.items, kind).toBe(kind === 'entity' ? 2 : 4);
       expect(recent?.dropped ?? 0, kind).toBe(0);
@@ -64,7 +79,10 @@ describe.skipIf(!GGUF)('LLM-driven strategies and extraction on a real model tha
 
     // Long-term store: every exchange kept as an episodic memory with its sources and a vector;
     // every memory has its ADD in the history; nothing is half-written.
-    const memories = await readTable<{ id: string; kind: string; sourceMessageIds: string[]; embedding: unknown; sourceConversationId: string }>(page, 'memories');
+    const memories = await readTable<{ id: string; kind: string; sourceMessageIds: string[]; embedding: unknown; sourceConversationId: string }>(
+      page,
+      'memories',
+    );
     const episodic = memories.filter((m) => m.kind === 'episodic');
     expect(episodic).toHaveLength(strategies.length * texts.length);
     for (const m of episodic) {
@@ -77,13 +95,20 @@ describe.skipIf(!GGUF)('LLM-driven strategies and extraction on a real model tha
     const jobs = await readTable<{ type: string; status: string; attempts: number; lastError?: string }>(page, 'jobs');
     // The LLM-driven jobs really ran on the model (they are not just waiting for one).
     for (const type of ['short-term.fold', 'short-term.summary', 'short-term.entities', 'ltm.extract']) {
-      expect(jobs.some((j) => j.type === type && j.attempts > 0), type).toBe(true);
+      expect(
+        jobs.some((j) => j.type === type && j.attempts > 0),
+        type,
+      ).toBe(true);
     }
     expect(jobs.filter((j) => j.status === 'running')).toEqual([]);
     for (const j of jobs.filter((x) => x.status === 'failed')) expect(j.lastError, j.type).toBeTruthy();
 
     // And the assistant still answers afterwards.
-    const after = await callCore<{ assistantMessage: { status: string } }>(page, 'chat.send', { conversationId: conversations[0]!.id, text: 'one more', requestId: 'last' });
+    const after = await callCore<{ assistantMessage: { status: string } }>(page, 'chat.send', {
+      conversationId: conversations[0]!.id,
+      text: 'one more',
+      requestId: 'last',
+    });
     expect(after.assistantMessage.status).toBe('complete');
     expect(session.browser.console.errors).toEqual([]);
   });

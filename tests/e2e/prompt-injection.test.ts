@@ -5,7 +5,15 @@
  * exactly the tokens our tokenizer counted, and the context view says what was neutralized.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callCore, FIXTURE_GGUF as GGUF, loadFixtureGguf, sendFromPanel as send, startExtensionSession, waitForJobsIdle, type ExtensionSession } from './harness';
+import {
+  callCore,
+  FIXTURE_GGUF as GGUF,
+  loadFixtureGguf,
+  sendFromPanel as send,
+  startExtensionSession,
+  waitForJobsIdle,
+  type ExtensionSession,
+} from './harness';
 
 if (!GGUF) console.warn('[e2e] ../shared/fixtures is absent: skipping the prompt-injection test (it needs the fixture GGUF).');
 
@@ -38,7 +46,10 @@ describe.skipIf(!GGUF)('stored text cannot escape its prompt section (real exten
     expect(system.match(/<\/long_term_memories>/g)).toHaveLength(1);
     expect(system.match(/<long_term_memories>/g)).toHaveLength(1);
     expect(trace.messages.every((m) => !m.content.includes('<|im_start|>') && !m.content.includes('<|im_end|>'))).toBe(true);
-    expect(trace.sections.find((s) => s.kind === 'memories')!.neutralized).toEqual({ count: 3, pieces: ['</long_term_memories>', '<|im_start|>', '<|im_end|>'] });
+    expect(trace.sections.find((s) => s.kind === 'memories')!.neutralized).toEqual({
+      count: 3,
+      pieces: ['</long_term_memories>', '<|im_start|>', '<|im_end|>'],
+    });
     // llama.cpp counted the prompt it was given exactly as our GGUF tokenizer did.
     expect(trace.budget.promptTokens).toBe(trace.engineUsage!.promptTokens);
 

@@ -82,7 +82,9 @@ describe.skipIf(!GGUF)('the whole loop in a real browser', () => {
     // The prompt's token count (our GGUF tokenizer + chat template) equals what llama.cpp counted.
     const [current] = await callCore<{ id: string }[]>(page, 'conversations.list');
     const messages = await callCore<{ id: string }[]>(page, 'messages.list', { conversationId: current!.id });
-    const trace = await callCore<{ budget: { promptTokens: number; exact: boolean }; engineUsage: { promptTokens: number } }>(page, 'trace.get', { messageId: messages[messages.length - 1]!.id });
+    const trace = await callCore<{ budget: { promptTokens: number; exact: boolean }; engineUsage: { promptTokens: number } }>(page, 'trace.get', {
+      messageId: messages[messages.length - 1]!.id,
+    });
     expect(trace.budget.exact).toBe(true);
     expect(trace.budget.promptTokens).toBe(trace.engineUsage.promptTokens);
 

@@ -51,7 +51,15 @@ export function testEngineManager(engines: {
     const chat = engines.chat();
     const embedder = engines.embedder();
     return {
-      chat: { kind: chat ? 'scripted' : null, modelId: chat?.modelId ?? null, state: chat ? 'ready' : 'idle', progress: null, contextWindow: chat?.contextWindow() ?? null, error: null, errorCode: null },
+      chat: {
+        kind: chat ? 'scripted' : null,
+        modelId: chat?.modelId ?? null,
+        state: chat ? 'ready' : 'idle',
+        progress: null,
+        contextWindow: chat?.contextWindow() ?? null,
+        error: null,
+        errorCode: null,
+      },
       embedder: {
         modelId: embedder?.modelId ?? (engines.noEmbedderModel ? null : FIXTURE_EMBEDDER_ID),
         dimension: embedder?.dimension ?? null,

@@ -51,7 +51,10 @@ class Writer {
  * @param metadata key → value (numbers are written as UINT32).
  * @param tensors F32 tensors by name and shape (data are zeros).
  */
-export function buildGguf(metadata: Record<string, GgufValue>, tensors: { name: string; dims: number[] }[] = [{ name: 'token_embd.weight', dims: [4, 8] }]): Uint8Array<ArrayBuffer> {
+export function buildGguf(
+  metadata: Record<string, GgufValue>,
+  tensors: { name: string; dims: number[] }[] = [{ name: 'token_embd.weight', dims: [4, 8] }],
+): Uint8Array<ArrayBuffer> {
   const w = new Writer();
   w.bytes(new TextEncoder().encode('GGUF'));
   w.u32(3);

@@ -30,7 +30,6 @@ export { mulberry32 };
 
 const { onnx } = onnxProto;
 
-
 /** English words in the fixture vocabulary (whole-word WordPiece entries). */
 export const FIXTURE_ENGLISH_WORDS: readonly string[] = (
   'the a an and or but not no yes is are was were be been have has had do does did i you he she it we they me my your ' +
@@ -153,11 +152,7 @@ async function writeOnnxFiles(dir: string, bytes: Uint8Array): Promise<void> {
  * Rows are uniform in [-1, 1); `[CLS]`/`[SEP]` rows are scaled by 0.1 so that the fixed special
  * tokens barely move the pooled vector; `[PAD]` is all zeros. Takes a few hundred ms (≈21k rows).
  */
-export async function writeBertFixtureModel(
-  dir: string,
-  modelId: string,
-  options: { dimension?: number; seed?: number } = {},
-): Promise<BertFixtureModel> {
+export async function writeBertFixtureModel(dir: string, modelId: string, options: { dimension?: number; seed?: number } = {}): Promise<BertFixtureModel> {
   const dimension = options.dimension ?? 64;
   const random = mulberry32(options.seed ?? 42);
   const tokens = buildBertVocab();
@@ -172,7 +167,14 @@ export async function writeBertFixtureModel(
 
   const graph = onnx.GraphProto.create({
     name: 'bert-fixture',
-    node: [{ opType: 'Gather', input: ['word_embeddings', 'input_ids'], output: ['last_hidden_state'], attribute: [{ name: 'axis', i: 0, type: onnx.AttributeProto.AttributeType.INT }] }],
+    node: [
+      {
+        opType: 'Gather',
+        input: ['word_embeddings', 'input_ids'],
+        output: ['last_hidden_state'],
+        attribute: [{ name: 'axis', i: 0, type: onnx.AttributeProto.AttributeType.INT }],
+      },
+    ],
     initializer: [floatTensor('word_embeddings', [tokens.length, dimension], weights)],
     input: [
       valueInfo('input_ids', onnx.TensorProto.DataType.INT64, ['batch_size', 'sequence_length']),

@@ -97,7 +97,10 @@ export function chunk(content: string | null, finishReason: string | null = null
     object: 'chat.completion.chunk',
     created: 0,
     model: 'fake',
-    choices: content === null && finishReason === null ? [] : [{ index: 0, delta: content === null ? {} : { role: 'assistant', content }, finish_reason: finishReason, logprobs: null }],
+    choices:
+      content === null && finishReason === null
+        ? []
+        : [{ index: 0, delta: content === null ? {} : { role: 'assistant', content }, finish_reason: finishReason, logprobs: null }],
     ...(usage ? { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } } : {}),
   };
 }
@@ -105,8 +108,14 @@ export function chunk(content: string | null, finishReason: string | null = null
 /** The progress texts WebLLM 0.2.86 reports for a first (downloading) load, as `[progress, text]`. */
 export const WEBLLM_PROGRESS_SCRIPT: [number, string][] = [
   [0, 'Start to fetch params'],
-  [0.25, 'Fetching param cache[1/4]: 100MB fetched. 25% completed, 1 secs elapsed. It can take a while when we first visit this page to populate the cache. Later refreshes will become faster.'],
-  [1, 'Fetching param cache[4/4]: 400MB fetched. 100% completed, 4 secs elapsed. It can take a while when we first visit this page to populate the cache. Later refreshes will become faster.'],
+  [
+    0.25,
+    'Fetching param cache[1/4]: 100MB fetched. 25% completed, 1 secs elapsed. It can take a while when we first visit this page to populate the cache. Later refreshes will become faster.',
+  ],
+  [
+    1,
+    'Fetching param cache[4/4]: 400MB fetched. 100% completed, 4 secs elapsed. It can take a while when we first visit this page to populate the cache. Later refreshes will become faster.',
+  ],
   [0.5, 'Loading model from cache[2/4]: 200MB loaded. 50% completed, 5 secs elapsed.'],
   [0.5, 'Loading GPU shader modules[20/40]: 50% completed, 6 secs elapsed.'],
   [1, 'Finish loading on WebGPU - fake adapter'],
@@ -190,7 +199,9 @@ export const FAKE_EXTENSION_ID = 'abcdefghijklmnopabcdefghijklmnop';
  * around a `FakeMLCEngine`), and a `connect()` for the proxy. Connecting to a stopped worker
  * starts it again, like Chrome does.
  */
-export function createWebLLMWorld(sender: IncomingWebLLMPort['sender'] = { id: FAKE_EXTENSION_ID, url: `chrome-extension://${FAKE_EXTENSION_ID}/offscreen.html` }) {
+export function createWebLLMWorld(
+  sender: IncomingWebLLMPort['sender'] = { id: FAKE_EXTENSION_ID, url: `chrome-extension://${FAKE_EXTENSION_ID}/offscreen.html` },
+) {
   let onConnect = event<[IncomingWebLLMPort]>();
   let running = false;
   const engines: FakeMLCEngine[] = [];

@@ -20,6 +20,11 @@ export async function openTestStore(options: { now?: number; embedder?: Embedder
   const db = new RecallDB(`${options.name ?? 'ltm-b'}-${crypto.randomUUID()}`);
   let embedder: Embedder | null = options.embedder === undefined ? createHashedEmbedder() : options.embedder;
   let t = options.now ?? Date.now();
-  const store = await createMemoryStore({ db, embedder: () => embedder, now: () => t, loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer> });
+  const store = await createMemoryStore({
+    db,
+    embedder: () => embedder,
+    now: () => t,
+    loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
+  });
   return { db, store, embedder, setEmbedder: (e) => (embedder = e), setNow: (x) => (t = x) };
 }

@@ -39,7 +39,18 @@ describe('summarize', () => {
 });
 
 describe('BENCHMARKS.md sections', () => {
-  const doc = ['# Benchmarks', '', 'Hand-written method.', '', '<!-- bench:coldstart:begin -->', 'old numbers', '<!-- bench:coldstart:end -->', '', 'Hand-written analysis.', ''].join('\n');
+  const doc = [
+    '# Benchmarks',
+    '',
+    'Hand-written method.',
+    '',
+    '<!-- bench:coldstart:begin -->',
+    'old numbers',
+    '<!-- bench:coldstart:end -->',
+    '',
+    'Hand-written analysis.',
+    '',
+  ].join('\n');
 
   it('replaces only the text between the markers of the section', () => {
     const out = replaceSection(doc, 'coldstart', 'new numbers\n');
@@ -59,7 +70,14 @@ describe('BENCHMARKS.md sections', () => {
   });
 
   it('renders a Markdown table, numbers right-aligned, pipes escaped', () => {
-    const table = renderTable({ title: 'T:', columns: ['what', 'ms'], rows: [['a|b', 1234], ['c', 5.5]] });
+    const table = renderTable({
+      title: 'T:',
+      columns: ['what', 'ms'],
+      rows: [
+        ['a|b', 1234],
+        ['c', 5.5],
+      ],
+    });
     expect(table).toBe('T:\n\n| what | ms |\n|---|---:|\n| a\\|b | 1,234 |\n| c | 5.5 |');
   });
 });

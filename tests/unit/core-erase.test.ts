@@ -44,7 +44,8 @@ describe('erase everything', () => {
     const opfs = createFakeOpfs();
     // Chat replies repeat the secret; extraction replies are unusable and quote it (an extraction failure is recorded).
     const chat = createScriptedEngine({
-      fallback: (request) => (request.responseFormat?.type === 'json_object' ? `Sure! Your locker code is ${SECRET}, noted.` : `Your locker code is ${SECRET}.`),
+      fallback: (request) =>
+        request.responseFormat?.type === 'json_object' ? `Sure! Your locker code is ${SECRET}, noted.` : `Your locker code is ${SECRET}.`,
     });
     ({ core, db } = await cores.start({ chat: () => chat, extra: { eraseUserFiles: () => eraseUserFiles({ root: opfs.root }) } }));
     const c = core;
@@ -53,7 +54,11 @@ describe('erase everything', () => {
     await db.localModels.put({ fileName: 'tiny.gguf', displayName: 'tiny.gguf', sizeBytes: 8, source: 'file', addedAt: 1 });
 
     const ids: string[] = [];
-    for (const strategy of [{ kind: 'summary-buffer', maxTokens: 2000 }, { kind: 'entity', k: 2 }, { kind: 'vector', k: 2, topK: 2 }] as const) {
+    for (const strategy of [
+      { kind: 'summary-buffer', maxTokens: 2000 },
+      { kind: 'entity', k: 2 },
+      { kind: 'vector', k: 2, topK: 2 },
+    ] as const) {
       const conversation = await c.conversations.create({ strategy, namespace: strategy.kind === 'vector' ? 'work' : 'default' });
       const turn = await c.chat.send({ conversationId: conversation.id, text: `My locker code is ${SECRET}`, requestId: `r-${strategy.kind}` });
       ids.push(conversation.id, turn.userMessage.id, turn.assistantMessage.id);
@@ -64,7 +69,12 @@ describe('erase everything', () => {
     await c.memoryAdmin.delete(manual.id); // history + tombstone
     await c.jobs.drain();
     // What a strategy keeps per conversation (a running summary, entity notes), as the strategies write it.
-    await db.strategyState.put({ conversationId: ids[0]!, strategy: 'summary-buffer', state: { summary: `Locker code ${SECRET}`, foldedThroughSeq: 1 }, updatedAt: 1 });
+    await db.strategyState.put({
+      conversationId: ids[0]!,
+      strategy: 'summary-buffer',
+      state: { summary: `Locker code ${SECRET}`, foldedThroughSeq: 1 },
+      updatedAt: 1,
+    });
     await db.entities.put({ id: 'e1', conversationId: ids[3]!, key: 'locker', name: 'Locker', summary: `code ${SECRET}`, updatedAt: 1, lastSeenSeq: 1 });
     // Staging files of an export and an import.
     await writeFile(opfs, 'exports', 'recall-export.json', `{"memories":[{"text":"locker ${SECRET}"}]}`);
@@ -76,7 +86,8 @@ describe('erase everything', () => {
     expect(JSON.stringify(stats)).not.toContain(SECRET);
     // The secret really is everywhere before the erase (so the checks below can fail).
     const planted = await dump(db);
-    for (const name of ['conversations', 'messages', 'strategyState', 'entities', 'memories', 'memoryHistory', 'promptTraces']) expect(planted[name], name).toContain(SECRET);
+    for (const name of ['conversations', 'messages', 'strategyState', 'entities', 'memories', 'memoryHistory', 'promptTraces'])
+      expect(planted[name], name).toContain(SECRET);
     expect(planted.tombstones).not.toBe('[]');
     expect(planted.jobs).not.toBe('[]');
 

@@ -19,11 +19,7 @@ let db: RecallDB | null = null;
 /** Chat turns answer "Noted."; an extraction about the secret (SECRET) extracts the fact, any other nothing. */
 const engine = () => noteTakingEngine(SECRET, `Diary password is ${SECRET}`);
 
-const STRATEGIES: StrategyConfig[] = [
-  { kind: 'vector', k: 2, topK: 4 },
-  { kind: 'summary-buffer', maxTokens: 2000 },
-  { kind: 'full-buffer' },
-];
+const STRATEGIES: StrategyConfig[] = [{ kind: 'vector', k: 2, topK: 4 }, { kind: 'summary-buffer', maxTokens: 2000 }, { kind: 'full-buffer' }];
 
 describe('namespaces (profiles) are isolated', () => {
   it('a secret of `default` reaches no prompt, search, retrieval or list of `work`, and does reach `default`', async () => {

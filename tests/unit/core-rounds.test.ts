@@ -63,7 +63,9 @@ describe('rounds that state a fact', () => {
   });
 
   it('marks a round whose fact was superseded as past in the prompt', async () => {
-    const chat = createScriptedEngine({ fallback: (request) => (request.responseFormat?.type === 'json_object' ? '{"topic": "x", "facts": [], "preferences": []}' : 'Noted.') });
+    const chat = createScriptedEngine({
+      fallback: (request) => (request.responseFormat?.type === 'json_object' ? '{"topic": "x", "facts": [], "preferences": []}' : 'Noted.'),
+    });
     ({ core, db } = await cores.start({ chat: () => chat }));
     const c = core;
     const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });

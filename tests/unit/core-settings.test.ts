@@ -31,7 +31,10 @@ describe('settings store', () => {
     const settings = createSettingsStore(db);
     // buffer-window k is 1..50 in STRATEGIES; summary-buffer maxTokens 200..32,000.
     expect((await settings.set({ defaultStrategy: { kind: 'buffer-window', k: 0 } })).defaultStrategy).toEqual({ kind: 'buffer-window', k: 1 });
-    expect((await settings.set({ defaultStrategy: { kind: 'summary-buffer', maxTokens: 10 } })).defaultStrategy).toEqual({ kind: 'summary-buffer', maxTokens: 200 });
+    expect((await settings.set({ defaultStrategy: { kind: 'summary-buffer', maxTokens: 10 } })).defaultStrategy).toEqual({
+      kind: 'summary-buffer',
+      maxTokens: 200,
+    });
   });
 
   it('falls back to the default for a stored value that no longer validates, keeping the others', async () => {

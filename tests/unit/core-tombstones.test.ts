@@ -43,7 +43,10 @@ describe('tombstones', () => {
     // Tombstones: namespace + hash + time + reason, no text.
     const stones = await db.tombstones.toArray();
     expect(stones.map((s) => [s.namespace, s.hash, s.reason]).sort()).toEqual(
-      [['default', fact.hash, 'DELETE'], ['default', round.hash, 'DELETE']].sort(),
+      [
+        ['default', fact.hash, 'DELETE'],
+        ['default', round.hash, 'DELETE'],
+      ].sort(),
     );
     expect(JSON.stringify(stones)).not.toMatch(/swordfish|diary/i);
     expect(await isTombstoned(db, 'default', memoryHash(FACT.toUpperCase()))).toBe(true); // normalized text
@@ -83,8 +86,13 @@ describe('tombstones', () => {
   it('schema v2 opens a v1 database as it is and adds an empty tombstones table', async () => {
     const name = `v1-${crypto.randomUUID()}`;
     const v1 = new Dexie(name);
-    v1.version(1).stores({ memories: 'id, namespace, kind, hash, current, updatedAt, sourceConversationId, *sourceMessageIds, [namespace+current]', settings: 'key' });
-    await v1.table('memories').add({ id: 'm1', namespace: 'default', kind: 'fact', text: 'Likes tea', hash: memoryHash('Likes tea'), current: 1, sourceMessageIds: [] });
+    v1.version(1).stores({
+      memories: 'id, namespace, kind, hash, current, updatedAt, sourceConversationId, *sourceMessageIds, [namespace+current]',
+      settings: 'key',
+    });
+    await v1
+      .table('memories')
+      .add({ id: 'm1', namespace: 'default', kind: 'fact', text: 'Likes tea', hash: memoryHash('Likes tea'), current: 1, sourceMessageIds: [] });
     v1.close();
     db = cores.track(new RecallDB(name));
     await db.open();

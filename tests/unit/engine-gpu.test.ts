@@ -10,12 +10,19 @@ const features = (...names: string[]) => new Set(names);
 
 describe('probeGpu', () => {
   it('reports shader-f16 and the adapter description', async () => {
-    const info = await probeGpu(gpuWith({ features: features('shader-f16', 'timestamp-query'), info: { vendor: 'nvidia', architecture: 'ampere', description: 'NVIDIA GeForce RTX 3060' } }));
+    const info = await probeGpu(
+      gpuWith({
+        features: features('shader-f16', 'timestamp-query'),
+        info: { vendor: 'nvidia', architecture: 'ampere', description: 'NVIDIA GeForce RTX 3060' },
+      }),
+    );
     expect(info).toEqual({ available: true, shaderF16: true, adapter: 'NVIDIA GeForce RTX 3060' });
   });
 
   it('reports a software adapter without shader-f16 (SwiftShader)', async () => {
-    const info = await probeGpu(gpuWith({ features: features(), info: { vendor: 'google', architecture: 'swiftshader', description: '' }, isFallbackAdapter: true }));
+    const info = await probeGpu(
+      gpuWith({ features: features(), info: { vendor: 'google', architecture: 'swiftshader', description: '' }, isFallbackAdapter: true }),
+    );
     expect(info).toEqual({ available: true, shaderF16: false, adapter: 'google swiftshader (software)' });
   });
 

@@ -4,14 +4,7 @@
  * (tests/helpers/fixture-opfs.ts).
  */
 import { describe, expect, it } from 'vitest';
-import {
-  deleteModelFile,
-  listModelFiles,
-  ModelFileError,
-  openModelFile,
-  sanitizeModelFileName,
-  saveModelFile,
-} from '../../src/platform/model-files';
+import { deleteModelFile, listModelFiles, ModelFileError, openModelFile, sanitizeModelFileName, saveModelFile } from '../../src/platform/model-files';
 import { createFakeOpfs } from '../helpers/fixture-opfs';
 
 /** A File of `size` bytes with a recognizable pattern. */

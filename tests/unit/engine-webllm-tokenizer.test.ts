@@ -40,7 +40,10 @@ describe('loadWebLLMTokenCounter', () => {
       [WEBLLM_CACHES.model]: { [`${base}tokenizer.json`]: tokenizerJson },
       [WEBLLM_CACHES.config]: {
         [`${base}mlc-chat-config.json`]: {
-          conv_template: { system_template: '<|im_start|>system\n{system_message}<|im_end|>\n', roles: { user: '<|im_start|>user', assistant: '<|im_start|>assistant' } },
+          conv_template: {
+            system_template: '<|im_start|>system\n{system_message}<|im_end|>\n',
+            roles: { user: '<|im_start|>user', assistant: '<|im_start|>assistant' },
+          },
         },
       },
     });

@@ -143,8 +143,16 @@ describe('load', () => {
 
   it.each([
     [Object.assign(new Error('Failed to fetch'), { name: 'TypeError' }), 'download'],
-    [Object.assign(new Error('The WebGPU device was lost while loading the model. This issue often occurs due to running out of memory (OOM).'), { name: 'DeviceLostError' }), 'load'],
-    [Object.assign(new Error('This model requires WebGPU extension shader-f16, which is not enabled in this browser.'), { name: 'ShaderF16SupportError' }), 'unsupported'],
+    [
+      Object.assign(new Error('The WebGPU device was lost while loading the model. This issue often occurs due to running out of memory (OOM).'), {
+        name: 'DeviceLostError',
+      }),
+      'load',
+    ],
+    [
+      Object.assign(new Error('This model requires WebGPU extension shader-f16, which is not enabled in this browser.'), { name: 'ShaderF16SupportError' }),
+      'unsupported',
+    ],
     [Object.assign(new Error('Cannot find WebGPU in the environment'), { name: 'WebGPUNotFoundError' }), 'no_webgpu'],
     [new Error('something else broke'), 'load'],
   ])('maps a worker-side failure (%s) to an EngineError code and stays unloaded', async (failure, code) => {
@@ -234,7 +242,14 @@ describe('complete', () => {
     await engine.load(DEFAULT_WEBLLM_MODEL);
     const deltas: string[] = [];
     const result = await engine.complete(
-      { messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: '你好' }], maxTokens: 64, temperature: 0 },
+      {
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: '你好' },
+        ],
+        maxTokens: 64,
+        temperature: 0,
+      },
       (d) => deltas.push(d),
     );
     expect(deltas).toEqual(['Hello', ', ', 'world', '.']);
@@ -284,7 +299,11 @@ describe('complete', () => {
     await engine.load(DEFAULT_WEBLLM_MODEL);
     const controller = new AbortController();
     controller.abort();
-    expect(await engine.complete({ messages: [{ role: 'user', content: 'x' }], signal: controller.signal })).toEqual({ content: '', finishReason: 'abort', usage: null });
+    expect(await engine.complete({ messages: [{ role: 'user', content: 'x' }], signal: controller.signal })).toEqual({
+      content: '',
+      finishReason: 'abort',
+      usage: null,
+    });
     expect(world.engine.requests).toHaveLength(0);
   });
 
@@ -302,9 +321,12 @@ describe('complete', () => {
   it('wraps a worker-side generation failure in EngineError(generation) and stays loaded', async () => {
     const { world, engine } = setup();
     await engine.load(DEFAULT_WEBLLM_MODEL);
-    world.engine.completionError = Object.assign(new Error('Prompt tokens exceed context window size: number of prompt tokens: 5000; context window size: 4096'), {
-      name: 'ContextWindowSizeExceededError',
-    });
+    world.engine.completionError = Object.assign(
+      new Error('Prompt tokens exceed context window size: number of prompt tokens: 5000; context window size: 4096'),
+      {
+        name: 'ContextWindowSizeExceededError',
+      },
+    );
     await expect(engine.complete({ messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ code: 'generation', message: /context window/ });
     expect(engine.isLoaded()).toBe(true);
   });

@@ -37,8 +37,17 @@ class FakeWllama implements WllamaLike {
   /** What `getLoadedContextInfo` reports instead of the requested `n_ctx` (a broken load reports 0). */
   loadedCtx: number | null = null;
   /** Chunks of the next reply; `'hang'` waits until aborted; an Error is thrown at that point. */
-  script: (WllamaChunk | 'hang' | Error)[] = [chunk('Once'), chunk(' upon'), chunk(' a time'), chunk('', 'stop', { usage: { prompt_tokens: 20, completion_tokens: 3 } })];
-  constructor(readonly hub: Map<string, Blob>, readonly cache: Map<string, Blob>, readonly downloads: string[]) {}
+  script: (WllamaChunk | 'hang' | Error)[] = [
+    chunk('Once'),
+    chunk(' upon'),
+    chunk(' a time'),
+    chunk('', 'stop', { usage: { prompt_tokens: 20, completion_tokens: 3 } }),
+  ];
+  constructor(
+    readonly hub: Map<string, Blob>,
+    readonly cache: Map<string, Blob>,
+    readonly downloads: string[],
+  ) {}
   async loadModel(blobs: Blob[], params: Record<string, unknown>) {
     this.loads.push({ blobs, params });
     if (this.loadError) throw this.loadError;
@@ -98,7 +107,16 @@ function setup(extra: { stallTimeoutMs?: number; tokenCounterFor?: (b: Blob, hea
     },
     ...extra,
   });
-  return { engine, created, hub, cache, downloads, get wllama() { return created.at(-1)!; } };
+  return {
+    engine,
+    created,
+    hub,
+    cache,
+    downloads,
+    get wllama() {
+      return created.at(-1)!;
+    },
+  };
 }
 
 const fakeCounter: TokenCounter = { id: 'test', exact: true, count: (t) => t.length, perMessageOverhead: 4, replyPrimerTokens: 3 };
@@ -110,7 +128,9 @@ describe('catalog', () => {
       expect(m.url).toMatch(/^https:\/\/huggingface\.co\/[\w.-]+\/[\w.-]+-GGUF\/resolve\/main\/[\w.-]+\.gguf$/);
       expect(m.sizeBytes).toBeLessThan(2 ** 31);
     }
-    expect(WLLAMA_MODELS.map((m) => m.id)).toEqual(expect.arrayContaining(['qwen2.5-0.5b-instruct-q4_k_m', 'qwen2.5-1.5b-instruct-q4_k_m', 'llama-3.2-1b-instruct-q4_k_m']));
+    expect(WLLAMA_MODELS.map((m) => m.id)).toEqual(
+      expect.arrayContaining(['qwen2.5-0.5b-instruct-q4_k_m', 'qwen2.5-1.5b-instruct-q4_k_m', 'llama-3.2-1b-instruct-q4_k_m']),
+    );
   });
 });
 
@@ -126,7 +146,10 @@ describe('GGUF header', () => {
   });
 
   it('rejects non-GGUF, tiny and truncated files with EngineError(load)', async () => {
-    await expect(inspectGguf(new Blob(['{"not": "a model"}']), '"x.json"')).rejects.toMatchObject({ code: 'load', message: /"x.json" is not a GGUF model file/ });
+    await expect(inspectGguf(new Blob(['{"not": "a model"}']), '"x.json"')).rejects.toMatchObject({
+      code: 'load',
+      message: /"x.json" is not a GGUF model file/,
+    });
     await expect(inspectGguf(new Blob(['GGUF']))).rejects.toMatchObject({ code: 'load' });
     const whole = ggufBlob();
     await expect(inspectGguf(whole.slice(0, 100))).rejects.toMatchObject({ code: 'load', message: /truncated or corrupt/ });
@@ -134,7 +157,10 @@ describe('GGUF header', () => {
 
   it('rejects a file cut off after its header, before its last tensor starts', async () => {
     // Two F32 tensors of 4 × 8 = 128 bytes each, the second at data offset 128: the file ends with them.
-    const bytes = buildGguf({ 'general.architecture': 'llama' }, [{ name: 'a', dims: [4, 8] }, { name: 'b', dims: [4, 8] }]);
+    const bytes = buildGguf({ 'general.architecture': 'llama' }, [
+      { name: 'a', dims: [4, 8] },
+      { name: 'b', dims: [4, 8] },
+    ]);
     await expect(inspectGguf(new Blob([bytes]))).resolves.toMatchObject({ architecture: 'llama' });
     await expect(inspectGguf(new Blob([bytes.slice(0, bytes.length - 128)]))).rejects.toMatchObject({ code: 'load', message: /before the last tensor/ });
   });
@@ -189,7 +215,9 @@ describe('loadFromBlob', () => {
 
   it("keeps the model's own chat template and honours contextSize", async () => {
     const t = setup();
-    await t.engine.loadFromBlob('qwen.gguf', ggufBlob({ contextLength: 32768, chatTemplate: '{% for m in messages %}{{ m.content }}{% endfor %}' }), { contextSize: 1024 });
+    await t.engine.loadFromBlob('qwen.gguf', ggufBlob({ contextLength: 32768, chatTemplate: '{% for m in messages %}{{ m.content }}{% endfor %}' }), {
+      contextSize: 1024,
+    });
     expect(t.wllama.loads[0]!.params.chat_template).toBeUndefined();
     expect(t.engine.contextWindow()).toBe(1024);
     expect(t.engine.tokenCounter()).toBeNull();
@@ -292,7 +320,14 @@ describe('complete', () => {
     await t.engine.loadFromBlob('m.gguf', ggufBlob());
     const deltas: string[] = [];
     const result = await t.engine.complete(
-      { messages: [{ role: 'system', content: '用中文回答' }, { role: 'user', content: '讲个故事' }], maxTokens: 32, temperature: 0 },
+      {
+        messages: [
+          { role: 'system', content: '用中文回答' },
+          { role: 'user', content: '讲个故事' },
+        ],
+        maxTokens: 32,
+        temperature: 0,
+      },
       (d) => deltas.push(d),
     );
     expect(deltas).toEqual(['Once', ' upon', ' a time']);
@@ -309,7 +344,11 @@ describe('complete', () => {
     const t = setup();
     await t.engine.loadFromBlob('m.gguf', ggufBlob());
     t.wllama.script = [chunk('x'), chunk('', 'length', { timings: { prompt_n: 7, predicted_n: 1 } })];
-    expect(await t.engine.complete({ messages: [{ role: 'user', content: 'x' }] })).toEqual({ content: 'x', finishReason: 'length', usage: { promptTokens: 7, completionTokens: 1 } });
+    expect(await t.engine.complete({ messages: [{ role: 'user', content: 'x' }] })).toEqual({
+      content: 'x',
+      finishReason: 'length',
+      usage: { promptTokens: 7, completionTokens: 1 },
+    });
   });
 
   it('asks llama.cpp for JSON, with the schema when given', async () => {
@@ -340,7 +379,10 @@ describe('complete', () => {
     const t = setup();
     await t.engine.loadFromBlob('m.gguf', ggufBlob());
     t.wllama.script = [new WllamaError('the request exceeds the available context size', 'inference_error')];
-    await expect(t.engine.complete({ messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ code: 'generation', message: /exceeds the available context size/ });
+    await expect(t.engine.complete({ messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({
+      code: 'generation',
+      message: /exceeds the available context size/,
+    });
     expect(t.engine.isLoaded()).toBe(true);
   });
 
@@ -348,7 +390,10 @@ describe('complete', () => {
     const t = setup();
     await t.engine.loadFromBlob('m.gguf', ggufBlob());
     t.wllama.script = [chunk('Once'), new Error('wllama has crashed, please reload the module')];
-    await expect(t.engine.complete({ messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ code: 'generation', message: /stopped unexpectedly/ });
+    await expect(t.engine.complete({ messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({
+      code: 'generation',
+      message: /stopped unexpectedly/,
+    });
     expect(t.engine.isLoaded()).toBe(false);
     expect(t.engine.modelId).toBeNull();
     expect(t.wllama.exits).toBe(1);
@@ -361,7 +406,10 @@ describe('complete', () => {
     const t = setup({ stallTimeoutMs: 30 });
     await t.engine.loadFromBlob('m.gguf', ggufBlob());
     t.wllama.createChatCompletion = () => new Promise(() => undefined);
-    await expect(t.engine.complete({ messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ code: 'generation', message: /no output for 30 ms/ });
+    await expect(t.engine.complete({ messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({
+      code: 'generation',
+      message: /no output for 30 ms/,
+    });
     expect(t.engine.isLoaded()).toBe(false);
   });
 

@@ -47,13 +47,50 @@ function memory(id: string, text: string, extra: Partial<MemoryRecord> = {}): Me
 }
 
 async function seed(db: RecallDB) {
-  await db.conversations.add({ id: 'c1', title: '出差计划', namespace: 'default', strategy: { kind: 'summary-buffer', maxTokens: 2000 }, createdAt: T0, updatedAt: T0 });
+  await db.conversations.add({
+    id: 'c1',
+    title: '出差计划',
+    namespace: 'default',
+    strategy: { kind: 'summary-buffer', maxTokens: 2000 },
+    createdAt: T0,
+    updatedAt: T0,
+  });
   await db.messages.bulkAdd([
     { id: 'm1', conversationId: 'c1', seq: 0, role: 'user', content: '我下周三去北京出差', createdAt: T0, status: 'complete' },
-    { id: 'm2', conversationId: 'c1', seq: 1, role: 'assistant', content: '好的，祝你出差顺利！', createdAt: T0 + 1, status: 'complete', modelId: 'qwen', usage: { promptTokens: 12, completionTokens: 8 }, truncated: true },
+    {
+      id: 'm2',
+      conversationId: 'c1',
+      seq: 1,
+      role: 'assistant',
+      content: '好的，祝你出差顺利！',
+      createdAt: T0 + 1,
+      status: 'complete',
+      modelId: 'qwen',
+      usage: { promptTokens: 12, completionTokens: 8 },
+      truncated: true,
+    },
     { id: 'm3', conversationId: 'c1', seq: 2, role: 'user', content: '记住：我住在杭州', createdAt: T0 + 2, status: 'complete', command: { kind: 'remember' } },
-    { id: 'm4', conversationId: 'c1', seq: 3, role: 'assistant', content: '好的，我记住了：\n- 我住在杭州', createdAt: T0 + 3, status: 'complete', command: { kind: 'remember', affected: [{ id: 'b', kind: 'profile', text: '我住在杭州' }] } },
-    { id: 'm5', conversationId: 'c1', seq: 4, role: 'assistant', content: '', createdAt: T0 + 4, status: 'error', error: 'No language model is loaded.', errorCode: 'not_loaded' },
+    {
+      id: 'm4',
+      conversationId: 'c1',
+      seq: 3,
+      role: 'assistant',
+      content: '好的，我记住了：\n- 我住在杭州',
+      createdAt: T0 + 3,
+      status: 'complete',
+      command: { kind: 'remember', affected: [{ id: 'b', kind: 'profile', text: '我住在杭州' }] },
+    },
+    {
+      id: 'm5',
+      conversationId: 'c1',
+      seq: 4,
+      role: 'assistant',
+      content: '',
+      createdAt: T0 + 4,
+      status: 'error',
+      error: 'No language model is loaded.',
+      errorCode: 'not_loaded',
+    },
   ]);
   await db.memories.bulkAdd([
     memory('a', '下周三（2024-05-15）去北京出差', { kind: 'event', validUntil: new Date(2024, 4, 16).getTime(), topic: '出差' }),

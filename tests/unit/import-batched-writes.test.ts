@@ -22,8 +22,23 @@ afterEach(async () => {
 const T0 = Date.UTC(2025, 5, 1);
 const noIndexes = { rebuildIndexes: async () => undefined };
 
-const conversation = (id: string, updatedAt = T0): ConversationRecord => ({ id, title: `Title ${id}`, namespace: 'default', strategy: { kind: 'full-buffer' }, createdAt: T0, updatedAt });
-const message = (id: string, conversationId: string, seq: number): MessageRecord => ({ id, conversationId, seq, role: seq % 2 ? 'assistant' : 'user', content: `text of ${id}`, createdAt: T0 + seq, status: 'complete' });
+const conversation = (id: string, updatedAt = T0): ConversationRecord => ({
+  id,
+  title: `Title ${id}`,
+  namespace: 'default',
+  strategy: { kind: 'full-buffer' },
+  createdAt: T0,
+  updatedAt,
+});
+const message = (id: string, conversationId: string, seq: number): MessageRecord => ({
+  id,
+  conversationId,
+  seq,
+  role: seq % 2 ? 'assistant' : 'user',
+  content: `text of ${id}`,
+  createdAt: T0 + seq,
+  status: 'complete',
+});
 const file = (conversations: ConversationRecord[], messages: MessageRecord[]) =>
   new Blob([JSON.stringify({ format: 'recall-export', version: 1, exportedAt: T0, memories: [], memoryHistory: [], conversations, messages })]);
 
@@ -36,7 +51,10 @@ const contents = async (db: RecallDB) => ({
 describe('batched conversation and message writes', () => {
   it('adds new records, updates a newer conversation, skips stored messages and older conversations, across batches of 2', async () => {
     const db = open();
-    await db.conversations.bulkAdd([{ ...conversation('a'), title: 'local a' }, { ...conversation('b', T0 + 10), title: 'local b' }]);
+    await db.conversations.bulkAdd([
+      { ...conversation('a'), title: 'local a' },
+      { ...conversation('b', T0 + 10), title: 'local b' },
+    ]);
     await db.messages.bulkAdd([message('a0', 'a', 0), message('b0', 'b', 0)]);
     // 3 conversations (a newer than stored, b older, c new) + 5 messages (a0 and b0 stored) = 8 records, 4 batches of 2.
     const source = file(

@@ -64,7 +64,15 @@ function fileMemory(id: string, text: string, extra: Record<string, unknown> = {
 }
 
 const conversation = (id: string) => ({ id, title: id, namespace: 'default', strategy: { kind: 'full-buffer' }, createdAt: T0, updatedAt: T0 });
-const message = (id: string, conversationId: string, seq: number) => ({ id, conversationId, seq, role: 'user', content: `text of ${id}`, createdAt: T0 + seq, status: 'complete' });
+const message = (id: string, conversationId: string, seq: number) => ({
+  id,
+  conversationId,
+  seq,
+  role: 'user',
+  content: `text of ${id}`,
+  createdAt: T0 + seq,
+  status: 'complete',
+});
 
 function file(parts: { memories?: unknown[]; memoryHistory?: unknown[]; conversations?: unknown[]; messages?: unknown[] }): string {
   return JSON.stringify({ format: 'recall-export', version: 1, exportedAt: T0, memories: [], memoryHistory: [], conversations: [], messages: [], ...parts });
@@ -149,7 +157,9 @@ describe('import recomputes what it can derive (item 11)', () => {
   it('duplicate ids inside one file refuse the file, naming the id (memories, conversations, messages)', async () => {
     const db = open();
     const twice = file({ memories: [fileMemory('m-1', 'Lives in Hangzhou'), fileMemory('m-1', 'Lives in Lisbon')] });
-    await expect(importAll(db, noIndexes, new Blob([twice]))).rejects.toThrow('The file holds two memories with the id "m-1"; it is inconsistent. Nothing was imported.');
+    await expect(importAll(db, noIndexes, new Blob([twice]))).rejects.toThrow(
+      'The file holds two memories with the id "m-1"; it is inconsistent. Nothing was imported.',
+    );
     const convs = file({ conversations: [conversation('c'), conversation('c')] });
     await expect(importAll(db, noIndexes, new Blob([convs]))).rejects.toThrow('two conversations with the id "c"');
     const msgs = file({ conversations: [conversation('c')], messages: [message('x', 'c', 0), message('x', 'c', 1)] });
@@ -193,9 +203,22 @@ describe('streaming export and import (item 2)', () => {
     await db.conversations.bulkAdd([conversation('c1'), conversation('c2')] as never[]);
     await db.messages.bulkAdd(Array.from({ length: n }, (_, i) => message(`msg-${i}`, i % 2 ? 'c2' : 'c1', i)) as never[]);
     await db.memories.bulkAdd(
-      Array.from({ length: n }, (_, i) => ({ ...(fileMemory(`mem-${String(i).padStart(3, '0')}`, `fact number ${i}`) as unknown as MemoryRecord), embedding: new Float32Array([1, i, 0, 0]), embeddingModel: 'm4' })),
+      Array.from({ length: n }, (_, i) => ({
+        ...(fileMemory(`mem-${String(i).padStart(3, '0')}`, `fact number ${i}`) as unknown as MemoryRecord),
+        embedding: new Float32Array([1, i, 0, 0]),
+        embeddingModel: 'm4',
+      })),
     );
-    await db.memoryHistory.bulkAdd(Array.from({ length: n }, (_, i) => ({ memoryId: `mem-${String(i).padStart(3, '0')}`, event: 'ADD' as const, oldText: null, newText: `fact number ${i}`, at: T0 + i, source: 'user' })));
+    await db.memoryHistory.bulkAdd(
+      Array.from({ length: n }, (_, i) => ({
+        memoryId: `mem-${String(i).padStart(3, '0')}`,
+        event: 'ADD' as const,
+        oldText: null,
+        newText: `fact number ${i}`,
+        at: T0 + i,
+        source: 'user',
+      })),
+    );
   }
 
   it('exports in pages (one record per line) a file that parses to every record, and re-imports it from 3-byte chunks', async () => {
@@ -244,14 +267,18 @@ describe('streaming export and import (item 2)', () => {
 describe('a context killed mid-import (journal undone on start-up)', () => {
   it('after batches were committed and the core died, start-up undoes them and leaves a notice; a second import then succeeds whole', async () => {
     const source = open();
-    for (let i = 0; i < 40; i += 1) await source.memories.add({ ...(fileMemory(`k-${String(i).padStart(2, '0')}`, `memory ${i}`) as unknown as MemoryRecord), embedding: null });
+    for (let i = 0; i < 40; i += 1)
+      await source.memories.add({ ...(fileMemory(`k-${String(i).padStart(2, '0')}`, `memory ${i}`) as unknown as MemoryRecord), embedding: null });
     const { json } = await exportAll(source, { now: () => T0 });
     const name = `import-killed-${crypto.randomUUID()}`;
     const target = open(name);
     await target.memories.add({ ...(fileMemory('local', 'my own memory') as unknown as MemoryRecord), embedding: null });
     // Pass 2 (the write pass) stops after 30 pieces of 256 bytes (about 20 of the 40 memories), for good: the context is dead.
-    void importAll(target, noIndexes, chunkedSource(json, 256, { onPass: 2, afterChunks: 30 }), { now: () => T0, batchSize: 5, fileName: 'backup.json' }).catch(() => undefined);
-    for (let i = 0; i < 200 && (await target.settings.where('key').startsWith(IMPORT_UNDO_PREFIX).count()) < 2; i += 1) await new Promise((r) => setTimeout(r, 10));
+    void importAll(target, noIndexes, chunkedSource(json, 256, { onPass: 2, afterChunks: 30 }), { now: () => T0, batchSize: 5, fileName: 'backup.json' }).catch(
+      () => undefined,
+    );
+    for (let i = 0; i < 200 && (await target.settings.where('key').startsWith(IMPORT_UNDO_PREFIX).count()) < 2; i += 1)
+      await new Promise((r) => setTimeout(r, 10));
     const partial = await target.memories.count();
     expect(partial).toBeGreaterThan(1);
     expect(partial).toBeLessThan(41);

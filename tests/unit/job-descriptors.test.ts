@@ -22,7 +22,12 @@ describe('payload policies', () => {
     const id = await h.jobs.enqueue(summaryJob.type, { conversationId: '' }, { maxAttempts: 4 });
     await h.jobs.start();
     await h.jobs.drain();
-    expect(await h.db.jobs.get(id)).toMatchObject({ status: 'queued', attempts: 1, lastError: 'Short-term job payload has no conversationId', runAfter: t + 2_000 });
+    expect(await h.db.jobs.get(id)).toMatchObject({
+      status: 'queued',
+      attempts: 1,
+      lastError: 'Short-term job payload has no conversationId',
+      runAfter: t + 2_000,
+    });
     await h.jobs.stop();
   });
 
@@ -59,7 +64,12 @@ describe('enqueueJob', () => {
     const c = await enqueueJob(h.jobs, foldJob, { conversationId: 'c2', maxTokens: 900 });
     expect(b).toBe(a);
     expect(c).not.toBe(a);
-    expect(await h.db.jobs.get(a)).toMatchObject({ type: 'short-term.fold', maxAttempts: 4, dedupeKey: 'short-term.fold:c1', payload: { conversationId: 'c1', maxTokens: 900 } });
+    expect(await h.db.jobs.get(a)).toMatchObject({
+      type: 'short-term.fold',
+      maxAttempts: 4,
+      dedupeKey: 'short-term.fold:c1',
+      payload: { conversationId: 'c1', maxTokens: 900 },
+    });
     const extract = await enqueueJob(h.jobs, extractJob, { conversationId: 'c1', namespace: 'default', userMessageId: 'u1', assistantMessageId: 'a1' });
     expect(await h.db.jobs.get(extract)).toMatchObject({ maxAttempts: 2, dedupeKey: 'ltm.extract:a1' });
   });

@@ -18,7 +18,18 @@ describe('job queue', () => {
     await q.start();
     await q.drain();
     expect(seen).toEqual([1, 2]);
-    expect(await q.stats()).toEqual({ queued: 0, scheduled: 0, retrying: 0, running: 0, failed: 0, done: 2, parked: 0, parkedTypes: [], current: null, recentFailures: [] });
+    expect(await q.stats()).toEqual({
+      queued: 0,
+      scheduled: 0,
+      retrying: 0,
+      running: 0,
+      failed: 0,
+      done: 2,
+      parked: 0,
+      parkedTypes: [],
+      current: null,
+      recentFailures: [],
+    });
     await q.stop();
   });
 
@@ -27,7 +38,10 @@ describe('job queue', () => {
     open();
     const update = db.jobs.update.bind(db.jobs);
     vi.spyOn(db.jobs, 'update').mockImplementation((key, changes) =>
-      changes && typeof changes === 'object' && 'progress' in changes && Object.keys(changes).length === 1 ? (Promise.reject(new Error('quota exceeded')) as ReturnType<typeof update>) : update(key, changes));
+      changes && typeof changes === 'object' && 'progress' in changes && Object.keys(changes).length === 1
+        ? (Promise.reject(new Error('quota exceeded')) as ReturnType<typeof update>)
+        : update(key, changes),
+    );
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
     const q = createJobQueue(db);
     q.register('p', async (_payload, ctx) => {
@@ -98,8 +112,15 @@ describe('job queue', () => {
     open();
     // Simulate a context that died mid-job: the record is still `running`.
     await db.jobs.add({
-      id: 'j1', type: 'resume', payload: { x: 7 }, status: 'running', attempts: 1, maxAttempts: 5,
-      runAfter: 0, createdAt: 0, updatedAt: 0,
+      id: 'j1',
+      type: 'resume',
+      payload: { x: 7 },
+      status: 'running',
+      attempts: 1,
+      maxAttempts: 5,
+      runAfter: 0,
+      createdAt: 0,
+      updatedAt: 0,
     });
     const q = createJobQueue(db);
     const got: unknown[] = [];
@@ -178,10 +199,12 @@ describe('job queue', () => {
         ...down,
         table: (name) => {
           const table = down.table(name);
-          const counted = <A extends unknown[], R>(fn: (...args: A) => R) => (...args: A): R => {
-            reads += 1;
-            return fn(...args);
-          };
+          const counted =
+            <A extends unknown[], R>(fn: (...args: A) => R) =>
+            (...args: A): R => {
+              reads += 1;
+              return fn(...args);
+            };
           return {
             ...table,
             get: counted(table.get.bind(table)),

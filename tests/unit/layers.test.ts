@@ -79,7 +79,8 @@ describe('layer rule (dependency-cruiser)', () => {
           'src/prompt/b.ts': "import type { A } from './a';\nexport type B = { a?: A };\n",
           // A stated exception (ui/lib/keys.ts → commands.ts) and the same import from another file.
           'src/memory/long-term/commands.ts': 'export function parseMemoryCommand(text: string): string | null { return text || null; }\n',
-          'src/ui/lib/keys.ts': "import { parseMemoryCommand } from '../../memory/long-term/commands';\nexport const isCommand = (t: string) => parseMemoryCommand(t) !== null;\n",
+          'src/ui/lib/keys.ts':
+            "import { parseMemoryCommand } from '../../memory/long-term/commands';\nexport const isCommand = (t: string) => parseMemoryCommand(t) !== null;\n",
           'src/ui/lib/other.ts': "import { parseMemoryCommand } from '../../memory/long-term/commands';\nexport const other = parseMemoryCommand;\n",
           // The service worker importing the panel.
           'src/background/index.ts': "import { mount } from '../ui/mount';\nexport function startBackground(): void { mount(); }\n",

@@ -28,7 +28,13 @@ it('rows rewritten by an access write hold no vector and are not pending: the ne
   const a = await store.add({ namespace: 'default', kind: 'fact', text: 'My cat is called Mochi' }, 'test');
   const b = await store.add({ namespace: 'default', kind: 'fact', text: 'I live in Hangzhou' }, 'test');
   await store.flushSnapshot();
-  await recordAccesses(db, new Map([[a.memory.id, { count: 2, at: T0 + 5 }], [b.memory.id, { count: 1, at: T0 + 7 }]]));
+  await recordAccesses(
+    db,
+    new Map([
+      [a.memory.id, { count: 2, at: T0 + 5 }],
+      [b.memory.id, { count: 1, at: T0 + 7 }],
+    ]),
+  );
   const raw = (await db.memories.toCollection().raw().toArray()) as unknown as Record<string, unknown>[];
   const byId = new Map(raw.map((r) => [r.id, [r.accessCount, 'embedding' in r, r.pending]]));
   expect(byId.get(a.memory.id)).toEqual([2, false, undefined]);

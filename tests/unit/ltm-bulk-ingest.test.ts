@@ -51,7 +51,9 @@ describe('store.addMany', () => {
     expect(results[1]!.memory.id).toBe(stored.id);
     expect(results[4]!.memory.id).toBe(results[3]!.memory.id);
     expect(await db.memories.count()).toBe(4);
-    expect((await db.memoryHistory.filter((h) => h.event === 'ADD').toArray()).map((h) => h.newText).sort()).toEqual(['I live in Hangzhou', 'My cat is called Mochi', 'My cat is called Mochi', '我喜欢喝乌龙茶'].sort());
+    expect((await db.memoryHistory.filter((h) => h.event === 'ADD').toArray()).map((h) => h.newText).sort()).toEqual(
+      ['I live in Hangzhou', 'My cat is called Mochi', 'My cat is called Mochi', '我喜欢喝乌龙茶'].sort(),
+    );
     expect(results.filter((r) => r.created).every((r) => r.memory.embedding?.length === 256)).toBe(true);
     // The indexes hold the batch: found by keyword and by vector.
     expect((await store.search({ text: 'Hangzhou', namespace: 'default', k: 1 }))[0]?.memory.id).toBe(results[0]!.memory.id);
@@ -91,7 +93,14 @@ async function addExchanges(db: RecallDB, texts: [string, string][]) {
 async function snapshot(db: RecallDB) {
   const memories = await db.memories.toArray();
   return memories
-    .map((m) => ({ text: m.text, kind: m.kind, sourceMessageIds: m.sourceMessageIds, createdAt: m.createdAt, validFrom: m.validFrom, importance: m.importance }))
+    .map((m) => ({
+      text: m.text,
+      kind: m.kind,
+      sourceMessageIds: m.sourceMessageIds,
+      createdAt: m.createdAt,
+      validFrom: m.validFrom,
+      importance: m.importance,
+    }))
     .sort((a, b) => a.text.localeCompare(b.text));
 }
 

@@ -36,12 +36,17 @@ describe('parseMemoryCommand', () => {
     expect(parseMemoryCommand(text)).toEqual({ command, argument });
   });
 
-  it.each(['forget everything', 'Please forget everything you know about me.', 'forget all my memories', '忘记所有', '忘掉一切', '请删除全部记忆', '忘记关于我的所有事情'])(
-    'recognizes %j as a request to forget everything',
-    (text) => {
-      expect(parseMemoryCommand(text)).toEqual({ command: 'forget', argument: '', all: true });
-    },
-  );
+  it.each([
+    'forget everything',
+    'Please forget everything you know about me.',
+    'forget all my memories',
+    '忘记所有',
+    '忘掉一切',
+    '请删除全部记忆',
+    '忘记关于我的所有事情',
+  ])('recognizes %j as a request to forget everything', (text) => {
+    expect(parseMemoryCommand(text)).toEqual({ command: 'forget', argument: '', all: true });
+  });
 
   it.each([
     'Do you remember when we met?',

@@ -6,7 +6,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecallDB } from '../../src/db/schema';
 import type { ChatRequest } from '../../src/engines/types';
-import { applyConsolidation, consolidate, parseDecision, planConsolidation, updateChangesMeaning, updateTextProblem, type ConsolidationContext } from '../../src/memory/long-term/consolidation';
+import {
+  applyConsolidation,
+  consolidate,
+  parseDecision,
+  planConsolidation,
+  updateChangesMeaning,
+  updateTextProblem,
+  type ConsolidationContext,
+} from '../../src/memory/long-term/consolidation';
 import { prepareItem, type RawItem } from '../../src/memory/long-term/extraction/items';
 import type { LongTermStore } from '../../src/memory/long-term/store';
 import { createScriptedEngine, type ScriptedEngine } from '../helpers/scripted-engine';
@@ -49,7 +57,15 @@ describe('consolidation without the LLM', () => {
     expect(out.summary).toMatchObject({ added: 1, updated: 0, invalidated: 0, unchanged: 0 });
     expect(engine.requests).toHaveLength(0);
     const added = await store.get(out.summary.memoryIds[0]!);
-    expect(added).toMatchObject({ kind: 'preference', text: '我喜欢喝乌龙茶', sourceConversationId: 'c2', sourceMessageIds: ['u2'], createdAt: T2, importance: 0.7, current: 1 });
+    expect(added).toMatchObject({
+      kind: 'preference',
+      text: '我喜欢喝乌龙茶',
+      sourceConversationId: 'c2',
+      sourceMessageIds: ['u2'],
+      createdAt: T2,
+      importance: 0.7,
+      current: 1,
+    });
     const history = await db.memoryHistory.where('memoryId').equals(added!.id).toArray();
     expect(history.map((h) => [h.event, h.source])).toEqual([['ADD', 'conversation:c2']]);
   });
@@ -61,7 +77,12 @@ describe('consolidation without the LLM', () => {
     const engine = createScriptedEngine();
     const before = await db.memoryHistory.count();
     const plan = await planConsolidation(
-      items({ kind: 'profile', text: 'lives in LISBON.' }, { kind: 'preference', text: '喜欢喝乌龙茶' }, { kind: 'fact', text: 'Owns a red bike' }, { kind: 'fact', text: 'owns a red bike!' }),
+      items(
+        { kind: 'profile', text: 'lives in LISBON.' },
+        { kind: 'preference', text: '喜欢喝乌龙茶' },
+        { kind: 'fact', text: 'Owns a red bike' },
+        { kind: 'fact', text: 'owns a red bike!' },
+      ),
       context(store, engine),
     );
     expect(plan.actions.map((a) => [a.event, a.reason, 'targetId' in a ? a.targetId : undefined])).toEqual([
@@ -212,7 +233,10 @@ describe('consolidation with LLM decisions (scripted engine)', () => {
     });
     const before = { memories: await db.memories.count(), history: await db.memoryHistory.count() };
     await expect(
-      consolidate(items({ kind: 'fact', text: 'Tea shop near Shenzhen station' }, { kind: 'fact', text: 'Owns a kayak' }), context(store, engine, { signal: controller.signal })),
+      consolidate(
+        items({ kind: 'fact', text: 'Tea shop near Shenzhen station' }, { kind: 'fact', text: 'Owns a kayak' }),
+        context(store, engine, { signal: controller.signal }),
+      ),
     ).rejects.toMatchObject({ name: 'AbortError' });
     expect({ memories: await db.memories.count(), history: await db.memoryHistory.count() }).toEqual(before);
   });
@@ -276,7 +300,14 @@ describe('same-slot candidates (a contradiction that shares no word)', () => {
     const job = await seed(store, '在腾讯当程序员');
     const age = await seed(store, 'I am 34 years old');
     const engine = createScriptedEngine({ fallback: '{"event": "ADD"}' });
-    await planConsolidation(items({ kind: 'fact', text: 'Our dog got renamed Bolt' }, { kind: 'profile', text: '跳槽到了阿里巴巴' }, { kind: 'profile', text: 'Birthday was last week, turned 35' }), context(store, engine));
+    await planConsolidation(
+      items(
+        { kind: 'fact', text: 'Our dog got renamed Bolt' },
+        { kind: 'profile', text: '跳槽到了阿里巴巴' },
+        { kind: 'profile', text: 'Birthday was last week, turned 35' },
+      ),
+      context(store, engine),
+    );
     const shown = engine.requests.map((r) => r.messages[1]!.content.split('\n')[1]);
     expect(shown).toEqual([`0: ${dog.text}`, `0: ${job.text}`, `0: ${age.text}`]);
   });
@@ -288,7 +319,10 @@ describe('same-slot candidates (a contradiction that shares no word)', () => {
     await seed(store, '我住在深圳');
     const engine = createScriptedEngine(); // throws if called
     const out = await consolidate(items({ kind: 'fact', text: 'Has a cat named Mimi' }, { kind: 'preference', text: '喜欢喝乌龙茶' }), context(store, engine));
-    expect(out.actions.map((a) => [a.event, a.reason])).toEqual([['ADD', 'no-candidates'], ['ADD', 'no-candidates']]);
+    expect(out.actions.map((a) => [a.event, a.reason])).toEqual([
+      ['ADD', 'no-candidates'],
+      ['ADD', 'no-candidates'],
+    ]);
     expect(engine.requests).toHaveLength(0);
   });
 });
@@ -301,7 +335,9 @@ describe('UPDATE replies are checked before they rewrite a memory', () => {
     engine.push('{"event":"UPDATE","id":"0","text":"ok"}');
     const out = await consolidate(items({ kind: 'profile', text: 'Lives in Hangzhou' }), context(store, engine));
     expect(out.actions.map((a) => [a.event, a.reason])).toEqual([['ADD', 'invalid-update']]);
-    expect(out.llmFailures).toEqual(['UPDATE for "Lives in Hangzhou" refused, the item is added instead: the merged text "ok" is not grounded in the new fact or the old memory (0% of its words occur in them)']);
+    expect(out.llmFailures).toEqual([
+      'UPDATE for "Lives in Hangzhou" refused, the item is added instead: the merged text "ok" is not grounded in the new fact or the old memory (0% of its words occur in them)',
+    ]);
     expect(await store.get(shenzhen.id)).toMatchObject({ text: 'Lives in Shenzhen', current: 1 });
     expect(await store.get(out.summary.memoryIds[0]!)).toMatchObject({ text: 'Lives in Hangzhou', current: 1 });
     const history = await db.memoryHistory.where('memoryId').equals(shenzhen.id).toArray();

@@ -133,7 +133,10 @@ describe('ltm.extract', () => {
     h.engine.push('{"topic": "home", "facts": [{"kind": "profile", "text": "Lives in Shenzhen"}], "preferences": []}');
     await h.exchange('I live in Shenzhen.', 'Nice.', T1);
     await h.jobs.drain();
-    h.engine.push('{"topic": "home", "facts": [{"kind": "profile", "text": "Moved from Shenzhen to Hangzhou"}], "preferences": []}', '{"event": "DELETE", "id": "0"}');
+    h.engine.push(
+      '{"topic": "home", "facts": [{"kind": "profile", "text": "Moved from Shenzhen to Hangzhou"}], "preferences": []}',
+      '{"event": "DELETE", "id": "0"}',
+    );
     await h.exchange('I moved from Shenzhen to Hangzhou last month.', 'Big change!', T2);
     await h.jobs.drain();
 

@@ -153,7 +153,12 @@ describe('language helpers', () => {
 describe('JSON repair', () => {
   it.each([
     ['plain', '{"facts": [], "preferences": []}', { facts: [], preferences: [] }, false],
-    ['fenced with prose', 'Sure! Here you go:\n```json\n{"facts": [{"kind": "fact", "text": "x"}], "preferences": []}\n```\nAnything else?', { facts: [{ kind: 'fact', text: 'x' }], preferences: [] }, false],
+    [
+      'fenced with prose',
+      'Sure! Here you go:\n```json\n{"facts": [{"kind": "fact", "text": "x"}], "preferences": []}\n```\nAnything else?',
+      { facts: [{ kind: 'fact', text: 'x' }], preferences: [] },
+      false,
+    ],
     ['trailing commas', '{"facts": [{"text": "a",},], "preferences": [],}', { facts: [{ text: 'a' }], preferences: [] }, true],
     ['single quotes', "{'facts': [{'text': 'a'}], 'preferences': []}", { facts: [{ text: 'a' }], preferences: [] }, true],
     ['typographic quotes', '{“facts”: [{“text”: “a”}]}', { facts: [{ text: 'a' }] }, true],
@@ -196,7 +201,13 @@ describe('reply normalization', () => {
   it('accepts the strict shape and near misses', () => {
     const ok = normalizeExtractionReply({
       topic: '出差',
-      facts: [{ kind: 'event', text: '去北京', date: '2024-05-15' }, '我是工程师', { type: 'plans', fact: '学日语' }, { kind: 'weird', text: '有只猫' }, { text: '  ' }],
+      facts: [
+        { kind: 'event', text: '去北京', date: '2024-05-15' },
+        '我是工程师',
+        { type: 'plans', fact: '学日语' },
+        { kind: 'weird', text: '有只猫' },
+        { text: '  ' },
+      ],
       preferences: ['不喜欢坐飞机', { text: '喜欢火锅' }],
     });
     expect(ok).toEqual({
@@ -214,7 +225,15 @@ describe('reply normalization', () => {
         droppedCount: 1,
       },
     });
-    expect(normalizeExtractionReply(['a', 'b'])).toMatchObject({ ok: true, reply: { items: [{ kind: 'fact', text: 'a' }, { kind: 'fact', text: 'b' }] } });
+    expect(normalizeExtractionReply(['a', 'b'])).toMatchObject({
+      ok: true,
+      reply: {
+        items: [
+          { kind: 'fact', text: 'a' },
+          { kind: 'fact', text: 'b' },
+        ],
+      },
+    });
   });
 
   it('rejects other shapes and caps runaway lists', () => {

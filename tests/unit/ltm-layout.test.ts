@@ -93,7 +93,8 @@ const TEXTS = [
 
 async function fill(store: LongTermStore): Promise<string[]> {
   const out: string[] = [];
-  for (const [i, text] of TEXTS.entries()) out.push((await store.add({ namespace: i % 3 === 2 ? 'work' : 'default', kind: 'fact', text, createdAt: T0 - i * 1000 }, 'test')).memory.id);
+  for (const [i, text] of TEXTS.entries())
+    out.push((await store.add({ namespace: i % 3 === 2 ? 'work' : 'default', kind: 'fact', text, createdAt: T0 - i * 1000 }, 'test')).memory.id);
   return out;
 }
 
@@ -272,7 +273,13 @@ describe('persisted index layout', () => {
     // Simulates a crash between two separate writes of an older layout, or any writer bypassing the store.
     await db.memories.delete(added[0]!);
     const [vector] = await embedder.embed(['I collect vinyl records']);
-    await db.memories.add({ ...(await db.memories.get(added[1]!))!, id: 'foreign', text: 'I collect vinyl records', hash: memoryHash('I collect vinyl records'), embedding: vector! });
+    await db.memories.add({
+      ...(await db.memories.get(added[1]!))!,
+      id: 'foreign',
+      text: 'I collect vinyl records',
+      hash: memoryHash('I collect vinyl records'),
+      embedding: vector!,
+    });
     await db.memories.delete(added[2]!);
     const reopened = await openStore(db);
     expect(warn).toHaveBeenCalledWith(expect.stringContaining('disagrees with the 7 stored memories'));
@@ -300,7 +307,13 @@ describe('persisted index layout', () => {
     // What an import batch writes: whole records, vector inline. The context dies before `rebuildIndexes`.
     const old = (await db.memories.get(added[0]!))!;
     const [vector] = await embedder.embed(['I live in Chengdu near the panda base']);
-    await db.memories.put({ ...old, text: 'I live in Chengdu near the panda base', hash: memoryHash('I live in Chengdu near the panda base'), updatedAt: T0 + 1, embedding: vector! });
+    await db.memories.put({
+      ...old,
+      text: 'I live in Chengdu near the panda base',
+      hash: memoryHash('I live in Chengdu near the panda base'),
+      updatedAt: T0 + 1,
+      embedding: vector!,
+    });
     expect(((await db.memories.where('id').equals(added[0]!).raw().first()) as MemoryRecord).pending).toBe(1);
     expect(await db.memories.get(added[0]!)).not.toHaveProperty('pending'); // internal: reads never show it
     const reopened = await openStore(db);
@@ -368,7 +381,12 @@ describe('rebuild', () => {
   it('does not block searches for its duration: a search started during a rebuild is answered before the rebuild ends, and the rebuilt index answers the same', async () => {
     const db = newDb();
     const store = await openStore(db);
-    const inputs = Array.from({ length: 1200 }, (_, i) => ({ namespace: 'default', kind: 'fact' as const, text: `Note ${i}: the ${['red', 'green', 'blue'][i % 3]} kite number ${i} flew over hill ${i % 17}`, createdAt: T0 - i * 1000 }));
+    const inputs = Array.from({ length: 1200 }, (_, i) => ({
+      namespace: 'default',
+      kind: 'fact' as const,
+      text: `Note ${i}: the ${['red', 'green', 'blue'][i % 3]} kite number ${i} flew over hill ${i % 17}`,
+      createdAt: T0 - i * 1000,
+    }));
     await store.addMany(inputs, 'test');
     const query = { text: 'green kite hill 5', namespace: 'default', k: 5 };
     const before = (await store.search(query)).map((r) => r.memory.id);
@@ -389,7 +407,14 @@ describe('rebuild', () => {
     await fill(store);
     // An import batch: a whole record with its vector inline, written behind the store. Built (and
     // embedded) before the rebuild starts, so the write lands while the rebuild runs, not after it.
-    const row: MemoryRecord = { ...(await db.memories.toCollection().first())!, id: 'behind', text: 'My kite is orange', hash: memoryHash('My kite is orange'), embedding: await embedder.embed(['My kite is orange']).then(([v]) => v!), embeddingModel: embedder.modelId };
+    const row: MemoryRecord = {
+      ...(await db.memories.toCollection().first())!,
+      id: 'behind',
+      text: 'My kite is orange',
+      hash: memoryHash('My kite is orange'),
+      embedding: await embedder.embed(['My kite is orange']).then(([v]) => v!),
+      embeddingModel: embedder.modelId,
+    };
     const rebuilding = store.rebuildIndexes();
     await new Promise((resolve) => setTimeout(resolve, 0));
     await db.memories.add(row);
@@ -401,7 +426,7 @@ describe('rebuild', () => {
 });
 
 describe('Memory tab', () => {
-  it('lists and searches without reading a vector or a whole namespace, from the first call on (the catalog is the index\'s meta columns), and writes keep it current', async () => {
+  it("lists and searches without reading a vector or a whole namespace, from the first call on (the catalog is the index's meta columns), and writes keep it current", async () => {
     const name = `ltm-layout-${crypto.randomUUID()}`;
     const added = await fill(await openStore(newDb(name)));
     // A cold start: a new connection and store over the stored memories.
@@ -433,7 +458,9 @@ describe('Memory tab', () => {
     expect((await admin.list({ namespace: 'default', search: 'Gazel' })).map((m) => m.id)).toEqual([bike.id]);
     expect(await admin.list({ namespace: 'default', search: 'Moch' })).toEqual([]);
     // Without a search: pinned first, then newest; same as sorting the rows themselves.
-    const rows = (await db.memories.where('namespace').equals('default').toArray()).sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt);
+    const rows = (await db.memories.where('namespace').equals('default').toArray()).sort(
+      (a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt,
+    );
     expect((await admin.list({ namespace: 'default' })).map((m) => m.id)).toEqual(rows.map((r) => r.id));
     expect(reads.withEmbedding).toBe(0);
   });
@@ -515,12 +542,14 @@ describe('block scan', () => {
     batch.commit();
     const extra = randomUnit(60, dim, 13);
     batch = index.batch();
-    for (let i = 0; i < 60; i += 1) batch.put({ ...meta[0]!, id: `x${i}`, namespace: 'default', validUntil: null }, extra.subarray(i * dim, (i + 1) * dim), 'model');
+    for (let i = 0; i < 60; i += 1)
+      batch.put({ ...meta[0]!, id: `x${i}`, namespace: 'default', validUntil: null }, extra.subarray(i * dim, (i + 1) * dim), 'model');
     batch.commit();
 
     const live: { id: string; vec: Float32Array; m: (typeof meta)[number] }[] = [];
     for (let i = 0; i < n; i += 1) if (!removed.has(i)) live.push({ id: `v${i}`, vec: data.subarray(i * dim, (i + 1) * dim), m: meta[i]! });
-    for (let i = 0; i < 60; i += 1) live.push({ id: `x${i}`, vec: extra.subarray(i * dim, (i + 1) * dim), m: { ...meta[0]!, id: `x${i}`, namespace: 'default', validUntil: null } });
+    for (let i = 0; i < 60; i += 1)
+      live.push({ id: `x${i}`, vec: extra.subarray(i * dim, (i + 1) * dim), m: { ...meta[0]!, id: `x${i}`, namespace: 'default', validUntil: null } });
     const queries = randomUnit(40, dim, 17);
     const range = { start: T0 - 30 * 86_400_000, end: T0 + 1 };
     let found = 0;

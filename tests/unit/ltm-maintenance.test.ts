@@ -146,7 +146,7 @@ describe('maintenance', () => {
   });
 
   it('a pinned survivor keeps its own words', async () => {
-    const { store } = await setup({ '我喜欢绿茶': [1, 0, 0, 0], '我喜欢绿茶，尤其是龙井': [0.99, 0.05, 0, 0] });
+    const { store } = await setup({ 我喜欢绿茶: [1, 0, 0, 0], '我喜欢绿茶，尤其是龙井': [0.99, 0.05, 0, 0] });
     const pinned = await add(store, '我喜欢绿茶', 'preference', { pinned: true, importance: 0.9 });
     const richer = await add(store, '我喜欢绿茶，尤其是龙井', 'preference', { importance: 0.95 });
     expect((await runMaintenance(db, store, { now: T0, episodicRetentionDays: null })).merged).toBe(1);

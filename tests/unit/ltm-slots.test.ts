@@ -63,7 +63,8 @@ describe('store.inSlot (real store: Dexie + indexes, hashed test embedder)', () 
       await add('User: I live in Xiamen now\nAssistant: Nice!', 7_000, { kind: 'episodic' });
       setNow(8_000);
       const key = memorySlot('Moved to Hangzhou');
-      const texts = async (k: number, kinds?: ('profile' | 'episodic')[]) => (await store.inSlot(key, { namespace: 'default', k, ...(kinds ? { kinds } : {}) })).map((m) => m.text);
+      const texts = async (k: number, kinds?: ('profile' | 'episodic')[]) =>
+        (await store.inSlot(key, { namespace: 'default', k, ...(kinds ? { kinds } : {}) })).map((m) => m.text);
       expect(await texts(10, ['profile'])).toEqual([hangzhou.text, shenzhen.text]);
       expect(await texts(1, ['profile'])).toEqual([hangzhou.text]);
       expect(await texts(10)).toEqual(['User: I live in Xiamen now\nAssistant: Nice!', hangzhou.text, shenzhen.text]);

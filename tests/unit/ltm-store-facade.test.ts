@@ -34,7 +34,15 @@ async function boot(name = `facade-${crypto.randomUUID()}`) {
 
 async function addExchange(conversationId: string, user: string, assistant: string, at: number, seq = 0) {
   const u: MessageRecord = { id: `${conversationId}-u${seq}`, conversationId, seq, role: 'user', content: user, createdAt: at, status: 'complete' };
-  const a: MessageRecord = { id: `${conversationId}-a${seq}`, conversationId, seq: seq + 1, role: 'assistant', content: assistant, createdAt: at + 5_000, status: 'complete' };
+  const a: MessageRecord = {
+    id: `${conversationId}-a${seq}`,
+    conversationId,
+    seq: seq + 1,
+    role: 'assistant',
+    content: assistant,
+    createdAt: at + 5_000,
+    status: 'complete',
+  };
   await db.messages.bulkAdd([u, a]);
   return { conversationId, namespace: 'default', userMessageId: u.id, assistantMessageId: a.id };
 }
@@ -61,8 +69,15 @@ describe('long-term memory facade', () => {
     const memories = await db.memories.toArray();
     expect(memories).toHaveLength(1);
     expect(memories[0]).toMatchObject({
-      kind: 'episodic', namespace: 'default', text: 'User: 我下个月去成都出差\nAssistant: 好的，祝你出差顺利！', createdAt: T, validFrom: T,
-      sourceConversationId: 'c1', sourceMessageIds: ['c1-u0', 'c1-a0'], importance: 0.3, pinned: false,
+      kind: 'episodic',
+      namespace: 'default',
+      text: 'User: 我下个月去成都出差\nAssistant: 好的，祝你出差顺利！',
+      createdAt: T,
+      validFrom: T,
+      sourceConversationId: 'c1',
+      sourceMessageIds: ['c1-u0', 'c1-a0'],
+      importance: 0.3,
+      pinned: false,
     });
     expect((await db.memoryHistory.toArray())[0]).toMatchObject({ event: 'ADD', source: 'conversation:c1' });
     // The extraction job has no handler here (LTM-B registers it): it is parked, never attempted.
@@ -80,7 +95,15 @@ describe('long-term memory facade', () => {
     // Killed while running e1's job after its memory was committed, and before e2's job ran:
     // both jobs are left `running` (the state a killed context leaves behind).
     await first.store.add(
-      { namespace: 'default', kind: 'episodic', text: 'User: My daughter starts school in September\nAssistant: That is exciting!', createdAt: T, validFrom: T, sourceConversationId: 'c1', sourceMessageIds: [e1.userMessageId, e1.assistantMessageId] },
+      {
+        namespace: 'default',
+        kind: 'episodic',
+        text: 'User: My daughter starts school in September\nAssistant: That is exciting!',
+        createdAt: T,
+        validFrom: T,
+        sourceConversationId: 'c1',
+        sourceMessageIds: [e1.userMessageId, e1.assistantMessageId],
+      },
       'conversation:c1',
     );
     await db.jobs.where('type').equals(EPISODIC_JOB).modify({ status: 'running', attempts: 1 });
@@ -151,7 +174,10 @@ describe('long-term memory facade', () => {
     // Nothing is written while the turn runs: the write waits ACCESS_WRITE_DELAY_MS.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await store.get(memory.id)).toMatchObject({ accessCount: 0 });
-    await vi.waitFor(async () => expect(await store.get(memory.id)).toMatchObject({ accessCount: 3, lastAccessedAt: T + 120_000 }), { timeout: ACCESS_WRITE_DELAY_MS + 3_000, interval: 100 });
+    await vi.waitFor(async () => expect(await store.get(memory.id)).toMatchObject({ accessCount: 3, lastAccessedAt: T + 120_000 }), {
+      timeout: ACCESS_WRITE_DELAY_MS + 3_000,
+      interval: 100,
+    });
     expect(await store.get(other.memory.id)).toMatchObject({ accessCount: 1, lastAccessedAt: T + 120_000 });
     expect(puts).toHaveBeenCalledTimes(1);
     expect(where).not.toHaveBeenCalled();
@@ -190,11 +216,19 @@ describe('long-term memory facade', () => {
 
   it('episodicText keeps both messages verbatim', () => {
     const base = { conversationId: 'c', seq: 0, createdAt: 0, status: 'complete' as const };
-    expect(episodicText({ ...base, id: 'u', role: 'user', content: ' Hi there \n' }, { ...base, id: 'a', role: 'assistant', content: '你好！' })).toBe('User: Hi there\nAssistant: 你好！');
+    expect(episodicText({ ...base, id: 'u', role: 'user', content: ' Hi there \n' }, { ...base, id: 'a', role: 'assistant', content: '你好！' })).toBe(
+      'User: Hi there\nAssistant: 你好！',
+    );
     expect(episodicText({ ...base, id: 'u', role: 'user', content: 'Hi' }, undefined)).toBe('User: Hi');
     // Stopped or failed replies are left out; a reply cut off at the answer limit is complete.
-    expect(episodicText({ ...base, id: 'u', role: 'user', content: 'Hi' }, { ...base, id: 'a', role: 'assistant', content: '"Mom', status: 'aborted' })).toBe('User: Hi');
-    expect(episodicText({ ...base, id: 'u', role: 'user', content: 'Hi' }, { ...base, id: 'a', role: 'assistant', content: 'x', status: 'error' })).toBe('User: Hi');
-    expect(episodicText({ ...base, id: 'u', role: 'user', content: 'Hi' }, { ...base, id: 'a', role: 'assistant', content: 'Hello', truncated: true })).toBe('User: Hi\nAssistant: Hello');
+    expect(episodicText({ ...base, id: 'u', role: 'user', content: 'Hi' }, { ...base, id: 'a', role: 'assistant', content: '"Mom', status: 'aborted' })).toBe(
+      'User: Hi',
+    );
+    expect(episodicText({ ...base, id: 'u', role: 'user', content: 'Hi' }, { ...base, id: 'a', role: 'assistant', content: 'x', status: 'error' })).toBe(
+      'User: Hi',
+    );
+    expect(episodicText({ ...base, id: 'u', role: 'user', content: 'Hi' }, { ...base, id: 'a', role: 'assistant', content: 'Hello', truncated: true })).toBe(
+      'User: Hi\nAssistant: Hello',
+    );
   });
 });

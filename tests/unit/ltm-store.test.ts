@@ -58,9 +58,22 @@ describe('memory store', () => {
     );
     expect(created).toBe(true);
     expect(memory).toMatchObject({
-      namespace: 'default', kind: 'fact', text: 'My sister Ana lives in Lisbon', importance: 0.7, createdAt: T0, updatedAt: T0,
-      validFrom: null, validUntil: null, current: 1, lastAccessedAt: null, accessCount: 0, sourceConversationId: 'c1',
-      sourceMessageIds: ['m1'], pinned: false, hash: memoryHash('My sister Ana lives in Lisbon'), embeddingModel: 'test:hashed-ngrams-256',
+      namespace: 'default',
+      kind: 'fact',
+      text: 'My sister Ana lives in Lisbon',
+      importance: 0.7,
+      createdAt: T0,
+      updatedAt: T0,
+      validFrom: null,
+      validUntil: null,
+      current: 1,
+      lastAccessedAt: null,
+      accessCount: 0,
+      sourceConversationId: 'c1',
+      sourceMessageIds: ['m1'],
+      pinned: false,
+      hash: memoryHash('My sister Ana lives in Lisbon'),
+      embeddingModel: 'test:hashed-ngrams-256',
     });
     expect(memory.embedding).toBeInstanceOf(Float32Array);
     expect(memory.embedding!.length).toBe(256);
@@ -222,7 +235,10 @@ describe('memory store', () => {
     expect(await store.nearest((await store.embed('violin'))!, { namespace: 'default', k: 3 })).toEqual([]);
     const progress: [number, number][] = [];
     expect(await store.reembed({ batchSize: 2, onProgress: (d, t) => progress.push([d, t]) })).toEqual({ embedded: 3, remaining: 0 });
-    expect(progress).toEqual([[2, 3], [3, 3]]);
+    expect(progress).toEqual([
+      [2, 3],
+      [3, 3],
+    ]);
     expect((await db.memories.toArray()).every((m) => m.embeddingModel === next.modelId && m.embedding!.length === 64)).toBe(true);
     const hits = await store.search({ text: 'violin', namespace: 'default' }, { mode: 'vector' });
     expect(hits[0]!.memory.text).toBe('I play the violin');

@@ -23,13 +23,20 @@ describe('assertSender (every core and service-worker handler calls it first)', 
   });
 
   it('refuses a content script (a message from a web page tab) and a sender without a URL', () => {
-    const contentScript: Runtime.MessageSender = { id: ID, url: 'https://evil.example/sidepanel.html', tab: { url: 'https://evil.example/', index: 0, highlighted: false, active: true, pinned: false, incognito: false } };
+    const contentScript: Runtime.MessageSender = {
+      id: ID,
+      url: 'https://evil.example/sidepanel.html',
+      tab: { url: 'https://evil.example/', index: 0, highlighted: false, active: true, pinned: false, incognito: false },
+    };
     expect(() => assertSender(contentScript, ['sidepanel'], ID)).toThrow(/Rejected message from https:\/\/evil\.example/);
     expect(() => assertSender({ id: ID }, ['sidepanel'], ID)).toThrow(/Rejected message from abcdefgh/);
   });
 
   it('refuses our own page opened inside a web tab frame', () => {
-    const framed: Runtime.MessageSender = { ...page('/sidepanel.html'), tab: { url: 'http://evil.example/', index: 0, highlighted: false, active: true, pinned: false, incognito: false } };
+    const framed: Runtime.MessageSender = {
+      ...page('/sidepanel.html'),
+      tab: { url: 'http://evil.example/', index: 0, highlighted: false, active: true, pinned: false, incognito: false },
+    };
     expect(() => assertSender(framed, ['sidepanel'], ID)).toThrow(/Rejected/);
   });
 });

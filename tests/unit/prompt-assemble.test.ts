@@ -12,9 +12,23 @@ const empty: ShortTermContext = { summary: null, entities: [], retrieved: [], re
 const turn = (seq: number, role: 'user' | 'assistant', content: string): ContextMessage => ({ id: `m${seq}`, seq, role, content });
 const memory = (id: string, text: string, conversationId: string | null = 'c1'): RetrievedMemory => ({
   memory: {
-    id, namespace: 'default', kind: 'fact', text, importance: 0.5, createdAt: Date.UTC(2026, 10, 1, 12), updatedAt: 0,
-    validFrom: null, validUntil: null, current: 1, lastAccessedAt: null, accessCount: 0, sourceConversationId: conversationId,
-    sourceMessageIds: ['u1', 'a1'], pinned: false, hash: id, embeddingModel: null,
+    id,
+    namespace: 'default',
+    kind: 'fact',
+    text,
+    importance: 0.5,
+    createdAt: Date.UTC(2026, 10, 1, 12),
+    updatedAt: 0,
+    validFrom: null,
+    validUntil: null,
+    current: 1,
+    lastAccessedAt: null,
+    accessCount: 0,
+    sourceConversationId: conversationId,
+    sourceMessageIds: ['u1', 'a1'],
+    pinned: false,
+    hash: id,
+    embeddingModel: null,
   },
   score: 0.9,
   ranks: { lexical: 1, vector: 2 },
@@ -54,13 +68,36 @@ describe('assemblePrompt', () => {
   });
 
   it('drops the oldest whole turns first and never starts the history on a reply', () => {
-    const recent = [turn(0, 'user', 'a'.repeat(40)), turn(1, 'assistant', 'b'.repeat(40)), turn(2, 'user', 'c'.repeat(10)), turn(3, 'assistant', 'd'.repeat(10))];
+    const recent = [
+      turn(0, 'user', 'a'.repeat(40)),
+      turn(1, 'assistant', 'b'.repeat(40)),
+      turn(2, 'user', 'c'.repeat(10)),
+      turn(3, 'assistant', 'd'.repeat(10)),
+    ];
     // available = 200 − 50 − 3 = 147; instruction 3+4 = 7; user 2+4 = 6; free = 134.
     // Newest first: d 14, c 14, b 44 (72), a 44 would make 116 ≤ 134 → all fit.
-    const all = assemblePrompt({ systemInstruction: 'SYS', memories: [], shortTerm: { ...empty, recent }, userText: 'ok', counter: chars, contextWindow: 200, reserveForAnswer: 50, conversationTitles: new Map() });
+    const all = assemblePrompt({
+      systemInstruction: 'SYS',
+      memories: [],
+      shortTerm: { ...empty, recent },
+      userText: 'ok',
+      counter: chars,
+      contextWindow: 200,
+      reserveForAnswer: 50,
+      conversationTitles: new Map(),
+    });
     expect(all.sections.find((s) => s.kind === 'recent')).toMatchObject({ items: 4, dropped: 0, tokens: 116 });
     // contextWindow 160 → free = 94: d, c (28), b (72) fit, a (116) does not; b is then a leading reply and goes too.
-    const cut = assemblePrompt({ systemInstruction: 'SYS', memories: [], shortTerm: { ...empty, recent }, userText: 'ok', counter: chars, contextWindow: 160, reserveForAnswer: 50, conversationTitles: new Map() });
+    const cut = assemblePrompt({
+      systemInstruction: 'SYS',
+      memories: [],
+      shortTerm: { ...empty, recent },
+      userText: 'ok',
+      counter: chars,
+      contextWindow: 160,
+      reserveForAnswer: 50,
+      conversationTitles: new Map(),
+    });
     expect(cut.messages.map((m) => m.content)).toEqual([expect.any(String), 'c'.repeat(10), 'd'.repeat(10), 'ok']);
     expect(cut.sections.find((s) => s.kind === 'recent')).toMatchObject({ items: 2, dropped: 2, tokens: 28 });
     expect(cut.budget.promptTokens).toBe(tokensOf(cut.messages));
@@ -69,8 +106,21 @@ describe('assemblePrompt', () => {
   it('leaves out a memory whose turns are sent verbatim, and keeps it when the context window drops those turns', () => {
     // The memory helper's source turns are u1 + a1.
     const msg = (id: string, seq: number, role: 'user' | 'assistant', content: string): ContextMessage => ({ id, seq, role, content });
-    const recent = [msg('u1', 0, 'user', 'a'.repeat(400)), msg('a1', 1, 'assistant', 'b'.repeat(400)), msg('u2', 2, 'user', 'c'.repeat(10)), msg('a2', 3, 'assistant', 'd'.repeat(10))];
-    const input = { systemInstruction: 'SYS', memories: [memory('x', 'likes tea')], shortTerm: { ...empty, recent }, userText: 'ok', counter: chars, reserveForAnswer: 50, conversationTitles: new Map() };
+    const recent = [
+      msg('u1', 0, 'user', 'a'.repeat(400)),
+      msg('a1', 1, 'assistant', 'b'.repeat(400)),
+      msg('u2', 2, 'user', 'c'.repeat(10)),
+      msg('a2', 3, 'assistant', 'd'.repeat(10)),
+    ];
+    const input = {
+      systemInstruction: 'SYS',
+      memories: [memory('x', 'likes tea')],
+      shortTerm: { ...empty, recent },
+      userText: 'ok',
+      counter: chars,
+      reserveForAnswer: 50,
+      conversationTitles: new Map(),
+    };
     // Window 2000: every turn fits (404 + 404 + 14 + 14 = 836 ≤ 2000 − 66), so the memory repeats them and is left out.
     const wide = assemblePrompt({ ...input, contextWindow: 2000 });
     expect(wide.sections.find((s) => s.kind === 'recent')).toMatchObject({ items: 4, dropped: 0 });
@@ -112,7 +162,15 @@ describe('assemblePrompt', () => {
   });
 
   it('throws a clear error when the message alone does not fit', () => {
-    const input = { systemInstruction: 'SYS', memories: [], shortTerm: empty, counter: chars, contextWindow: 100, reserveForAnswer: 50, conversationTitles: new Map() };
+    const input = {
+      systemInstruction: 'SYS',
+      memories: [],
+      shortTerm: empty,
+      counter: chars,
+      contextWindow: 100,
+      reserveForAnswer: 50,
+      conversationTitles: new Map(),
+    };
     // available = 47; 7 + (40 + 4) = 51 > 47.
     expect(() => assemblePrompt({ ...input, userText: 'x'.repeat(40) })).toThrow(PromptTooLongError);
     expect(() => assemblePrompt({ ...input, userText: 'x'.repeat(36) })).not.toThrow(); // 7 + 40 = 47
@@ -120,7 +178,16 @@ describe('assemblePrompt', () => {
 
   it('shortens a summary longer than its share instead of dropping it', () => {
     const summary = 's'.repeat(500);
-    const out = assemblePrompt({ systemInstruction: 'SYS', memories: [], shortTerm: { ...empty, summary }, userText: 'q', counter: chars, contextWindow: 1000, reserveForAnswer: 100, conversationTitles: new Map() });
+    const out = assemblePrompt({
+      systemInstruction: 'SYS',
+      memories: [],
+      shortTerm: { ...empty, summary },
+      userText: 'q',
+      counter: chars,
+      contextWindow: 1000,
+      reserveForAnswer: 100,
+      conversationTitles: new Map(),
+    });
     // free = 1000 − 100 − 3 − 7 − 5 = 885; summary cap = floor(885 · 0.4) = 354 tokens.
     const section = out.sections.find((s) => s.kind === 'summary')!;
     expect(SECTION_SHARES.summary).toBe(0.4);
@@ -132,7 +199,16 @@ describe('assemblePrompt', () => {
 
   it('drops entity notes and retrieved exchanges from the end to fit their shares', () => {
     const entities = Array.from({ length: 20 }, (_, i) => ({ name: `E${i}`, summary: 'n'.repeat(20) }));
-    const out = assemblePrompt({ systemInstruction: 'SYS', memories: [], shortTerm: { ...empty, entities }, userText: 'q', counter: chars, contextWindow: 1000, reserveForAnswer: 100, conversationTitles: new Map() });
+    const out = assemblePrompt({
+      systemInstruction: 'SYS',
+      memories: [],
+      shortTerm: { ...empty, entities },
+      userText: 'q',
+      counter: chars,
+      contextWindow: 1000,
+      reserveForAnswer: 100,
+      conversationTitles: new Map(),
+    });
     const section = out.sections.find((s) => s.kind === 'entities')!;
     // cap = floor(885 · 0.15) = 132; wrapper "\n\n<entities>\n" + intro (43) + "\n" … "\n</entities>" = 2+11+43+1+1+11 = 69 → 63 left;
     // each note "- Ei: nnn…" is 26 characters (+1 newline between): two take 53, three 80 → 2 kept.

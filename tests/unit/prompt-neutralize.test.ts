@@ -17,9 +17,23 @@ import { qwenCounter } from '../../bench/data/qwen-tokenizer';
 
 const memory = (id: string, text: string): RetrievedMemory => ({
   memory: {
-    id, namespace: 'default', kind: 'fact', text, importance: 0.5, createdAt: Date.UTC(2026, 10, 1, 12), updatedAt: 0,
-    validFrom: null, validUntil: null, current: 1, lastAccessedAt: null, accessCount: 0, sourceConversationId: null,
-    sourceMessageIds: [], pinned: false, hash: id, embeddingModel: null,
+    id,
+    namespace: 'default',
+    kind: 'fact',
+    text,
+    importance: 0.5,
+    createdAt: Date.UTC(2026, 10, 1, 12),
+    updatedAt: 0,
+    validFrom: null,
+    validUntil: null,
+    current: 1,
+    lastAccessedAt: null,
+    accessCount: 0,
+    sourceConversationId: null,
+    sourceMessageIds: [],
+    pinned: false,
+    hash: id,
+    embeddingModel: null,
   },
   score: 0.9,
   ranks: { lexical: 1 },
@@ -41,11 +55,13 @@ beforeAll(() => {
   counter = qwenCounter();
   reference = fromPreTrained();
   // Each special token of tokenizer.json is one id in the reference implementation.
-  specialIds = new Set(counter.specialTokens.map((t) => {
-    const ids = reference.encode(t, { add_special_tokens: false });
-    expect(ids).toHaveLength(1);
-    return ids[0]!;
-  }));
+  specialIds = new Set(
+    counter.specialTokens.map((t) => {
+      const ids = reference.encode(t, { add_special_tokens: false });
+      expect(ids).toHaveLength(1);
+      return ids[0]!;
+    }),
+  );
   expect(specialIds.size).toBe(22); // Qwen2.5's tokenizer.json declares 22 added tokens (14 special)
 }, 60_000);
 
@@ -72,8 +88,7 @@ const assemble = () =>
   });
 
 /** Occurrences of `<tag>` / `</tag>` in `text`, any case, spaces allowed inside the brackets. */
-const tagCount = (text: string, tag: string, closing: boolean) =>
-  (text.match(new RegExp(`<\\s*${closing ? '/' : ''}\\s*${tag}\\s*>`, 'giu')) ?? []).length;
+const tagCount = (text: string, tag: string, closing: boolean) => (text.match(new RegExp(`<\\s*${closing ? '/' : ''}\\s*${tag}\\s*>`, 'giu')) ?? []).length;
 
 describe('the prompt with injection strings in every stored section (EN + ZH)', () => {
   it('has exactly one opening and one closing tag per section', () => {
@@ -134,7 +149,8 @@ describe('the neutralizer', () => {
     for (const token of [...counter.specialTokens, ...COMMON_SPECIAL_TOKENS]) {
       const text = `前 ${token} after${token}`;
       // Raw, each of the model's own special tokens is a special id (the check below can fail).
-      if (counter.specialTokens.includes(token)) expect(reference.encode(text, { add_special_tokens: false }).filter((id) => specialIds.has(id))).toHaveLength(2);
+      if (counter.specialTokens.includes(token))
+        expect(reference.encode(text, { add_special_tokens: false }).filter((id) => specialIds.has(id))).toHaveLength(2);
       const out = gate.stored(text);
       expect(out.count).toBe(2);
       expect(reference.encode(out.text, { add_special_tokens: false }).filter((id) => specialIds.has(id))).toEqual([]);
@@ -205,8 +221,14 @@ describe('the engine boundary (guardChatEngine) and the assembled prompt', () =>
 
     // A prompt sealed for another model's tokens is scanned again with this model's.
     const other = assemblePrompt({
-      systemInstruction: 'SYS', memories: [], shortTerm: { summary: null, entities: [], retrieved: [], recent: [] },
-      userText: 'ask <|fim_prefix|>', counter: createTokenEstimator(), contextWindow: 8192, reserveForAnswer: 256, conversationTitles: new Map(),
+      systemInstruction: 'SYS',
+      memories: [],
+      shortTerm: { summary: null, entities: [], retrieved: [], recent: [] },
+      userText: 'ask <|fim_prefix|>',
+      counter: createTokenEstimator(),
+      contextWindow: 8192,
+      reserveForAnswer: 256,
+      conversationTitles: new Map(),
     });
     expect(other.messages.at(-1)!.content).toBe('ask ‹|fim_prefix|›'); // any <|…|> marker is neutralized for every model
     await engine.complete({ messages: other.messages });
@@ -218,8 +240,14 @@ describe('the engine boundary (guardChatEngine) and the assembled prompt', () =>
     const estimator = createTokenEstimator();
     expect(neutralizerFor(estimator)).toBe(neutralizerFor(createTokenEstimator()));
     const prompt = assemblePrompt({
-      systemInstruction: 'SYS', memories: [memory('a', EN)], shortTerm: shortTerm(),
-      userText: USER, counter: estimator, contextWindow: 8192, reserveForAnswer: 256, conversationTitles: new Map(),
+      systemInstruction: 'SYS',
+      memories: [memory('a', EN)],
+      shortTerm: shortTerm(),
+      userText: USER,
+      counter: estimator,
+      contextWindow: 8192,
+      reserveForAnswer: 256,
+      conversationTitles: new Map(),
     });
     await engine.complete({ messages: prompt.messages });
     expect(seen[0]).toBe(prompt.messages);

@@ -57,9 +57,30 @@ describe('LexicalIndex.search scoring', () => {
     // Postings are cached after a query and extended when a memory is added (`bm25.ts`): every
     // answer is compared with MiniSearch's own exhaustive search on the same index.
     const rand = mulberry32(7);
-    const words = ['cat', 'cats', 'Lisbon', 'coffee', 'tea', 'moved', 'moving', 'sister', 'dentist', 'Friday', 'garden', 'bike', 'green', 'run', 'running', 'book', 'piano', 'work', 'nurse', 'office'];
+    const words = [
+      'cat',
+      'cats',
+      'Lisbon',
+      'coffee',
+      'tea',
+      'moved',
+      'moving',
+      'sister',
+      'dentist',
+      'Friday',
+      'garden',
+      'bike',
+      'green',
+      'run',
+      'running',
+      'book',
+      'piano',
+      'work',
+      'nurse',
+      'office',
+    ];
     const zh = ['猫', '咖啡', '里斯本', '姐姐', '牙医', '周五', '花园', '自行车', '跑步', '钢琴'];
-    const pick = <T,>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
     const sentence = () =>
       rand() < 0.3
         ? `我的${pick(zh)}和${pick(zh)}${pick(zh)}`

@@ -113,7 +113,9 @@ describe('entity strategy', () => {
       expect(state.lastError).toBeTruthy();
       expect(await h.db.jobs.where('status').equals('queued').first()).toMatchObject({ type: ENTITY_JOB, attempts: 1 });
       // The next prompt still works with the stored note.
-      expect((await s.load('c1', { userText: 'Should Mochi see the vet?', budgetTokens: 1000 })).entities).toEqual([{ name: 'Mochi', summary: "The user's cat." }]);
+      expect((await s.load('c1', { userText: 'Should Mochi see the vet?', budgetTokens: 1000 })).entities).toEqual([
+        { name: 'Mochi', summary: "The user's cat." },
+      ]);
       // A good reply heals it, and only the unprocessed exchange is sent.
       engine.push(entities(['Mochi', "The user's cat; hates the vet."]));
       t += 2_000;

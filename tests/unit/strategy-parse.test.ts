@@ -6,7 +6,17 @@ import { describe, expect, it } from 'vitest';
 import type { ChatResult } from '../../src/engines/types';
 import { conversationLanguage } from '../../src/memory/short-term/language';
 import { cjkShare, dominantLanguage, languageMatches } from '../../src/text/language';
-import { entityKey, groundedShare, keyFacts, mentions, missingKeyFacts, parseEntityReply, parseJsonObject, parseSummaryReply, summaryGroundingProblem } from '../../src/memory/short-term/parse';
+import {
+  entityKey,
+  groundedShare,
+  keyFacts,
+  mentions,
+  missingKeyFacts,
+  parseEntityReply,
+  parseJsonObject,
+  parseSummaryReply,
+  summaryGroundingProblem,
+} from '../../src/memory/short-term/parse';
 import { entityPrompt, summaryPrompt } from '../../src/memory/short-term/prompts';
 import { wordCounter } from '../../bench/data/strategy-harness';
 
@@ -40,7 +50,10 @@ describe('parseSummaryReply', () => {
   it('rejects unfinished, oversize, empty, wrong-shape and wrong-language replies', () => {
     expect(parseSummaryReply({ content: '{"summary": "x"}', finishReason: 'length', usage: null }, opts)).toMatchObject({ ok: false, reason: /token limit/ });
     expect(parseSummaryReply({ content: '{"summary": "x"}', finishReason: 'abort', usage: null }, opts)).toMatchObject({ ok: false, reason: /aborted/ });
-    expect(parseSummaryReply(ok(JSON.stringify({ summary: 'w '.repeat(11) })), opts)).toMatchObject({ ok: false, reason: 'summary too long (11 tokens, at most 10)' });
+    expect(parseSummaryReply(ok(JSON.stringify({ summary: 'w '.repeat(11) })), opts)).toMatchObject({
+      ok: false,
+      reason: 'summary too long (11 tokens, at most 10)',
+    });
     expect(parseSummaryReply(ok('{"summary": ""}'), opts)).toMatchObject({ ok: false, reason: 'empty summary' });
     expect(parseSummaryReply(ok('{"text": "x"}'), opts)).toMatchObject({ ok: false, reason: /no "summary" string/ });
     expect(parseSummaryReply(ok('{"summary": "The user is Li Lei."}'), { ...opts, language: 'zh' })).toMatchObject({ ok: false, reason: /language/ });
@@ -68,12 +81,24 @@ describe('summary grounding', () => {
     expect(summaryGroundingProblem(story, '', conv)).toMatch(/does not reflect/);
     expect(summaryGroundingProblem('Yes,', '', conv)).toBe('summary has no content words');
     expect(summaryGroundingProblem('Hello.', '', 'Hi! Hello!')).toBeNull(); // nothing to summarize: a short gist is fine
-    expect(summaryGroundingProblem('Ana plans a trip to Kyoto in April.', previous, 'I am planning a trip to Kyoto in April.')).toMatch(/drops the previous summary/);
-    // Every key fact of the previous summary must survive: the Gerês mountains may not be dropped.
-    expect(summaryGroundingProblem('Ana, a nurse, lives in Porto with her dog Bolt (adopted 3 May), loves hiking, and plans a trip to Kyoto in April.', previous, 'I am planning a trip to Kyoto in April.')).toBe(
-      'summary drops key facts of the previous summary: Gerês',
+    expect(summaryGroundingProblem('Ana plans a trip to Kyoto in April.', previous, 'I am planning a trip to Kyoto in April.')).toMatch(
+      /drops the previous summary/,
     );
-    expect(summaryGroundingProblem('Ana, a nurse, lives in Porto with her dog Bolt (adopted 3 May), loves hiking in the Gerês mountains, and plans a trip to Kyoto in April.', previous, 'I am planning a trip to Kyoto in April.')).toBeNull();
+    // Every key fact of the previous summary must survive: the Gerês mountains may not be dropped.
+    expect(
+      summaryGroundingProblem(
+        'Ana, a nurse, lives in Porto with her dog Bolt (adopted 3 May), loves hiking, and plans a trip to Kyoto in April.',
+        previous,
+        'I am planning a trip to Kyoto in April.',
+      ),
+    ).toBe('summary drops key facts of the previous summary: Gerês');
+    expect(
+      summaryGroundingProblem(
+        'Ana, a nurse, lives in Porto with her dog Bolt (adopted 3 May), loves hiking in the Gerês mountains, and plans a trip to Kyoto in April.',
+        previous,
+        'I am planning a trip to Kyoto in April.',
+      ),
+    ).toBeNull();
   });
 
   it('key facts of a previous summary (names, places, dates, numbers, Chinese proper nouns) must survive, however short it is', () => {
@@ -90,10 +115,24 @@ describe('summary grounding', () => {
     expect(summaryGroundingProblem('The user adopted a cat called Miso.', previous, 'I adopted a cat called Miso.', 'I adopted a cat called Miso.')).toBe(
       'summary drops key facts of the previous summary: Ana, Lisbon',
     );
-    expect(summaryGroundingProblem('The user adopted a cat called Miso; their sister Ana lives in Lisbon.', previous, 'I adopted a cat called Miso.', 'I adopted a cat called Miso.')).toBeNull();
-    expect(summaryGroundingProblem('用户养了一只猫，叫味噌。', '用户的妹妹安娜住在里斯本。', '我养了一只猫，叫味噌。', '我养了一只猫，叫味噌。')).toMatch(/^summary drops the previous summary/);
     expect(
-      parseSummaryReply(ok('{"summary": "The user adopted a cat called Miso."}'), { counter, maxTokens: 100, language: 'en', grounding: { previous, lines: 'I adopted a cat called Miso.' } }),
+      summaryGroundingProblem(
+        'The user adopted a cat called Miso; their sister Ana lives in Lisbon.',
+        previous,
+        'I adopted a cat called Miso.',
+        'I adopted a cat called Miso.',
+      ),
+    ).toBeNull();
+    expect(summaryGroundingProblem('用户养了一只猫，叫味噌。', '用户的妹妹安娜住在里斯本。', '我养了一只猫，叫味噌。', '我养了一只猫，叫味噌。')).toMatch(
+      /^summary drops the previous summary/,
+    );
+    expect(
+      parseSummaryReply(ok('{"summary": "The user adopted a cat called Miso."}'), {
+        counter,
+        maxTokens: 100,
+        language: 'en',
+        grounding: { previous, lines: 'I adopted a cat called Miso.' },
+      }),
     ).toEqual({ ok: false, reason: 'summary drops key facts of the previous summary: Ana, Lisbon', missingFacts: ['Ana', 'Lisbon'] });
   });
 
@@ -109,7 +148,11 @@ describe('summary grounding', () => {
     expect(parse(compressed, fullAt)).toEqual({ ok: true, value: 'Ana, a nurse in Porto with her dog Bolt, loves hiking and plans a trip to Kyoto in April.' });
     expect(parse(tooMuch, fullAt)).toMatchObject({ ok: false, missingFacts: ['Porto', 'Bolt', 'May', 'Gerês', '3'] });
     // With room left (maximum four times larger), nothing may go.
-    expect(parse(compressed, fullAt * 4)).toEqual({ ok: false, reason: 'summary drops key facts of the previous summary: May, Gerês, 3', missingFacts: ['May', 'Gerês', '3'] });
+    expect(parse(compressed, fullAt * 4)).toEqual({
+      ok: false,
+      reason: 'summary drops key facts of the previous summary: May, Gerês, 3',
+      missingFacts: ['May', 'Gerês', '3'],
+    });
   });
 
   it("rejects a summary that keeps none of the user's own words, even when it echoes the replies", () => {
@@ -117,23 +160,38 @@ describe('summary grounding', () => {
     const reply = 'Once upon a time there was a shark. The shark swam well in the sea.';
     // Grounded in the reply (shark, swam, well, sea all occur), but nothing of the user's.
     expect(summaryGroundingProblem('Well, the shark swam in the sea.', '', `${user}\n${reply}`)).toBeNull();
-    expect(summaryGroundingProblem('Well, the shark swam in the sea.', '', `${user}\n${reply}`, user)).toBe("summary keeps too few of the user's own words (0 of 5, needs 1)");
+    expect(summaryGroundingProblem('Well, the shark swam in the sea.', '', `${user}\n${reply}`, user)).toBe(
+      "summary keeps too few of the user's own words (0 of 5, needs 1)",
+    );
     expect(summaryGroundingProblem('The user has a dog, Bruno, who loves the beach in Xiamen.', '', `${user}\n${reply}`, user)).toBeNull();
     // Chinese bigrams: 我妹 妹妹 妹小 小雨 雨下 下个 个月 月去 去杭 杭州 州读 读书 → 12, ceil(1.8) = 2 required.
     const zh = '我妹妹小雨下个月去杭州读书。';
     expect(summaryGroundingProblem('小雨要去杭州。', '', zh, zh)).toBeNull(); // 小雨, 杭州
-    expect(summaryGroundingProblem('从前有一只小熊到杭州。', '', `${zh}\n从前有一只小熊。`, zh)).toBe("summary keeps too few of the user's own words (1 of 12, needs 2)");
+    expect(summaryGroundingProblem('从前有一只小熊到杭州。', '', `${zh}\n从前有一只小熊。`, zh)).toBe(
+      "summary keeps too few of the user's own words (1 of 12, needs 2)",
+    );
   });
 
   it('parseSummaryReply applies the grounding check when given the source', () => {
     const grounding = { previous: '', lines: conv };
-    expect(parseSummaryReply(ok(JSON.stringify({ summary: story })), { counter, maxTokens: 100, language: 'en', grounding })).toMatchObject({ ok: false, reason: /does not reflect/ });
-    expect(parseSummaryReply(ok('{"summary": "Ana lives in Porto and adopted Bolt on 3 May."}'), { counter, maxTokens: 100, language: 'en', grounding })).toEqual({ ok: true, value: 'Ana lives in Porto and adopted Bolt on 3 May.' });
+    expect(parseSummaryReply(ok(JSON.stringify({ summary: story })), { counter, maxTokens: 100, language: 'en', grounding })).toMatchObject({
+      ok: false,
+      reason: /does not reflect/,
+    });
+    expect(
+      parseSummaryReply(ok('{"summary": "Ana lives in Porto and adopted Bolt on 3 May."}'), { counter, maxTokens: 100, language: 'en', grounding }),
+    ).toEqual({ ok: true, value: 'Ana lives in Porto and adopted Bolt on 3 May.' });
   });
 });
 
 describe('parseEntityReply', () => {
-  const opts = { counter, exchangeText: 'User: Max and 小雨 went to Lisbon.\nAssistant: Nice!', maxSummaryTokens: 5, maxEntities: 2, language: 'mixed' as const };
+  const opts = {
+    counter,
+    exchangeText: 'User: Max and 小雨 went to Lisbon.\nAssistant: Nice!',
+    maxSummaryTokens: 5,
+    maxEntities: 2,
+    language: 'mixed' as const,
+  };
   it('keeps valid entries only, deduplicated and capped', () => {
     const reply = ok(
       JSON.stringify({
@@ -151,7 +209,16 @@ describe('parseEntityReply', () => {
       }),
     );
     const parsed = parseEntityReply(reply, opts);
-    expect(parsed).toEqual({ ok: true, value: { notes: [{ name: 'Max', summary: 'Went to Lisbon with 小雨.' }, { name: 'Lisbon', summary: 'City Max went to.' }], dropped: 7 } });
+    expect(parsed).toEqual({
+      ok: true,
+      value: {
+        notes: [
+          { name: 'Max', summary: 'Went to Lisbon with 小雨.' },
+          { name: 'Lisbon', summary: 'City Max went to.' },
+        ],
+        dropped: 7,
+      },
+    });
   });
 
   it('accepts an empty list and rejects non-objects', () => {
@@ -184,7 +251,9 @@ describe('entity names and language', () => {
     expect(languageMatches('用户叫 Li Lei，住在杭州。', 'zh')).toBe(true);
     expect(languageMatches('The user is Li Lei.', 'zh')).toBe(false);
     expect(languageMatches('anything', 'mixed')).toBe(true);
-    expect(conversationLanguage([{ content: 'Hello there, how are you today? I went hiking with friends.' }, { content: '我很好，谢谢你的关心。今天天气不错。' }])).toBe('mixed');
+    expect(
+      conversationLanguage([{ content: 'Hello there, how are you today? I went hiking with friends.' }, { content: '我很好，谢谢你的关心。今天天气不错。' }]),
+    ).toBe('mixed');
   });
 
   it('counts words of every alphabet, not only Latin ones', () => {
@@ -198,12 +267,22 @@ describe('entity names and language', () => {
 
 describe('prompts', () => {
   it('summary prompt: keeps names, preferences, gender, events and dates; gives the previous summary once; language rule', () => {
-    const [system, user] = summaryPrompt('用户叫李雷。', [{ role: 'user', content: '我的猫叫麻薯。' }, { role: 'assistant', content: '好的。' }], 300, 'zh');
+    const [system, user] = summaryPrompt(
+      '用户叫李雷。',
+      [
+        { role: 'user', content: '我的猫叫麻薯。' },
+        { role: 'assistant', content: '好的。' },
+      ],
+      300,
+      'zh',
+    );
     for (const kept of ['name', 'preferences', 'gender', 'events with their dates']) expect(system!.content).toContain(kept);
     expect(system!.content).toContain('请用简体中文写');
     expect(system!.content).toContain('At most 210 words (in Chinese at most 420 characters)');
     expect(system!.content).toContain('{"summary": "<the new summary>"}');
-    expect(user!.content).toBe('Previous summary:\n用户叫李雷。\n\nNew lines of conversation:\nUser: 我的猫叫麻薯。\nAssistant: 好的。\n\nReturn the JSON object with the new summary.');
+    expect(user!.content).toBe(
+      'Previous summary:\n用户叫李雷。\n\nNew lines of conversation:\nUser: 我的猫叫麻薯。\nAssistant: 好的。\n\nReturn the JSON object with the new summary.',
+    );
     expect(user!.content.split('用户叫李雷。')).toHaveLength(2);
   });
 

@@ -105,7 +105,12 @@ describe('summary + buffer boundary', () => {
     const s = createStrategy({ kind: 'summary-buffer', maxTokens: 2000 }, h.deps);
     await exchanges(1, 100); // seq 0..199
     // 196 messages folded (seq 0..195): the buffer is the last two exchanges (seq 196..199).
-    await h.db.strategyState.put({ conversationId: 'c1', strategy: 'summary-buffer', state: { summary: 'earlier talk', coveredSeq: 195, folds: 1, lastError: null, rejectedReplies: 0, updatedAt: t }, updatedAt: t });
+    await h.db.strategyState.put({
+      conversationId: 'c1',
+      strategy: 'summary-buffer',
+      state: { summary: 'earlier talk', coveredSeq: 195, folds: 1, lastError: null, rejectedReplies: 0, updatedAt: t },
+      updatedAt: t,
+    });
     let read = 0;
     const counting = (row: unknown) => {
       read += 1;
@@ -115,7 +120,12 @@ describe('summary + buffer boundary', () => {
     const context = await s.load('c1', { userText: 'next', budgetTokens: 100_000 });
     h.db.messages.hook('reading').unsubscribe(counting);
     expect(context.summary).toBe('earlier talk');
-    expect(context.recent.map((m) => m.content)).toEqual(['u99 alpha beta gamma', 'a99 delta epsilon zeta', 'u100 alpha beta gamma', 'a100 delta epsilon zeta']);
+    expect(context.recent.map((m) => m.content)).toEqual([
+      'u99 alpha beta gamma',
+      'a99 delta epsilon zeta',
+      'u100 alpha beta gamma',
+      'a100 delta epsilon zeta',
+    ]);
     expect(read).toBe(4);
   });
 
@@ -285,7 +295,12 @@ describe('garbage summarizer replies never corrupt the stored summary', () => {
       const ctx = await s.load('c1', { userText: 'next', budgetTokens: 100_000 });
       expect(ctx.summary).toBe('s1 s2 s3 s4');
       expect(ctx.recent.map((m) => m.content)).toEqual([
-        'u4 alpha beta gamma', 'a4 delta epsilon zeta', 'u5 alpha beta gamma', 'a5 delta epsilon zeta', 'u6 alpha beta gamma', 'a6 delta epsilon zeta',
+        'u4 alpha beta gamma',
+        'a4 delta epsilon zeta',
+        'u5 alpha beta gamma',
+        'a5 delta epsilon zeta',
+        'u6 alpha beta gamma',
+        'a6 delta epsilon zeta',
       ]);
 
       // A good reply later heals it.
@@ -293,7 +308,12 @@ describe('garbage summarizer replies never corrupt the stored summary', () => {
       engine.push(summaryJson('s1 s2 s3 s4 s5'));
       t += 2_000;
       await h.jobs.drain();
-      expect(await readSummaryState(h.db, 'c1', 'summary-buffer')).toMatchObject({ summary: 's1 s2 s3 s4 s5', coveredSeq: 7, lastError: null, rejectedReplies: 0 });
+      expect(await readSummaryState(h.db, 'c1', 'summary-buffer')).toMatchObject({
+        summary: 's1 s2 s3 s4 s5',
+        coveredSeq: 7,
+        lastError: null,
+        rejectedReplies: 0,
+      });
     });
   }
 
@@ -308,10 +328,19 @@ describe('garbage summarizer replies never corrupt the stored summary', () => {
     await s.onExchange('c1', { userMessageId: 'x', assistantMessageId: 'y' });
     await h.jobs.start();
     await h.jobs.drain();
-    expect(engine.requests.map((r) => linesOf(r))).toEqual(['User: My sister Ana lives in Lisbon\nAssistant: Lisbon is lovely', 'User: I adopted a cat called Miso', 'User: I adopted a cat called Miso']);
+    expect(engine.requests.map((r) => linesOf(r))).toEqual([
+      'User: My sister Ana lives in Lisbon\nAssistant: Lisbon is lovely',
+      'User: I adopted a cat called Miso',
+      'User: I adopted a cat called Miso',
+    ]);
     expect(engine.requests[2]!.messages[1]!.content).toContain('left out facts of the previous summary: Ana, Lisbon.');
     const state = await readSummaryState(h.db, 'c1', 'summary-buffer');
-    expect(state).toMatchObject({ summary: "The user's sister Ana lives in Lisbon.", folds: 1, rejectedReplies: 1, lastError: 'summary drops key facts of the previous summary: Ana, Lisbon' });
+    expect(state).toMatchObject({
+      summary: "The user's sister Ana lives in Lisbon.",
+      folds: 1,
+      rejectedReplies: 1,
+      lastError: 'summary drops key facts of the previous summary: Ana, Lisbon',
+    });
     const ctx = await s.load('c1', { userText: 'next', budgetTokens: 100_000 });
     expect(ctx.summary).toBe("The user's sister Ana lives in Lisbon.");
     expect(ctx.recent.map((m) => m.content)).toEqual(['I adopted a cat called Miso', 'Congratulations on Miso']);
@@ -320,7 +349,11 @@ describe('garbage summarizer replies never corrupt the stored summary', () => {
     engine.push(summaryJson('Sister Ana lives in Lisbon; adopted cat Miso.')); // 8 words: within twice the 400-token target
     t += 2_000;
     await h.jobs.drain();
-    expect(await readSummaryState(h.db, 'c1', 'summary-buffer')).toMatchObject({ summary: 'Sister Ana lives in Lisbon; adopted cat Miso.', folds: 2, lastError: null });
+    expect(await readSummaryState(h.db, 'c1', 'summary-buffer')).toMatchObject({
+      summary: 'Sister Ana lives in Lisbon; adopted cat Miso.',
+      folds: 2,
+      lastError: null,
+    });
   });
 
   it('rejects an English summary of a Chinese conversation, and keeps Chinese text untranslated in the prompt', async () => {

@@ -138,7 +138,12 @@ describe('a summary that forgets the previous one', () => {
     expect(engine.requests[2]!.messages[1]!.content).toContain('Important: an earlier answer left out facts of the previous summary: Ana, Lisbon.');
     expect(engine.requests[1]!.messages[1]!.content).not.toContain('Important:');
     const state = await readSummaryState(h.db, 'c1', 'summary');
-    expect(state).toMatchObject({ summary: "The user's sister Ana lives in Lisbon. The user adopted a cat called Miso.", coveredSeq: 3, folds: 2, lastError: null });
+    expect(state).toMatchObject({
+      summary: "The user's sister Ana lives in Lisbon. The user adopted a cat called Miso.",
+      coveredSeq: 3,
+      folds: 2,
+      lastError: null,
+    });
     expect((await s.load('c1', { userText: 'x', budgetTokens: 1000 })).recent).toEqual([]);
   });
 

@@ -17,7 +17,10 @@ import { neutralizerFor } from '../../src/prompt/neutralize';
 const STORIES = new URL('../../../shared/fixtures/models/stories260K/stories260K.gguf', import.meta.url);
 const haveStories = existsSync(STORIES);
 if (!haveStories) console.warn(`[tokens-gguf] skipping stories260K tests: ${STORIES.pathname} not found (../shared absent)`);
-const reference = JSON.parse(readFileSync(new URL('../../bench/data/spm-stories260k-reference.json', import.meta.url), 'utf8')) as { texts: string[]; ids: number[][] };
+const reference = JSON.parse(readFileSync(new URL('../../bench/data/spm-stories260k-reference.json', import.meta.url), 'utf8')) as {
+  texts: string[];
+  ids: number[][];
+};
 
 type Kv = Record<string, { value: unknown; type: GGUFValueType; subType?: GGUFValueType }>;
 
@@ -164,7 +167,11 @@ describe('createGgufTokenCounter', () => {
   it('returns null for tokenizers it cannot reproduce exactly', async () => {
     const base = { 'tokenizer.ggml.tokens': strings(['a', 'b']), 'tokenizer.ggml.token_type': int32s([1, 1]) };
     // A BPE vocabulary with a pre-tokenizer we have not verified (Llama 3's "llama-bpe").
-    expect(await createGgufTokenCounter(ggufBlob({ ...base, 'tokenizer.ggml.model': str('gpt2'), 'tokenizer.ggml.pre': str('llama-bpe'), 'tokenizer.ggml.merges': strings(['a b']) }))).toBeNull();
+    expect(
+      await createGgufTokenCounter(
+        ggufBlob({ ...base, 'tokenizer.ggml.model': str('gpt2'), 'tokenizer.ggml.pre': str('llama-bpe'), 'tokenizer.ggml.merges': strings(['a b']) }),
+      ),
+    ).toBeNull();
     expect(await createGgufTokenCounter(ggufBlob({ ...base, 'tokenizer.ggml.model': str('t5') }))).toBeNull();
     expect(await createGgufTokenCounter(ggufBlob({ 'general.name': str('no tokenizer') }))).toBeNull();
     // SPM without scores cannot be merged.

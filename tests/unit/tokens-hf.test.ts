@@ -53,7 +53,7 @@ describe('createHfTokenCounter (Qwen2.5)', () => {
     expect(counter.chatTemplate.defaultSystem).toBe('You are Qwen, created by Alibaba Cloud. You are a helpful assistant.');
   });
 
-  it('counts whole prompts exactly like Qwen2.5\'s Jinja chat template', () => {
+  it("counts whole prompts exactly like Qwen2.5's Jinja chat template", () => {
     const conversations: ChatMessage[][] = [
       [{ role: 'user', content: '你好' }], // no system message: the template injects its default one
       [
@@ -76,7 +76,12 @@ describe('createHfTokenCounter (Qwen2.5)', () => {
   it('hand-computed prompt: system "You are helpful." + user "Hi" = 18 tokens', () => {
     // system: 5 overhead + "You"," are"," helpful","." (4); user: 5 + "Hi" (1); primer 3.
     expect(counter.count('You are helpful.')).toBe(4);
-    expect(countPromptTokens(counter, [{ role: 'system', content: 'You are helpful.' }, { role: 'user', content: 'Hi' }])).toBe(18);
+    expect(
+      countPromptTokens(counter, [
+        { role: 'system', content: 'You are helpful.' },
+        { role: 'user', content: 'Hi' },
+      ]),
+    ).toBe(18);
   });
 
   it('rejects files that are not tokenizers with a clear error', () => {

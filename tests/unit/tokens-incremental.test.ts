@@ -26,7 +26,29 @@ const en = [...corpus.calibration.en, ...corpus.heldOut.en];
 const zh = [...corpus.calibration.zh, ...corpus.heldOut.zh];
 
 /** Seams between two pieces of text: the characters around a newline that could merge with it. */
-const SEAMS = ['\n', '\n\n', '.\n', '。\n', ' \n', '  \n\n', '\r\n', '\n\t', '\n  ', '\n- ', '\n1. ', '\n<tag>\n', '\n</tag>', "\n'", '\n"', '\n你', '\n\n\n', '!\n', ')\n', '\n-', ' '];
+const SEAMS = [
+  '\n',
+  '\n\n',
+  '.\n',
+  '。\n',
+  ' \n',
+  '  \n\n',
+  '\r\n',
+  '\n\t',
+  '\n  ',
+  '\n- ',
+  '\n1. ',
+  '\n<tag>\n',
+  '\n</tag>',
+  "\n'",
+  '\n"',
+  '\n你',
+  '\n\n\n',
+  '!\n',
+  ')\n',
+  '\n-',
+  ' ',
+];
 
 /** `count` pieces of the corpus joined by random seams (seeded), optionally with leading/trailing newlines. */
 function texts(source: readonly string[], count: number, seed: number): string[] {
@@ -70,7 +92,18 @@ describe('incremental exact counting (Qwen2.5)', () => {
     expect(splitsAtLineStarts(tokenizerJson)).toBe(true);
     expect(splitsAtLineStarts(llama3Like(tokenizerJson))).toBe(true);
     expect(splitsAtLineStarts(gpt2Like(tokenizerJson))).toBe(false);
-    expect(splitsAtLineStarts({ ...tokenizerJson, normalizer: { type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: '▁' }, { type: 'Replace', pattern: { String: ' ' }, content: '▁' }] } })).toBe(false);
+    expect(
+      splitsAtLineStarts({
+        ...tokenizerJson,
+        normalizer: {
+          type: 'Sequence',
+          normalizers: [
+            { type: 'Prepend', prepend: '▁' },
+            { type: 'Replace', pattern: { String: ' ' }, content: '▁' },
+          ],
+        },
+      }),
+    ).toBe(false);
     expect(splitsAtLineStarts({ ...tokenizerJson, pre_tokenizer: { type: 'Metaspace', replacement: '▁' } })).toBe(false);
     const added = (tokenizerJson.added_tokens as Record<string, unknown>[]).map((t, i) => (i === 0 ? { ...t, lstrip: true } : t));
     expect(splitsAtLineStarts({ ...tokenizerJson, added_tokens: added })).toBe(false);
@@ -88,7 +121,7 @@ describe('incremental exact counting (Qwen2.5)', () => {
     expect(split).toBeGreaterThan(300); // most texts really were counted in pieces
   });
 
-  it('an assembled prompt (memories, summary, recent turns; EN and ZH) counts like Qwen2.5\'s Jinja template on the same prompt', () => {
+  it("an assembled prompt (memories, summary, recent turns; EN and ZH) counts like Qwen2.5's Jinja template on the same prompt", () => {
     const memory = (id: string, text: string, createdAt: number): RetrievedMemory => ({
       memory: {
         id,
@@ -113,9 +146,14 @@ describe('incremental exact counting (Qwen2.5)', () => {
       ranks: { lexical: 1 },
     });
     const day = Date.UTC(2025, 2, 1);
-    for (const [lang, source] of [['en', en], ['zh', zh]] as const) {
+    for (const [lang, source] of [
+      ['en', en],
+      ['zh', zh],
+    ] as const) {
       const memories = source.slice(0, 6).map((t, i) => memory(`${lang}${i}`, t, day + i * 86_400_000));
-      const recent = source.slice(6, 12).map((content, i) => ({ id: `${lang}-r${i}`, seq: i, role: (i % 2 ? 'assistant' : 'user') as ChatMessage['role'], content }));
+      const recent = source
+        .slice(6, 12)
+        .map((content, i) => ({ id: `${lang}-r${i}`, seq: i, role: (i % 2 ? 'assistant' : 'user') as ChatMessage['role'], content }));
       const prompt = assemblePrompt({
         systemInstruction: 'You are Recall, a private assistant. Today is 2025-03-10 (Monday).',
         memories,
@@ -166,20 +204,25 @@ describe('incremental exact counting (Qwen2.5)', () => {
 });
 
 describe('the split rules behind the allow-list', () => {
-  it('Llama 3\'s split regex: the sum of lines equals the whole count (same vocabulary, Llama 3 pre-tokenizer)', () => {
+  it("Llama 3's split regex: the sum of lines equals the whole count (same vocabulary, Llama 3 pre-tokenizer)", () => {
     const { tokenizerJson } = loadQwenTokenizerFiles();
     const tokenizer = new Tokenizer(llama3Like(tokenizerJson), {});
     const count = (t: string) => tokenizer.encode(t, { add_special_tokens: false }).ids.length;
     for (const text of [...texts(en, 50, 4), ...texts(zh, 50, 5)]) {
-      expect(lineSegments(text).reduce((n, s) => n + count(s), 0), JSON.stringify(text.slice(0, 60))).toBe(count(text));
+      expect(
+        lineSegments(text).reduce((n, s) => n + count(s), 0),
+        JSON.stringify(text.slice(0, 60)),
+      ).toBe(count(text));
     }
   });
 
-  it('GPT-2\'s byte-level regex is rightly refused: there the sum of lines can differ from the whole count', () => {
+  it("GPT-2's byte-level regex is rightly refused: there the sum of lines can differ from the whole count", () => {
     const { tokenizerJson } = loadQwenTokenizerFiles();
     const tokenizer = new Tokenizer(gpt2Like(tokenizerJson), {});
     const count = (t: string) => tokenizer.encode(t, { add_special_tokens: false }).ids.length;
-    const differing = [...texts(en, 60, 6), 'hello  \nworld', 'a \n\n- b'].filter((text) => lineSegments(text).reduce((n, s) => n + count(s), 0) !== count(text));
+    const differing = [...texts(en, 60, 6), 'hello  \nworld', 'a \n\n- b'].filter(
+      (text) => lineSegments(text).reduce((n, s) => n + count(s), 0) !== count(text),
+    );
     expect(differing.length).toBeGreaterThan(0);
   });
 });
@@ -188,7 +231,11 @@ describe('the split rules behind the allow-list', () => {
 function llama3Like(json: Record<string, unknown>): Record<string, unknown> {
   const llama3 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
   const pre = json.pre_tokenizer as { pretokenizers: Record<string, unknown>[] };
-  return { ...json, normalizer: null, pre_tokenizer: { ...pre, pretokenizers: [{ ...pre.pretokenizers[0], pattern: { Regex: llama3 } }, pre.pretokenizers[1]] } };
+  return {
+    ...json,
+    normalizer: null,
+    pre_tokenizer: { ...pre, pretokenizers: [{ ...pre.pretokenizers[0], pattern: { Regex: llama3 } }, pre.pretokenizers[1]] },
+  };
 }
 
 /** Qwen's tokenizer.json with GPT-2's pre-tokenizer (ByteLevel with its own regex). */

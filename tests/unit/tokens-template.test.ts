@@ -39,9 +39,13 @@ describe('detectChatTemplate / renderChat', () => {
         '<|start_header_id|>assistant<|end_header_id|>\n\n',
     );
     const dated = renderChat(detectChatTemplate('<|start_header_id|> Cutting Knowledge Date'), conv, { now: new Date(Date.UTC(2024, 6, 5)) });
-    expect(dated.messages[0]).toBe('<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 05 Jul 2024\n\nBe brief.<|eot_id|>');
+    expect(dated.messages[0]).toBe(
+      '<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 05 Jul 2024\n\nBe brief.<|eot_id|>',
+    );
     const noSystem = renderChat(detectChatTemplate('<|start_header_id|> Cutting Knowledge Date'), conv.slice(1), { now: new Date(Date.UTC(2024, 6, 5)) });
-    expect(noSystem.prefix).toBe('<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 05 Jul 2024\n\n<|eot_id|>');
+    expect(noSystem.prefix).toBe(
+      '<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 05 Jul 2024\n\n<|eot_id|>',
+    );
   });
 
   it('renders Gemma (system folded into the first user turn, assistant → model)', () => {

@@ -4,7 +4,14 @@ import { computeBudget } from '../../src/ui/lib/budget';
 import type { PromptBudget, PromptSection } from '../../src/model/trace';
 
 const section = (kind: PromptSection['kind'], tokens: number): PromptSection => ({ kind, text: '', tokens, items: 1, dropped: 0 });
-const budget = (over: Partial<PromptBudget>): PromptBudget => ({ contextWindow: 4096, reservedForAnswer: 512, promptTokens: 0, tokenizer: 'hf:test', exact: true, ...over });
+const budget = (over: Partial<PromptBudget>): PromptBudget => ({
+  contextWindow: 4096,
+  reservedForAnswer: 512,
+  promptTokens: 0,
+  tokenizer: 'hf:test',
+  exact: true,
+  ...over,
+});
 
 describe('computeBudget', () => {
   it('lays out sections in prompt order, then overhead, reserve and free room', () => {
@@ -31,7 +38,10 @@ describe('computeBudget', () => {
   });
 
   it('adds up sections of the same kind and drops empty ones', () => {
-    const view = computeBudget({ sections: [section('recent', 10), section('recent', 15), section('entities', 0)], budget: budget({ contextWindow: 100, reservedForAnswer: 25, promptTokens: 25 }) });
+    const view = computeBudget({
+      sections: [section('recent', 10), section('recent', 15), section('entities', 0)],
+      budget: budget({ contextWindow: 100, reservedForAnswer: 25, promptTokens: 25 }),
+    });
     expect(view.segments.map((s) => [s.kind, s.tokens])).toEqual([
       ['recent', 25],
       ['reserved', 25],
@@ -40,7 +50,10 @@ describe('computeBudget', () => {
   });
 
   it('never shows negative overhead when sections count more than promptTokens', () => {
-    const view = computeBudget({ sections: [section('system', 70), section('user', 40)], budget: budget({ contextWindow: 200, reservedForAnswer: 50, promptTokens: 100 }) });
+    const view = computeBudget({
+      sections: [section('system', 70), section('user', 40)],
+      budget: budget({ contextWindow: 200, reservedForAnswer: 50, promptTokens: 100 }),
+    });
     expect(view.promptTokens).toBe(110);
     expect(view.segments.some((s) => s.kind === 'overhead')).toBe(false);
     expect(view.freeTokens).toBe(40);

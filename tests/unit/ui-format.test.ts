@@ -57,7 +57,10 @@ describe('toPercent', () => {
 
 describe('progressView', () => {
   it('uses the engine fraction and shows MB of total', () => {
-    const view = progressView({ stage: 'download', fraction: 0.25, loadedBytes: 250_000_000, totalBytes: 1_000_000_000, text: 'Fetching param cache[3/12]' }, 'en');
+    const view = progressView(
+      { stage: 'download', fraction: 0.25, loadedBytes: 250_000_000, totalBytes: 1_000_000_000, text: 'Fetching param cache[3/12]' },
+      'en',
+    );
     expect(view).toEqual({ percent: 25, bytes: '250 MB / 1.0 GB', stage: 'download', text: 'Fetching param cache[3/12]' });
   });
   it('computes the percentage from bytes when the engine gives no fraction', () => {

@@ -132,7 +132,9 @@ describe('keys used by the UI', () => {
       ...Object.values(JOB_LABELS),
       'jobs.types.other',
       ...['summary_pending', 'keyword_memory_only', 'rejectedBecause'].map((k) => `context.notice.${k}`),
-      ...['title', 'titleNothingNew', 'titleWithErrors', 'added', 'updated', 'upToDate', 'rejected', 'empty', 'vectorsDropped'].map((k) => `memory.importReport.${k}`),
+      ...['title', 'titleNothingNew', 'titleWithErrors', 'added', 'updated', 'upToDate', 'rejected', 'empty', 'vectorsDropped'].map(
+        (k) => `memory.importReport.${k}`,
+      ),
       ...['export', 'upload', 'check', 'write'].map((p) => `memory.transfer.${p}`),
       'memory.importInterrupted',
     ];

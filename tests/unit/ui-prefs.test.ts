@@ -26,9 +26,15 @@ describe('ui prefs', () => {
     storage.data.set(KEY, '42');
     expect(readUiPref(KEY, storage)).toBeNull();
     const broken: PrefStorage = {
-      getItem: () => { throw new Error('SecurityError'); },
-      setItem: () => { throw new Error('QuotaExceededError'); },
-      removeItem: () => { throw new Error('SecurityError'); },
+      getItem: () => {
+        throw new Error('SecurityError');
+      },
+      setItem: () => {
+        throw new Error('QuotaExceededError');
+      },
+      removeItem: () => {
+        throw new Error('SecurityError');
+      },
     };
     expect(readUiPref(KEY, broken)).toBeNull();
     expect(() => writeUiPref(KEY, 'x', broken)).not.toThrow();

@@ -53,12 +53,19 @@ describe('promptNoticeViews', () => {
     const section = (dropped: number) => ({ kind: 'recent' as const, text: '', tokens: 0, items: 4, dropped });
     // Running summary: 8 messages not summarized yet, the 4 oldest did not fit (the section says "4 left out").
     const summary = promptNoticeViews(notices, { strategy: { kind: 'summary' }, sections: [section(4)] })[0]!;
-    expect(summary).toMatchObject({ key: 'context.notice.summary_behind', params: { count: 8 }, note: { key: 'context.notice.pendingLeftOut', params: { count: 4 } } });
+    expect(summary).toMatchObject({
+      key: 'context.notice.summary_behind',
+      params: { count: 8 },
+      note: { key: 'context.notice.pendingLeftOut', params: { count: 4 } },
+    });
     await changeUiLanguage('en');
     expect(translate(summary.key, summary.params)).toMatch(/^8 messages are not in the summary yet .* kept word for word for now\.$/);
     expect(translate(summary.note!.key, summary.note!.params)).toBe("4 of them did not fit the model's context window and were left out of this prompt.");
     // Summary + buffer: the section dropped more than were pending (older, already summarized turns don't count).
-    const buffer = promptNoticeViews([{ code: 'summary_pending', messages: 3, lastError: null }], { strategy: { kind: 'summary-buffer', maxTokens: 500 }, sections: [section(5)] })[0]!;
+    const buffer = promptNoticeViews([{ code: 'summary_pending', messages: 3, lastError: null }], {
+      strategy: { kind: 'summary-buffer', maxTokens: 500 },
+      sections: [section(5)],
+    })[0]!;
     expect(buffer).toMatchObject({ key: 'context.notice.summary_pending', params: { count: 3 }, note: { params: { count: 3 } } });
     // Nothing dropped: no note.
     expect(promptNoticeViews(notices, { strategy: { kind: 'summary' }, sections: [section(0)] })[0]!.note).toBeNull();
@@ -71,7 +78,9 @@ describe('promptNoticeViews', () => {
 
   it('gives nothing for traces of older versions and skips codes it does not know', () => {
     expect(promptNoticeViews(undefined)).toEqual([]);
-    expect(promptNoticeViews([{ code: 'something_new' } as unknown as PromptNotice, { code: 'keyword_memory_only' }]).map((v) => v.code)).toEqual(['keyword_memory_only']);
+    expect(promptNoticeViews([{ code: 'something_new' } as unknown as PromptNotice, { code: 'keyword_memory_only' }]).map((v) => v.code)).toEqual([
+      'keyword_memory_only',
+    ]);
   });
 });
 
@@ -92,13 +101,23 @@ describe('job labels and failures', () => {
       recentFailures: [
         { type: 'short-term.summary', lastError: ' Summary rejected: no user words kept ', at: 2_000 },
         { type: 'ltm.future', lastError: '', at: 1_000 },
-        { type: 'ltm.reembed', lastError: '3 memories still lack a vector', lastErrorInfo: { domain: 'jobs', code: 'reembed_incomplete', params: { remaining: 3 } }, at: 500 },
+        {
+          type: 'ltm.reembed',
+          lastError: '3 memories still lack a vector',
+          lastErrorInfo: { domain: 'jobs', code: 'reembed_incomplete', params: { remaining: 3 } },
+          at: 500,
+        },
       ],
     });
     expect(views).toEqual([
       { label: 'jobs.types.short-term_summary', reason: 'Summary rejected: no user words kept', reasonView: null, at: 2_000 },
       { label: 'jobs.types.other', reason: '', reasonView: null, at: 1_000 },
-      { label: 'jobs.types.ltm_reembed', reason: '3 memories still lack a vector', reasonView: { key: 'errorCodes.jobs.reembed_incomplete', params: { remaining: 3 } }, at: 500 },
+      {
+        label: 'jobs.types.ltm_reembed',
+        reason: '3 memories still lack a vector',
+        reasonView: { key: 'errorCodes.jobs.reembed_incomplete', params: { remaining: 3 } },
+        at: 500,
+      },
     ]);
     expect(jobFailureViews(null)).toEqual([]);
     expect(jobFailureViews({} as never)).toEqual([]);
@@ -167,7 +186,14 @@ describe('importReportView', () => {
 
     it('reports a first import as added and the same file again as nothing new (all up to date)', async () => {
       const source = open();
-      await source.conversations.add({ id: 'c1', title: '篮球', namespace: 'default', strategy: { kind: 'summary-buffer', maxTokens: 2000 }, createdAt: T0, updatedAt: T0 });
+      await source.conversations.add({
+        id: 'c1',
+        title: '篮球',
+        namespace: 'default',
+        strategy: { kind: 'summary-buffer', maxTokens: 2000 },
+        createdAt: T0,
+        updatedAt: T0,
+      });
       await source.messages.bulkAdd([
         { id: 'm1', conversationId: 'c1', seq: 0, role: 'user', content: '我喜欢打篮球', createdAt: T0, status: 'complete' },
         { id: 'm2', conversationId: 'c1', seq: 1, role: 'assistant', content: '好的！', createdAt: T0 + 1, status: 'complete' },

@@ -30,7 +30,11 @@ describe('notices store', () => {
     expect(notices.list).toHaveLength(2);
     vi.advanceTimersByTime(1);
     expect(notices.list.map((n) => [n.kind, n.text, n.detail])).toEqual([
-      ['error', 'Could not save the settings:', 'Storage is full: nothing of this change was saved. Free some disk space (or delete old conversations or model files) and try again.'],
+      [
+        'error',
+        'Could not save the settings:',
+        'Storage is full: nothing of this change was saved. Free some disk space (or delete old conversations or model files) and try again.',
+      ],
     ]);
     notices.dismiss(notices.list[0]!.id);
     expect(notices.list).toEqual([]);

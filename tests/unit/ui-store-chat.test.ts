@@ -218,7 +218,7 @@ describe('conversations store', () => {
     expect(api.callsOf('trace.get')).toEqual([{ messageId: 'a1' }]);
   });
 
-  it('shows the open conversation\'s strategy, else the one picked for the new chat, else the default', async () => {
+  it("shows the open conversation's strategy, else the one picked for the new chat, else the default", async () => {
     const { conversations } = setup();
     const fallback = { kind: 'full-buffer' } as const;
     expect(conversations.strategyShown(fallback)).toEqual(fallback);

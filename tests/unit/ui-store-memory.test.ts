@@ -13,7 +13,18 @@ import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { createFakeApi, deferred } from '../helpers/fake-api';
 
 const view = (id: string, text: string, over: Partial<MemoryView> = {}): MemoryView =>
-  ({ id, text, namespace: 'default', kind: 'fact', pinned: 0, current: 1, importance: 0.5, sourceConversationId: null, sourceMessageIds: [], ...over }) as unknown as MemoryView;
+  ({
+    id,
+    text,
+    namespace: 'default',
+    kind: 'fact',
+    pinned: 0,
+    current: 1,
+    importance: 0.5,
+    sourceConversationId: null,
+    sourceMessageIds: [],
+    ...over,
+  }) as unknown as MemoryView;
 const flush = () => new Promise((resolve) => setTimeout(resolve, 0));
 afterEach(() => vi.useRealTimers());
 
@@ -86,7 +97,7 @@ describe('memory store', () => {
     expect(notices.list.map((n) => [n.kind, n.detail])).toEqual([['error', 'db locked']]);
   });
 
-  it('add sends a pinned memory with trimmed text; a failure keeps the caller\'s text (returns false) with a notice', async () => {
+  it("add sends a pinned memory with trimmed text; a failure keeps the caller's text (returns false) with a notice", async () => {
     const { api, memory, notices } = setup();
     api.on('memory.add', (data) => view('m2', data.text));
     expect(await memory.add('preference', '  I like tea ')).toBe(true);
@@ -107,12 +118,15 @@ describe('memory store', () => {
     expect(api.callsOf('memory.update')).toEqual([{ id: 'm1', text: 'My cat is called Mochi Chan' }]);
     setListed([]); // no longer matches the search
     await memory.edit('m1', 'Dog');
-    expect(notices.list.map((n) => n.text)).toEqual(['Memory saved.', 'Memory saved. It no longer matches the current search or filter, so it is not in the list.']);
+    expect(notices.list.map((n) => n.text)).toEqual([
+      'Memory saved.',
+      'Memory saved. It no longer matches the current search or filter, so it is not in the list.',
+    ]);
     await memory.setPinned('m1', true);
     expect(api.callsOf('memory.update').at(-1)).toEqual({ id: 'm1', pinned: true });
   });
 
-  it('import: upload progress, then the core\'s check/write progress, then the report and reloads', async () => {
+  it("import: upload progress, then the core's check/write progress, then the report and reloads", async () => {
     const { api, memory, staged, stageGate, events } = setup();
     memory.listen();
     const report: ImportReport = { added: 2, updated: 1, skipped: 0, errors: [] };
@@ -151,7 +165,7 @@ describe('memory store', () => {
     expect(memory.importing).toBe(false);
   });
 
-  it('a refused import shows the core\'s reason, and a later import clears it', async () => {
+  it("a refused import shows the core's reason, and a later import clears it", async () => {
     const { api, memory, stageGate } = setup();
     stageGate.resolve();
     api.on('memory.importNotice', () => null);

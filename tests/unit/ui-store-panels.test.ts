@@ -100,7 +100,12 @@ describe('settings form store', () => {
     await form.commit('retention');
     await form.setLocale('zh_CN');
     await form.setDefaultStrategy({ kind: 'buffer-window', k: 4 });
-    expect(api.callsOf('settings.set')).toEqual([{ episodicRetentionDays: null }, { episodicRetentionDays: 90 }, { locale: 'zh_CN' }, { defaultStrategy: { kind: 'buffer-window', k: 4 } }]);
+    expect(api.callsOf('settings.set')).toEqual([
+      { episodicRetentionDays: null },
+      { episodicRetentionDays: 90 },
+      { locale: 'zh_CN' },
+      { defaultStrategy: { kind: 'buffer-window', k: 4 } },
+    ]);
     expect(form.savedControl).toBe('defaultStrategy');
     await form.setLocale('en');
   });
@@ -219,7 +224,12 @@ describe('engine picker store', () => {
     embedder: { modelId: 'e5', dimension: 384, state: 'ready', progress: null, error: null, errorCode: null },
     gpu: { available: gpu, shaderF16: gpu, adapter: null },
   });
-  const CATALOG: ModelCatalog = { webllm: [option('qwen-0.5b'), option('qwen-1.5b')], wllama: [option('tiny'), option('small', true)], localFiles: [], defaultWebllmModel: 'qwen-1.5b' };
+  const CATALOG: ModelCatalog = {
+    webllm: [option('qwen-0.5b'), option('qwen-1.5b')],
+    wllama: [option('tiny'), option('small', true)],
+    localFiles: [],
+    defaultWebllmModel: 'qwen-1.5b',
+  };
 
   async function setup(options: { status: EngineStatus; settings?: Partial<Settings>; catalog?: ModelCatalog }) {
     const api = createFakeApi();
@@ -258,7 +268,9 @@ describe('engine picker store', () => {
 
     const { api, picker } = saved;
     api.on('engine.loadWebLLM', ({ modelId }) => status(true, { kind: 'webllm', modelId, state: 'ready' }));
-    api.on('engine.loadWllama', ({ source }) => status(true, { kind: 'wllama', modelId: source.type === 'opfs' ? source.fileName : source.id, state: 'ready' }));
+    api.on('engine.loadWllama', ({ source }) =>
+      status(true, { kind: 'wllama', modelId: source.type === 'opfs' ? source.fileName : source.id, state: 'ready' }),
+    );
     expect(await picker.loadWebllm()).toBe(true);
     expect(picker.isLoaded('webllm', 'qwen-0.5b')).toBe(true);
     expect(picker.isLoaded('wllama', 'qwen-0.5b')).toBe(false);

@@ -30,7 +30,10 @@ describe('STRATEGY_LIST', () => {
 
 describe('switchStrategy', () => {
   it('takes the new kind’s defaults and drops parameters it does not use', () => {
-    expect(switchStrategy({ kind: 'summary-buffer', maxTokens: 3000 }, 'buffer-window')).toEqual({ kind: 'buffer-window', k: spec('buffer-window', 'k').default });
+    expect(switchStrategy({ kind: 'summary-buffer', maxTokens: 3000 }, 'buffer-window')).toEqual({
+      kind: 'buffer-window',
+      k: spec('buffer-window', 'k').default,
+    });
     expect(switchStrategy({ kind: 'vector', k: 2, topK: 3 }, 'full-buffer')).toEqual({ kind: 'full-buffer' });
   });
   it('keeps a value the user set for a parameter the new kind also uses', () => {
@@ -71,11 +74,17 @@ describe('setStrategyParam', () => {
 
 describe('labels', () => {
   it('describe a config with its parameters, in the given language', () => {
-    expect(describeStrategy({ kind: 'vector', k: 2, topK: 6 }, 'zh-CN')).toBe(`${zh.strategies.vector.label} (${zh.strategyParams.k.label} 2, ${zh.strategyParams.topK.label} 6)`);
+    expect(describeStrategy({ kind: 'vector', k: 2, topK: 6 }, 'zh-CN')).toBe(
+      `${zh.strategies.vector.label} (${zh.strategyParams.k.label} 2, ${zh.strategyParams.topK.label} 6)`,
+    );
     expect(describeStrategy({ kind: 'full-buffer' }, 'en')).toBe(en.strategies['full-buffer'].label);
   });
   it('group token numbers like the rest of the panel', () => {
-    expect(describeStrategy({ kind: 'summary-buffer', maxTokens: 2000 }, 'en')).toBe(`${en.strategies['summary-buffer'].label} (${en.strategyParams.maxTokens.label} 2,000)`);
-    expect(describeStrategy({ kind: 'summary-buffer', maxTokens: 12000 }, 'zh-CN')).toBe(`${zh.strategies['summary-buffer'].label} (${zh.strategyParams.maxTokens.label} 12,000)`);
+    expect(describeStrategy({ kind: 'summary-buffer', maxTokens: 2000 }, 'en')).toBe(
+      `${en.strategies['summary-buffer'].label} (${en.strategyParams.maxTokens.label} 2,000)`,
+    );
+    expect(describeStrategy({ kind: 'summary-buffer', maxTokens: 12000 }, 'zh-CN')).toBe(
+      `${zh.strategies['summary-buffer'].label} (${zh.strategyParams.maxTokens.label} 12,000)`,
+    );
   });
 });

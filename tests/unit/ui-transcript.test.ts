@@ -94,7 +94,10 @@ describe('a failed turn', () => {
 
   it('reports the user text as not stored when the core has no trace of it', () => {
     const local = failTurn(beginTurn(history, { requestId: 'r1', text: '新问题', now: 5_000 }), 'r1', 'worker killed');
-    const stored = [record({ id: 'u0', seq: 0, role: 'user', content: '你好' }), record({ id: 'a0', seq: 1, role: 'assistant', content: '你好！有什么可以帮你？' })];
+    const stored = [
+      record({ id: 'u0', seq: 0, role: 'user', content: '你好' }),
+      record({ id: 'a0', seq: 1, role: 'assistant', content: '你好！有什么可以帮你？' }),
+    ];
     const { list, userStored } = reconcileFailedTurn(local, stored, 'r1');
     expect(userStored).toBe(false);
     expect(list).toEqual(local);
@@ -157,7 +160,9 @@ describe('memory commands, from the stored messages', () => {
   });
 
   it('shows no card for a forget that removed nothing, or a message that is no command', () => {
-    expect(commandCard(fromRecord(record({ id: 'a', seq: 1, role: 'assistant', content: 'Nothing matched.', command: { kind: 'forget', affected: [] } })))).toBeNull();
+    expect(
+      commandCard(fromRecord(record({ id: 'a', seq: 1, role: 'assistant', content: 'Nothing matched.', command: { kind: 'forget', affected: [] } }))),
+    ).toBeNull();
     expect(commandCard(fromRecord(record({ id: 'a', seq: 1, role: 'assistant', content: 'Nothing matched.', command: { kind: 'forget' } })))).toBeNull();
     expect(commandCard(fromRecord(record({ id: 'a', seq: 1, role: 'assistant', content: 'hi' })))).toBeNull();
     const removed = commandCard(fromRecord(record({ id: 'a', seq: 1, role: 'assistant', content: '已删除', command: { kind: 'forget', affected } })));
@@ -198,7 +203,9 @@ describe('truncated replies', () => {
 
 describe('failed replies', () => {
   it('keep the engine error code so the panel can translate the failure', () => {
-    const failed = fromRecord(record({ id: 'f', seq: 1, role: 'assistant', content: '', status: 'error', error: 'No language model is loaded.', errorCode: 'not_loaded' }));
+    const failed = fromRecord(
+      record({ id: 'f', seq: 1, role: 'assistant', content: '', status: 'error', error: 'No language model is loaded.', errorCode: 'not_loaded' }),
+    );
     expect(failed).toMatchObject({ status: 'error', error: 'No language model is loaded.', errorCode: 'not_loaded' });
     expect(fromRecord(record({ id: 'g', seq: 1, role: 'assistant', content: '', status: 'error', error: 'x' })).errorCode).toBeUndefined();
   });

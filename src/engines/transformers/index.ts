@@ -88,7 +88,9 @@ function mapLoadError(error: unknown, modelId: string, allowRemote: boolean): En
   if (error instanceof EngineError) return error;
   const text = errorText(error);
   if (/allowRemoteModels=false|local_files_only/.test(text) || (!allowRemote && /not found|Could not locate/i.test(text))) {
-    return new EngineError('load', `The embedding model "${modelId}" is not available offline (not packaged, not cached) and downloads are turned off.`, { cause: error });
+    return new EngineError('load', `The embedding model "${modelId}" is not available offline (not packaged, not cached) and downloads are turned off.`, {
+      cause: error,
+    });
   }
   if (/Could not locate file|occurred while trying to load file|access to file|Failed to fetch|fetch failed|NetworkError|network|ECONN|ENOTFOUND/i.test(text)) {
     return new EngineError('download', `Downloading the embedding model "${modelId}" failed (are you offline?): ${text}`, { cause: error });
@@ -202,7 +204,8 @@ export async function createTransformersEmbedder(options: TransformersEmbedderOp
     dimension = probe!.length;
   } catch (error) {
     await extractor.dispose().catch(() => undefined);
-    if (error instanceof EngineError) throw new EngineError('load', `The embedding model "${modelId}" does not produce usable vectors: ${error.message}`, { cause: error });
+    if (error instanceof EngineError)
+      throw new EngineError('load', `The embedding model "${modelId}" does not produce usable vectors: ${error.message}`, { cause: error });
     throw mapLoadError(error, modelId, allowRemoteModels);
   }
   if (signal?.aborted) {

@@ -214,9 +214,7 @@ export function createWebLLMEngine(options: WebLLMEngineOptions = {}): WebLLMCha
         }
       },
     };
-    port.onDisconnect.addListener(() =>
-      connection.close('The GPU engine stopped (its service worker was shut down). Load the model again to continue.'),
-    );
+    port.onDisconnect.addListener(() => connection.close('The GPU engine stopped (its service worker was shut down). Load the model again to continue.'));
     return connection;
   }
 

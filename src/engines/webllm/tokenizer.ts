@@ -33,10 +33,7 @@ async function cachedJson(storage: CacheStorage, cacheName: string, url: string)
  * @returns `null` when the model is unknown or its tokenizer is not cached (e.g. before the
  *   first load finished) — the caller then uses the estimator. Never throws.
  */
-export async function loadWebLLMTokenCounter(
-  modelId: string,
-  options: { storage?: CacheStorage; appConfig?: AppConfig } = {},
-): Promise<TokenCounter | null> {
+export async function loadWebLLMTokenCounter(modelId: string, options: { storage?: CacheStorage; appConfig?: AppConfig } = {}): Promise<TokenCounter | null> {
   try {
     const storage = options.storage ?? globalThis.caches;
     const record = (options.appConfig ?? prebuiltAppConfig).model_list.find((m) => m.model_id === modelId);

@@ -48,7 +48,8 @@ export const REMEMBERED_IMPORTANCE = 0.9;
 /** Most candidates "forget" examines (top-k of the store's search). */
 export const FORGET_CANDIDATES = 200;
 
-const REMEMBER_EN = /^\s*(?:(?:please|pls|hey|ok|okay)[\s,]+)?(?:can you\s+|could you\s+)?remember(?:\s+this)?(?:\s*[:：,，]\s*|\s+that\s+|\s+(?=\S))([\s\S]+)$/iu;
+const REMEMBER_EN =
+  /^\s*(?:(?:please|pls|hey|ok|okay)[\s,]+)?(?:can you\s+|could you\s+)?remember(?:\s+this)?(?:\s*[:：,，]\s*|\s+that\s+|\s+(?=\S))([\s\S]+)$/iu;
 const REMEMBER_ZH = /^\s*(?:请你?|麻烦你?|你要|你)?(?:帮我)?(?:记住|记一下|记下来|记下)(?:这件事|这个|这点|一下)?[:：,，\s]*([\s\S]+)$/u;
 const FORGET_EN = /^\s*(?:(?:please|pls)[\s,]+)?forget(?:\s+(?:all|everything)\s+about|\s+about|\s+that)?(?:\s*[:：,，]\s*|\s+)([\s\S]+)$/iu;
 const FORGET_ZH = /^\s*(?:请你?|麻烦你?|你)?(?:帮我)?(?:忘记|忘掉|删除关于|删掉关于)(?:(?:所有|全部|一切)(?:的)?关于|关于)?[:：,，\s]*([\s\S]+)$/u;
@@ -61,9 +62,11 @@ const QUESTION = /[?？]\s*$|[吗呢]\s*[。.!！]?\s*$|怎么|如何|为什么|
 /** "remember me", "forget it", "忘了吧": no content to act on. */
 const VAGUE = /^(?:it|this|that|me|him|her|them|everything|all|吧|它|这个|那个|这件事|那件事|一切|所有)$/iu;
 /** "Forget everything (you know about me)", "forget all my memories". */
-const FORGET_ALL_EN = /^\s*(?:(?:please|pls)[\s,]+)?forget\s+(?:everything|all|all\s+(?:of\s+)?(?:my\s+|your\s+|the\s+)?memories)(?:\s+(?:you\s+know\s+)?about\s+me)?\s*[.!]*\s*$/iu;
+const FORGET_ALL_EN =
+  /^\s*(?:(?:please|pls)[\s,]+)?forget\s+(?:everything|all|all\s+(?:of\s+)?(?:my\s+|your\s+|the\s+)?memories)(?:\s+(?:you\s+know\s+)?about\s+me)?\s*[.!]*\s*$/iu;
 /** "忘记所有", "忘掉一切", "删除全部记忆", "请忘记关于我的所有事情". */
-const FORGET_ALL_ZH = /^\s*(?:请你?|麻烦你?|你)?(?:帮我)?(?:忘记|忘掉|删除|删掉)(?:关于我的)?(?:所有|全部|一切)(?:的)?(?:记忆|内容|事情|东西|事)?[。.!！~～]*\s*$/u;
+const FORGET_ALL_ZH =
+  /^\s*(?:请你?|麻烦你?|你)?(?:帮我)?(?:忘记|忘掉|删除|删掉)(?:关于我的)?(?:所有|全部|一切)(?:的)?(?:记忆|内容|事情|东西|事)?[。.!！~～]*\s*$/u;
 /** "Forget everything else, …", "忘记所有的烦恼吧": "everything/all" that is not the whole memory is a turn of phrase. */
 const ALL_LEAD = /^(?:everything|all)\b|^(?:所有|一切|全部)/iu;
 /** "Forget it, let's …" is a turn of phrase, not a command. */
@@ -92,7 +95,11 @@ export function parseMemoryCommand(text: string): ParsedMemoryCommand | null {
   ] as const) {
     const m = re.exec(trimmed);
     if (!m) continue;
-    const argument = m[1]!.trim().replace(/^(?:that|about)\s+/iu, '').replace(/^(?:关于)/u, '').trim();
+    const argument = m[1]!
+      .trim()
+      .replace(/^(?:that|about)\s+/iu, '')
+      .replace(/^(?:关于)/u, '')
+      .trim();
     if (!argument || QUESTION.test(argument) || VAGUE.test(argument.replace(/[。.!！]+$/u, ''))) return null;
     if (command === 'forget' && (IDIOM_EN.test(argument) || ALL_LEAD.test(argument) || (re === FORGET_ZH && NARRATION_ZH.test(argument)))) return null;
     if (contentTerms(argument).length === 0) return null;
@@ -110,11 +117,7 @@ export function parseMemoryCommand(text: string): ParsedMemoryCommand | null {
  * - forget everything: removes nothing and returns `refused: 'forget_all'` (see below).
  * @throws whatever the store throws (the store writes each change in one Dexie transaction).
  */
-export async function runMemoryCommand(
-  store: LongTermStore,
-  text: string,
-  context: MemoryCommandContext,
-): Promise<MemoryCommandResult | null> {
+export async function runMemoryCommand(store: LongTermStore, text: string, context: MemoryCommandContext): Promise<MemoryCommandResult | null> {
   const parsed = parseMemoryCommand(text);
   if (!parsed) return null;
   // Erasing everything is not done from a chat line (one mistyped sentence would lose it all):
@@ -193,7 +196,8 @@ async function forget(store: LongTermStore, argument: string, context: MemoryCom
   for (const match of matches) {
     const fact = await store.get(match.id);
     if (!fact) continue;
-    for (const round of await store.roundsStating(fact)) if (!affected.has(round.id)) affected.set(round.id, { id: round.id, kind: round.kind, text: round.text });
+    for (const round of await store.roundsStating(fact))
+      if (!affected.has(round.id)) affected.set(round.id, { id: round.id, kind: round.kind, text: round.text });
   }
   if (affected.size > 0) await store.remove([...affected.keys()], 'FORGET', 'user');
   return { command: 'forget', affected: [...affected.values()] };

@@ -170,7 +170,12 @@ const exchangeField = (key: keyof ExchangeInput) => z.string({ error: missing(ke
 export const episodicJob = defineJob<ExchangeInput, { store: LongTermStore; db: RecallDB }>({
   type: EPISODIC_JOB,
   payload: z.object(
-    { conversationId: exchangeField('conversationId'), namespace: exchangeField('namespace'), userMessageId: exchangeField('userMessageId'), assistantMessageId: exchangeField('assistantMessageId') },
+    {
+      conversationId: exchangeField('conversationId'),
+      namespace: exchangeField('namespace'),
+      userMessageId: exchangeField('userMessageId'),
+      assistantMessageId: exchangeField('assistantMessageId'),
+    },
     { error: missing('conversationId') },
   ),
   invalidPayload: 'retry',
@@ -187,16 +192,14 @@ export const episodicJob = defineJob<ExchangeInput, { store: LongTermStore; db: 
  * Rounds whose text the user deleted or forgot (tombstoned) are not stored again.
  * @throws Error for a malformed exchange (nothing is written), or what the store throws.
  */
-export async function storeEpisodes(
-  deps: { store: LongTermStore; db: RecallDB },
-  inputs: readonly ExchangeInput[],
-  signal?: AbortSignal,
-): Promise<void> {
+export async function storeEpisodes(deps: { store: LongTermStore; db: RecallDB }, inputs: readonly ExchangeInput[], signal?: AbortSignal): Promise<void> {
   inputs.forEach(checkExchange);
   if (inputs.length === 0) return;
   const rows = await deps.db.messages.bulkGet(inputs.flatMap((i) => [i.userMessageId, i.assistantMessageId]));
   const userIds = inputs.map((i) => i.userMessageId);
-  const existing = (await deps.db.transaction('r', deps.db.memories, () => Promise.all(userIds.map((id) => deps.db.memories.where('sourceMessageIds').equals(id).toArray())))).flat();
+  const existing = (
+    await deps.db.transaction('r', deps.db.memories, () => Promise.all(userIds.map((id) => deps.db.memories.where('sourceMessageIds').equals(id).toArray())))
+  ).flat();
   const done = new Set(existing.filter((m) => m.kind === 'episodic').flatMap((m) => m.sourceMessageIds.map((id) => `${m.namespace}\u0000${id}`)));
   let rounds: { input: ExchangeInput; memory: NewMemory }[] = [];
   inputs.forEach((input, i) => {
@@ -233,7 +236,12 @@ export async function storeEpisodes(
   // One batch per source (the history records it); rounds of one conversation usually share it.
   const results: { memory: MemoryRecord; created: boolean }[] = [];
   if (rounds.every((r) => source(r) === source(rounds[0]!))) {
-    results.push(...(await deps.store.addMany(rounds.map((r) => r.memory), source(rounds[0]!))));
+    results.push(
+      ...(await deps.store.addMany(
+        rounds.map((r) => r.memory),
+        source(rounds[0]!),
+      )),
+    );
   } else {
     for (const r of rounds) results.push(await deps.store.add(r.memory, source(r)));
   }

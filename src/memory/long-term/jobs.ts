@@ -78,7 +78,15 @@ export interface ExtractionStats {
   recentFailures: ExtractionFailureRecord[];
 }
 
-const EMPTY_STATS: ExtractionStats = { succeeded: 0, failed: 0, itemsExtracted: 0, repairedReplies: 0, decisionFailures: 0, lastRunAt: null, recentFailures: [] };
+const EMPTY_STATS: ExtractionStats = {
+  succeeded: 0,
+  failed: 0,
+  itemsExtracted: 0,
+  repairedReplies: 0,
+  decisionFailures: 0,
+  lastRunAt: null,
+  recentFailures: [],
+};
 
 /** Reads the extraction stats (zeros when none were recorded). */
 export async function readExtractionStats(db: RecallDB): Promise<ExtractionStats> {
@@ -193,7 +201,11 @@ export const extractJob = defineJob<z.infer<typeof exchangeSchema>, LongTermJobD
     reportProgress(0.5);
 
     // What the user deleted or forgot is not learned again (e.g. a re-run after a killed context).
-    const tombstoned = await tombstonedHashes(db, input.namespace, extraction.items.map((item) => memoryHash(item.text)));
+    const tombstoned = await tombstonedHashes(
+      db,
+      input.namespace,
+      extraction.items.map((item) => memoryHash(item.text)),
+    );
     const items = extraction.items.filter((item) => !tombstoned.has(memoryHash(item.text)));
     const result = await consolidate(items, {
       store,
@@ -252,10 +264,7 @@ export const maintenanceJob = defineJob<MaintenancePayload, LongTermJobDeps>({
   async run(p, { signal, reportProgress }, deps) {
     const { db, store, jobs } = deps;
     const now = deps.now ?? Date.now;
-    const retention =
-      p.episodicRetentionDays !== undefined
-        ? p.episodicRetentionDays
-        : (await readSettings(db)).settings.episodicRetentionDays;
+    const retention = p.episodicRetentionDays !== undefined ? p.episodicRetentionDays : (await readSettings(db)).settings.episodicRetentionDays;
     // Memories unchanged since the last completed (or checkpointed) merge were already compared.
     const startedAt = now();
     const state = z.object({ mergedThrough: z.number() }).safeParse((await db.settings.get(MAINTENANCE_STATE_KEY))?.value);

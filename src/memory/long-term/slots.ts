@@ -85,7 +85,11 @@ const RELATION_WORDS: readonly { label: string; en: string; zh: string }[] = [
   { label: 'son', en: 'sons?', zh: '儿子' },
   { label: 'daughter', en: 'daughters?', zh: '女儿' },
   { label: 'grandparent', en: 'grand(?:ma|pa|mother|father|parents?)', zh: '爷爷|奶奶|外公|外婆|姥姥|姥爷' },
-  { label: 'partner', en: 'wife|husband|girlfriend|boyfriend|partner|spouse|fianc[eé]e?', zh: '老婆|老公|妻子|丈夫|女朋友|男朋友|女友|男友|对象|伴侣|未婚妻|未婚夫' },
+  {
+    label: 'partner',
+    en: 'wife|husband|girlfriend|boyfriend|partner|spouse|fianc[eé]e?',
+    zh: '老婆|老公|妻子|丈夫|女朋友|男朋友|女友|男友|对象|伴侣|未婚妻|未婚夫',
+  },
   { label: 'friend', en: 'friends?', zh: '朋友' },
   { label: 'colleague', en: 'colleagues?|coworkers?|boss', zh: '同事|老板|领导' },
   { label: 'dog', en: 'dogs?|puppy', zh: '狗' },

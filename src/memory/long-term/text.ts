@@ -65,7 +65,9 @@ export class MemoryTextTooLongError extends MemoryError {
     readonly chars: number,
     readonly maxChars: number = MAX_MEMORY_TEXT_CHARS,
   ) {
-    super('text_too_long', `This memory is ${chars} characters long; a memory can hold at most ${maxChars}. Shorten it; nothing was saved.`, { params: { chars, maxChars } });
+    super('text_too_long', `This memory is ${chars} characters long; a memory can hold at most ${maxChars}. Shorten it; nothing was saved.`, {
+      params: { chars, maxChars },
+    });
     this.name = 'MemoryTextTooLongError';
   }
 }

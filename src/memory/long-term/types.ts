@@ -215,7 +215,11 @@ export interface LongTermStore {
    * @returns how many were embedded and how many still need it.
    * @throws the embedder's EngineError when embedding fails, or the abort reason when aborted.
    */
-  reembed(options?: { batchSize?: number; signal?: AbortSignal; onProgress?: (done: number, total: number) => void }): Promise<{ embedded: number; remaining: number }>;
+  reembed(options?: {
+    batchSize?: number;
+    signal?: AbortSignal;
+    onProgress?: (done: number, total: number) => void;
+  }): Promise<{ embedded: number; remaining: number }>;
   /**
    * Resolves when pending index writes are done, the lexical snapshot loaded after opening (see
    * `RetrievedMemory.lexicalFrom`) and the Voy module loaded (or failed). Never rejects.

@@ -90,7 +90,14 @@ export function createEntity(deps: StrategyDeps, k: number): ContextStrategy {
 }
 
 /** Writes `next` if `processedSeq` is still `expected`, with the entity upserts, in one transaction. */
-async function commitEntities(deps: StrategyDeps, conversationId: string, expected: number, next: EntityState, notes: EntityNote[], seenSeq: number): Promise<boolean> {
+async function commitEntities(
+  deps: StrategyDeps,
+  conversationId: string,
+  expected: number,
+  next: EntityState,
+  notes: EntityNote[],
+  seenSeq: number,
+): Promise<boolean> {
   const { db } = deps;
   return db.transaction('rw', db.strategyState, db.entities, async () => {
     if ((await readEntityState(db, conversationId)).processedSeq !== expected) return false;

@@ -19,9 +19,17 @@ import { capChars, MAX_RECENT_TURN_CHARS } from '../../prompt/neutralize';
  *   `[conversationId+seq]` index): a summary strategy needs nothing at or below its fold
  *   watermark, so a turn's read does not grow with the conversation. Default: every message.
  */
-export async function loadContextMessages(db: RecallDB, conversationId: string, newUserText?: string, options: { afterSeq?: number } = {}): Promise<ContextMessage[]> {
+export async function loadContextMessages(
+  db: RecallDB,
+  conversationId: string,
+  newUserText?: string,
+  options: { afterSeq?: number } = {},
+): Promise<ContextMessage[]> {
   const lower = options.afterSeq === undefined ? -Infinity : options.afterSeq;
-  const rows = await db.messages.where('[conversationId+seq]').between([conversationId, lower], [conversationId, Infinity], options.afterSeq === undefined, true).toArray();
+  const rows = await db.messages
+    .where('[conversationId+seq]')
+    .between([conversationId, lower], [conversationId, Infinity], options.afterSeq === undefined, true)
+    .toArray();
   const messages: ContextMessage[] = rows
     .filter((m) => m.status !== 'error' && m.content.trim() !== '' && !m.command)
     .map((m) => ({ id: m.id, seq: m.seq, role: m.role, content: m.content }));
@@ -47,7 +55,12 @@ export async function loadNewestMessages<T>(
   pick: (messages: ContextMessage[], complete: boolean) => T[] | null,
 ): Promise<T[]> {
   for (let limit = Math.max(1, Math.floor(firstPage)); ; limit *= 2) {
-    const rows = await db.messages.where('[conversationId+seq]').between([conversationId, -Infinity], [conversationId, Infinity], true, true).reverse().limit(limit).toArray();
+    const rows = await db.messages
+      .where('[conversationId+seq]')
+      .between([conversationId, -Infinity], [conversationId, Infinity], true, true)
+      .reverse()
+      .limit(limit)
+      .toArray();
     rows.reverse();
     const messages: ContextMessage[] = rows
       .filter((m) => m.status !== 'error' && m.content.trim() !== '' && !m.command)

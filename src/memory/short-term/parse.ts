@@ -61,7 +61,8 @@ const COMMON_CAPITALIZED = new Set(
 /** Chinese words of three or more characters that carry no fact. */
 const COMMON_CJK = new Set(['为什么', '怎么样', '不知道', '没关系', '一下子', '所以说', '是不是', '有没有', '什么样']);
 /** Chinese words ending in a cue after which a two-character word is a place or a name ("住在深圳", "叫安娜", "妹妹安娜"). */
-const CJK_NAME_CUE = /(?:住在|在|到|去|去了|来自|从|叫|名叫|叫做|姓|加入|嫁给|娶了|妹妹|姐姐|哥哥|弟弟|朋友|同事|老板|女儿|儿子|妈妈|爸爸|老婆|老公|女朋友|男朋友)$/u;
+const CJK_NAME_CUE =
+  /(?:住在|在|到|去|去了|来自|从|叫|名叫|叫做|姓|加入|嫁给|娶了|妹妹|姐姐|哥哥|弟弟|朋友|同事|老板|女儿|儿子|妈妈|爸爸|老婆|老公|女朋友|男朋友)$/u;
 const factSegmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
 /** "Ana's" → "Ana": the segmenter keeps the possessive in the word. */
 const withoutPossessive = (word: string) => word.replace(/['’]s$/iu, '');

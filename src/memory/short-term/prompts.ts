@@ -49,7 +49,12 @@ export const SUMMARY_FORMAT: ResponseFormat = {
  * @param lines the messages to fold in, oldest first; each appears once.
  * @param targetTokens length the summary should stay under (tokens).
  */
-export function summaryPrompt(previous: string, lines: readonly Pick<ContextMessage, 'role' | 'content'>[], targetTokens: number, language: DominantLanguage): ChatMessage[] {
+export function summaryPrompt(
+  previous: string,
+  lines: readonly Pick<ContextMessage, 'role' | 'content'>[],
+  targetTokens: number,
+  language: DominantLanguage,
+): ChatMessage[] {
   const system = [
     'You maintain the running summary of a conversation between a user and an AI assistant.',
     'Progressively summarize the new lines of conversation, adding onto the previous summary, and return the new summary.',
@@ -88,7 +93,12 @@ export const ENTITY_FORMAT: ResponseFormat = {
  * @param known stored notes of entities already mentioned in the exchange.
  * @param noteTokens length each note should stay under (tokens).
  */
-export function entityPrompt(known: readonly EntityNote[], exchange: readonly Pick<ContextMessage, 'role' | 'content'>[], noteTokens: number, language: DominantLanguage): ChatMessage[] {
+export function entityPrompt(
+  known: readonly EntityNote[],
+  exchange: readonly Pick<ContextMessage, 'role' | 'content'>[],
+  noteTokens: number,
+  language: DominantLanguage,
+): ChatMessage[] {
   const system = [
     'You keep short notes about the named entities of a conversation: people, pets, places, organisations, projects, products and events.',
     'From the exchange below, list every named entity that is mentioned. For each, write an updated note that merges the known note (if any) with the new facts from the exchange.',

@@ -94,7 +94,12 @@ export function takeChunk(deps: StrategyDeps, pending: readonly ContextMessage[]
 export function foldInputBudget(deps: StrategyDeps, engine: ChatEngine, state: SummaryState, targetTokens: number): number {
   const window = engine.contextWindow() ?? 4096;
   const counter = deps.tokens();
-  const fixed = counter.count(summaryPrompt(state.summary, [], targetTokens, 'mixed').map((m) => m.content).join('\n')) + 64;
+  const fixed =
+    counter.count(
+      summaryPrompt(state.summary, [], targetTokens, 'mixed')
+        .map((m) => m.content)
+        .join('\n'),
+    ) + 64;
   return Math.max(256, Math.min(4096, window - (2 * targetTokens + 64) - fixed));
 }
 
@@ -129,7 +134,10 @@ export async function foldLines(
   const grounding = {
     previous: state.summary,
     lines: lines.map((m) => m.content).join('\n'),
-    userLines: lines.filter((m) => m.role === 'user').map((m) => m.content).join('\n'),
+    userLines: lines
+      .filter((m) => m.role === 'user')
+      .map((m) => m.content)
+      .join('\n'),
   };
   const base = summaryPrompt(state.summary, lines, targetTokens, language);
   let messages = base;

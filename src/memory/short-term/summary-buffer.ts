@@ -137,4 +137,8 @@ export async function runFoldJob(deps: StrategyDeps, payload: { conversationId: 
 }
 
 /** `summary-buffer`: recent messages within `maxTokens`, older ones folded into a summary by `foldJob`. */
-export const summaryBufferStrategy = defineStrategy({ kind: 'summary-buffer', create: (deps, config) => createSummaryBuffer(deps, config.maxTokens!), jobs: [foldJob] });
+export const summaryBufferStrategy = defineStrategy({
+  kind: 'summary-buffer',
+  create: (deps, config) => createSummaryBuffer(deps, config.maxTokens!),
+  jobs: [foldJob],
+});

@@ -70,9 +70,7 @@ export function computeBudget(trace: Pick<PromptTrace, 'sections' | 'budget'>): 
     { kind: 'reserved', tokens: reserved },
     { kind: 'free', tokens: freeTokens },
   ];
-  const segments = raw
-    .filter((s) => s.tokens > 0)
-    .map((s) => ({ ...s, fraction: scale > 0 ? s.tokens / scale : 0 }));
+  const segments = raw.filter((s) => s.tokens > 0).map((s) => ({ ...s, fraction: scale > 0 ? s.tokens / scale : 0 }));
 
   return {
     contextWindow,

@@ -11,7 +11,9 @@ import { errorView, type ErrorView } from './errors';
 import { toPercent } from './format';
 
 /** Label key of each background job type (`jobs.types.<type with "." as "_">`). */
-export const JOB_LABELS: Readonly<Record<string, TranslationKey>> = Object.fromEntries(JOB_TYPES.map((type) => [type, jobTypeLabelKey(type) satisfies TranslationKey]));
+export const JOB_LABELS: Readonly<Record<string, TranslationKey>> = Object.fromEntries(
+  JOB_TYPES.map((type) => [type, jobTypeLabelKey(type) satisfies TranslationKey]),
+);
 
 /** The label key of a job type; unknown types (a newer core) get the generic `jobs.types.other`. */
 export function jobLabelKey(type: string): TranslationKey {

@@ -35,10 +35,7 @@ export interface PromptNoticeView {
  * `min(pending, recent section's dropped)`; a note says so, and the counts agree with the section list.
  * @param trace the trace's strategy and sections (optional: without them, summary + buffer wording, no note).
  */
-export function promptNoticeViews(
-  notices: readonly PromptNotice[] | undefined,
-  trace?: Pick<PromptTrace, 'strategy' | 'sections'>,
-): PromptNoticeView[] {
+export function promptNoticeViews(notices: readonly PromptNotice[] | undefined, trace?: Pick<PromptTrace, 'strategy' | 'sections'>): PromptNoticeView[] {
   const out: PromptNoticeView[] = [];
   const recentDropped = trace?.sections.find((s) => s.kind === 'recent')?.dropped ?? 0;
   for (const notice of notices ?? []) {

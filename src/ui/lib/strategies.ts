@@ -4,7 +4,15 @@
  * ranges and defaults; the strings are in the locale files). The UI adds only what a form needs:
  * switching kinds while keeping compatible values, and parsing what the user typed.
  */
-import { normalizeStrategyConfig, STRATEGIES, strategyInfo, type StrategyConfig, type StrategyInfo, type StrategyKind, type StrategyParamSpec } from '../../model/strategies';
+import {
+  normalizeStrategyConfig,
+  STRATEGIES,
+  strategyInfo,
+  type StrategyConfig,
+  type StrategyInfo,
+  type StrategyKind,
+  type StrategyParamSpec,
+} from '../../model/strategies';
 import { translate } from '../i18n/instance';
 import type { UiLanguage } from './locale';
 import { formatCount } from './format';

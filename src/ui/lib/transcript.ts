@@ -129,7 +129,15 @@ export function followTurn(
   const index = list.findIndex((m) => m.requestId === turn.requestId && m.role === 'assistant' && m.status === 'streaming');
   if (index < 0) {
     const content = 'content' in turn ? turn.content : turn.delta;
-    const placeholder: UiMessage = { id: pendingIds(turn.requestId).assistant, role: 'assistant', content, status: 'streaming', pending: true, requestId: turn.requestId, createdAt: turn.now };
+    const placeholder: UiMessage = {
+      id: pendingIds(turn.requestId).assistant,
+      role: 'assistant',
+      content,
+      status: 'streaming',
+      pending: true,
+      requestId: turn.requestId,
+      createdAt: turn.now,
+    };
     return [...list, placeholder];
   }
   if ('delta' in turn) return applyDelta(list, turn);

@@ -15,7 +15,12 @@ import { CANDIDATE_KINDS, type Candidate, type ConsolidationContext, type Consol
  * @param vector the item's embedding, `null` without an embedder (lexical and slot hits only).
  * @throws the store's read errors.
  */
-export async function findCandidates(item: PreparedItem, vector: Float32Array | null, ctx: ConsolidationContext, o: ConsolidationOptions): Promise<Candidate[]> {
+export async function findCandidates(
+  item: PreparedItem,
+  vector: Float32Array | null,
+  ctx: ConsolidationContext,
+  o: ConsolidationOptions,
+): Promise<Candidate[]> {
   const byId = new Map<string, Candidate>();
   const terms = contentTerms(item.text);
   const similarityTo = async (id: string): Promise<number | null> => {
@@ -32,7 +37,12 @@ export async function findCandidates(item: PreparedItem, vector: Float32Array | 
   const lexicalHits = await ctx.store.search({ text: item.text, namespace: ctx.namespace, k: o.candidates * 3, now: ctx.messageTime }, { timeFilters: false });
   for (const hit of lexicalHits) {
     if (!CANDIDATE_KINDS.has(hit.memory.kind) || byId.has(hit.memory.id)) continue;
-    byId.set(hit.memory.id, { memory: hit.memory, similarity: await similarityTo(hit.memory.id), coverage: termCoverage(terms, hit.memory.text), sameSlot: false });
+    byId.set(hit.memory.id, {
+      memory: hit.memory,
+      similarity: await similarityTo(hit.memory.id),
+      coverage: termCoverage(terms, hit.memory.text),
+      sameSlot: false,
+    });
   }
   // Same subject and slot ("Lives in Shenzhen" / "Moved to Hangzhou"): a candidate even with no shared word.
   for (const memory of await ctx.store.inSlot(memorySlot(item.text), { namespace: ctx.namespace, k: o.candidates, kinds: [...CANDIDATE_KINDS] })) {

@@ -10,9 +10,22 @@ import { buildDecisionMessages } from './prompt';
 import { parseDecision } from './parse';
 import { nearDuplicate, updateChangesMeaning, updateTextProblem } from './rules';
 import { DECISION_JSON_SCHEMA, type Decision } from './schema';
-import { abortError, DEFAULT_CONSOLIDATION_OPTIONS, type Candidate, type ConsolidationContext, type ConsolidationOptions, type ConsolidationPlan } from './types';
+import {
+  abortError,
+  DEFAULT_CONSOLIDATION_OPTIONS,
+  type Candidate,
+  type ConsolidationContext,
+  type ConsolidationOptions,
+  type ConsolidationPlan,
+} from './types';
 
-async function decide(engine: ChatEngine, item: PreparedItem, candidates: Candidate[], ctx: ConsolidationContext, o: ConsolidationOptions): Promise<{ decision: Decision | null; calls: number; failure?: string }> {
+async function decide(
+  engine: ChatEngine,
+  item: PreparedItem,
+  candidates: Candidate[],
+  ctx: ConsolidationContext,
+  o: ConsolidationOptions,
+): Promise<{ decision: Decision | null; calls: number; failure?: string }> {
   const texts = candidates.map((c) => c.memory.text);
   const base = buildDecisionMessages(item.text, texts);
   let messages = base;

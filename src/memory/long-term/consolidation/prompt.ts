@@ -23,7 +23,6 @@ export const DECISION_SYSTEM_PROMPT = [
   '{"event": "DELETE", "id": "0"}',
 ].join('\n');
 
-
 /** Builds the decision request messages; candidates appear as "0", "1", … in the given order. */
 export function buildDecisionMessages(itemText: string, candidateTexts: string[]): ChatMessage[] {
   const existing = candidateTexts.map((t, i) => `${i}: ${truncateMiddle(t.replace(/\s+/g, ' '), 300)}`).join('\n');

@@ -52,11 +52,13 @@ export function updateTextProblem(text: string, itemText: string, oldText: strin
   const quoted = JSON.stringify(truncateMiddle(text, 60));
   if (terms.length === 0) return `the merged text ${quoted} has no content words`;
   const grounded = termCoverage(terms, `${itemText}\n${oldText}`);
-  if (grounded < UPDATE_TEXT_LIMITS.minGrounded) return `the merged text ${quoted} is not grounded in the new fact or the old memory (${Math.round(grounded * 100)}% of its words occur in them)`;
+  if (grounded < UPDATE_TEXT_LIMITS.minGrounded)
+    return `the merged text ${quoted} is not grounded in the new fact or the old memory (${Math.round(grounded * 100)}% of its words occur in them)`;
   // What the item says that the old memory does not: the merge exists to carry it.
   const newTerms = contentTerms(itemText).filter((t) => termCoverage([t], oldText) === 0);
   const kept = termCoverage(newTerms, text);
-  if (newTerms.length > 0 && kept < UPDATE_TEXT_LIMITS.minNewCoverage) return `the merged text ${quoted} drops the new fact (${Math.round(kept * 100)}% of its words kept)`;
+  if (newTerms.length > 0 && kept < UPDATE_TEXT_LIMITS.minNewCoverage)
+    return `the merged text ${quoted} drops the new fact (${Math.round(kept * 100)}% of its words kept)`;
   return null;
 }
 

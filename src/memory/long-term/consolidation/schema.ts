@@ -16,4 +16,5 @@ export const DECISION_JSON_SCHEMA: Record<string, unknown> = {
 };
 
 /** A validated decision over candidate indexes. */
-export type Decision = { event: 'ADD' } | { event: 'NONE'; index: number | null } | { event: 'UPDATE'; index: number; text: string } | { event: 'DELETE'; index: number };
+export type Decision =
+  { event: 'ADD' } | { event: 'NONE'; index: number | null } | { event: 'UPDATE'; index: number; text: string } | { event: 'DELETE'; index: number };

@@ -165,8 +165,22 @@ function makeDay(y: number, m: number, d: number): DateRange | null {
 // ── numbers ────────────────────────────────────────────────────────────────────
 
 const EN_NUMBERS: Record<string, number> = {
-  a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
-  eleven: 11, twelve: 12, 'a couple of': 2, couple: 2,
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  'a couple of': 2,
+  couple: 2,
 };
 const ZH_DIGITS: Record<string, number> = { 零: 0, 一: 1, 二: 2, 两: 2, 三: 3, 四: 4, 五: 5, 六: 6, 七: 7, 八: 8, 九: 9 };
 
@@ -216,7 +230,10 @@ const RULES: Rule[] = [
   { re: en('yesterday|last night'), resolve: (_m, r) => dayRange(r, -1) },
   { re: en('today|tonight|this (?:morning|afternoon|evening)'), resolve: (_m, r) => dayRange(r, 0) },
   { re: en('tomorrow'), resolve: (_m, r) => dayRange(r, 1) },
-  { re: en(`(last|this|next) (${EN_WD})`), resolve: (m, r) => weekdayRange(r, WEEK_OFFSET[m[1]!.toLowerCase()]!, EN_WD.split('|').indexOf(m[2]!.toLowerCase())) },
+  {
+    re: en(`(last|this|next) (${EN_WD})`),
+    resolve: (m, r) => weekdayRange(r, WEEK_OFFSET[m[1]!.toLowerCase()]!, EN_WD.split('|').indexOf(m[2]!.toLowerCase())),
+  },
   { re: en('(last|this|next) weekend'), resolve: (m, r) => weekendRange(r, WEEK_OFFSET[m[1]!.toLowerCase()]!) },
   { re: en('(last|this|next) week'), resolve: (m, r) => weekRange(r, WEEK_OFFSET[m[1]!.toLowerCase()]!) },
   { re: en('(last|this|next) month'), resolve: (m, r) => monthRange(r, WEEK_OFFSET[m[1]!.toLowerCase()]!) },
@@ -260,7 +277,10 @@ const RULES: Rule[] = [
     re: /(?<!一)(上上|上|这|本|下下|下)个?月(?![球亮光台])/gu,
     resolve: (m, r) => monthRange(r, { 上上: -2, 上: -1, 这: 0, 本: 0, 下: 1, 下下: 2 }[m[1]!]!),
   },
-  { re: /大前年|大后年|前年|去年|今年|明年|后年/gu, resolve: (m, r) => yearRange(r, { 大前年: -3, 大后年: 3, 前年: -2, 去年: -1, 今年: 0, 明年: 1, 后年: 2 }[m[0]]!) },
+  {
+    re: /大前年|大后年|前年|去年|今年|明年|后年/gu,
+    resolve: (m, r) => yearRange(r, { 大前年: -3, 大后年: 3, 前年: -2, 去年: -1, 今年: 0, 明年: 1, 后年: 2 }[m[0]]!),
+  },
   {
     re: new RegExp(`(${ZH_NUM})(天|日|周|个星期|星期|个礼拜|礼拜|个月|年)(以前|之前|前|以后|之后|后)`, 'gu'),
     resolve: (m, r) => {

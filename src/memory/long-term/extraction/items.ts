@@ -91,8 +91,10 @@ export function prepareItem(item: RawItem, messageTime: number): PreparedItem {
 
 const INSTRUCTION_START_EN = /^(?:please\s+)?(?:always|never|don'?t|do not|call me|reply|answer|respond|use|speak|write|address me|keep)\b/iu;
 const INSTRUCTION_START_ZH = /^(?:请你?|你)?(?:以后|今后|总是|永远|一直|不要|别|回答|回复|叫我|称呼我|用中文|用英文|说话)/u;
-const EVENT_WORDS = /\b(?:appointment|meeting|flight|trip|party|deadline|exam|interview|wedding|concert|conference|visit)s?\b|会议|开会|面试|考试|航班|出差|旅行|旅游|聚会|约会|预约|截止|婚礼|演唱会|看病|复诊/iu;
-const PREFERENCE_WORDS = /\b(?:like|likes|love|loves|prefer|prefers|enjoy|enjoys|hate|hates|dislike|dislikes|favou?rite|can'?t stand)\b|喜欢|爱吃|爱喝|爱看|偏好|偏爱|讨厌|最爱|受不了|不爱/iu;
+const EVENT_WORDS =
+  /\b(?:appointment|meeting|flight|trip|party|deadline|exam|interview|wedding|concert|conference|visit)s?\b|会议|开会|面试|考试|航班|出差|旅行|旅游|聚会|约会|预约|截止|婚礼|演唱会|看病|复诊/iu;
+const PREFERENCE_WORDS =
+  /\b(?:like|likes|love|loves|prefer|prefers|enjoy|enjoys|hate|hates|dislike|dislikes|favou?rite|can'?t stand)\b|喜欢|爱吃|爱喝|爱看|偏好|偏爱|讨厌|最爱|受不了|不爱/iu;
 const PROFILE_WORDS =
   /\b(?:my name|i am|i'm|i live|i work|i was born|my (?:wife|husband|partner|son|daughter|kids?|children|mother|mom|father|dad|job|birthday|address|phone|email|age))\b|我叫|名字|我是|我住|住在|我在.{0,12}工作|我的(?:妻子|丈夫|老婆|老公|儿子|女儿|孩子|妈妈|爸爸|母亲|父亲|工作|生日|地址|电话|邮箱|年龄)|我出生|我今年\d+岁/iu;
 

@@ -28,16 +28,15 @@ export interface ExtractionExchange {
  * against; `chinese` (the user writes Chinese, `writesChinese`) makes the language rule explicit.
  */
 export function extractionSystemPrompt(messageTime: number, chinese: boolean): string {
-  const languageRule =
-    chinese
-      ? '- The user writes Chinese: write every item in Chinese (中文). Never translate into English.'
-      : "- Write every item in the user's own language. Never translate.";
+  const languageRule = chinese
+    ? '- The user writes Chinese: write every item in Chinese (中文). Never translate into English.'
+    : "- Write every item in the user's own language. Never translate.";
   return [
     'You pick out what a personal assistant should remember about the user from one chat exchange.',
     'Reply with one JSON object only:',
     '{"topic": "<2-5 words>", "facts": [{"kind": "profile|event|fact|instruction", "text": "...", "date": "YYYY-MM-DD"}], "preferences": [{"text": "..."}]}',
     'Rules:',
-    '- Only what the user says about themselves, their life and their wishes; not the assistant\'s ideas, not general knowledge.',
+    "- Only what the user says about themselves, their life and their wishes; not the assistant's ideas, not general knowledge.",
     '- One short, self-contained item per fact.',
     '- kind: profile = who the user is (name, home, job, family); event = something at a time (add "date"); instruction = how the assistant should answer; fact = anything else lasting. Likes and dislikes go in "preferences".',
     languageRule,

@@ -41,17 +41,54 @@ export const EXTRACTION_JSON_SCHEMA: Record<string, unknown> = (() => {
 })();
 
 const KIND_SYNONYMS: Record<string, FactKind> = {
-  profile: 'profile', personal: 'profile', identity: 'profile', person: 'profile', bio: 'profile', 个人信息: 'profile', 个人: 'profile',
-  preference: 'preference', preferences: 'preference', like: 'preference', likes: 'preference', dislike: 'preference', 偏好: 'preference', 喜好: 'preference',
-  event: 'event', events: 'event', plan: 'event', plans: 'event', schedule: 'event', appointment: 'event', 事件: 'event', 计划: 'event', 日程: 'event',
-  fact: 'fact', facts: 'fact', info: 'fact', information: 'fact', other: 'fact', 事实: 'fact',
-  instruction: 'instruction', instructions: 'instruction', rule: 'instruction', directive: 'instruction', request: 'instruction', 指令: 'instruction', 要求: 'instruction',
+  profile: 'profile',
+  personal: 'profile',
+  identity: 'profile',
+  person: 'profile',
+  bio: 'profile',
+  个人信息: 'profile',
+  个人: 'profile',
+  preference: 'preference',
+  preferences: 'preference',
+  like: 'preference',
+  likes: 'preference',
+  dislike: 'preference',
+  偏好: 'preference',
+  喜好: 'preference',
+  event: 'event',
+  events: 'event',
+  plan: 'event',
+  plans: 'event',
+  schedule: 'event',
+  appointment: 'event',
+  事件: 'event',
+  计划: 'event',
+  日程: 'event',
+  fact: 'fact',
+  facts: 'fact',
+  info: 'fact',
+  information: 'fact',
+  other: 'fact',
+  事实: 'fact',
+  instruction: 'instruction',
+  instructions: 'instruction',
+  rule: 'instruction',
+  directive: 'instruction',
+  request: 'instruction',
+  指令: 'instruction',
+  要求: 'instruction',
 };
 
 const textOf = z.union([
   z.string(),
   z
-    .object({ text: z.string().optional(), fact: z.string().optional(), memory: z.string().optional(), content: z.string().optional(), value: z.string().optional() })
+    .object({
+      text: z.string().optional(),
+      fact: z.string().optional(),
+      memory: z.string().optional(),
+      content: z.string().optional(),
+      value: z.string().optional(),
+    })
     .passthrough(),
 ]);
 

@@ -34,7 +34,6 @@ export interface Bm25Hit {
   terms: string[];
 }
 
-
 /** Per-query state, by short document id (see module doc). */
 class Scratch {
   capacity = 0;
@@ -116,7 +115,16 @@ class TopHeap {
  * `termScore`, noting first-touched documents in `touched` from `touchedLength` on.
  * @returns the new length of `touched`.
  */
-function scorePostings(rec: FieldPostings, idf: number, fieldBoost: number, avgLength: number, termScore: Float64Array, seenInTerm: Uint8Array, touched: Int32Array, touchedLength: number): number {
+function scorePostings(
+  rec: FieldPostings,
+  idf: number,
+  fieldBoost: number,
+  avgLength: number,
+  termScore: Float64Array,
+  seenInTerm: Uint8Array,
+  touched: Int32Array,
+  touchedLength: number,
+): number {
   const { k: k1, b, d } = BM25;
   const { n, docs, tfs, lengths } = rec;
   let t = touchedLength;
@@ -333,7 +341,11 @@ export class Bm25Scorer {
       const docId = order[heap.positions[i]!]!;
       const mask = matchedMask[docId]!;
       const more = extra.get(docId);
-      return { id: ms._documentIds.get(docId) as string, score: heap.scores[i]!, terms: distinct.filter((_, j) => (j < 32 ? (mask & (1 << j)) !== 0 : more?.has(j) === true)) };
+      return {
+        id: ms._documentIds.get(docId) as string,
+        score: heap.scores[i]!,
+        terms: distinct.filter((_, j) => (j < 32 ? (mask & (1 << j)) !== 0 : more?.has(j) === true)),
+      };
     });
     for (let p = 0; p < orderLength; p += 1) {
       const docId = order[p]!;

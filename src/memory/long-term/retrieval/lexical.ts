@@ -136,6 +136,11 @@ export class LexicalIndex {
     if (!text.trim() || this.index.documentCount === 0) return [];
     // The scoring of `MiniSearch.search` with these options, bit for bit and in the same order,
     // from cached copies of its postings (see `./bm25.ts`).
-    return this.scorer.search(this.index as unknown as MiniSearchInternals, queryTerms(text).filter((t) => !!t), limit, filter);
+    return this.scorer.search(
+      this.index as unknown as MiniSearchInternals,
+      queryTerms(text).filter((t) => !!t),
+      limit,
+      filter,
+    );
   }
 }

@@ -14,7 +14,16 @@ import type { MemoryRecord } from '../../../model/records';
 import type { CatalogEntry, StoreOpenStats } from '../types';
 import { LexicalIndex } from '../retrieval/lexical';
 import { l2normalize } from '../retrieval/vector';
-import { BlockIndex, indexedOf, layoutFromRows, VECTOR_KEY_PREFIX, type IndexBatch, type IndexHeaderRecord, type LayoutRow, type LexicalSnapshotRecord } from '../retrieval/blocks';
+import {
+  BlockIndex,
+  indexedOf,
+  layoutFromRows,
+  VECTOR_KEY_PREFIX,
+  type IndexBatch,
+  type IndexHeaderRecord,
+  type LayoutRow,
+  type LexicalSnapshotRecord,
+} from '../retrieval/blocks';
 import { holdsEmbedding, toRow } from './rows';
 
 /** Key of the lexical snapshot record in `db.memoryIndex`. */
@@ -226,7 +235,9 @@ export class IndexSync {
     await db.memoryIndex.clear();
     // No memory, no index: an empty store leaves nothing behind (erase everything).
     if (rows.length > 0) await db.memoryIndex.bulkPut([...layout.records.filter((r) => r.key !== 'header'), header, snapshot]);
-    const changed = rows.filter((r) => holdsEmbedding(r) || r.pending !== undefined || (r.embeddingModel !== null && !layout.index.hasVector(r.id, r.embeddingModel)));
+    const changed = rows.filter(
+      (r) => holdsEmbedding(r) || r.pending !== undefined || (r.embeddingModel !== null && !layout.index.hasVector(r.id, r.embeddingModel)),
+    );
     if (changed.length > 0) {
       const current = reread ? ((await db.memories.bulkGet(changed.map((r) => r.id))) as (MemoryRecord | undefined)[]) : changed;
       const byId = new Map(current.flatMap((r) => (r ? [[r.id, r] as const] : [])));
@@ -290,10 +301,13 @@ export class IndexSync {
     const [head, rowCount, pending, vectors] = await db.transaction('r', db.memories, db.memoryIndex, () =>
       Promise.all([
         // Every key below the vector blocks but the lexical snapshot (the large string read later).
-        db.memoryIndex.where('key').inAnyRange([
-          ['', SNAPSHOT_KEY],
-          [`${SNAPSHOT_KEY}\u0000`, VECTOR_KEY_PREFIX],
-        ]).toArray(),
+        db.memoryIndex
+          .where('key')
+          .inAnyRange([
+            ['', SNAPSHOT_KEY],
+            [`${SNAPSHOT_KEY}\u0000`, VECTOR_KEY_PREFIX],
+          ])
+          .toArray(),
         db.memories.count(),
         db.memories.where('pending').equals(1).count(),
         db.memoryIndex.where('key').aboveOrEqual(VECTOR_KEY_PREFIX).toArray(),

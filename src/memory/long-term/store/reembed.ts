@@ -62,7 +62,8 @@ export async function reembed(ctx: ReembedContext, options: Parameters<LongTermS
     if (batch.length > 0) {
       const texts = batch.map((r) => r.text);
       const vectorsOut = await embedder.embed(texts, options.signal);
-      if (vectorsOut.length !== texts.length) throw new EngineError('embedding', `Embedder ${model} returned ${vectorsOut.length} vectors for ${texts.length} texts`);
+      if (vectorsOut.length !== texts.length)
+        throw new EngineError('embedding', `Embedder ${model} returned ${vectorsOut.length} vectors for ${texts.length} texts`);
       await serial(() =>
         sync.writeIndexed([], async (ib) => {
           let stored = 0;
