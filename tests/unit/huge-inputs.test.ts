@@ -15,6 +15,7 @@ import { episodicText } from '../../src/memory/long-term/index';
 import { MemoryTextTooLongError } from '../../src/memory/long-term/text';
 import { MAX_MEMORY_TEXT_CHARS } from '../../src/model/memory';
 import type { RetrievedMemory, ShortTermContext } from '../../src/model/context';
+import { retrievedMemory } from '../helpers/retrieved-memory';
 import { messageTokens } from '../../src/memory/short-term/messages';
 import { assemblePrompt } from '../../src/prompt/assemble';
 import { capChars, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS } from '../../src/prompt/neutralize';
@@ -38,29 +39,7 @@ function recordingCounter() {
   return { counter, lengths, total: () => lengths.reduce((a, b) => a + b, 0), max: () => Math.max(0, ...lengths) };
 }
 
-const memory = (id: string, text: string): RetrievedMemory => ({
-  memory: {
-    id,
-    namespace: 'default',
-    kind: 'fact',
-    text,
-    importance: 0.5,
-    createdAt: Date.UTC(2026, 10, 1, 12),
-    updatedAt: 0,
-    validFrom: null,
-    validUntil: null,
-    current: 1,
-    lastAccessedAt: null,
-    accessCount: 0,
-    sourceConversationId: null,
-    sourceMessageIds: [],
-    pinned: false,
-    hash: id,
-    embeddingModel: null,
-  },
-  score: 0.9,
-  ranks: { lexical: 1 },
-});
+const memory = (id: string, text: string): RetrievedMemory => retrievedMemory(id, text);
 const empty: ShortTermContext = { summary: null, entities: [], retrieved: [], recent: [] };
 
 describe('capChars', () => {

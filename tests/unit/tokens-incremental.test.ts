@@ -12,6 +12,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/model/engine';
 import type { RetrievedMemory } from '../../src/model/context';
+import { retrievedMemory } from '../helpers/retrieved-memory';
 import { assemblePrompt } from '../../src/prompt/assemble';
 import { countPromptTokens, detectChatTemplate, type ChatTokenCounter } from '../../src/tokens';
 import { lineSegments, makeChatCounter, splitsAtLineStarts } from '../../src/tokens/counter';
@@ -122,29 +123,8 @@ describe('incremental exact counting (Qwen2.5)', () => {
   });
 
   it("an assembled prompt (memories, summary, recent turns; EN and ZH) counts like Qwen2.5's Jinja template on the same prompt", () => {
-    const memory = (id: string, text: string, createdAt: number): RetrievedMemory => ({
-      memory: {
-        id,
-        namespace: 'default',
-        kind: 'fact',
-        text,
-        embeddingModel: null,
-        importance: 0.5,
-        createdAt,
-        updatedAt: createdAt,
-        validFrom: null,
-        validUntil: null,
-        current: 1,
-        lastAccessedAt: null,
-        accessCount: 0,
-        sourceConversationId: null,
-        sourceMessageIds: [],
-        pinned: false,
-        hash: id,
-      },
-      score: 1,
-      ranks: { lexical: 1 },
-    });
+    const memory = (id: string, text: string, createdAt: number): RetrievedMemory =>
+      retrievedMemory(id, text, { memory: { createdAt, updatedAt: createdAt }, score: 1 });
     const day = Date.UTC(2025, 2, 1);
     for (const [lang, source] of [
       ['en', en],
