@@ -279,6 +279,8 @@ describe('memory store', () => {
     db = new RecallDB(`ltm-store-${crypto.randomUUID()}`);
     const embedder = createHashedEmbedder();
     const broken = await fresh({ db, embedder: () => embedder, now: () => T0, loadVoyWasm: async () => new Uint8Array([0, 1, 2]) });
+    // The store does not wait for the Voy WASM at open; `whenIndexed` does (and sees it fail).
+    await broken.whenIndexed();
     expect(warn).toHaveBeenCalledWith('[ltm] voy-search unavailable, vector search uses an exact scan:', expect.any(Error));
     const n = await broken.add({ namespace: 'default', kind: 'fact', text: 'I am allergic to peanuts' }, 'user');
     expect(ids(await broken.search({ text: 'peanut allergy', namespace: 'default' }, { mode: 'vector' }))).toEqual([n.memory.id]);
