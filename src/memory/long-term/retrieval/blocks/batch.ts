@@ -19,6 +19,15 @@ import {
   type VectorSegment,
 } from './records';
 
+/** Adds `id` to the members of `label` in `namespace` (see `BlockIndex.slotIds`). */
+export function addSlotMember(members: Map<string, Map<string, Set<string>>>, namespace: string, label: string, id: string): void {
+  let labels = members.get(namespace);
+  if (!labels) members.set(namespace, (labels = new Map()));
+  let ids = labels.get(label);
+  if (!ids) labels.set(label, (ids = new Set()));
+  ids.add(id);
+}
+
 /**
  * A set of changes to the index, prepared without touching the live index: `put` / `remove`
  * copy the blocks they change; `records()` are the blocks to write (in the same Dexie
@@ -191,6 +200,15 @@ export class IndexBatch {
 
   /** Applies the batch to the live index. Call once, after the blocks were committed. */
   commit(): void {
+    // The per-slot id lists: each changed id leaves its old label (read from the live blocks
+    // before they are swapped) and joins its new one (read after).
+    const slotOf = (loc: { namespace: string; slot: number }) => this.live.metas.get(loc.namespace)?.blocks[loc.slot >> 8]?.slots[loc.slot & 255] ?? null;
+    for (const id of this.metaLoc.keys()) {
+      const old = this.live.metaLoc.get(id);
+      const label = old ? slotOf(old) : null;
+      const members = old && label ? this.live.slotMembers.get(old.namespace) : undefined;
+      if (members?.get(label!)?.delete(id) && members.get(label!)!.size === 0) members.delete(label!);
+    }
     for (const seg of this.newSegs.meta) this.live.metas.set(seg.namespace, seg);
     for (const seg of this.newSegs.vec) this.live.vectorSegs.set(segmentKey(seg.model, seg.namespace), seg);
     for (const b of this.touched.values()) {
@@ -207,6 +225,8 @@ export class IndexBatch {
     for (const [id, loc] of this.metaLoc) {
       if (loc) this.live.metaLoc.set(id, loc);
       else this.live.metaLoc.delete(id);
+      const label = loc ? slotOf(loc) : null;
+      if (loc && label) addSlotMember(this.live.slotMembers, loc.namespace, label, id);
     }
     for (const [id, loc] of this.vecLoc) {
       if (loc) this.live.vecLoc.set(id, loc);
