@@ -130,12 +130,25 @@ describe('chat store', () => {
     expect(api.callsOf('chat.send')).toEqual([]);
     expect(chat.draft).toBe(text);
     expect(chat.tooLong).toMatchObject({ neededTokens: 900, availableTokens: 500, fitChars: 20 });
-    expect(chat.canSend).toBe(false);
     chat.shorten();
     expect(chat.draft).toBe('First sentence here.');
     expect(chat.tooLong).toBeNull();
     await chat.send();
     expect(api.callsOf('chat.send').map((d) => d.text)).toEqual(['First sentence here.']);
+  });
+
+  it('measures again when sending: a text too long for one model is sent once a larger one is loaded', async () => {
+    const { api, conversations, chat } = setup();
+    conversations.current = conv('c1');
+    let room = 500;
+    api.on('chat.measure', ({ text }) => ({ neededTokens: 900, availableTokens: room, fits: 900 <= room, chars: text.length, maxChars: 32000, fitChars: 10 }));
+    api.on('chat.send', ({ text }) => ({ userMessage: msg('u1', 0, 'user', text), assistantMessage: msg('a1', 1, 'assistant', 'ok') }));
+    chat.draft = 'a long text';
+    await chat.send();
+    expect(api.callsOf('chat.send')).toEqual([]);
+    room = 4000; // another model, with a larger window
+    await chat.send();
+    expect(api.callsOf('chat.send').map((d) => d.text)).toEqual(['a long text']);
   });
 
   it('a message sent while its own reply streams waits (queued bubble) and is sent when that reply ends', async () => {

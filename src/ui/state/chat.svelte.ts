@@ -71,15 +71,15 @@ export class ChatStore {
   }
 
   /**
-   * `true` when Send works now: there is text (once trimmed), no reply this panel follows runs
-   * (this panel's own reply does not block: the message waits), the text is not known to be too
-   * long for the model, and the chat model is ready — or the text is a memory command, answered
-   * without it (`sendBlocker`).
+   * `true` when Send can be tried now: there is text (once trimmed), no reply this panel follows
+   * runs (this panel's own reply does not block: the message waits), and the chat model is ready
+   * — or the text is a memory command, answered without it (`sendBlocker`). `send` then measures
+   * the text first and sends nothing when it does not fit (`tooLong`).
    */
   get canSend(): boolean {
     const text = this.draft.trim();
     const active = this.#deps.conversations.active;
-    return text.length > 0 && !active?.followed && this.tooLong === null && sendBlocker(text, this.#deps.chatState()) === null;
+    return text.length > 0 && !active?.followed && sendBlocker(text, this.#deps.chatState()) === null;
   }
 
   /** The measurement of the input's text when it cannot be sent because it does not fit, else `null`. */
@@ -95,8 +95,8 @@ export class ChatStore {
 
   /**
    * Measures the input's text `MEASURE_DELAY_MS` after the last call (the composer calls it on
-   * every change), so the warning shows before Enter. Memory commands and texts with no ready
-   * model are not measured.
+   * every change of the text, the model and the answer length), so the warning shows before
+   * Enter. Memory commands and texts with no ready model are not measured.
    */
   measureSoon(): void {
     if (this.#measureTimer !== null) clearTimeout(this.#measureTimer);
@@ -106,12 +106,15 @@ export class ChatStore {
     }, MEASURE_DELAY_MS);
   }
 
-  /** Measures `text` now (`chat.measure`) and records it; `null` when it is not measured or the request failed. */
+  /**
+   * Measures `text` now (`chat.measure`, always asked again: the model or the answer length may
+   * have changed since) and records it; `null` when it is not measured or the request failed.
+   */
   async #measure(text: string): Promise<MessageFit | null> {
     if (!text || isMemoryCommand(text) || this.#deps.chatState() !== 'ready') return null;
-    if (this.fit?.text === text) return this.fit.fit;
     const fit = await this.#deps.request('chat.measure', { text }).catch(() => null);
     if (fit) this.fit = { text, fit };
+    else if (this.fit?.text === text) this.fit = null; // unknown now: the core checks again when it is sent
     return fit;
   }
 
