@@ -12,7 +12,10 @@
  *
  * `send` runs those steps as named functions in order (`runTurn`: `loadShortTerm`,
  * `storeUserMessage`, `answerCommand`, `retrieveMemories`, `citedTitles`, `assemblePrompt`,
- * `streamReply`, `storeReply`, `handOff`). Over 300 lines: the steps share one closure (the
+ * `streamReply`, `storeReply`, `handOff`). Regenerate, edit and retry run the same turn after
+ * one more step inside the lock, `replaceTurns`: the replaced message and every later one are
+ * removed with what memory learned from them (`turn-revision.ts`). `measure` counts a message
+ * against the model's room before the panel sends it. Over 300 lines: the steps share one closure (the
  * running turns, the live replies, the turn lock), which a split would have to pass around.
  */
 import { Mutex } from 'async-mutex';
