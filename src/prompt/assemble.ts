@@ -28,6 +28,7 @@
 import type { ChatMessage } from '../model/engine';
 import type { TokenCounter } from '../model/tokens';
 import type { RetrievedMemory, ContextMessage, ShortTermContext } from '../model/context';
+import type { MemoryView, SpeakerNames } from '../model/records';
 import { formatMemoriesForPrompt } from './memory-lines';
 import { countPromptTokens } from '../tokens';
 import { capChars, indentContinuation, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS, mergeReports, neutralizerFor, sealNeutralized } from './neutralize';
@@ -149,10 +150,21 @@ export function assemblePrompt(input: AssembleInput): AssembledPrompt {
   // Each memory's text is cut and neutralized once for all passes; citations keep the stored text.
   const gate = neutralizerFor(input.counter);
   const prepared = new Map<RetrievedMemory, Prepared>();
+  // A memory's text and its speaker names pass the gate.
+  const gateView = (m: MemoryView): { view: MemoryView; report: NeutralizedReport } => {
+    const n = gate.stored(capChars(m.text, MAX_INJECTED_TEXT_CHARS));
+    const names = m.speakers ? Object.entries(m.speakers).map(([role, name]) => [role, gate.stored(capChars(name ?? '', 200))] as const) : [];
+    const renamed = names.some(([role, g]) => g.text !== m.speakers![role as keyof SpeakerNames]);
+    const view =
+      n.text === m.text && !renamed
+        ? m
+        : { ...m, text: n.text, ...(m.speakers ? { speakers: Object.fromEntries(names.map(([role, g]) => [role, g.text])) } : {}) };
+    return { view, report: mergeReports([n, ...names.map(([, g]) => g)]) };
+  };
   const all = input.memories.map((r) => {
-    const n = gate.stored(capChars(r.memory.text, MAX_INJECTED_TEXT_CHARS));
-    const p: RetrievedMemory = n.text === r.memory.text ? r : { ...r, memory: { ...r.memory, text: n.text } };
-    prepared.set(p, { original: r, report: n });
+    const { view, report } = gateView(r.memory);
+    const p: RetrievedMemory = view === r.memory ? r : { ...r, memory: view };
+    prepared.set(p, { original: r, report });
     return p;
   });
   const uncovered = (sent: ReadonlySet<string>) => all.filter((r) => !coveredBy(r, sent));

@@ -7,6 +7,7 @@
  */
 import type { TokenCounter } from '../model/tokens';
 import type { RetrievedMemory } from '../model/context';
+import { labelSpeakers } from '../text/speakers';
 
 /** Result of `formatMemoriesForPrompt`. */
 export interface FormattedMemories {
@@ -25,12 +26,15 @@ const localDate = (ms: number) => {
 };
 
 /**
- * One memory as a prompt line: `- [2024-05-03] I moved to Hangzhou`. Line breaks inside the text
- * become " / "; a memory whose validity ended gets ` (no longer true since YYYY-MM-DD)`; a round
+ * One memory as a prompt line: `- [2024-05-03] I moved to Hangzhou`, with its speakers named when
+ * its conversation names them (`labelSpeakers`: `- [2024-05-03] Mia: I moved … / Jonas: …`; the
+ * role labels of a round otherwise). Line breaks inside the text become " / "; a memory whose validity ended gets ` (no longer true since YYYY-MM-DD)`; a round
  * stating a superseded fact (`pastSince`) gets ` (past, superseded on YYYY-MM-DD)`.
  */
 export function formatMemoryLine(memory: RetrievedMemory['memory'], maxChars = Infinity): string {
-  const flat = memory.text.trim().replace(/\s*\n+\s*/gu, ' / ');
+  const flat = labelSpeakers(memory)
+    .trim()
+    .replace(/\s*\n+\s*/gu, ' / ');
   const chars = Array.from(flat);
   const text = chars.length > maxChars ? `${chars.slice(0, maxChars).join('').trimEnd()}…` : flat;
   const ended = memory.validUntil !== null && memory.current === 0 ? ` (no longer true since ${localDate(memory.validUntil)})` : '';
@@ -51,7 +55,7 @@ export function fitMemoryLine(memory: RetrievedMemory['memory'], counter: TokenC
   if (counter.count(whole) <= maxTokens) return whole;
   if (maxTokens < MIN_SHORTENED_LINE_TOKENS) return null;
   let lo = 0;
-  let hi = Array.from(memory.text.trim()).length;
+  let hi = Array.from(labelSpeakers(memory).trim()).length;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
     if (counter.count(formatMemoryLine(memory, mid)) <= maxTokens) lo = mid;

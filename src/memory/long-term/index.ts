@@ -10,7 +10,7 @@
  * - `ltm.extract` (`./jobs.ts`): LLM extraction of facts and consolidation.
  */
 import type { RecallDB } from '../../db/schema';
-import type { MemoryRecord, MessageRecord } from '../../model/records';
+import type { MemoryRecord, MessageRecord, SpeakerNames } from '../../model/records';
 import { z } from 'zod';
 import { defineJob, enqueueJob, registerJobs } from '../../jobs/descriptor';
 import type { JobQueue } from '../../jobs/queue';
@@ -18,6 +18,7 @@ import { runMemoryCommand } from './commands';
 import { EXTRACT_JOB, extractJob } from './jobs';
 import { capChars } from '../../prompt/neutralize';
 import { memoryHash, rememberedReply } from './text';
+import { ROUND_LABELS } from '../../text/speakers';
 import { MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
 import { recordAccesses, tombstonedHashes } from './store';
 import type { ExchangeInput, LongTermMemory, LongTermStore, NewMemory } from './types';
@@ -138,16 +139,25 @@ function checkExchange(input: ExchangeInput): void {
 export function episodicText(user: MessageRecord, assistant: MessageRecord | undefined): string {
   // Each side gets half of MAX_MEMORY_TEXT_CHARS (minus its label and "…"), so the round always fits the store.
   const half = Math.floor(MAX_MEMORY_TEXT_CHARS / 2) - 16;
-  const parts = [`User: ${capChars(user.content.trim(), half)}`];
+  const parts = [`${ROUND_LABELS.user}: ${capChars(user.content.trim(), half)}`];
   const reply = rememberedReply(assistant);
-  if (reply) parts.push(`Assistant: ${capChars(reply, half)}`);
+  if (reply) parts.push(`${ROUND_LABELS.assistant}: ${capChars(reply, half)}`);
   return parts.join('\n');
+}
+
+/** The named speakers of a round's messages (`MessageRecord.speaker`), as the memory's `speakers` field; `{}` when none is named. */
+function speakersOf(user: MessageRecord, assistant: MessageRecord | undefined): { speakers?: SpeakerNames } {
+  const speakers: SpeakerNames = {};
+  if (user.speaker) speakers.user = user.speaker;
+  if (assistant?.speaker) speakers.assistant = assistant.speaker;
+  return speakers.user || speakers.assistant ? { speakers } : {};
 }
 
 /**
  * Registers the `ltm.episodic` handler: stores the exchange's round as an `episodic` memory
  * (kind `episodic`, importance `EPISODIC_IMPORTANCE`, `createdAt` = `validFrom` = the user
- * message's time, source conversation and both message ids). When the same text is already
+ * message's time, source conversation and both message ids, the messages' named speakers as
+ * `speakers`). When the same text is already
  * stored (an exact duplicate, e.g. "Good morning" / "Good morning!"), the existing memory gains
  * the new message ids (history event `MERGE`) instead of a second copy.
  * Idempotent (a resumed job finds the memory it already stored, by source message id); a round
@@ -220,6 +230,7 @@ export async function storeEpisodes(deps: { store: LongTermStore; db: RecallDB }
         createdAt: user.createdAt,
         sourceConversationId: input.conversationId,
         sourceMessageIds: assistant ? [user.id, assistant.id] : [user.id],
+        ...speakersOf(user, assistant),
       },
     });
   });

@@ -135,7 +135,8 @@ export interface IngestReport {
  * Ingests the conversations through the memory pipeline:
  * 1. conversations and messages are written as the chat service writes them (role = the turn's
  *    `role`, else alternating user/assistant from the first turn of each session; time = the
- *    turn's `date`, else the session date + `TURN_SPACING_MS` per turn);
+ *    turn's `date`, else the session date + `TURN_SPACING_MS` per turn; `speaker` = the turn's
+ *    named speaker, which the episodic rounds carry into their indexed text);
  * 2. each round (a user turn and the assistant turn that follows it, if any) is handed to
  *    `longTerm.onExchange`, which enqueues the persisted jobs;
  * 3. the job queue (started by the caller, with handlers registered) is drained every 25 rounds
@@ -191,6 +192,7 @@ export async function ingestDataset(
           content: turn.text,
           createdAt: turn.date ? Date.parse(turn.date) : base + i * TURN_SPACING_MS,
           status: 'complete',
+          speaker: turn.speaker,
         });
       });
       for (let i = 0; i < session.turns.length; i += 1) {
