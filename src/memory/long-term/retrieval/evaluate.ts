@@ -5,7 +5,8 @@
  * `LongTermMemory.onExchange` per round, the persisted job queue with the registered handlers,
  * drained — and asks each question through `LongTermMemory.retrieve` (or the store's search in a
  * given mode), measuring recall@k of the evidence turns (LoCoMo's retrieval metric: the share of
- * a question's evidence turns found among the source turns of the top-k memories) and latency.
+ * a question's evidence turns found among the source turns of the top-k memories — a memory's
+ * own and those of the adjacent rounds retrieval attached to it, `RetrievedMemory.neighbours`) and latency.
  *
  * Runs wherever Dexie runs (browser, or Node with fake-indexeddb); no file access here.
  *
@@ -358,7 +359,12 @@ export async function evaluateDataset(
         : await retriever.store.search(query, { ...retriever.options, mode: retriever.mode });
     const latencyMs = performance.now() - started;
     if (retriever.kind === 'facade') await retriever.longTerm.flush?.();
-    const sources = ranked.map((r) => r.memory.sourceMessageIds);
+    // A memory unit's sources: the memory's and those of the rounds shown with it (`RetrievedMemory.neighbours`).
+    const sources = ranked.map((r) => [
+      ...r.memory.sourceMessageIds,
+      ...(r.neighbours?.before?.sourceMessageIds ?? []),
+      ...(r.neighbours?.after?.sourceMessageIds ?? []),
+    ]);
     const firstRank = (ids: readonly string[]) => {
       const i = sources.findIndex((s) => s.some((id) => ids.includes(id)));
       return i < 0 ? null : i + 1;
