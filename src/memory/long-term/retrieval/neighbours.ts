@@ -46,6 +46,7 @@ export async function expandNeighbours(db: RecallDB, results: readonly Retrieved
       return { conversationId: edge.conversationId, seq: side === 'before' ? edge.seq - 1 : edge.seq + 1 };
     };
     const lookups = rounds.flatMap((r) => (['before', 'after'] as const).map((side) => ({ r, side, at: adjacent(r, side) })));
+    // One keyed read per position (an `anyOf` over the compound keys walks far more slowly here).
     const messages = await Promise.all(
       lookups.map(({ at }) => (at && at.seq >= 0 ? db.messages.where('[conversationId+seq]').equals([at.conversationId, at.seq]).first() : undefined)),
     );
