@@ -187,6 +187,12 @@ export interface SameSubjectInfo {
   slotMargin?: number;
   /** Whether the memory is current (false: superseded / no longer valid; it goes below its successors). */
   isCurrent?: (id: string) => boolean;
+  /**
+   * Whether the memory is in the time window the query names (`applyTimeBoost`): within a group,
+   * the window's memories come first (a newer statement outside the asked time does not take
+   * the place of the one the question dates).
+   */
+  inWindow?: (id: string) => boolean;
 }
 
 /**
@@ -199,7 +205,8 @@ export interface SameSubjectInfo {
  * Without a language model to reconcile them (episodic memories are never consolidated), the
  * newer statement is the better guess for the current state. The candidates of each group keep
  * the positions the group occupies in `ranked` but are put in them current first (`info.isCurrent`:
- * a superseded memory stays below its successor), then newest first; candidates in no group
+ * a superseded memory stays below its successor; `info.inWindow` before both: the memories of the
+ * query's time window first), then newest first; candidates in no group
  * (fewer matched terms and no slot, vector-only hits) do not move. This is not a global recency
  * boost: a memory only ever trades places with another about the same subject.
  * Memories about other people rarely match the same set or slot: the first-person terms of
@@ -257,10 +264,11 @@ export function recencyTieBreak(
     else groups.set(root, [position]);
   });
   const current = (id: string) => (info.isCurrent ? (info.isCurrent(id) ? 1 : 0) : 1);
+  const dated = (id: string) => (info.inWindow?.(id) ? 1 : 0);
   const out = [...ranked];
   for (const positions of groups.values()) {
     if (positions.length < 2) continue;
-    const members = positions.map((p) => ranked[p]!).sort((a, b) => current(b) - current(a) || timeOf(b) - timeOf(a));
+    const members = positions.map((p) => ranked[p]!).sort((a, b) => dated(b) - dated(a) || current(b) - current(a) || timeOf(b) - timeOf(a));
     positions.forEach((p, i) => (out[p] = members[i]!));
   }
   return out;
