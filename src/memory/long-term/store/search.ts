@@ -28,6 +28,9 @@ import type { IndexSync } from './index-sync';
 import { toView } from './rows';
 import { EngineError } from '../../../model/errors';
 
+/** A term that is one Han character. */
+const SINGLE_HAN = /^\p{Script=Han}$/u;
+
 /** Share of a fact's content words a round's text must contain to count as stating it (`roundsStating`). */
 export const ROUND_COVERAGE = 0.75;
 
@@ -177,7 +180,8 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
         const scoreOf = new Map(ranked.map((r) => [r.id, r.score]));
         const order = recencyTieBreak(
           ranked.map((r) => r.id),
-          new Map(lexicalHits.map((h) => [h.id, h.terms])),
+          // Single Han characters (the unigram field, one-character words) say too little about what a memory is about to group it.
+          new Map(lexicalHits.map((h) => [h.id, h.terms.filter((term) => !SINGLE_HAN.test(term))])),
           (id) => metaOfId(id).validFrom ?? metaOfId(id).createdAt,
           undefined,
           {
