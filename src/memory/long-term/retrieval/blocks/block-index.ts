@@ -2,6 +2,7 @@
 
 import type { MemoryKind } from '../../../../model/memory';
 import type { CatalogEntry } from '../../types';
+import { SLOT_CLASSIFIER_VERSION } from '../../slots';
 import { addSlotMember, IndexBatch } from './batch';
 import {
   type BlockIndexInternals,
@@ -43,8 +44,9 @@ export class BlockIndex {
    */
   private readonly slotIds = new Map<string, Map<string, Set<string>>>();
   /**
-   * Whether some meta block read by `fromRecords` lacks the `current` / `normalized` columns
-   * (written by an older version): the layout must be repaired from the rows before it is used.
+   * Whether some meta block read by `fromRecords` lacks the `current` / `normalized` columns or
+   * has slot labels of another `SLOT_CLASSIFIER_VERSION` (written by an older version): the layout
+   * must be repaired from the rows before it is used.
    */
   outdated = false;
 
@@ -58,7 +60,7 @@ export class BlockIndex {
       else if ('type' in r && r.type === 'vector') vectors.push(r);
     }
     for (const b of metas) {
-      if (!b.current || !b.normalized) index.outdated = true;
+      if (!b.current || !b.normalized || (b.slotsVersion ?? 1) !== SLOT_CLASSIFIER_VERSION) index.outdated = true;
       const seg = index.metaSegment(b.namespace);
       seg.blocks[b.block] = b;
     }
