@@ -20,7 +20,10 @@
  *       `retrieval/blocks/f16.ts`) instead of f32 and decoded to f32 when the store opens; the
  *       upgrade converts every v3 vector block in place. `memories` drops the indexes whose
  *       queries read (nearly) every row anyway — `namespace` (queried nowhere), `kind` and
- *       `current` (maintenance only, which now filters one read of the table).
+ *       `current` (maintenance only, which now filters one read of the table). A memory's creation
+ *       entry in `memoryHistory` (`ADD`, or an `IMPORT` that created it) no longer copies its
+ *       text: it is derived from the rows and later entries when read (`./history.ts`); the upgrade
+ *       drops the stored copies it can derive exactly.
  */
 import Dexie, { type EntityTable, type Table } from 'dexie';
 import type {
@@ -37,6 +40,7 @@ import type {
   TombstoneRecord,
 } from '../model/records';
 import type { StrategyKind } from '../model/strategies';
+import { dropDerivableCreationTexts } from './history';
 import {
   encodeVectorBlock,
   isVectorRecord,
@@ -109,6 +113,7 @@ export class RecallDB extends Dexie {
           .modify((r: MemoryIndexRecord, ref: { value: MemoryIndexRecord }) => {
             if (isVectorRecord(r) && !('halves' in r)) ref.value = encodeVectorBlock(r);
           });
+        await dropDerivableCreationTexts(tx);
       });
     // Rows written with an inline vector bypassed the store's index: mark them (see `pending`).
     const inline = (obj: object) => Object.prototype.hasOwnProperty.call(obj, 'embedding');
