@@ -100,3 +100,48 @@ export async function memoryIndexBytes(db: Dexie): Promise<Record<string, number
   }
   return out;
 }
+
+/** Bytes per memory of one part of the database (see `seededBreakdown`). */
+export interface BreakdownRow {
+  part: string;
+  bytesPerMemory: number;
+}
+
+/**
+ * Seeds a fresh database (fake-indexeddb; `RecallDB` at the current schema) with `memories`
+ * through the real import path (`importAll` with an open store, as `memory.import` does), waits
+ * for the index and the lexical snapshot, and returns the bytes per memory of each part: each
+ * table's values, keys and indexes (the long-term index by record type), and the total.
+ * @param file the import file's JSON (e.g. `importFileJson`).
+ */
+export async function seededBreakdown(file: string, memories: number, embedder: { modelId: string; dimension: number }): Promise<BreakdownRow[]> {
+  const { RecallDB } = await import('../../src/db/schema');
+  const { createMemoryStore } = await import('../../src/memory/long-term/store');
+  const { importAll } = await import('../../src/backup');
+  const { nodeVoyWasm } = await import('./node-voy');
+  const db = new RecallDB(`bench-breakdown-${crypto.randomUUID()}`);
+  try {
+    const store = await createMemoryStore({ db, embedder: () => null, loadVoyWasm: nodeVoyWasm });
+    await importAll(db, store, new Blob([file]), { embedder });
+    await store.whenIndexed();
+    await store.flushSnapshot();
+    const rows: BreakdownRow[] = [];
+    let total = 0;
+    for (const t of await tableBytes(db)) {
+      if (t.rows === 0 || t.table === 'settings' || t.table === 'jobs') continue;
+      const indexes = Object.entries(t.indexes).filter(([, b]) => b > 0);
+      total += t.values + t.keys + indexes.reduce((a, [, b]) => a + b, 0);
+      if (t.table === 'memoryIndex') {
+        for (const [k, b] of Object.entries(await memoryIndexBytes(db)))
+          if (k.endsWith(': total')) rows.push({ part: `memoryIndex ${k.replace(': total', '')} records`, bytesPerMemory: b / memories });
+      } else rows.push({ part: `${t.table} values`, bytesPerMemory: t.values / memories });
+      rows.push({ part: `${t.table} keys`, bytesPerMemory: t.keys / memories });
+      for (const [name, b] of indexes) rows.push({ part: `${t.table} index ${name}`, bytesPerMemory: b / memories });
+    }
+    rows.push({ part: 'total', bytesPerMemory: total / memories });
+    return rows;
+  } finally {
+    db.close();
+    await db.delete();
+  }
+}
