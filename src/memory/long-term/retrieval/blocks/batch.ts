@@ -1,7 +1,11 @@
 /** Copy-on-write batches of changes to the live block index (see `../blocks.ts`). */
 
 import { isUsableVector } from '../vector-math';
+import { quantizeSlot } from './f16';
 import {
+  BLOCK_SLOTS,
+  encodeVectorBlock,
+  type StoredVectorBlockRecord,
   copyMetaBlock,
   type BlockIndexInternals,
   copyVectorBlock,
@@ -45,6 +49,14 @@ export class IndexBatch {
   /** @param index the live index (a `BlockIndex`; only its `_internals()` are used). */
   constructor(index: { _internals(): BlockIndexInternals }) {
     this.live = index._internals();
+  }
+
+  private bits: Uint16Array | null = null;
+
+  /** Scratch room for the f16 bits of one slot (`quantizeSlot` writes them at `slot·dim`: sized for the largest slot). */
+  private scratch(dim: number): Uint16Array {
+    if (!this.bits || this.bits.length < BLOCK_SLOTS * dim) this.bits = new Uint16Array(BLOCK_SLOTS * dim);
+    return this.bits;
   }
 
   private head(seg: Segment<unknown>) {
@@ -149,7 +161,8 @@ export class IndexBatch {
     const vb = this.vecBlock(target, vslot >> 8);
     const vs = vslot & 255;
     vb.ids[vs] = m.id;
-    vb.vectors.set(vector!, vs * target.dim);
+    // Stored as f16 (v4): the block holds what a restart reads back (`quantizeSlot`).
+    quantizeSlot(vector!, vs, target.dim, this.scratch(vector!.length), vb.scales, vb.vectors);
     vb.meta[vs] = slot;
     vb.validUntil[vs] = toCol(m.validUntil);
     this.vecLoc.set(m.id, { model: target.model, namespace: target.namespace, slot: vslot });
@@ -163,6 +176,7 @@ export class IndexBatch {
     const vs = loc.slot & 255;
     vb.ids[vs] = null;
     vb.vectors.fill(0, vs * seg.dim, (vs + 1) * seg.dim);
+    vb.scales[vs] = 0;
     vb.meta[vs] = -1;
     vb.validUntil[vs] = NaN;
     this.release(seg, loc.slot);
@@ -193,9 +207,9 @@ export class IndexBatch {
     this.metaLoc.set(id, null);
   }
 
-  /** The blocks to write (copies; safe to hand to Dexie). */
-  records(): (MetaBlockRecord | VectorBlockRecord)[] {
-    return [...this.touched.values()];
+  /** The blocks to write, in their stored form (vector blocks as f16: `encodeVectorBlock`; safe to hand to Dexie). */
+  records(): (MetaBlockRecord | StoredVectorBlockRecord)[] {
+    return [...this.touched.values()].map((b) => (b.type === 'vector' ? encodeVectorBlock(b) : b));
   }
 
   /** Applies the batch to the live index. Call once, after the blocks were committed. */

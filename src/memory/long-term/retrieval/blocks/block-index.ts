@@ -7,7 +7,9 @@ import { addSlotMember, IndexBatch } from './batch';
 import {
   type BlockIndexInternals,
   BLOCK_SLOTS,
+  decodeVectorBlock,
   emptyMetaBlock,
+  isVectorRecord,
   emptyVectorBlock,
   fromCol,
   segmentKey,
@@ -50,14 +52,18 @@ export class BlockIndex {
    */
   outdated = false;
 
-  /** Builds the live index from the records of the `memoryIndex` table (header and snapshot are ignored). */
+  /**
+   * Builds the live index from the records of the `memoryIndex` table (header and snapshot are
+   * ignored); vector blocks are decoded from their stored f16 form (`decodeVectorBlock`).
+   */
   static fromRecords(records: Iterable<MemoryIndexRecord>): BlockIndex {
     const index = new BlockIndex();
     const metas: MetaBlockRecord[] = [];
     const vectors: VectorBlockRecord[] = [];
     for (const r of records) {
       if ('type' in r && r.type === 'meta') metas.push(r);
-      else if ('type' in r && r.type === 'vector') vectors.push(r);
+      // A v3 block (f32, no `halves`) cannot be read here: the v4 upgrade converted every one.
+      else if (isVectorRecord(r) && 'halves' in r) vectors.push(decodeVectorBlock(r));
     }
     for (const b of metas) {
       if (!b.current || !b.normalized || (b.slotsVersion ?? 1) !== SLOT_CLASSIFIER_VERSION) index.outdated = true;
