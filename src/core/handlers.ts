@@ -56,6 +56,7 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'models.deleteLocal': (c, { fileName }) => c.deleteLocalModel(fileName),
 
   'conversations.list': (c) => c.conversations.list(),
+  'conversations.search': (c, { query }) => c.conversations.search(query),
   // Strategy parameters from the UI are clamped to their ranges (see STRATEGIES).
   'conversations.create': async (c, data) =>
     c.conversations.create({

@@ -37,6 +37,14 @@ export interface ConversationSummary {
   messageCount: number;
 }
 
+/** A conversation found by `conversations.search`, with the message that matched (`null` when only the title did). */
+export interface ConversationSearchHit extends ConversationSummary {
+  /** Id of the newest message holding the most query terms, or `null`. */
+  messageId: string | null;
+  /** That message around its first matched term (at most ~80 characters plus "…" marks), or `null`. */
+  snippet: string | null;
+}
+
 /** A reply being generated: its request, conversation, future message id and text so far. */
 export interface LiveTurn {
   requestId: string;
@@ -93,6 +101,8 @@ export interface ProtocolMap {
   'models.deleteLocal'(data: { fileName: string }): void;
 
   'conversations.list'(): ConversationSummary[];
+  /** Conversations whose title or messages contain every word of `query` (`src/core/conversation-search.ts`). */
+  'conversations.search'(data: { query: string }): ConversationSearchHit[];
   'conversations.create'(data: { title?: string; strategy?: StrategyConfig }): ConversationRecord;
   'conversations.get'(data: { id: string }): ConversationRecord | null;
   'conversations.update'(data: { id: string; title?: string; strategy?: StrategyConfig }): ConversationRecord;

@@ -183,6 +183,7 @@ describe('a coded error from each domain reaches the panel as its translated sen
       subscribe: () => () => undefined,
       notices,
       refreshConversations: async () => undefined,
+      beforeEraseAll: () => () => undefined,
       afterEraseAll: async () => undefined,
     });
     const length = MAX_MEMORY_TEXT_CHARS + 1;

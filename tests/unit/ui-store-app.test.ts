@@ -133,4 +133,44 @@ describe('composition root', () => {
     expect(app.conversations.current).toBeNull();
     expect(app.jobs.stats).toBe(jobs);
   });
+
+  it('erasing everything shows no "conversation no longer exists" error, though the core announces the erase before it answers', async () => {
+    const api = createFakeApi();
+    api.on('conversations.list', () => []);
+    api.on('jobs.stats', () => jobs);
+    api.on('memory.list', () => []);
+    api.on('conversations.get', () => null);
+    api.on('messages.list', () => []);
+    api.on('chat.live', () => null);
+    const app = new AppState(api);
+    app.conversations.list = [{ id: 'c1', title: 'Open', updatedAt: 2, messageCount: 2 }];
+    app.conversations.current = { id: 'c1', title: 'Open', namespace: 'default', strategy: DEFAULT_STRATEGY, createdAt: 1, updatedAt: 2 };
+    let reread: Promise<void> = Promise.resolve();
+    api.on('memory.eraseAll', async () => {
+      // The real core erases, broadcasts `event.conversations { conversationId: null }`, then
+      // answers: the panel re-reads the open conversation before the reply (what its listener
+      // does on that event, started here directly so the test awaits it).
+      reread = app.conversations.reloadCurrent();
+      await reread;
+    });
+    expect(await app.createMemoryStore().eraseAll()).toBe(true);
+    await reread;
+    expect(app.conversations.current).toBeNull();
+    expect(app.notices.list.map((n) => [n.kind, n.text])).toEqual([['info', 'Everything was erased.']]);
+  });
+
+  it('a failed erase leaves a later disappearance reported again', async () => {
+    const api = createFakeApi();
+    api.on('memory.eraseAll', () => {
+      throw new Error('locked');
+    });
+    api.on('conversations.get', () => null);
+    api.on('messages.list', () => []);
+    api.on('conversations.list', () => []);
+    const app = new AppState(api);
+    app.conversations.current = { id: 'c1', title: '', namespace: 'default', strategy: DEFAULT_STRATEGY, createdAt: 1, updatedAt: 1 };
+    expect(await app.createMemoryStore().eraseAll()).toBe(false);
+    await app.conversations.select('c1');
+    expect(app.notices.list.map((n) => n.kind)).toEqual(['error', 'error']);
+  });
 });

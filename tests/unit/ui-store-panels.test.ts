@@ -12,7 +12,7 @@ import type { ModelCatalog } from '../../src/model/catalog';
 import type { Settings } from '../../src/model/settings';
 import type { PromptTrace } from '../../src/model/trace';
 import { createContextViewStore } from '../../src/ui/state/context-view.svelte';
-import { createConversationDrawerStore } from '../../src/ui/state/conversation-drawer.svelte';
+import { SEARCH_DEBOUNCE_MS, createConversationDrawerStore } from '../../src/ui/state/conversation-drawer.svelte';
 import { createConversationsStore } from '../../src/ui/state/conversations.svelte';
 import { createEnginePickerStore } from '../../src/ui/state/engine-picker.svelte';
 import { createEngineStore } from '../../src/ui/state/engine.svelte';
@@ -167,6 +167,61 @@ describe('conversation drawer store', () => {
     drawer.startRename('c1', 'A');
     drawer.reset();
     expect([drawer.editingId, drawer.confirmingId]).toEqual([null, null]);
+  });
+
+  it('searches SEARCH_DEBOUNCE_MS after the last keystroke, once; a blank field lists everything again; an older reply is dropped', async () => {
+    vi.useFakeTimers();
+    const { api, drawer } = setup();
+    const hit = (id: string, title: string) => ({ id, title, updatedAt: 1, messageCount: 2, messageId: `${id}-m`, snippet: `about ${title}` });
+    api.on('conversations.search', ({ query }) => (query === 'hang' ? [hit('c1', 'Hangzhou')] : []));
+    drawer.setQuery('h');
+    drawer.setQuery('ha');
+    drawer.setQuery('hang');
+    await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS - 1);
+    expect(api.callsOf('conversations.search')).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(api.callsOf('conversations.search')).toEqual([{ query: 'hang' }]);
+    expect(drawer.results).toEqual([hit('c1', 'Hangzhou')]);
+    drawer.setQuery('  ');
+    expect(drawer.results).toBeNull();
+    // A reply for a query the user has typed past is not shown.
+    const slow = deferred<ReturnType<typeof hit>[]>();
+    api.on('conversations.search', () => slow.promise);
+    drawer.setQuery('tok');
+    const pending = drawer.searchNow();
+    drawer.setQuery('');
+    slow.resolve([hit('c2', 'Tokyo')]);
+    await pending;
+    expect(drawer.results).toBeNull();
+    expect(api.callsOf('conversations.search')).toHaveLength(2);
+  });
+
+  it('renaming or deleting a found conversation updates the results; closing the drawer clears the search', async () => {
+    const { api, drawer } = setup();
+    api.on('conversations.search', () => [
+      { id: 'c1', title: 'A', updatedAt: 1, messageCount: 1, messageId: null, snippet: null },
+      { id: 'c2', title: 'B', updatedAt: 1, messageCount: 1, messageId: 'm', snippet: 'b' },
+    ]);
+    drawer.setQuery('x');
+    await drawer.searchNow();
+    drawer.startRename('c1', 'A');
+    drawer.editTitle = 'Renamed';
+    await drawer.saveRename();
+    await drawer.confirmDelete('c2');
+    expect(drawer.results?.map((h) => [h.id, h.title])).toEqual([['c1', 'Renamed']]);
+    drawer.reset();
+    expect([drawer.query, drawer.results]).toEqual(['', null]);
+  });
+
+  it('a failed search becomes a notice and finds nothing', async () => {
+    const { api, drawer, notices } = setup();
+    api.on('conversations.search', () => {
+      throw new Error('disk gone');
+    });
+    drawer.setQuery('x');
+    await drawer.searchNow();
+    expect(drawer.results).toEqual([]);
+    expect(notices.list.map((n) => n.detail)).toEqual(['disk gone']);
   });
 
   it('a failed rename becomes a notice', async () => {

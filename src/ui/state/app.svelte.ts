@@ -77,6 +77,7 @@ export class AppState {
       ...this.#api,
       notices: this.notices,
       refreshConversations: () => this.conversations.refresh(),
+      beforeEraseAll: () => this.conversations.expectAllGone(),
       afterEraseAll: () => this.afterEraseAll(),
     });
   }
