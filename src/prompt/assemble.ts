@@ -29,6 +29,7 @@ import type { ChatMessage } from '../model/engine';
 import type { TokenCounter } from '../model/tokens';
 import type { RetrievedMemory, ContextMessage, ShortTermContext } from '../model/context';
 import { formatMemoriesForPrompt } from './memory-lines';
+import { wordPrefix } from '../text/cut';
 import { countPromptTokens } from '../tokens';
 import { capChars, indentContinuation, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS, mergeReports, neutralizerFor, sealNeutralized } from './neutralize';
 import type { MemoryCitation, NeutralizedReport, PromptBudget, PromptSection, PromptSectionKind } from '../model/trace';
@@ -42,8 +43,9 @@ import { PromptError } from '../model/errors';
 export const SECTION_SHARES = { memories: 0.25, summary: 0.4, entities: 0.15, retrieved: 0.2 } as const;
 
 /**
- * `text` in at most `maxTokens` tokens: whole when it fits, else its longest prefix that fits
- * with "…" appended (binary search over code points). Empty string when nothing fits.
+ * `text` in at most `maxTokens` tokens: whole when it fits, else its longest prefix ending on a
+ * word boundary (`wordPrefix`: never mid-word) that fits with "…" appended (binary search over
+ * code points). Empty string when nothing fits.
  */
 export function fitText(text: string, counter: TokenCounter, maxTokens: number): string {
   if (counter.count(text) <= maxTokens) return text;
@@ -52,10 +54,10 @@ export function fitText(text: string, counter: TokenCounter, maxTokens: number):
   let hi = chars.length;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (counter.count(`${chars.slice(0, mid).join('')}…`) <= maxTokens) lo = mid;
+    if (counter.count(`${wordPrefix(text, mid)}…`) <= maxTokens) lo = mid;
     else hi = mid - 1;
   }
-  return lo > 0 ? `${chars.slice(0, lo).join('')}…` : '';
+  return lo > 0 ? `${wordPrefix(text, lo)}…` : '';
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import type { TokenCounter } from '../model/tokens';
 import type { RetrievedMemory } from '../model/context';
+import { wordPrefix } from '../text/cut';
 
 /** Result of `formatMemoriesForPrompt`. */
 export interface FormattedMemories {
@@ -32,7 +33,8 @@ const localDate = (ms: number) => {
 export function formatMemoryLine(memory: RetrievedMemory['memory'], maxChars = Infinity): string {
   const flat = memory.text.trim().replace(/\s*\n+\s*/gu, ' / ');
   const chars = Array.from(flat);
-  const text = chars.length > maxChars ? `${chars.slice(0, maxChars).join('').trimEnd()}…` : flat;
+  // Cut at a word boundary (`wordPrefix`): never mid-word, CJK between words or characters.
+  const text = chars.length > maxChars ? `${wordPrefix(flat, maxChars)}…` : flat;
   const ended = memory.validUntil !== null && memory.current === 0 ? ` (no longer true since ${localDate(memory.validUntil)})` : '';
   const past = !ended && memory.pastSince !== undefined ? ` (past, superseded on ${localDate(memory.pastSince)})` : '';
   return `- [${localDate(memory.createdAt)}] ${text}${ended}${past}`;
@@ -42,8 +44,8 @@ export function formatMemoryLine(memory: RetrievedMemory['memory'], maxChars = I
 export const MIN_SHORTENED_LINE_TOKENS = 24;
 
 /**
- * The line of `memory` in at most `maxTokens`: whole when it fits, else its text cut (at a
- * character boundary, with "…") to the longest prefix that fits, found by binary search.
+ * The line of `memory` in at most `maxTokens`: whole when it fits, else its text cut (at a word
+ * boundary, `wordPrefix`, with "…") to the longest prefix that fits, found by binary search.
  * `null` when even a short line does not fit (`maxTokens < MIN_SHORTENED_LINE_TOKENS`).
  */
 export function fitMemoryLine(memory: RetrievedMemory['memory'], counter: TokenCounter, maxTokens: number): string | null {
