@@ -1,6 +1,7 @@
 /**
  * Conversation search for the drawer: which conversations mention every word of a query, in their
- * title or in any of their messages, with a snippet of the message that matched.
+ * title or in any of their messages, with a snippet of the message that matched; and messages in
+ * brief by id (where a memory came from).
  *
  * Matching is substring search on normalized text (Unicode NFKC, lower case), one term per
  * whitespace-separated word of the query, every term required (AND) somewhere in the
@@ -9,7 +10,12 @@
  * cost grows with the stored messages; nothing is indexed for it.
  */
 import type { RecallDB } from '../db/schema';
-import type { ConversationSearchHit } from '../messaging/protocol';
+import { MESSAGE_SNIPPET_CHARS, type ConversationSearchHit, type MessageSnippet } from '../messaging/protocol';
+import { MessagingError } from '../model/errors';
+import { cutAtWord } from '../text/cut';
+
+/** Most ids one `messageSnippets` call reads. */
+export const MAX_SNIPPET_IDS = 500;
 
 /** Most hits `searchConversations` returns by default. */
 export const CONVERSATION_SEARCH_LIMIT = 50;
@@ -98,4 +104,27 @@ export async function searchConversations(db: RecallDB, query: string, limit = C
   }
   hits.sort((a, b) => Number(b.inTitle) - Number(a.inTitle) || b.updatedAt - a.updatedAt);
   return hits.slice(0, limit).map(({ inTitle: _, ...hit }) => hit);
+}
+
+/**
+ * The messages of `ids` that still exist, each as a `MessageSnippet` (whitespace collapsed, cut at
+ * a word boundary to `MESSAGE_SNIPPET_CHARS`), in the order of `ids`; missing ids are left out.
+ * @throws MessagingError('bad_request') for more than `MAX_SNIPPET_IDS` ids.
+ */
+export async function messageSnippets(db: RecallDB, ids: string[]): Promise<MessageSnippet[]> {
+  if (ids.length > MAX_SNIPPET_IDS) throw new MessagingError('bad_request', `messages.snippets takes at most ${MAX_SNIPPET_IDS} ids`);
+  const rows = await db.messages.bulkGet([...new Set(ids)]);
+  return rows.flatMap((m) =>
+    m
+      ? [
+          {
+            id: m.id,
+            conversationId: m.conversationId,
+            role: m.role,
+            snippet: cutAtWord(m.content.replace(/\s+/gu, ' ').trim(), MESSAGE_SNIPPET_CHARS),
+            createdAt: m.createdAt,
+          },
+        ]
+      : [],
+  );
 }

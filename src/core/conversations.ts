@@ -5,9 +5,9 @@ import { type RecallDB } from '../db/schema';
 import { DEFAULT_NAMESPACE } from '../model/memory';
 import type { ConversationRecord, MessageRecord } from '../model/records';
 import type { StrategyConfig } from '../model/strategies';
-import type { ConversationSearchHit, ConversationSummary } from '../messaging/protocol';
+import type { ConversationSearchHit, ConversationSummary, MessageSnippet } from '../messaging/protocol';
 import { MemoryError } from '../model/errors';
-import { searchConversations } from './conversation-search';
+import { messageSnippets, searchConversations } from './conversation-search';
 
 /** Title given to a new conversation until its first message names it. */
 export const UNTITLED = '';
@@ -20,6 +20,8 @@ export interface ConversationStore {
   list(): Promise<ConversationSummary[]>;
   /** Conversations whose title or messages contain every word of `query` (`searchConversations`); `[]` for a blank query. */
   search(query: string): Promise<ConversationSearchHit[]>;
+  /** The messages of `ids` that exist, in brief (`messageSnippets`), in the order of `ids`. @throws MessagingError('bad_request') for more than 500 ids. */
+  snippets(ids: string[]): Promise<MessageSnippet[]>;
   get(id: string): Promise<ConversationRecord | undefined>;
   /** @throws Error when `id` does not exist. */
   require(id: string): Promise<ConversationRecord>;
@@ -59,6 +61,7 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
       );
     },
     search: (query) => searchConversations(db, query),
+    snippets: (ids) => messageSnippets(db, ids),
     get: (id) => db.conversations.get(id),
     async require(id) {
       const c = await db.conversations.get(id);

@@ -68,6 +68,7 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
     c.conversations.update(id, { ...(title !== undefined ? { title } : {}), ...(strategy ? { strategy: normalizeStrategyConfig(strategy) } : {}) }),
   'conversations.delete': (c, { id }) => c.conversations.delete(id),
   'messages.list': (c, { conversationId }) => c.conversations.messages(conversationId),
+  'messages.snippets': (c, { ids }) => c.conversations.snippets(ids),
 
   'chat.send': (c, data) => c.chat.send(data),
   'chat.stop': (c, { requestId }) => c.chat.stop(requestId),

@@ -37,6 +37,20 @@ export interface ConversationSummary {
   messageCount: number;
 }
 
+/** A stored message in brief, for showing where a memory came from (`messages.snippets`). */
+export interface MessageSnippet {
+  id: string;
+  conversationId: string;
+  role: MessageRecord['role'];
+  /** The message, whitespace collapsed, cut at a word boundary to at most `MESSAGE_SNIPPET_CHARS` code points (+ "…"). */
+  snippet: string;
+  /** When it was sent (ms epoch). */
+  createdAt: number;
+}
+
+/** Longest `MessageSnippet.snippet`, in code points (the "…" included). */
+export const MESSAGE_SNIPPET_CHARS = 120;
+
 /** A conversation found by `conversations.search`, with the message that matched (`null` when only the title did). */
 export interface ConversationSearchHit extends ConversationSummary {
   /** Id of the newest message holding the most query terms, or `null`. */
@@ -108,6 +122,8 @@ export interface ProtocolMap {
   'conversations.update'(data: { id: string; title?: string; strategy?: StrategyConfig }): ConversationRecord;
   'conversations.delete'(data: { id: string }): void;
   'messages.list'(data: { conversationId: string }): MessageRecord[];
+  /** The messages of `ids` that still exist, in brief (a memory's source); missing ids are left out. At most 500 ids. */
+  'messages.snippets'(data: { ids: string[] }): MessageSnippet[];
 
   /** Runs one turn; text streams via `event.chatDelta`. Resolves when the reply is stored. */
   'chat.send'(data: { conversationId: string; text: string; requestId: string }): ChatTurnResult;

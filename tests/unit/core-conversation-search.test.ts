@@ -1,12 +1,14 @@
 /**
- * Issue 12 item 3, the core side: conversation search over titles and message text (English and
- * Chinese), and a rename that leaves the conversation's place in the list and its time alone.
+ * Issue 12 items 3 and 8, the core side: conversation search over titles and message text (English
+ * and Chinese), a rename that leaves the conversation's place in the list and its time alone, and
+ * messages in brief for a memory's source line.
  * Real Dexie over fake-indexeddb, the real conversation store; no model involved.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { searchTerms, snippetAround } from '../../src/core/conversation-search';
 import { createConversationStore, type ConversationStore } from '../../src/core/conversations';
 import { RecallDB } from '../../src/db/schema';
+import { MESSAGE_SNIPPET_CHARS } from '../../src/messaging/protocol';
 
 let db: RecallDB;
 afterEach(async () => db?.delete());
@@ -81,5 +83,27 @@ describe('conversation search', () => {
     // A new message does move it up.
     await store.append({ id: 'x', conversationId: older.id, role: 'user', content: 'again', createdAt: clock.t, status: 'complete' });
     expect((await store.list())[0]!.id).toBe(older.id);
+  });
+});
+
+describe('messages in brief (a memory\'s "From …" line, issue 12 item 8)', () => {
+  it('returns the messages that exist, whitespace collapsed and cut at a word boundary, with role and time', async () => {
+    const { store, clock } = setup();
+    const long = `I moved to Hangzhou\n\nlast spring. ${'We walk by the lake every evening and '.repeat(4)}`;
+    const c = await conversation(store, clock, 'Unrelated first message', ['hello', long]);
+    const [hello, moved] = c.ids as [string, string];
+    const found = await store.snippets([moved, 'gone', hello]);
+    expect(found.map((m) => [m.id, m.role, m.conversationId])).toEqual([
+      [moved, 'assistant', c.id],
+      [hello, 'user', c.id],
+    ]);
+    expect(found[0]!.createdAt).toBe(1_020);
+    expect(Array.from(found[0]!.snippet).length).toBeLessThanOrEqual(MESSAGE_SNIPPET_CHARS);
+    expect(found[0]!.snippet.startsWith('I moved to Hangzhou last spring. We walk')).toBe(true);
+    // Ends on a whole word of the text, then "…".
+    const words = new Set(long.split(/\s+/u));
+    expect(found[0]!.snippet.endsWith('…')).toBe(true);
+    expect(words.has(found[0]!.snippet.slice(0, -1).split(' ').pop()!)).toBe(true);
+    await expect(store.snippets(Array.from({ length: 501 }, (_, i) => `m${i}`))).rejects.toMatchObject({ code: 'bad_request' });
   });
 });

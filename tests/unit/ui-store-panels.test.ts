@@ -16,6 +16,7 @@ import { SEARCH_DEBOUNCE_MS, createConversationDrawerStore } from '../../src/ui/
 import { createConversationsStore } from '../../src/ui/state/conversations.svelte';
 import { createEnginePickerStore } from '../../src/ui/state/engine-picker.svelte';
 import { createEngineStore } from '../../src/ui/state/engine.svelte';
+import { createMessageSourcesStore } from '../../src/ui/state/message-sources.svelte';
 import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { SAVED_MARK_MS, createSettingsFormStore } from '../../src/ui/state/settings-form.svelte';
 import { createSettingsStore } from '../../src/ui/state/settings.svelte';
@@ -232,6 +233,46 @@ describe('conversation drawer store', () => {
     drawer.startRename('c1', 'x');
     await drawer.saveRename();
     expect(notices.list.map((n) => n.detail)).toEqual(['gone']);
+  });
+});
+
+describe('message sources store (a memory\'s "From …" line)', () => {
+  const snippet = (id: string, conversationId: string, role: 'user' | 'assistant') => ({ id, conversationId, role, snippet: `text of ${id}`, createdAt: 5 });
+
+  it('one request for every memory that asks in the same tick; the user message is the source; a gone message says so', async () => {
+    const api = createFakeApi();
+    const sources = createMessageSourcesStore(api);
+    api.on('messages.snippets', ({ ids }) =>
+      ids.filter((id) => id !== 'gone').map((id) => snippet(id, id.startsWith('a') ? 'c1' : 'c2', id.endsWith('u') ? 'user' : 'assistant')),
+    );
+    expect(sources.sourceOf(['a-u', 'a-r'])).toBeUndefined();
+    await Promise.all([sources.load(['a-r', 'a-u']), sources.load(['b-r']), sources.load(['gone'])]);
+    expect(api.callsOf('messages.snippets')).toEqual([{ ids: ['a-r', 'a-u', 'b-r', 'gone'] }]);
+    expect(sources.sourceOf(['a-r', 'a-u'])?.id).toBe('a-u');
+    expect(sources.sourceOf(['b-r'])?.id).toBe('b-r');
+    expect(sources.sourceOf(['gone'])).toBeNull();
+    expect(sources.sourceOf([])).toBeNull();
+    // Already read: no request.
+    await sources.load(['a-u', 'b-r']);
+    expect(api.callsOf('messages.snippets')).toHaveLength(1);
+  });
+
+  it("a change to a conversation drops what was read for it (and every 'gone'); a failed read leaves them unread", async () => {
+    const api = createFakeApi();
+    const sources = createMessageSourcesStore(api);
+    const stop = sources.listen();
+    api.on('messages.snippets', ({ ids }) => ids.filter((id) => id !== 'gone').map((id) => snippet(id, id.startsWith('a') ? 'c1' : 'c2', 'user')));
+    await sources.load(['a1', 'b1', 'gone']);
+    api.emit('event.conversations', { conversationId: 'c1' });
+    expect(Object.keys(sources.byId)).toEqual(['b1']);
+    api.emit('event.conversations', { conversationId: null });
+    expect(sources.byId).toEqual({});
+    api.on('messages.snippets', () => {
+      throw new Error('core restarting');
+    });
+    await sources.load(['a1']);
+    expect(sources.sourceOf(['a1'])).toBeUndefined();
+    stop();
   });
 });
 
