@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_STRATEGY } from '../../src/model/strategies';
 import type { EngineStatus } from '../../src/model/engine';
+import type { JobStats } from '../../src/model/jobs';
 import type { Settings } from '../../src/model/settings';
 import { language } from '../../src/ui/i18n/index.svelte';
 import { AppState } from '../../src/ui/state/app.svelte';
@@ -80,6 +81,40 @@ describe('jobs store', () => {
     await store.retryFailed();
     expect(notices.list.map((n) => [n.kind, n.text])).toEqual([['info', '2 jobs queued again.']]);
     expect(store.stats).toBe(jobs);
+  });
+
+  it('failures and unusable-reply rejections are told apart, and dismissing hides them until a newer one (issue 12 item 10)', () => {
+    const memory = new Map<string, string>();
+    const prefs = {
+      getItem: (k: string) => memory.get(k) ?? null,
+      setItem: (k: string, v: string) => void memory.set(k, v),
+      removeItem: (k: string) => void memory.delete(k),
+    };
+    const store = createJobsStore({ ...createFakeApi(), notices: createNoticesStore(), prefs });
+    const outcome = (type: string, at: number, code?: 'extraction_failed' | 'summary_rejected') => ({
+      type,
+      lastError: code ?? 'disk unplugged',
+      ...(code ? { lastErrorInfo: { domain: 'jobs' as const, code, params: {} } } : {}),
+      at,
+    });
+    store.stats = {
+      ...(jobs as object),
+      failed: 1,
+      recentFailures: [outcome('ltm.reembed', 300)],
+      rejected: 7,
+      recentRejections: [outcome('ltm.extract', 500, 'extraction_failed'), outcome('short-term.fold', 400, 'summary_rejected')],
+    } as never;
+    expect(store.notes.failed.count).toBe(1);
+    expect(store.notes.rejected.count).toBe(7); // the core's total, not the 2 listed
+    expect(store.notes.rejected.items.map((r) => r.label)).toEqual(['jobs.types.ltm_extract', 'jobs.types.short-term_fold']);
+    store.dismissNotes();
+    expect([store.dismissedAt, memory.get('recall.ui.v1.jobNotesDismissedAt')]).toEqual([500, '"500"']);
+    expect([store.notes.failed.count, store.notes.rejected.count, store.notes.newestAt]).toEqual([0, 0, null]);
+    // A newer rejection shows again (alone); a panel opened later remembers the dismissal.
+    const before = store.stats as unknown as JobStats;
+    store.stats = { ...before, rejected: 8, recentRejections: [outcome('ltm.extract', 900, 'extraction_failed'), ...before.recentRejections] };
+    expect([store.notes.failed.count, store.notes.rejected.count]).toEqual([0, 1]);
+    expect(createJobsStore({ ...createFakeApi(), notices: createNoticesStore(), prefs }).dismissedAt).toBe(500);
   });
 });
 
