@@ -40,6 +40,16 @@ describe('notices store', () => {
     notices.dismiss(notices.list[0]!.id);
     expect(notices.list).toEqual([]);
   });
+
+  it('an error shown in place is not toasted too: engine errors hide while their box is on screen (issue 12 item 12)', () => {
+    const notices = createNoticesStore();
+    notices.notify('error', 'The model could not be loaded', 'bad file', 'engine');
+    notices.notify('error', 'Could not save the settings:');
+    notices.notify('info', 'Loading…', undefined, 'engine');
+    expect(notices.visible(new Set()).map((n) => n.text)).toEqual(['The model could not be loaded', 'Could not save the settings:', 'Loading…']);
+    expect(notices.visible(new Set(['engine'] as const)).map((n) => n.text)).toEqual(['Could not save the settings:', 'Loading…']);
+    expect(notices.list).toHaveLength(3);
+  });
 });
 
 describe('settings store', () => {
