@@ -35,12 +35,8 @@ import { capChars, indentContinuation, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_
 import type { MemoryCitation, NeutralizedReport, PromptBudget, PromptSection, PromptSectionKind } from '../model/trace';
 import { PromptError } from '../model/errors';
 
-/**
- * Largest share of the free budget each optional section may take (fractions of the tokens left
- * after instruction + user message). The summary gets the most: it stands for every turn that is
- * no longer verbatim.
- */
-export const SECTION_SHARES = { memories: 0.25, summary: 0.4, entities: 0.15, retrieved: 0.2 } as const;
+import { SECTION_SHARES } from './shares';
+export { SECTION_SHARES };
 
 /**
  * `text` in at most `maxTokens` tokens: whole when it fits, else its longest prefix ending on a

@@ -7,7 +7,7 @@
  * overhead not attributed to a section, the answer reserve, then the free part of the window.
  */
 import { PROMPT_SECTION_KINDS, type PromptSectionKind, type PromptTrace } from '../../model/trace';
-import { SECTION_SHARES } from '../../prompt/assemble';
+import { SECTION_SHARES } from '../../prompt/shares';
 
 /** Kinds of bar segments: the prompt sections plus template overhead, answer reserve and free room. */
 export type BudgetSegmentKind = PromptSectionKind | 'overhead' | 'reserved' | 'free';
