@@ -5,8 +5,9 @@ import { type RecallDB } from '../db/schema';
 import { DEFAULT_NAMESPACE } from '../model/memory';
 import type { ConversationRecord, MessageRecord } from '../model/records';
 import type { StrategyConfig, StrategyKind } from '../model/strategies';
-import type { ConversationSummary } from '../messaging/protocol';
+import type { ConversationSearchHit, ConversationSummary, MessageSnippet } from '../messaging/protocol';
 import { MemoryError } from '../model/errors';
+import { messageSnippets, searchConversations } from './conversation-search';
 
 /** Title given to a new conversation until its first message names it. */
 export const UNTITLED = '';
@@ -17,11 +18,19 @@ const TITLE_CHARS = 40;
 /** Conversation CRUD. */
 export interface ConversationStore {
   list(): Promise<ConversationSummary[]>;
+  /** Conversations whose title or messages contain every word of `query` (`searchConversations`); `[]` for a blank query. */
+  search(query: string): Promise<ConversationSearchHit[]>;
+  /** The messages of `ids` that exist, in brief (`messageSnippets`), in the order of `ids`. @throws MessagingError('bad_request') for more than 500 ids. */
+  snippets(ids: string[]): Promise<MessageSnippet[]>;
   get(id: string): Promise<ConversationRecord | undefined>;
   /** @throws Error when `id` does not exist. */
   require(id: string): Promise<ConversationRecord>;
   create(input: { title?: string; strategy: StrategyConfig; namespace?: string }): Promise<ConversationRecord>;
-  /** @throws Error when `id` does not exist. */
+  /**
+   * Renames and/or changes the strategy. `updatedAt` is the time of the last message (it orders
+   * the list and the drawer shows it), so a rename or strategy change leaves it as it is.
+   * @throws MemoryError('conversation_not_found') when `id` does not exist.
+   */
   update(id: string, patch: { title?: string; strategy?: StrategyConfig }): Promise<ConversationRecord>;
   /** Deletes the conversation, its messages, traces and short-term state (long-term memories stay). */
   delete(id: string): Promise<void>;
@@ -66,6 +75,8 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
         })),
       );
     },
+    search: (query) => searchConversations(db, query),
+    snippets: (ids) => messageSnippets(db, ids),
     get: (id) => db.conversations.get(id),
     async require(id) {
       const c = await db.conversations.get(id);
@@ -92,7 +103,6 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
           ...c,
           ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),
           ...(patch.strategy ? { strategy: patch.strategy } : {}),
-          updatedAt: now(),
         };
         await db.conversations.put(next);
         return next;

@@ -56,6 +56,7 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'models.deleteLocal': (c, { fileName }) => c.deleteLocalModel(fileName),
 
   'conversations.list': (c) => c.conversations.list(),
+  'conversations.search': (c, { query }) => c.conversations.search(query),
   // Strategy parameters from the UI are clamped to their ranges (see STRATEGIES).
   'conversations.create': async (c, data) =>
     c.conversations.create({
@@ -67,6 +68,7 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
     c.conversations.update(id, { ...(title !== undefined ? { title } : {}), ...(strategy ? { strategy: normalizeStrategyConfig(strategy) } : {}) }),
   'conversations.delete': (c, { id }) => c.conversations.delete(id),
   'messages.list': (c, { conversationId }) => c.conversations.messages(conversationId),
+  'messages.snippets': (c, { ids }) => c.conversations.snippets(ids),
 
   'chat.send': (c, data) => c.chat.send(data),
   'chat.regenerate': (c, data) => c.chat.regenerate(data),

@@ -4,7 +4,9 @@
  * A background job queue persisted in Dexie (`jobs` table). Jobs survive a killed context:
  * on `start()` any job left `running` is put back to `queued` and runs again, so handlers must
  * be idempotent. Failures are retried with exponential backoff; after `maxAttempts` a job is
- * `failed` and kept for the UI. One job runs at a time.
+ * `failed` and kept for the UI — unless its last error is an expected rejection (the model's reply
+ * was unusable, `JOB_REJECTION_CODES`): then it is `done` with `outcome: 'rejected'`, counted apart
+ * and never retried. One job runs at a time.
  *
  * Foreground work (a chat turn) calls `runForeground(fn)`: the queue pauses, the running job is
  * aborted and re-queued without counting an attempt, `fn` runs, then the queue resumes. This is
@@ -12,7 +14,7 @@
  */
 import type { RecallDB } from '../db/schema';
 import { codedErrorOf, JobError, RecallError } from '../model/errors';
-import type { JobStats } from '../model/jobs';
+import { isJobRejection, type JobStats } from '../model/jobs';
 import type { JobRecord } from '../model/records';
 
 /** Passed to a handler while its job runs. */
@@ -231,8 +233,11 @@ export function createJobQueue(
         const message = error instanceof Error ? error.message : String(error);
         const failed = job.attempts >= job.maxAttempts || error instanceof JobFailedPermanently;
         const coded = codedErrorOf(error);
+        // The model's reply was unusable to the end: an expected outcome, done — not a failure to retry.
+        const rejected = failed && isJobRejection(coded);
         await db.jobs.update(job.id, {
-          status: failed ? 'failed' : 'queued',
+          status: rejected ? 'done' : failed ? 'failed' : 'queued',
+          ...(rejected ? { outcome: 'rejected' as const } : {}),
           runAfter: now() + backoffMs(job.attempts),
           lastError: message,
           // `undefined` removes an earlier attempt's code (Dexie's `update` deletes the key).
@@ -371,17 +376,22 @@ export function createJobQueue(
         parkedTypes: [],
         current: null,
         recentFailures: [],
+        rejected: 0,
+        recentRejections: [],
       };
       for (const j of all) {
         const waiting = j.status === 'queued' && j.runAfter > t;
-        s[waiting ? (j.attempts > 0 ? 'retrying' : 'scheduled') : j.status] += 1;
+        s[waiting ? (j.attempts > 0 ? 'retrying' : 'scheduled') : j.outcome === 'rejected' ? 'rejected' : j.status] += 1;
       }
       s.parkedTypes = [...new Set(all.filter((j) => j.status === 'parked').map((j) => j.type))].sort();
-      s.recentFailures = all
-        .filter((j) => j.status === 'failed')
-        .sort((a, b) => b.updatedAt - a.updatedAt)
-        .slice(0, 5)
-        .map((j) => ({ type: j.type, lastError: j.lastError ?? '', ...(j.lastErrorInfo ? { lastErrorInfo: j.lastErrorInfo } : {}), at: j.updatedAt }));
+      const latest = (keep: (j: JobRecord) => boolean) =>
+        all
+          .filter(keep)
+          .sort((a, b) => b.updatedAt - a.updatedAt)
+          .slice(0, 5)
+          .map((j) => ({ type: j.type, lastError: j.lastError ?? '', ...(j.lastErrorInfo ? { lastErrorInfo: j.lastErrorInfo } : {}), at: j.updatedAt }));
+      s.recentFailures = latest((j) => j.status === 'failed');
+      s.recentRejections = latest((j) => j.outcome === 'rejected');
       if (current) s.current = { type: current.job.type, progress: current.job.progress ?? null };
       return s;
     },

@@ -37,6 +37,28 @@ export interface ConversationSummary {
   messageCount: number;
 }
 
+/** A stored message in brief, for showing where a memory came from (`messages.snippets`). */
+export interface MessageSnippet {
+  id: string;
+  conversationId: string;
+  role: MessageRecord['role'];
+  /** The message, whitespace collapsed, cut at a word boundary to at most `MESSAGE_SNIPPET_CHARS` code points (+ "…"). */
+  snippet: string;
+  /** When it was sent (ms epoch). */
+  createdAt: number;
+}
+
+/** Longest `MessageSnippet.snippet`, in code points (the "…" included). */
+export const MESSAGE_SNIPPET_CHARS = 120;
+
+/** A conversation found by `conversations.search`, with the message that matched (`null` when only the title did). */
+export interface ConversationSearchHit extends ConversationSummary {
+  /** Id of the newest message holding the most query terms, or `null`. */
+  messageId: string | null;
+  /** That message around its first matched term (at most ~80 characters plus "…" marks), or `null`. */
+  snippet: string | null;
+}
+
 /** A reply being generated: its request, conversation, future message id and text so far. */
 export interface LiveTurn {
   requestId: string;
@@ -112,11 +134,15 @@ export interface ProtocolMap {
   'models.deleteLocal'(data: { fileName: string }): void;
 
   'conversations.list'(): ConversationSummary[];
+  /** Conversations whose title or messages contain every word of `query` (`src/core/conversation-search.ts`). */
+  'conversations.search'(data: { query: string }): ConversationSearchHit[];
   'conversations.create'(data: { title?: string; strategy?: StrategyConfig }): ConversationRecord;
   'conversations.get'(data: { id: string }): ConversationRecord | null;
   'conversations.update'(data: { id: string; title?: string; strategy?: StrategyConfig }): ConversationRecord;
   'conversations.delete'(data: { id: string }): void;
   'messages.list'(data: { conversationId: string }): MessageRecord[];
+  /** The messages of `ids` that still exist, in brief (a memory's source); missing ids are left out. At most 500 ids. */
+  'messages.snippets'(data: { ids: string[] }): MessageSnippet[];
 
   /** Runs one turn; text streams via `event.chatDelta`. Resolves when the reply is stored. */
   'chat.send'(data: { conversationId: string; text: string; requestId: string }): ChatTurnResult;

@@ -47,6 +47,28 @@ export function jobTypeLabelKey<T extends JobType>(type: T): JobLabelKey {
 }
 
 /**
+ * Job error codes that are expected outcomes, not faults: the model's reply could not be used (a
+ * small model often cannot write a summary, entity notes or extraction JSON). A job whose attempts
+ * end in one of them is `done` with `outcome: 'rejected'` (counted in `JobStats.rejected`, never
+ * in `failed`, and not offered for retry): retrying the same model on the same input can only be
+ * refused again. Codes of the `jobs` domain (`JOB_ERROR_CODES` in `errors.ts`).
+ */
+export const JOB_REJECTION_CODES = ['summary_rejected', 'entity_rejected', 'extraction_failed'] as const;
+
+/** `true` when `error` (a job's `lastErrorInfo`) is an expected rejection (`JOB_REJECTION_CODES`). */
+export function isJobRejection(error: CodedError | null | undefined): boolean {
+  return error?.domain === 'jobs' && (JOB_REJECTION_CODES as readonly string[]).includes(error.code);
+}
+
+/** One finished job as the UI lists it: type, last error (English, and coded when it was), when (ms epoch). */
+export interface JobOutcomeView {
+  type: string;
+  lastError: string;
+  lastErrorInfo?: CodedError;
+  at: number;
+}
+
+/**
  * Counts of jobs by status. `queued` counts jobs runnable now; `scheduled` queued jobs that have not
  * failed yet and wait for their time (a delay such as the daily maintenance, or a deferral);
  * `retrying` queued jobs that failed at least once and wait out their backoff. `current` is the running job's type and progress (0..1, `null`
@@ -65,5 +87,9 @@ export interface JobStats {
   parkedTypes: string[];
   current: { type: string; progress: number | null } | null;
   /** The latest failed jobs (at most 5, newest first) with their last error. */
-  recentFailures: { type: string; lastError: string; lastErrorInfo?: CodedError; at: number }[];
+  recentFailures: JobOutcomeView[];
+  /** Finished jobs whose model replies were unusable (`outcome: 'rejected'`, kept as long as done jobs). */
+  rejected: number;
+  /** The latest of them (at most 5, newest first) with the reason. */
+  recentRejections: JobOutcomeView[];
 }

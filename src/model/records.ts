@@ -197,6 +197,12 @@ export interface JobRecord {
   lastError?: string;
   /** Domain, code and params of `lastError` when it was a coded error (the UI translates by it). */
   lastErrorInfo?: CodedError;
+  /**
+   * `rejected` on a `done` job whose last attempt ended in an expected rejection
+   * (`JOB_REJECTION_CODES`: the model's reply was unusable): it ran, nothing is broken, nothing
+   * to retry. Absent on a job that did its work.
+   */
+  outcome?: 'rejected';
 }
 
 /** The exact prompt sent for one assistant message, for the context view. */

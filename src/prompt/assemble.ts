@@ -30,21 +30,19 @@ import type { TokenCounter } from '../model/tokens';
 import type { RetrievedMemory, ContextMessage, ShortTermContext } from '../model/context';
 import type { MemoryView, SpeakerNames } from '../model/records';
 import { formatMemoriesForPrompt } from './memory-lines';
+import { wordPrefix } from '../text/cut';
 import { countPromptTokens } from '../tokens';
 import { capChars, indentContinuation, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS, mergeReports, neutralizerFor, sealNeutralized } from './neutralize';
 import type { MemoryCitation, NeutralizedReport, PromptBudget, PromptSection, PromptSectionKind } from '../model/trace';
 import { PromptError } from '../model/errors';
 
-/**
- * Largest share of the free budget each optional section may take (fractions of the tokens left
- * after instruction + user message). The summary gets the most: it stands for every turn that is
- * no longer verbatim.
- */
-export const SECTION_SHARES = { memories: 0.25, summary: 0.4, entities: 0.15, retrieved: 0.2 } as const;
+import { SECTION_SHARES } from './shares';
+export { SECTION_SHARES };
 
 /**
- * `text` in at most `maxTokens` tokens: whole when it fits, else its longest prefix that fits
- * with "…" appended (binary search over code points). Empty string when nothing fits.
+ * `text` in at most `maxTokens` tokens: whole when it fits, else its longest prefix ending on a
+ * word boundary (`wordPrefix`: never mid-word) that fits with "…" appended (binary search over
+ * code points). Empty string when nothing fits.
  */
 export function fitText(text: string, counter: TokenCounter, maxTokens: number): string {
   if (counter.count(text) <= maxTokens) return text;
@@ -53,10 +51,10 @@ export function fitText(text: string, counter: TokenCounter, maxTokens: number):
   let hi = chars.length;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (counter.count(`${chars.slice(0, mid).join('')}…`) <= maxTokens) lo = mid;
+    if (counter.count(`${wordPrefix(text, mid)}…`) <= maxTokens) lo = mid;
     else hi = mid - 1;
   }
-  return lo > 0 ? `${chars.slice(0, lo).join('')}…` : '';
+  return lo > 0 ? `${wordPrefix(text, lo)}…` : '';
 }
 
 /**

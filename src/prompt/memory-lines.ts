@@ -12,6 +12,7 @@
 import type { TokenCounter } from '../model/tokens';
 import type { RetrievedMemory } from '../model/context';
 import type { MemoryView } from '../model/records';
+import { wordPrefix } from '../text/cut';
 import { labelSpeakers } from '../text/speakers';
 
 /** Result of `formatMemoriesForPrompt`. */
@@ -48,7 +49,8 @@ function memoryBody(memory: RetrievedMemory['memory'], maxChars = Infinity): str
     .trim()
     .replace(/\s*\n+\s*/gu, ' / ');
   const chars = Array.from(flat);
-  const text = chars.length > maxChars ? `${chars.slice(0, maxChars).join('').trimEnd()}…` : flat;
+  // Cut at a word boundary (`wordPrefix`): never mid-word, CJK between words or characters.
+  const text = chars.length > maxChars ? `${wordPrefix(flat, maxChars)}…` : flat;
   const ended = memory.validUntil !== null && memory.current === 0 ? ` (no longer true since ${localDate(memory.validUntil)})` : '';
   const past = !ended && memory.pastSince !== undefined ? ` (past, superseded on ${localDate(memory.pastSince)})` : '';
   return `${text}${ended}${past}`;
@@ -92,8 +94,8 @@ function unitLines(memory: RetrievedMemory, counter: TokenCounter, maxTokens: nu
 export const MIN_SHORTENED_LINE_TOKENS = 24;
 
 /**
- * The line of `memory` in at most `maxTokens`: whole when it fits, else its text cut (at a
- * character boundary, with "…") to the longest prefix that fits, found by binary search.
+ * The line of `memory` in at most `maxTokens`: whole when it fits, else its text cut (at a word
+ * boundary, `wordPrefix`, with "…") to the longest prefix that fits, found by binary search.
  * `null` when even a short line does not fit (`maxTokens < MIN_SHORTENED_LINE_TOKENS`).
  */
 export function fitMemoryLine(memory: RetrievedMemory['memory'], counter: TokenCounter, maxTokens: number): string | null {

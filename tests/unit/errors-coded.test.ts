@@ -32,7 +32,7 @@ import en from '../../src/ui/i18n/locales/en.json';
 import zhCN from '../../src/ui/i18n/locales/zh_CN.json';
 import { stageImportFile } from '../../src/ui/lib/import-file';
 import { errorKey, errorText, replyErrorView } from '../../src/ui/lib/errors';
-import { jobFailureViews, jobLabelKey } from '../../src/ui/lib/jobs';
+import { jobLabelKey, jobRejectionViews } from '../../src/ui/lib/jobs';
 import { translate } from '../../src/ui/i18n/instance';
 import { request } from '../../src/ui/state/api';
 import { createMemoryStore } from '../../src/ui/state/memory.svelte';
@@ -183,6 +183,7 @@ describe('a coded error from each domain reaches the panel as its translated sen
       subscribe: () => () => undefined,
       notices,
       refreshConversations: async () => undefined,
+      beforeEraseAll: () => () => undefined,
       afterEraseAll: async () => undefined,
     });
     const length = MAX_MEMORY_TEXT_CHARS + 1;
@@ -297,11 +298,11 @@ describe('a coded error from each domain reaches the panel as its translated sen
     chat = createScriptedEngine({ contextWindow: 4096, fallback: 'no json here' });
     const { id } = await request('conversations.create', {});
     await request('chat.send', { conversationId: id, text: 'My locker is number 12', requestId: 'r6' });
-    await vi.waitFor(async () => expect((await request('jobs.stats')).recentFailures.some((f) => f.type === 'ltm.extract')).toBe(true), {
+    await vi.waitFor(async () => expect((await request('jobs.stats')).recentRejections.some((f) => f.type === 'ltm.extract')).toBe(true), {
       timeout: 10_000,
       interval: 50,
     });
-    const failure = jobFailureViews(await request('jobs.stats')).find((f) => f.label === jobLabelKey('ltm.extract'))!;
+    const failure = jobRejectionViews(await request('jobs.stats')).find((f) => f.label === jobLabelKey('ltm.extract'))!;
     expect(failure.reason).toMatch(/^Memory extraction failed after (\d+) attempts/);
     const attempts = /after (\d+) attempts/.exec(failure.reason)![1];
     expect(failure.reasonView).toEqual({ key: 'errorCodes.jobs.extraction_failed', params: { attempts: Number(attempts) } });

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DBCore } from 'dexie';
 import { RecallDB } from '../../src/db/schema';
 import { backoffMs, createJobQueue, JobDeferred } from '../../src/jobs/queue';
+import { JobError } from '../../src/model/errors';
 
 let db: RecallDB;
 const open = () => (db = new RecallDB(`jobs-${crypto.randomUUID()}`));
@@ -29,6 +30,8 @@ describe('job queue', () => {
       parkedTypes: [],
       current: null,
       recentFailures: [],
+      rejected: 0,
+      recentRejections: [],
     });
     await q.stop();
   });
@@ -87,6 +90,41 @@ describe('job queue', () => {
     expect(backoffMs(1)).toBe(2_000);
     expect(backoffMs(3)).toBe(8_000);
     expect(backoffMs(50)).toBe(600_000);
+    await q.stop();
+  });
+
+  it('an unusable model reply to the end is an expected rejection: done, counted apart, not failed, not retried (issue 12 item 10)', async () => {
+    open();
+    let t = 2_000_000;
+    const q = createJobQueue(db, { now: () => t });
+    let calls = 0;
+    q.register('summarize', async () => {
+      calls += 1;
+      throw new JobError('summary_rejected', 'Summary reply rejected: no summary');
+    });
+    q.register('boom', async () => {
+      throw new Error('disk unplugged');
+    });
+    const id = await q.enqueue('summarize', {}, { maxAttempts: 2 });
+    await q.enqueue('boom', {}, { maxAttempts: 1 });
+    await q.start();
+    await q.drain();
+    // Retried with backoff as any error until its attempts are spent…
+    expect(await db.jobs.get(id)).toMatchObject({ status: 'queued', attempts: 1 });
+    t += 2_000;
+    await q.drain();
+    // …then done with outcome "rejected", not failed.
+    expect(await db.jobs.get(id)).toMatchObject({ status: 'done', outcome: 'rejected', lastErrorInfo: { domain: 'jobs', code: 'summary_rejected' } });
+    const stats = await q.stats();
+    expect(stats).toMatchObject({ failed: 1, done: 0, rejected: 1 });
+    expect(stats.recentFailures.map((f) => f.type)).toEqual(['boom']);
+    expect(stats.recentRejections).toEqual([
+      { type: 'summarize', lastError: 'Summary reply rejected: no summary', lastErrorInfo: { domain: 'jobs', code: 'summary_rejected', params: {} }, at: t },
+    ]);
+    // "Retry failed" re-queues the real failure only.
+    expect(await q.retryFailed()).toBe(1);
+    await q.drain();
+    expect(calls).toBe(2);
     await q.stop();
   });
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecallDB } from '../../src/db/schema';
+import type { Embedder } from '../../src/engines/types';
 import { findForgetMatches, parseMemoryCommand, runMemoryCommand } from '../../src/memory/long-term/commands';
 import type { LongTermStore } from '../../src/memory/long-term/store';
 import { openTestStore } from '../helpers/ltm-test-store';
@@ -29,9 +30,18 @@ describe('parseMemoryCommand', () => {
     ['forget that I live in Paris', 'forget', 'I live in Paris'],
     ['Please forget about the trip to Tokyo', 'forget', 'the trip to Tokyo'],
     ['忘记我住在深圳', 'forget', '我住在深圳'],
-    ['请忘掉关于前男友的事', 'forget', '前男友的事'],
+    ['请忘掉关于前男友的事', 'forget', '前男友'],
     ['Forget all about the trip to Tokyo', 'forget', 'the trip to Tokyo'],
-    ['忘记所有关于前男友的事', 'forget', '前男友的事'],
+    ['忘记所有关于前男友的事', 'forget', '前男友'],
+    // Issue 12 item 7: 的事 / 的事情 / 的记忆 name the kind of thing, not what to search for.
+    ['忘记所有关于生日的事', 'forget', '生日'],
+    ['忘记关于生日的事情', 'forget', '生日'],
+    ['删除关于生日的记忆', 'forget', '生日'],
+    ['删掉我生日的记忆。', 'forget', '我生日'],
+    ['delete the memory about my birthday', 'forget', 'my birthday'],
+    ['Please remove my memories of the trip to Tokyo', 'forget', 'the trip to Tokyo'],
+    ['can you remember that I work at Acme?', 'remember', 'I work at Acme'],
+    ['Could you please remember: my sister is called Ana?', 'remember', 'my sister is called Ana'],
   ])('recognizes %j', (text, command, argument) => {
     expect(parseMemoryCommand(text)).toEqual({ command, argument });
   });
@@ -63,6 +73,11 @@ describe('parseMemoryCommand', () => {
     '忘记所有的烦恼吧',
     '我记得你说过',
     'What should I remember about Rust?',
+    // A question stays a question unless it is a request to remember *that* something is so.
+    'Can you remember my birthday?',
+    'can you remember what my sister is called?',
+    'Delete the file about my trip',
+    '删除我的记忆',
     '',
   ])('leaves %j to the chat', (text) => {
     expect(parseMemoryCommand(text)).toBeNull();
@@ -189,5 +204,62 @@ describe('runMemoryCommand: forget', () => {
   it('returns null for text that is not a command', async () => {
     const { store } = await setup();
     expect(await runMemoryCommand(store, 'How do I cook rice?', ctx)).toBeNull();
+  });
+});
+
+/**
+ * Stands in for a multilingual sentence embedder (the default paraphrase-multilingual-MiniLM cannot
+ * run here: no weights offline, and no multilingual fixture model exists): each text maps to the
+ * concepts it names, in English or Chinese, one dimension per concept, so a translation lands on
+ * the same direction. A fake of the embedding boundary only; everything else is the real store.
+ */
+function conceptEmbedder(): Embedder {
+  const concepts: RegExp[] = [/birthday|生日/giu, /\bwork|工作/giu, /\bdogs?\b|狗/giu, /shenzhen|深圳/giu];
+  return {
+    modelId: 'test/concepts',
+    dimension: concepts.length,
+    embed: async (texts) =>
+      texts.map((text) => {
+        const v = new Float32Array(concepts.length);
+        concepts.forEach((re, i) => (v[i] = (text.match(re) ?? []).length));
+        const norm = Math.hypot(...v) || 1;
+        return v.map((x) => x / norm);
+      }),
+  };
+}
+
+describe('runMemoryCommand: forget across languages', () => {
+  it('"forget my birthday" finds the Chinese 生日 memory by its embedding when the embedder is multilingual', async () => {
+    const opened = await openTestStore({ now: NOW, name: 'cmd-xl', embedder: conceptEmbedder() });
+    db = opened.db;
+    const add = (text: string) => opened.store.add({ namespace: 'default', kind: 'profile', text }, 'conversation:c0').then((r) => r.memory);
+    const birthday = await add('我的生日');
+    const work = await add('我在深圳工作');
+    const dog = await add('I have a dog');
+    const r = await runMemoryCommand(opened.store, 'forget my birthday', ctx);
+    expect(r?.affected.map((a) => a.id)).toEqual([birthday.id]);
+    expect(await opened.store.get(birthday.id)).toBeUndefined();
+    for (const keep of [work, dog]) expect(await opened.store.get(keep.id)).toBeDefined();
+  });
+
+  it('the cross-lingual rule does not fire on surface similarity: with the n-gram test embedder the 生日 memory stays', async () => {
+    const { store } = await setup();
+    const birthday = (await store.add({ namespace: 'default', kind: 'profile', text: '我的生日' }, 'conversation:c0')).memory;
+    expect(await runMemoryCommand(store, 'forget my birthday', ctx)).toEqual({ command: 'forget', affected: [] });
+    expect(await store.get(birthday.id)).toBeDefined();
+  });
+
+  it('「忘记所有关于生日的事」 removes the 生日 memory (the parser no longer searches for 的事)', async () => {
+    const { store } = await setup();
+    const birthday = (await store.add({ namespace: 'default', kind: 'profile', text: '我的生日是三月五号' }, 'conversation:c0')).memory;
+    const other = (await store.add({ namespace: 'default', kind: 'profile', text: '我住在深圳' }, 'conversation:c0')).memory;
+    for (const line of ['忘记所有关于生日的事', '忘记关于生日的事情', '删除关于生日的记忆']) {
+      const again = (await store.add({ namespace: 'default', kind: 'profile', text: '我的生日是三月五号' }, 'conversation:c0')).memory;
+      const r = await runMemoryCommand(store, line, ctx);
+      expect(r?.affected.map((a) => a.text)).toEqual(['我的生日是三月五号']);
+      expect(await store.get(again.id)).toBeUndefined();
+    }
+    expect(await store.get(birthday.id)).toBeUndefined();
+    expect(await store.get(other.id)).toBeDefined();
   });
 });

@@ -201,7 +201,15 @@ describe('fitText', () => {
   it('keeps text that fits and cuts the rest with an ellipsis', () => {
     expect(fitText('abcdef', chars, 6)).toBe('abcdef');
     expect(fitText('abcdef', chars, 4)).toBe('abc…');
-    expect(fitText('我喜欢打篮球', chars, 3)).toBe('我喜…');
+    // ICU segments 我 | 喜欢 | 打篮球: the cut falls between words, not inside 喜欢.
+    expect(fitText('我喜欢打篮球', chars, 3)).toBe('我…');
     expect(fitText('abc', chars, 0)).toBe('');
+  });
+
+  it('never cuts a word in two (issue 12 item 9: "test fact n…"); a single word longer than the room is cut inside', () => {
+    // 13 "tokens" (characters) of room: "test fact n" + "…" would fit, but "n" starts a word.
+    expect(fitText('test fact number 12', chars, 13)).toBe('test fact…');
+    expect(fitText('Moved to Hangzhou. Works at Acme.', chars, 22)).toBe('Moved to Hangzhou…');
+    expect(fitText('supercalifragilistic', chars, 6)).toBe('super…');
   });
 });

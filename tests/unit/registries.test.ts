@@ -67,6 +67,19 @@ describe('strategies', () => {
     expect(keys.length).toBeGreaterThanOrEqual(2 * 7 + 2 * 6);
     expectInBothLocales(keys);
   });
+
+  it('every kind has a one-line description for the chat, and no description names a library class (issue 12 item 13)', () => {
+    expectInBothLocales(STRATEGY_KINDS.map((kind) => `strategies.${kind}.short`));
+    for (const lng of ['en', 'zh-CN']) {
+      for (const s of STRATEGIES) {
+        for (const key of [s.descriptionKey, `strategies.${s.kind}.short`]) {
+          const text = i18n.t(key, { lng });
+          expect(text, `${lng} ${key}`).not.toMatch(/[A-Z][a-z]+[A-Z]\w*Memory|Conversation\w+|VectorStore/u);
+        }
+        expect(Array.from(i18n.t(`strategies.${s.kind}.short`, { lng })).length, `${lng} ${s.kind}`).toBeLessThanOrEqual(72);
+      }
+    }
+  });
 });
 
 describe('jobs', () => {

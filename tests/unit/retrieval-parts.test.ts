@@ -454,7 +454,10 @@ describe('formatMemoriesForPrompt', () => {
     expect(out.text.split('\n')[0]!.length).toBe(30);
     // Below MIN_SHORTENED_LINE_TOKENS of room a memory is skipped, never cut to a stub.
     expect(formatMemoriesForPrompt([long], chars, 23).included).toEqual([]);
-    expect(formatMemoriesForPrompt([long], chars, 24).text).toBe('- [2025-05-03] User: 我喜…');
+    // 24 characters leave room for "我喜" but 喜欢 is one word (ICU: 我 | 喜欢 | 打篮球): the cut falls before it.
+    expect(formatMemoriesForPrompt([long], chars, 24).text).toBe('- [2025-05-03] User: 我…');
+    // English is cut between words too (issue 12 item 9): 54 → lines of 27, room for "test fact n", cut to "test fact".
+    expect(formatMemoriesForPrompt([mem('t', 'test fact number 12 about the garden')], chars, 54).text).toBe('- [2025-05-03] test fact…');
   });
 
   it('holds the cap with the real Qwen2.5 tokenizer on Chinese and English', () => {

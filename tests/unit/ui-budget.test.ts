@@ -1,6 +1,6 @@
 /** Token-budget bar (src/ui/lib/budget.ts): every number below is worked out by hand. */
 import { describe, expect, it } from 'vitest';
-import { computeBudget } from '../../src/ui/lib/budget';
+import { computeBudget, droppedReason } from '../../src/ui/lib/budget';
 import type { PromptBudget, PromptSection } from '../../src/model/trace';
 
 const section = (kind: PromptSection['kind'], tokens: number): PromptSection => ({ kind, text: '', tokens, items: 1, dropped: 0 });
@@ -72,5 +72,16 @@ describe('computeBudget', () => {
   it('passes the tokenizer id and exactness through', () => {
     const view = computeBudget({ sections: [], budget: budget({ tokenizer: 'estimator:v1', exact: false, promptTokens: 0 }) });
     expect(view).toMatchObject({ tokenizer: 'estimator:v1', exact: false, promptTokens: 0, freeTokens: 3584 });
+  });
+});
+
+describe('droppedReason (issue 12 item 9: "6 left out" while the bar shows room to spare)', () => {
+  it("names the section's share of the room for optional sections, the full window for recent turns", () => {
+    expect(droppedReason('memories')).toEqual({ kind: 'share', percent: 25 });
+    expect(droppedReason('summary')).toEqual({ kind: 'share', percent: 40 });
+    expect(droppedReason('entities')).toEqual({ kind: 'share', percent: 15 });
+    expect(droppedReason('retrieved')).toEqual({ kind: 'share', percent: 20 });
+    expect(droppedReason('recent')).toEqual({ kind: 'window' });
+    expect(droppedReason('user')).toBeNull();
   });
 });

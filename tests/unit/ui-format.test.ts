@@ -1,6 +1,16 @@
 /** Side panel formatters (src/ui/lib/format.ts): expected strings worked out by hand. */
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatCount, formatRelativeTime, formatTokens, isLongText, progressView, sentenceGap, toPercent } from '../../src/ui/lib/format';
+import {
+  formatBytes,
+  formatCount,
+  formatList,
+  formatRelativeTime,
+  formatTokens,
+  isLongText,
+  progressView,
+  sentenceGap,
+  toPercent,
+} from '../../src/ui/lib/format';
 
 describe('formatBytes (decimal SI units)', () => {
   it('picks the unit and one decimal below 10', () => {
@@ -92,5 +102,13 @@ describe('sentenceGap', () => {
     expect(sentenceGap('en')).toBe(' ');
     expect(sentenceGap('zh-CN')).toBe('');
     expect('回答达到长度上限，已被截断。' + sentenceGap('zh-CN') + '可在“设置”中调高').toBe('回答达到长度上限，已被截断。可在“设置”中调高');
+  });
+});
+
+describe('formatList', () => {
+  it('joins as each language writes a list', () => {
+    expect(formatList(['summaries', 'notes', 'facts'], 'en')).toBe('summaries, notes, and facts');
+    expect(formatList(['摘要', '笔记', '事实'], 'zh-CN')).toBe('摘要、笔记和事实');
+    expect(formatList(['one'], 'en')).toBe('one');
   });
 });

@@ -74,6 +74,10 @@ describe('locale files', () => {
     }
   });
 
+  it('never send the user to the README (issue 12 item 12)', () => {
+    for (const [key, text] of [...flatEn, ...flatZh]) expect(text, key).not.toMatch(/README|Offline install option/u);
+  });
+
   it('have no empty strings and no untranslated English in the Chinese file', () => {
     for (const [key, text] of flatZh) {
       expect(text.trim(), key).not.toBe('');

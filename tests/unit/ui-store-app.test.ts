@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_STRATEGY } from '../../src/model/strategies';
 import type { EngineStatus } from '../../src/model/engine';
+import type { JobStats } from '../../src/model/jobs';
 import type { Settings } from '../../src/model/settings';
 import { language } from '../../src/ui/i18n/index.svelte';
 import { AppState } from '../../src/ui/state/app.svelte';
@@ -38,6 +39,16 @@ describe('notices store', () => {
     ]);
     notices.dismiss(notices.list[0]!.id);
     expect(notices.list).toEqual([]);
+  });
+
+  it('an error shown in place is not toasted too: engine errors hide while their box is on screen (issue 12 item 12)', () => {
+    const notices = createNoticesStore();
+    notices.notify('error', 'The model could not be loaded', 'bad file', 'engine');
+    notices.notify('error', 'Could not save the settings:');
+    notices.notify('info', 'Loading…', undefined, 'engine');
+    expect(notices.visible(new Set()).map((n) => n.text)).toEqual(['The model could not be loaded', 'Could not save the settings:', 'Loading…']);
+    expect(notices.visible(new Set(['engine'] as const)).map((n) => n.text)).toEqual(['Could not save the settings:', 'Loading…']);
+    expect(notices.list).toHaveLength(3);
   });
 });
 
@@ -80,6 +91,40 @@ describe('jobs store', () => {
     await store.retryFailed();
     expect(notices.list.map((n) => [n.kind, n.text])).toEqual([['info', '2 jobs queued again.']]);
     expect(store.stats).toBe(jobs);
+  });
+
+  it('failures and unusable-reply rejections are told apart, and dismissing hides them until a newer one (issue 12 item 10)', () => {
+    const memory = new Map<string, string>();
+    const prefs = {
+      getItem: (k: string) => memory.get(k) ?? null,
+      setItem: (k: string, v: string) => void memory.set(k, v),
+      removeItem: (k: string) => void memory.delete(k),
+    };
+    const store = createJobsStore({ ...createFakeApi(), notices: createNoticesStore(), prefs });
+    const outcome = (type: string, at: number, code?: 'extraction_failed' | 'summary_rejected') => ({
+      type,
+      lastError: code ?? 'disk unplugged',
+      ...(code ? { lastErrorInfo: { domain: 'jobs' as const, code, params: {} } } : {}),
+      at,
+    });
+    store.stats = {
+      ...(jobs as object),
+      failed: 1,
+      recentFailures: [outcome('ltm.reembed', 300)],
+      rejected: 7,
+      recentRejections: [outcome('ltm.extract', 500, 'extraction_failed'), outcome('short-term.fold', 400, 'summary_rejected')],
+    } as never;
+    expect(store.notes.failed.count).toBe(1);
+    expect(store.notes.rejected.count).toBe(7); // the core's total, not the 2 listed
+    expect(store.notes.rejected.items.map((r) => r.label)).toEqual(['jobs.types.ltm_extract', 'jobs.types.short-term_fold']);
+    store.dismissNotes();
+    expect([store.dismissedAt, memory.get('recall.ui.v1.jobNotesDismissedAt')]).toEqual([500, '"500"']);
+    expect([store.notes.failed.count, store.notes.rejected.count, store.notes.newestAt]).toEqual([0, 0, null]);
+    // A newer rejection shows again (alone); a panel opened later remembers the dismissal.
+    const before = store.stats as unknown as JobStats;
+    store.stats = { ...before, rejected: 8, recentRejections: [outcome('ltm.extract', 900, 'extraction_failed'), ...before.recentRejections] };
+    expect([store.notes.failed.count, store.notes.rejected.count]).toEqual([0, 1]);
+    expect(createJobsStore({ ...createFakeApi(), notices: createNoticesStore(), prefs }).dismissedAt).toBe(500);
   });
 });
 
@@ -132,5 +177,45 @@ describe('composition root', () => {
     expect(await app.createMemoryStore().eraseAll()).toBe(true);
     expect(app.conversations.current).toBeNull();
     expect(app.jobs.stats).toBe(jobs);
+  });
+
+  it('erasing everything shows no "conversation no longer exists" error, though the core announces the erase before it answers', async () => {
+    const api = createFakeApi();
+    api.on('conversations.list', () => []);
+    api.on('jobs.stats', () => jobs);
+    api.on('memory.list', () => []);
+    api.on('conversations.get', () => null);
+    api.on('messages.list', () => []);
+    api.on('chat.live', () => null);
+    const app = new AppState(api);
+    app.conversations.list = [{ id: 'c1', title: 'Open', updatedAt: 2, messageCount: 2 }];
+    app.conversations.current = { id: 'c1', title: 'Open', namespace: 'default', strategy: DEFAULT_STRATEGY, createdAt: 1, updatedAt: 2 };
+    let reread: Promise<void> = Promise.resolve();
+    api.on('memory.eraseAll', async () => {
+      // The real core erases, broadcasts `event.conversations { conversationId: null }`, then
+      // answers: the panel re-reads the open conversation before the reply (what its listener
+      // does on that event, started here directly so the test awaits it).
+      reread = app.conversations.reloadCurrent();
+      await reread;
+    });
+    expect(await app.createMemoryStore().eraseAll()).toBe(true);
+    await reread;
+    expect(app.conversations.current).toBeNull();
+    expect(app.notices.list.map((n) => [n.kind, n.text])).toEqual([['info', 'Everything was erased.']]);
+  });
+
+  it('a failed erase leaves a later disappearance reported again', async () => {
+    const api = createFakeApi();
+    api.on('memory.eraseAll', () => {
+      throw new Error('locked');
+    });
+    api.on('conversations.get', () => null);
+    api.on('messages.list', () => []);
+    api.on('conversations.list', () => []);
+    const app = new AppState(api);
+    app.conversations.current = { id: 'c1', title: '', namespace: 'default', strategy: DEFAULT_STRATEGY, createdAt: 1, updatedAt: 1 };
+    expect(await app.createMemoryStore().eraseAll()).toBe(false);
+    await app.conversations.select('c1');
+    expect(app.notices.list.map((n) => n.kind)).toEqual(['error', 'error']);
   });
 });

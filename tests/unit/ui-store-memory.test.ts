@@ -38,6 +38,10 @@ function setup() {
     ...api,
     notices,
     refreshConversations: async () => void events.push('refreshConversations'),
+    beforeEraseAll: () => {
+      events.push('beforeEraseAll');
+      return () => void events.push('undo beforeEraseAll');
+    },
     afterEraseAll: async () => void events.push('afterEraseAll'),
     files: {
       stage: async (file, progress) => {

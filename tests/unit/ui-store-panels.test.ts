@@ -12,10 +12,11 @@ import type { ModelCatalog } from '../../src/model/catalog';
 import type { Settings } from '../../src/model/settings';
 import type { PromptTrace } from '../../src/model/trace';
 import { createContextViewStore } from '../../src/ui/state/context-view.svelte';
-import { createConversationDrawerStore } from '../../src/ui/state/conversation-drawer.svelte';
+import { SEARCH_DEBOUNCE_MS, createConversationDrawerStore } from '../../src/ui/state/conversation-drawer.svelte';
 import { createConversationsStore } from '../../src/ui/state/conversations.svelte';
 import { createEnginePickerStore } from '../../src/ui/state/engine-picker.svelte';
 import { createEngineStore } from '../../src/ui/state/engine.svelte';
+import { createMessageSourcesStore } from '../../src/ui/state/message-sources.svelte';
 import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { SAVED_MARK_MS, createSettingsFormStore } from '../../src/ui/state/settings-form.svelte';
 import { createSettingsStore } from '../../src/ui/state/settings.svelte';
@@ -169,6 +170,61 @@ describe('conversation drawer store', () => {
     expect([drawer.editingId, drawer.confirmingId]).toEqual([null, null]);
   });
 
+  it('searches SEARCH_DEBOUNCE_MS after the last keystroke, once; a blank field lists everything again; an older reply is dropped', async () => {
+    vi.useFakeTimers();
+    const { api, drawer } = setup();
+    const hit = (id: string, title: string) => ({ id, title, updatedAt: 1, messageCount: 2, messageId: `${id}-m`, snippet: `about ${title}` });
+    api.on('conversations.search', ({ query }) => (query === 'hang' ? [hit('c1', 'Hangzhou')] : []));
+    drawer.setQuery('h');
+    drawer.setQuery('ha');
+    drawer.setQuery('hang');
+    await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS - 1);
+    expect(api.callsOf('conversations.search')).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(api.callsOf('conversations.search')).toEqual([{ query: 'hang' }]);
+    expect(drawer.results).toEqual([hit('c1', 'Hangzhou')]);
+    drawer.setQuery('  ');
+    expect(drawer.results).toBeNull();
+    // A reply for a query the user has typed past is not shown.
+    const slow = deferred<ReturnType<typeof hit>[]>();
+    api.on('conversations.search', () => slow.promise);
+    drawer.setQuery('tok');
+    const pending = drawer.searchNow();
+    drawer.setQuery('');
+    slow.resolve([hit('c2', 'Tokyo')]);
+    await pending;
+    expect(drawer.results).toBeNull();
+    expect(api.callsOf('conversations.search')).toHaveLength(2);
+  });
+
+  it('renaming or deleting a found conversation updates the results; closing the drawer clears the search', async () => {
+    const { api, drawer } = setup();
+    api.on('conversations.search', () => [
+      { id: 'c1', title: 'A', updatedAt: 1, messageCount: 1, messageId: null, snippet: null },
+      { id: 'c2', title: 'B', updatedAt: 1, messageCount: 1, messageId: 'm', snippet: 'b' },
+    ]);
+    drawer.setQuery('x');
+    await drawer.searchNow();
+    drawer.startRename('c1', 'A');
+    drawer.editTitle = 'Renamed';
+    await drawer.saveRename();
+    await drawer.confirmDelete('c2');
+    expect(drawer.results?.map((h) => [h.id, h.title])).toEqual([['c1', 'Renamed']]);
+    drawer.reset();
+    expect([drawer.query, drawer.results]).toEqual(['', null]);
+  });
+
+  it('a failed search becomes a notice and finds nothing', async () => {
+    const { api, drawer, notices } = setup();
+    api.on('conversations.search', () => {
+      throw new Error('disk gone');
+    });
+    drawer.setQuery('x');
+    await drawer.searchNow();
+    expect(drawer.results).toEqual([]);
+    expect(notices.list.map((n) => n.detail)).toEqual(['disk gone']);
+  });
+
   it('a failed rename becomes a notice', async () => {
     const { api, drawer, notices } = setup();
     api.on('conversations.update', () => {
@@ -177,6 +233,46 @@ describe('conversation drawer store', () => {
     drawer.startRename('c1', 'x');
     await drawer.saveRename();
     expect(notices.list.map((n) => n.detail)).toEqual(['gone']);
+  });
+});
+
+describe('message sources store (a memory\'s "From …" line)', () => {
+  const snippet = (id: string, conversationId: string, role: 'user' | 'assistant') => ({ id, conversationId, role, snippet: `text of ${id}`, createdAt: 5 });
+
+  it('one request for every memory that asks in the same tick; the user message is the source; a gone message says so', async () => {
+    const api = createFakeApi();
+    const sources = createMessageSourcesStore(api);
+    api.on('messages.snippets', ({ ids }) =>
+      ids.filter((id) => id !== 'gone').map((id) => snippet(id, id.startsWith('a') ? 'c1' : 'c2', id.endsWith('u') ? 'user' : 'assistant')),
+    );
+    expect(sources.sourceOf(['a-u', 'a-r'])).toBeUndefined();
+    await Promise.all([sources.load(['a-r', 'a-u']), sources.load(['b-r']), sources.load(['gone'])]);
+    expect(api.callsOf('messages.snippets')).toEqual([{ ids: ['a-r', 'a-u', 'b-r', 'gone'] }]);
+    expect(sources.sourceOf(['a-r', 'a-u'])?.id).toBe('a-u');
+    expect(sources.sourceOf(['b-r'])?.id).toBe('b-r');
+    expect(sources.sourceOf(['gone'])).toBeNull();
+    expect(sources.sourceOf([])).toBeNull();
+    // Already read: no request.
+    await sources.load(['a-u', 'b-r']);
+    expect(api.callsOf('messages.snippets')).toHaveLength(1);
+  });
+
+  it("a change to a conversation drops what was read for it (and every 'gone'); a failed read leaves them unread", async () => {
+    const api = createFakeApi();
+    const sources = createMessageSourcesStore(api);
+    const stop = sources.listen();
+    api.on('messages.snippets', ({ ids }) => ids.filter((id) => id !== 'gone').map((id) => snippet(id, id.startsWith('a') ? 'c1' : 'c2', 'user')));
+    await sources.load(['a1', 'b1', 'gone']);
+    api.emit('event.conversations', { conversationId: 'c1' });
+    expect(Object.keys(sources.byId)).toEqual(['b1']);
+    api.emit('event.conversations', { conversationId: null });
+    expect(sources.byId).toEqual({});
+    api.on('messages.snippets', () => {
+      throw new Error('core restarting');
+    });
+    await sources.load(['a1']);
+    expect(sources.sourceOf(['a1'])).toBeUndefined();
+    stop();
   });
 });
 

@@ -3,16 +3,23 @@
  * - "remember that …", "remember: …", "please remember …", "记住…", "请记住…", "帮我记住…" store a
  *   pinned memory at once (importance 0.9; relative dates made absolute against the message time;
  *   the user's wording and language kept as typed).
- * - "forget …", "forget about …", "忘记…", "忘掉…", "请忘记…" remove the memories that match from the
- *   store, its indexes and the memory history (store event `FORGET`), together with the
- *   conversation rounds that state a removed fact (`roundsStating`), and report all of them.
+ *   A polite request keeps its question mark: "can you remember that I work at Acme?".
+ * - "forget …", "forget about …", "delete the memory about …", "忘记…", "忘掉…", "请忘记…",
+ *   "删除关于…的记忆" remove the memories that match from the store, its indexes and the memory
+ *   history (store event `FORGET`), together with the conversation rounds that state a removed fact
+ *   (`roundsStating`), and report all of them. A trailing "的事 / 的事情 / 的记忆 / 的内容 / 的信息"
+ *   names the kind of thing, not its content, and is not part of the search term.
  *
  * Forget is deliberately conservative (deleting the wrong memory is worse than keeping one): a
  * memory matches when it contains nearly all the content words of the argument, or at least half
- * of them *and* its embedding is close to the argument's (see `FORGET_THRESHOLDS`). Candidates come
- * from the store's hybrid search (lexical + vector), including memories whose validity ended.
+ * of them *and* its embedding is close to the argument's (see `FORGET_THRESHOLDS`). A memory in the
+ * other script (a Chinese memory for an English argument, or the reverse) shares no words with it
+ * by construction, so there the embedding alone decides, at the cross-lingual threshold (this needs
+ * a multilingual embedder such as the default paraphrase-multilingual-MiniLM). Candidates come from
+ * the store's hybrid search (lexical + vector), including memories whose validity ended.
  */
 import { MAX_MEMORY_TEXT_CHARS, type MemoryCommand, type MemoryKind } from '../../model/memory';
+import { containsCjk } from '../../text/language';
 import { contentTerms, termCoverage } from '../../text/terms';
 import { cosineSimilarity } from './retrieval/vector';
 import { guessKind, prepareItem } from './extraction/items';
@@ -38,9 +45,10 @@ export interface MemoryCommandContext {
  * Match thresholds of "forget". `coverage` is the share (0..1) of the argument's content words
  * found in a memory (`termCoverage`); `cosine` is the cosine similarity of the two embeddings.
  * A memory matches when `coverage >= strongCoverage`, or `coverage >= weakCoverage` and
- * `cosine >= minCosine`.
+ * `cosine >= minCosine`, or — only for a memory written in the other script than the argument (one
+ * contains CJK, the other none), where no word can be shared — `cosine >= crossLingualCosine`.
  */
-export const FORGET_THRESHOLDS = { strongCoverage: 0.75, weakCoverage: 0.5, minCosine: 0.75 } as const;
+export const FORGET_THRESHOLDS = { strongCoverage: 0.75, weakCoverage: 0.5, minCosine: 0.75, crossLingualCosine: 0.75 } as const;
 
 /** Importance given to a memory the user dictated (0..1). */
 export const REMEMBERED_IMPORTANCE = 0.9;
@@ -49,10 +57,20 @@ export const REMEMBERED_IMPORTANCE = 0.9;
 export const FORGET_CANDIDATES = 200;
 
 const REMEMBER_EN =
-  /^\s*(?:(?:please|pls|hey|ok|okay)[\s,]+)?(?:can you\s+|could you\s+)?remember(?:\s+this)?(?:\s*[:：,，]\s*|\s+that\s+|\s+(?=\S))([\s\S]+)$/iu;
+  /^\s*(?:(?:please|pls|hey|ok|okay)[\s,]+)?(?:(?:can|could|would|will) you\s+(?:please\s+)?)?remember(?:\s+this)?(?:\s*[:：,，]\s*|\s+that\s+|\s+(?=\S))([\s\S]+)$/iu;
+/** "Can you remember that …?", "could you please remember: …?": a request phrased as a question. */
+const POLITE_REQUEST_EN =
+  /^\s*(?:(?:please|pls|hey|ok|okay)[\s,]+)?(?:can|could|would|will) you\s+(?:please\s+)?(?:remember|forget)(?:\s+this)?(?:\s*[:：]|\s+that\s)/iu;
 const REMEMBER_ZH = /^\s*(?:请你?|麻烦你?|你要|你)?(?:帮我)?(?:记住|记一下|记下来|记下)(?:这件事|这个|这点|一下)?[:：,，\s]*([\s\S]+)$/u;
 const FORGET_EN = /^\s*(?:(?:please|pls)[\s,]+)?forget(?:\s+(?:all|everything)\s+about|\s+about|\s+that)?(?:\s*[:：,，]\s*|\s+)([\s\S]+)$/iu;
 const FORGET_ZH = /^\s*(?:请你?|麻烦你?|你)?(?:帮我)?(?:忘记|忘掉|删除关于|删掉关于)(?:(?:所有|全部|一切)(?:的)?关于|关于)?[:：,，\s]*([\s\S]+)$/u;
+/** "Delete the memory about …", "remove my memories of …", "can you forget the memory that …". */
+const DELETE_MEMORY_EN =
+  /^\s*(?:(?:please|pls)[\s,]+)?(?:(?:can|could|would|will) you\s+(?:please\s+)?)?(?:delete|remove|erase|forget)\s+(?:the\s+|my\s+|your\s+|any\s+|all\s+(?:the\s+|my\s+|your\s+)?)?(?:memory|memories)\s+(?:about|of|on|that)\s+([\s\S]+)$/iu;
+/** "删除我生日的记忆", "删掉生日的记忆": an explicit "…的记忆" after delete. */
+const DELETE_MEMORY_ZH = /^\s*(?:请你?|麻烦你?|你)?(?:帮我)?(?:删除|删掉|清除)(?:所有|全部)?(?:关于)?([\s\S]+?的记忆)[。.!！]*\s*$/u;
+/** "生日的事 / 的事情 / 的记忆 …": the kind of thing, not its content (stripped from a forget argument). */
+const ZH_THING_SUFFIX = /的(?:事情|事|记忆|内容|信息|东西)\s*[。.!！]*\s*$/u;
 
 /**
  * Questions are chat, not commands: "remember when we met?", "忘记密码怎么办". English questions
@@ -87,19 +105,24 @@ export function parseMemoryCommand(text: string): ParsedMemoryCommand | null {
   const trimmed = text.trim();
   if (!trimmed || REMINISCING_EN.test(trimmed)) return null;
   if (FORGET_ALL_EN.test(trimmed) || FORGET_ALL_ZH.test(trimmed)) return { command: 'forget', argument: '', all: true };
+  // The question mark of a polite request ("can you remember that …?") belongs to the request.
+  const line = POLITE_REQUEST_EN.test(trimmed) ? trimmed.replace(/\s*[?？]+\s*$/u, '') : trimmed;
   for (const [command, re] of [
+    ['forget', DELETE_MEMORY_EN],
+    ['forget', DELETE_MEMORY_ZH],
     ['remember', REMEMBER_EN],
     ['remember', REMEMBER_ZH],
     ['forget', FORGET_EN],
     ['forget', FORGET_ZH],
   ] as const) {
-    const m = re.exec(trimmed);
+    const m = re.exec(line);
     if (!m) continue;
-    const argument = m[1]!
+    let argument = m[1]!
       .trim()
       .replace(/^(?:that|about)\s+/iu, '')
       .replace(/^(?:关于)/u, '')
       .trim();
+    if (command === 'forget' && containsCjk(argument)) argument = argument.replace(ZH_THING_SUFFIX, '').trim();
     if (!argument || QUESTION.test(argument) || VAGUE.test(argument.replace(/[。.!！]+$/u, ''))) return null;
     if (command === 'forget' && (IDIOM_EN.test(argument) || ALL_LEAD.test(argument) || (re === FORGET_ZH && NARRATION_ZH.test(argument)))) return null;
     if (contentTerms(argument).length === 0) return null;
@@ -173,18 +196,21 @@ export async function findForgetMatches(store: LongTermStore, argument: string, 
   if (terms.length === 0) return [];
   const hits = await store.search({ text: argument, namespace, k: FORGET_CANDIDATES, includeInvalid: true }, { timeFilters: false });
   const vector = hits.length > 0 ? await store.embed(argument) : null;
+  const argumentCjk = containsCjk(argument);
   const matches: ForgetMatch[] = [];
   for (const hit of hits) {
     const coverage = termCoverage(terms, hit.memory.text);
-    if (coverage < FORGET_THRESHOLDS.weakCoverage) continue;
+    const otherScript = containsCjk(hit.memory.text) !== argumentCjk;
+    if (coverage < FORGET_THRESHOLDS.weakCoverage && !otherScript) continue;
     let cosine: number | null = null;
     if (vector) {
       const record = await store.get(hit.memory.id);
       if (record?.embedding && record.embedding.length === vector.length) cosine = cosineSimilarity(vector, record.embedding);
     }
     const strong = coverage >= FORGET_THRESHOLDS.strongCoverage;
-    const weak = cosine !== null && cosine >= FORGET_THRESHOLDS.minCosine;
-    if (strong || weak) matches.push({ id: hit.memory.id, kind: hit.memory.kind, text: hit.memory.text, coverage, cosine });
+    const weak = coverage >= FORGET_THRESHOLDS.weakCoverage && cosine !== null && cosine >= FORGET_THRESHOLDS.minCosine;
+    const crossLingual = otherScript && cosine !== null && cosine >= FORGET_THRESHOLDS.crossLingualCosine;
+    if (strong || weak || crossLingual) matches.push({ id: hit.memory.id, kind: hit.memory.kind, text: hit.memory.text, coverage, cosine });
   }
   return matches;
 }

@@ -27,8 +27,9 @@ export interface EngineErrorView {
    */
   keywordFallback: boolean;
   /**
-   * `true` when the README's "Offline install option" (packaging the embedding model with the
-   * extension) would avoid this failure: embedder download or load failures, or an uncoded one.
+   * `true` when the user should read that the embedding model is downloaded once (connect and
+   * retry): embedder download or load failures, or an uncoded one. (A packager can avoid it with
+   * the README's offline install option; the panel never sends users to the README.)
    */
   offlineHint: boolean;
 }

@@ -31,6 +31,11 @@ export function formatCount(count: number, locale: string): string {
   return new Intl.NumberFormat(locale, { maximumFractionDigits: 0 }).format(count);
 }
 
+/** Joins `items` as the locale writes a list (`Intl.ListFormat`, conjunction): "A, B, and C" / "A、B和C". */
+export function formatList(items: readonly string[], locale: string): string {
+  return new Intl.ListFormat(locale, { type: 'conjunction' }).format(items);
+}
+
 /**
  * Formats a token count with the locale's digit grouping (`4,096` / `4,096`). Every token number
  * the panel shows goes through this one function, so they all look the same.

@@ -5,7 +5,7 @@
  * The job types and their label keys come from `JOB_TYPES` (`src/model/jobs.ts`), the list the
  * core's job descriptors are checked against; the side panel bundle does not pull in the memory code.
  */
-import { JOB_TYPES, jobTypeLabelKey, type JobStats } from '../../model/jobs';
+import { JOB_TYPES, jobTypeLabelKey, type JobOutcomeView, type JobStats } from '../../model/jobs';
 import type { TranslationKey } from '../i18n/instance';
 import { errorView, type ErrorView } from './errors';
 import { toPercent } from './format';
@@ -31,14 +31,52 @@ export interface JobFailureView {
   at: number;
 }
 
+/** `JobOutcomeView`s as listed: translated label, trimmed reason, the reason's translation key when coded. */
+const outcomeViews = (list: readonly JobOutcomeView[] | undefined): JobFailureView[] =>
+  (list ?? []).map((f) => ({ label: jobLabelKey(f.type), reason: f.lastError.trim(), reasonView: errorView(f.lastErrorInfo), at: f.at }));
+
 /**
  * The failures to list: `recentFailures` (newest first, at most 5, as the core sends them).
  * Stats from an older core without the field give `[]`. Reasons are trimmed; for an empty
  * one the UI shows only the label.
  */
 export function jobFailureViews(stats: Pick<JobStats, 'recentFailures'> | null | undefined): JobFailureView[] {
-  const failures = stats?.recentFailures ?? [];
-  return failures.map((f) => ({ label: jobLabelKey(f.type), reason: f.lastError.trim(), reasonView: errorView(f.lastErrorInfo), at: f.at }));
+  return outcomeViews(stats?.recentFailures);
+}
+
+/** The jobs whose model replies were unusable (`recentRejections`, newest first, at most 5), as `jobFailureViews` lists failures. */
+export function jobRejectionViews(stats: Pick<JobStats, 'recentRejections'> | null | undefined): JobFailureView[] {
+  return outcomeViews(stats?.recentRejections);
+}
+
+/** What the Memory tab says about finished background work that did not succeed. */
+export interface JobNotes {
+  /** Real failures not dismissed: how many, and the latest of them. `count` 0: nothing to say. */
+  failed: { count: number; items: JobFailureView[] };
+  /** Jobs whose model replies were unusable (expected with small models; nothing to retry), not dismissed. */
+  rejected: { count: number; items: JobFailureView[] };
+  /** Time of the newest entry shown (ms epoch): what "Dismiss" hides up to; `null` when nothing is shown. */
+  newestAt: number | null;
+}
+
+/**
+ * The failures and rejections to show, leaving out those the user dismissed (`at <= dismissedAt`,
+ * ms epoch; `null`: none dismissed). Before any dismissal the counts are the core's totals; after
+ * one, only newer jobs count (of the latest 5 of each kind the core sends).
+ */
+export function jobNotes(
+  stats: Pick<JobStats, 'failed' | 'recentFailures' | 'rejected' | 'recentRejections'> | null | undefined,
+  dismissedAt: number | null,
+): JobNotes {
+  const pick = (total: number | undefined, items: JobFailureView[]) => {
+    if (dismissedAt === null) return { count: total ?? items.length, items };
+    const newer = items.filter((f) => f.at > dismissedAt);
+    return { count: newer.length, items: newer };
+  };
+  const failed = pick(stats?.failed, jobFailureViews(stats));
+  const rejected = pick(stats?.rejected, jobRejectionViews(stats));
+  const shown = [...(failed.count > 0 ? failed.items : []), ...(rejected.count > 0 ? rejected.items : [])];
+  return { failed, rejected, newestAt: shown.length > 0 ? Math.max(...shown.map((f) => f.at)) : null };
 }
 
 /**

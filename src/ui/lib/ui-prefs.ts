@@ -9,6 +9,8 @@
 export interface UiPrefs {
   /** The embedder error message whose chat banner the user dismissed (v1). */
   'recall.ui.v1.embedderBannerDismissed': string;
+  /** Background-job failures and rejections up to this time (ms epoch, as a decimal string) were dismissed in the Memory tab (v1). */
+  'recall.ui.v1.jobNotesDismissedAt': string;
 }
 
 /** The part of the Web Storage API used here (`localStorage` in the panel). */

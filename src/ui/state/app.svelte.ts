@@ -25,6 +25,7 @@ import { createConversationsStore } from './conversations.svelte';
 import { createEngineStore } from './engine.svelte';
 import { createJobsStore } from './jobs.svelte';
 import { createMemoryStore, type MemoryStore } from './memory.svelte';
+import { createMessageSourcesStore } from './message-sources.svelte';
 import { createNoticesStore } from './notices.svelte';
 import { applyUiLocale, createSettingsStore } from './settings.svelte';
 import { createSettingsFormStore, type SettingsFormStore } from './settings-form.svelte';
@@ -53,6 +54,8 @@ export class AppState {
   readonly engine;
   readonly conversations;
   readonly chat;
+  /** Messages in brief for memories' "From …" lines. */
+  readonly sources;
   #started = false;
   readonly #api: StoreApi;
 
@@ -65,6 +68,7 @@ export class AppState {
     this.engine = createEngineStore(base);
     this.conversations = createConversationsStore({ ...base, view: this.view });
     this.chat = createChatStore({ ...base, conversations: this.conversations, chatState: () => this.engine.status?.chat.state });
+    this.sources = createMessageSourcesStore(api);
   }
 
   /**
@@ -77,6 +81,7 @@ export class AppState {
       ...this.#api,
       notices: this.notices,
       refreshConversations: () => this.conversations.refresh(),
+      beforeEraseAll: () => this.conversations.expectAllGone(),
       afterEraseAll: () => this.afterEraseAll(),
     });
   }
@@ -111,6 +116,7 @@ export class AppState {
     this.chat.listen();
     this.settings.listen();
     this.conversations.listen();
+    this.sources.listen();
     await connect((progress) => {
       // Later reconnects (a request retrying after the core restarted) keep the UI as it is.
       if (this.connection.state === 'connecting') this.connection = { state: 'connecting', ...progress };

@@ -1,10 +1,14 @@
 /**
- * Conversation drawer store: which entry of the drawer is being renamed (and the title typed) or
- * asks before deleting, over the conversations store that does the work. At most one entry is in
- * either state; starting one leaves the other. Focus and keys stay in the component. One per
- * drawer on screen (`AppState.createConversationDrawer`).
+ * Conversation drawer store: the search field and its results, which entry of the drawer is being
+ * renamed (and the title typed) or asks before deleting, over the conversations store that does
+ * the work. At most one entry is in either state; starting one leaves the other. Focus and keys
+ * stay in the component. One per drawer on screen (`AppState.createConversationDrawer`).
  */
+import type { ConversationSearchHit } from '../../messaging/protocol';
 import type { ConversationsStore } from './conversations.svelte';
+
+/** Pause after the last keystroke before the drawer searches (ms): one search per typed word, not per letter. */
+export const SEARCH_DEBOUNCE_MS = 200;
 
 /** What the drawer store needs. */
 export interface ConversationDrawerStoreDeps {
@@ -19,7 +23,14 @@ export class ConversationDrawerStore {
   editTitle = $state('');
   /** Id of the conversation whose delete asks for confirmation, or `null`. */
   confirmingId = $state<string | null>(null);
+  /** The search field's text. */
+  query = $state('');
+  /** What the search found for `query`, or `null` while the field is blank (the drawer lists every conversation). */
+  results = $state<ConversationSearchHit[] | null>(null);
   readonly #deps: ConversationDrawerStoreDeps;
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  /** Bumped by every query change: a reply for an older query is dropped. */
+  #searchSeq = 0;
 
   constructor(deps: ConversationDrawerStoreDeps) {
     this.#deps = deps;
@@ -52,6 +63,7 @@ export class ConversationDrawerStore {
     if (!id || !title) return;
     this.editingId = null;
     await this.#deps.conversations.rename(id, title);
+    if (this.results) this.results = this.results.map((hit) => (hit.id === id ? { ...hit, title } : hit));
   }
 
   /** Asks before deleting conversation `id` (closes an open rename field). */
@@ -68,15 +80,50 @@ export class ConversationDrawerStore {
   }
 
   /** Answers the delete question with yes: deletes conversation `id`. Failures become a notice (`ConversationsStore.remove`). */
-  confirmDelete(id: string): Promise<void> {
+  async confirmDelete(id: string): Promise<void> {
     this.confirmingId = null;
-    return this.#deps.conversations.remove(id);
+    await this.#deps.conversations.remove(id);
+    if (this.results && !this.#deps.conversations.list.some((c) => c.id === id)) this.results = this.results.filter((hit) => hit.id !== id);
   }
 
-  /** Closes the rename field and the delete question (the drawer closed). */
+  /**
+   * Sets the search text. A blank text shows every conversation at once; otherwise the search runs
+   * `SEARCH_DEBOUNCE_MS` after the last call (`searchNow` runs it at once, e.g. on Enter).
+   */
+  setQuery(query: string): void {
+    this.query = query;
+    this.#cancelTimer();
+    this.#searchSeq += 1;
+    if (!query.trim()) {
+      this.results = null;
+      return;
+    }
+    this.#timer = setTimeout(() => void this.searchNow(), SEARCH_DEBOUNCE_MS);
+  }
+
+  /** Searches for `query` now; a reply that arrives after the text changed again is dropped. Failures become a notice (`ConversationsStore.search`). */
+  async searchNow(): Promise<void> {
+    this.#cancelTimer();
+    const query = this.query;
+    if (!query.trim()) {
+      this.results = null;
+      return;
+    }
+    const seq = this.#searchSeq;
+    const found = await this.#deps.conversations.search(query);
+    if (seq === this.#searchSeq && query === this.query) this.results = found;
+  }
+
+  #cancelTimer(): void {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+
+  /** Closes the rename field and the delete question and clears the search (the drawer closed). */
   reset(): void {
     this.editingId = null;
     this.confirmingId = null;
+    this.setQuery('');
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import type { ConversationRecord } from '../../model/records';
 import type { StrategyConfig } from '../../model/strategies';
-import type { ConversationSummary } from '../../messaging/protocol';
+import type { ConversationSearchHit, ConversationSummary } from '../../messaging/protocol';
 import type { PromptTrace } from '../../model/trace';
 import { t } from '../i18n/index.svelte';
 import { followTurn, fromRecord, lastStoredAssistant, type UiMessage } from '../lib/transcript';
@@ -108,6 +108,20 @@ export class ConversationsStore {
       }
     })();
     return this.#listing;
+  }
+
+  /**
+   * The conversations whose title or messages contain every word of `query` (the core's
+   * `conversations.search`: title matches first, then newest). A failure becomes a notice and
+   * returns `[]`.
+   */
+  async search(query: string): Promise<ConversationSearchHit[]> {
+    try {
+      return await this.#deps.request('conversations.search', { query }, { retry: true });
+    } catch (error) {
+      this.#deps.notices.fail('errors.searchFailed', error);
+      return [];
+    }
   }
 
   /** Closes the open conversation: a new chat (nothing deleted). */
@@ -225,6 +239,18 @@ export class ConversationsStore {
     } catch (error) {
       this.#deps.notices.fail('errors.renameFailed', error);
     }
+  }
+
+  /**
+   * Marks every conversation this panel knows (the list and the open one) as about to disappear
+   * by the user's own action ("Erase everything"), so their disappearance — which the core
+   * announces before it answers — is not reported as an error. @returns the undo, for an erase
+   * that failed.
+   */
+  expectAllGone(): () => void {
+    const ids = [...this.list.map((c) => c.id), ...(this.current ? [this.current.id] : [])].filter((id) => !this.#deleted.has(id));
+    for (const id of ids) this.#deleted.add(id);
+    return () => ids.forEach((id) => this.#deleted.delete(id));
   }
 
   /** Deletes a conversation and its messages; the open one becomes a new chat (no error notice). Failures become a notice. */

@@ -39,6 +39,11 @@ export interface MemoryStoreDeps extends StoreApi {
   notices: NoticesStore;
   /** Re-reads the conversation list (after an import). */
   refreshConversations: () => Promise<void>;
+  /**
+   * Called just before "erase everything" is sent: the conversations about to vanish are the
+   * user's doing, not an error (`ConversationsStore.expectAllGone`). @returns the undo, called when the erase failed.
+   */
+  beforeEraseAll: () => () => void;
   /** Forgets the open conversation and re-reads lists after everything was erased. */
   afterEraseAll: () => Promise<void>;
   files?: Partial<MemoryFiles>;
@@ -286,8 +291,14 @@ export class MemoryStore {
   /** Erases every memory, conversation, message, trace and job, then says so (and closes the question). Failures become a notice. @returns `true` when erased. */
   async eraseAll(): Promise<boolean> {
     this.erasing = true;
+    const undoExpect = this.#deps.beforeEraseAll();
     try {
-      await this.#deps.request('memory.eraseAll');
+      try {
+        await this.#deps.request('memory.eraseAll');
+      } catch (error) {
+        undoExpect();
+        throw error;
+      }
       this.#clearImportResult();
       this.staleRounds = null;
       await this.#deps.afterEraseAll();

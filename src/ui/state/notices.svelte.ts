@@ -31,6 +31,15 @@ export class NoticesStore {
   }
 
   /**
+   * The notices to show when the errors of `inline` topics are already on screen in place (the
+   * Models tab's error box for `engine`): those are left out, so no error shows twice (inline and
+   * as a toast over the page). They stay in `list` and show again when the inline one is gone.
+   */
+  visible(inline: ReadonlySet<NonNullable<Notice['topic']>>): Notice[] {
+    return inline.size === 0 ? this.list : this.list.filter((n) => !(n.kind === 'error' && n.topic && inline.has(n.topic)));
+  }
+
+  /**
    * Shows a notice.
    * @param text translated sentence.
    * @param detail untranslated detail (the core's message), shown smaller under `text`.

@@ -1,0 +1,12 @@
+/**
+ * The token shares of the prompt's optional sections, in a module of its own so the side panel can
+ * explain a section's cut (`src/ui/lib/budget.ts`) without bundling prompt assembly and its
+ * tokenizers. Re-exported by `assemble.ts`, which applies them.
+ */
+
+/**
+ * Largest share of the free budget each optional section may take (fractions of the tokens left
+ * after instruction + user message). The summary gets the most: it stands for every turn that is
+ * no longer verbatim.
+ */
+export const SECTION_SHARES = { memories: 0.25, summary: 0.4, entities: 0.15, retrieved: 0.2 } as const;
