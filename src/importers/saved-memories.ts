@@ -8,17 +8,15 @@ const BULLET = /^\s*(?:[-*•·‣◦▪]|\d{1,3}[.)．、]|[(（]\d{1,3}[)）])
 
 /**
  * The memories of a pasted list, in order, each trimmed, bullet and numbering removed.
- * Exact repeats within the paste (same text after trimming) are kept once.
+ * Repeats are kept: the store skips exact duplicates by its normalized-text hash.
  * @param text the pasted text (any line ending).
  */
 export function parseSavedMemories(text: string): string[] {
-  const seen = new Set<string>();
   const out: string[] = [];
   for (const raw of text.replace(/^\uFEFF/, '').split(/\r\n?|\n/)) {
     if (/^\s*#{1,6}\s/.test(raw)) continue;
     const line = raw.replace(BULLET, '').trim();
-    if (!line || seen.has(line)) continue;
-    seen.add(line);
+    if (!line) continue;
     out.push(line);
   }
   return out;

@@ -161,9 +161,16 @@ describe('batch list, notes, refusals', () => {
 });
 
 describe('saved memories pasted as text', () => {
-  it('one memory per line or bullet; bullets, numbers and check boxes removed; repeats and headings left out', () => {
+  it('one memory per line or bullet; bullets, numbers and check boxes removed; headings left out', () => {
     const pasted =
       '## Saved memories\n- Lives in Hangzhou\n* Prefers tea over coffee\n\n1. Has a cat named Mochi\n• Lives in Hangzhou\n2) [x] 喜欢爬山\r\n   Works as a nurse  ';
-    expect(parseSavedMemories(pasted)).toEqual(['Lives in Hangzhou', 'Prefers tea over coffee', 'Has a cat named Mochi', '喜欢爬山', 'Works as a nurse']);
+    expect(parseSavedMemories(pasted)).toEqual([
+      'Lives in Hangzhou',
+      'Prefers tea over coffee',
+      'Has a cat named Mochi',
+      'Lives in Hangzhou',
+      '喜欢爬山',
+      'Works as a nurse',
+    ]);
   });
 });
