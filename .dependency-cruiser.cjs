@@ -20,8 +20,9 @@ const LAYERS = {
   prompt: ['model', 'text', 'tokens', 'engines'],
   memory: ['model', 'text', 'platform', 'tokens', 'engines', 'db', 'jobs', 'prompt'],
   backup: ['model', 'text', 'db', 'memory'],
+  importers: ['model', 'text'],
   messaging: ['model'],
-  core: ['model', 'text', 'gguf', 'platform', 'tokens', 'engines', 'db', 'jobs', 'prompt', 'memory', 'backup', 'messaging'],
+  core: ['model', 'text', 'gguf', 'platform', 'tokens', 'engines', 'db', 'jobs', 'prompt', 'memory', 'backup', 'importers', 'messaging'],
   background: ['model', 'messaging'],
   ui: ['model', 'text', 'gguf', 'messaging', 'platform', 'prompt'],
 };

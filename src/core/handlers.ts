@@ -87,6 +87,8 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'memory.export': (c) => c.exportToFile(),
   'memory.import': (c, { fileName }) => c.importFile(fileName),
   'memory.importNotice': (c) => c.importNotice(),
+  'history.import': (c, data) => c.importHistoryFile(data),
+  'memory.importSaved': (c, data) => c.importSavedMemories(data),
   'memory.eraseAll': (c) => c.eraseAll(),
 
   'settings.get': (c) => c.settings.get(),

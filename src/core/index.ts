@@ -15,6 +15,9 @@ import { exportBytes, exportFileName, importAll, IMPORT_NOTICE_KEY, recoverInter
 import { BACKUPS_DIR, deleteModelFile, listStoredFiles, ModelFileError, openModelFile, writeFileChunks, type StorageRoot } from '../platform/model-files';
 import { composeLongTermMemory } from '../memory/long-term/compose';
 import { MAINTENANCE_JOB, REEMBED_JOB } from '../memory/long-term/jobs';
+import { parseHistoryFile } from '../importers';
+import type { HistoryImportReport, SavedMemoriesReport } from '../model/history-import';
+import { importHistory, importSavedMemories } from './history-import';
 import type { LongTermMemory, LongTermStore } from '../memory/long-term/types';
 import { createStrategy, registerShortTermJobs, type StrategyDeps } from '../memory/short-term';
 import type { RetrievedExchange } from '../model/context';
@@ -80,6 +83,16 @@ export interface Core {
   importFile(fileName: string): Promise<ImportReport>;
   /** The import undone at start-up (see `recoverInterruptedImport`), returned once, then `null`. */
   importNotice(): Promise<InterruptedImport | null>;
+  /**
+   * Imports `backups/<fileName>` as history from another assistant (format detected by
+   * `parseHistoryFile`, written by `importHistory`) into `namespace`, and deletes it afterwards,
+   * whatever the outcome. `displayName` is the picked file's name (named in errors; `.md`/`.txt`
+   * allow notes); `modifiedAt` its last-modified time (ms epoch).
+   * @throws HistoryImportError (refused or busy, nothing written) or ModelFileError (`not_found`).
+   */
+  importHistoryFile(input: { fileName: string; displayName: string; namespace: string; modifiedAt?: number }): Promise<HistoryImportReport>;
+  /** Stores a pasted list of saved memories as pinned memories (see `importSavedMemories`). */
+  importSavedMemories(input: { namespace: string; text: string }): Promise<SavedMemoriesReport>;
   /**
    * Erases everything derived from the user (`eraseUserData`: every table holding user data —
    * conversations, messages, memories, history, tombstones, jobs, traces, strategy state, entities —
@@ -248,6 +261,19 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
         await deleteModelFile(fileName, files).catch((error: unknown) => console.warn('[import] could not delete the staging file', error));
       }
     },
+    async importHistoryFile({ fileName, displayName, namespace, modifiedAt }) {
+      try {
+        const file = await openModelFile(fileName, files);
+        const parsed = parseHistoryFile(new Uint8Array(await file.arrayBuffer()), { fileName: displayName, now: now() }, modifiedAt);
+        const strategy = (await settings.get()).defaultStrategy;
+        const report = await importHistory({ db, jobs, store, now }, parsed, { namespace, strategy, fileName: displayName });
+        conversationsChanged(null);
+        return report;
+      } finally {
+        await deleteModelFile(fileName, files).catch((error: unknown) => console.warn('[import] could not delete the staging file', error));
+      }
+    },
+    importSavedMemories: (input) => importSavedMemories({ store }, input),
     async importNotice() {
       const row = await db.settings.get(IMPORT_NOTICE_KEY);
       if (!row) return null;

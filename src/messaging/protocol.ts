@@ -5,7 +5,7 @@
  * - `background` (service worker): opens the side panel, keeps the offscreen document alive,
  *   hosts the WebLLM engine (through WebLLM's own port protocol, not these messages).
  * - `offscreen` (engine host + memory core): answers every `core.*`, `engine.*`, `chat.*`,
- *   `conversations.*`, `memory.*`, `settings.*`, `jobs.*` request and broadcasts `event.*`.
+ *   `conversations.*`, `history.*`, `memory.*`, `settings.*`, `jobs.*` request and broadcasts `event.*`.
  * - `sidepanel` (UI): sends requests, listens to events.
  *
  * Transport: `@webext-core/messaging` over `runtime.sendMessage` (JSON-serializable data only;
@@ -18,6 +18,7 @@
 import { defineExtensionMessaging } from '@webext-core/messaging';
 import type { Runtime } from 'webextension-polyfill';
 import type { ImportReport, InterruptedImport } from '../model/backup';
+import type { HistoryImportReport, SavedMemoriesReport } from '../model/history-import';
 import type { EngineStatus, WllamaSource } from '../model/engine';
 import type { ModelCatalog } from '../model/catalog';
 import type { EventPayloads, EventType } from '../model/events';
@@ -178,6 +179,16 @@ export interface ProtocolMap {
    * the outcome. Rejects with the reason in plain words when the file is refused (nothing written).
    */
   'memory.import'(data: { fileName: string }): ImportReport;
+  /**
+   * Imports history from another assistant (ChatGPT / Claude export `.json` or `.zip`, Chatbot UI,
+   * a batch list, text / Markdown notes) that the panel copied into OPFS `backups/<fileName>`;
+   * `displayName` is the picked file's name, `modifiedAt` its last-modified time (ms epoch). The
+   * staging file is deleted afterwards. Replies with the format found and the counts; rejects
+   * with a `HistoryImportError` naming the file and the place (nothing written).
+   */
+  'history.import'(data: { fileName: string; displayName: string; namespace: string; modifiedAt?: number }): HistoryImportReport;
+  /** Stores a pasted list of saved memories (one per line or bullet) as pinned memories; duplicates are skipped. */
+  'memory.importSaved'(data: { namespace: string; text: string }): SavedMemoriesReport;
   /** The import undone at the last start-up (context killed or browser closed mid-import), once; then `null`. */
   'memory.importNotice'(): InterruptedImport | null;
   /** Erases every memory, conversation, message, trace and job. */

@@ -38,6 +38,19 @@ export const BACKUP_ERROR_CODES = [
   'busy',
   'position_taken',
 ] as const;
+/**
+ * Importing history from another assistant (`src/importers/`, `src/core/history-import.ts`).
+ * Every one means nothing of the file was imported; `params.file` names the file, `params.place`
+ * the conversation (its title or its position) where the problem is.
+ */
+export const HISTORY_IMPORT_ERROR_CODES = [
+  'unknown_format',
+  'invalid_json',
+  'bad_conversation',
+  'no_conversations',
+  'zip_without_conversations',
+  'busy',
+] as const;
 /** Long-term and short-term memory: stored memories and conversations. */
 export const MEMORY_ERROR_CODES = [
   'text_empty',
@@ -70,6 +83,7 @@ export const ERROR_CODES = {
   storage: STORAGE_ERROR_CODES,
   modelFile: MODEL_FILE_ERROR_CODES,
   backup: BACKUP_ERROR_CODES,
+  historyImport: HISTORY_IMPORT_ERROR_CODES,
   memory: MEMORY_ERROR_CODES,
   messaging: MESSAGING_ERROR_CODES,
   prompt: PROMPT_ERROR_CODES,
@@ -86,6 +100,8 @@ export type EngineErrorCode = ErrorCodeOf<'engine'>;
 export type ModelFileErrorCode = ErrorCodeOf<'modelFile'>;
 /** Backup (import/export) error codes. */
 export type BackupErrorCode = ErrorCodeOf<'backup'>;
+/** History import error codes. */
+export type HistoryImportErrorCode = ErrorCodeOf<'historyImport'>;
 /** Memory error codes. */
 export type MemoryErrorCode = ErrorCodeOf<'memory'>;
 /** Messaging error codes. */
@@ -201,6 +217,18 @@ export class BackupError extends RecallError<'backup'> {
   constructor(code: BackupErrorCode, message: string, options?: RecallErrorOptions) {
     super('backup', code, message, options);
     this.name = 'BackupError';
+  }
+}
+
+/**
+ * A file from another assistant that was refused (`HISTORY_IMPORT_ERROR_CODES`); nothing of it was
+ * imported. `params` holds `file` (its name) and, where one conversation is at fault, `place`
+ * (its title in quotes, or "#N" counted from 1).
+ */
+export class HistoryImportError extends RecallError<'historyImport'> {
+  constructor(code: HistoryImportErrorCode, message: string, options?: RecallErrorOptions) {
+    super('historyImport', code, message, options);
+    this.name = 'HistoryImportError';
   }
 }
 

@@ -4,6 +4,7 @@
  * i18next instance switches language at run time and picks plural forms. (The reactive
  * wrapper `index.svelte.ts` needs the Svelte compiler and is exercised in the built panel.)
  */
+import { HISTORY_FORMATS } from '../../src/model/history-import';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -141,6 +142,7 @@ describe('keys used by the UI', () => {
       ),
       ...['export', 'upload', 'check', 'write'].map((p) => `memory.transfer.${p}`),
       'memory.importInterrupted',
+      ...HISTORY_FORMATS.map((f) => `memory.fromAssistants.format.${f}`),
     ];
     for (const key of keys) {
       expect(groupsEn.has(key), key).toBe(true);

@@ -1,6 +1,8 @@
 /**
- * Staging a memory export file picked by the user for `memory.import`: a quick look at its first
- * bytes (so a wrong pick gets a clear message at once), then a streamed copy into OPFS
+ * Staging a file picked by the user for import: a quick look at its first bytes — which path it
+ * takes (`importRouteOf`: a Recall backup goes to `memory.import`, an export of another
+ * assistant or a note to `history.import`, where the core detects its format) and, for a backup,
+ * a clear message at once for a wrong pick — then a streamed copy into OPFS
  * `backups/` (`src/platform/model-files.ts`: 8 MiB chunks, written under a `.partial` name and
  * renamed when complete). Only the stored name travels to the core, which parses and validates
  * the whole file as a stream; no step holds the file as one string.
@@ -27,10 +29,44 @@ export type ImportFileCheck = { ok: true } | { ok: false; reason: 'empty' | 'too
  * @param sizeBytes file size in bytes.
  */
 export function checkImportStart(head: string, sizeBytes: number): ImportFileCheck {
-  if (sizeBytes > MAX_IMPORT_BYTES) return { ok: false, reason: 'too_large' };
+  const size = checkImportSize(sizeBytes);
+  if (!size.ok) return size;
   const trimmed = head.replace(/^\uFEFF/, '').trim();
   if (sizeBytes === 0 || !trimmed) return { ok: false, reason: 'empty' };
   if (!trimmed.startsWith('{')) return { ok: false, reason: 'not_json', detail: 'it does not start with a JSON object' };
+  return { ok: true };
+}
+
+/** Where a picked file goes: `backup` (a Recall export, `memory.import`) or `history` (another assistant's export or a note, `history.import`). */
+export type ImportRoute = 'backup' | 'history';
+
+/** Keys that start another assistant's export in a JSON object: ChatGPT (`mapping`), Claude (`chat_messages`), Chatbot UI (`history`). */
+const HISTORY_KEYS = /"(mapping|chat_messages|history)"\s*:/;
+
+/**
+ * The route of a file from its first characters and its name: a zip archive (`PK\x03\x04`), a
+ * JSON list, a JSON object holding another assistant's keys and no `"format"` marker, or a
+ * `.txt` / `.md` / `.markdown` note go to `history`; anything else is checked as a Recall backup
+ * (which refuses it with its own reason when it is not one).
+ * @param head the first characters of the file (e.g. 4,096 bytes decoded as UTF-8).
+ */
+export function importRouteOf(head: string, fileName: string): ImportRoute {
+  const trimmed = head.replace(/^\uFEFF/, '').trimStart();
+  if (head.startsWith('PK\u0003\u0004') || /\.(txt|md|markdown)$/i.test(fileName)) return 'history';
+  if (trimmed.startsWith('[')) return 'history';
+  if (trimmed.startsWith('{') && !/"format"\s*:/.test(trimmed) && HISTORY_KEYS.test(trimmed)) return 'history';
+  return 'backup';
+}
+
+/** `importRouteOf` on the first `HEAD_BYTES` of `file` and its name (reads only those bytes). */
+export async function importRouteOfFile(file: File): Promise<ImportRoute> {
+  return importRouteOf(await file.slice(0, HEAD_BYTES).text(), file.name);
+}
+
+/** The size check alone (for a history import, whose content the core checks): not empty, not over `MAX_IMPORT_BYTES`. @param sizeBytes file size in bytes. */
+export function checkImportSize(sizeBytes: number): ImportFileCheck {
+  if (sizeBytes > MAX_IMPORT_BYTES) return { ok: false, reason: 'too_large' };
+  if (sizeBytes === 0) return { ok: false, reason: 'empty' };
   return { ok: true };
 }
 

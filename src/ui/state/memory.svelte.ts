@@ -7,6 +7,9 @@
  * manager's own form state: the new-memory form (`adding`, `newKind`, `newText`) and the "erase
  * everything?" question (`eraseAsked`); one item's editor and history is `MemoryItemStore`.
  *
+ * Also the history import (`history.import`: a file of another assistant, routed by
+ * `importRouteOf`; its report is `historyReport`) and pasted saved memories (`memory.importSaved`).
+ *
  * A little over 300 lines: the list, its filters and every action that reloads it are one
  * concern (each action ends in `load()` with the same filters); the per-item state is already apart.
  */
@@ -16,7 +19,8 @@ import type { ImportReport, TransferProgress } from '../../model/backup';
 import { t } from '../i18n/index.svelte';
 import { errorText } from '../lib/errors';
 import { downloadStagedFile } from '../lib/download';
-import { checkImportFile, stageImportFile } from '../lib/import-file';
+import { checkImportFile, checkImportSize, importRouteOfFile, stageImportFile } from '../lib/import-file';
+import type { HistoryImportReport, SavedMemoriesReport } from '../../model/history-import';
 import type { StoreApi } from './api';
 import type { NoticesStore } from './notices.svelte';
 
@@ -67,6 +71,12 @@ export class MemoryStore {
   exporting = $state(false);
   erasing = $state(false);
   importReport = $state<ImportReport | null>(null);
+  /** The last history import's report: the format found and the counts. */
+  historyReport = $state<HistoryImportReport | null>(null);
+  /** Saved memories pasted in the form, and the report of the last paste. */
+  pastedMemories = $state('');
+  savedReport = $state<SavedMemoriesReport | null>(null);
+  pasting = $state(false);
   /** The last import's failure: translated sentence, and the core's message when it refused the file. */
   importError = $state<{ title: string; detail: string | null } | null>(null);
   transfer = $state<TransferView | null>(null);
@@ -264,14 +274,19 @@ export class MemoryStore {
     this.#clearImportResult();
     this.importing = true;
     try {
-      const check = await checkImportFile(file);
+      const route = await importRouteOfFile(file);
+      // Another assistant's export: only its size is checked here; the core detects its format.
+      const check = route === 'backup' ? await checkImportFile(file) : checkImportSize(file.size);
       if (!check.ok) {
         this.importError = { title: t(`memory.importCheck.${check.reason}`, { name: file.name, detail: check.detail ?? '' }), detail: null };
         return;
       }
       this.transfer = { phase: 'upload', fraction: 0 };
       const fileName = await this.#files.stage(file, (bytes) => (this.transfer = { phase: 'upload', fraction: file.size > 0 ? bytes / file.size : 1 }));
-      this.importReport = await this.#deps.request('memory.import', { fileName });
+      if (route === 'history') {
+        const data = { fileName, displayName: file.name, namespace: DEFAULT_NAMESPACE, modifiedAt: file.lastModified };
+        this.historyReport = await this.#deps.request('history.import', data);
+      } else this.importReport = await this.#deps.request('memory.import', { fileName });
       await Promise.all([this.load(), this.#deps.refreshConversations()]);
     } catch (error) {
       // A core that died mid-import undoes it when it starts again: say so rather than a bare error.
@@ -283,7 +298,28 @@ export class MemoryStore {
     }
   }
 
+  /**
+   * Stores the pasted saved memories (`pastedMemories`, one per line or bullet) as pinned
+   * memories; the report says how many were new and how many were already here. Clears the form
+   * when it worked; a failure becomes a notice and the text stays.
+   */
+  async pasteSavedMemories(): Promise<void> {
+    if (!this.pastedMemories.trim()) return;
+    this.pasting = true;
+    try {
+      this.savedReport = await this.#deps.request('memory.importSaved', { namespace: DEFAULT_NAMESPACE, text: this.pastedMemories });
+      this.pastedMemories = '';
+      await this.load();
+    } catch (error) {
+      this.#deps.notices.fail('errors.importFailed', error);
+    } finally {
+      this.pasting = false;
+    }
+  }
+
   #clearImportResult(): void {
+    this.historyReport = null;
+    this.savedReport = null;
     this.importReport = null;
     this.importError = null;
   }
