@@ -82,8 +82,8 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'memory.add': (c, data) => c.memoryAdmin.add(data),
   'memory.update': (c, data) => c.memoryAdmin.update(data),
   'memory.delete': (c, { id }) => c.memoryAdmin.delete(id),
-  'memory.export': (c) => c.exportToFile(),
-  'memory.import': (c, { fileName }) => c.importFile(fileName),
+  'memory.export': (c, data) => c.exportToFile(data?.passphrase),
+  'memory.import': (c, { fileName, passphrase }) => c.importFile(fileName, passphrase),
   'memory.importNotice': (c) => c.importNotice(),
   'memory.eraseAll': (c) => c.eraseAll(),
 

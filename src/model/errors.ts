@@ -37,6 +37,9 @@ export const BACKUP_ERROR_CODES = [
   'unreadable',
   'busy',
   'position_taken',
+  'passphrase_required',
+  'wrong_passphrase',
+  'encrypted_damaged',
 ] as const;
 /** Long-term and short-term memory: stored memories and conversations. */
 export const MEMORY_ERROR_CODES = [
