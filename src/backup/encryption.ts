@@ -9,10 +9,10 @@
  * passphrase or a cut-off / tampered file is refused before anything is written to the store.
  */
 import { Decrypter, Encrypter } from 'age-encryption';
+import { AGE_HEADER } from '../model/backup';
 import { ImportError } from './format';
 
-/** First line of every binary age file (the format's version line). */
-export const AGE_HEADER = 'age-encryption.org/v1';
+export { AGE_HEADER };
 
 /** scrypt work factor (log2 N) of new encrypted backups: the library's and the `age` CLI's default, 18 (about 1 s, 256 MiB, once per file). */
 export const AGE_SCRYPT_WORK_FACTOR = 18;

@@ -17,7 +17,7 @@ import { AGE_HEADER, decryptChunks, isAgeFile } from '../../src/backup/encryptio
 import { ImportError } from '../../src/backup';
 import type { Core } from '../../src/core/index';
 import { BACKUPS_DIR, openModelFile } from '../../src/platform/model-files';
-import { stageImportFile } from '../../src/ui/lib/import-file';
+import { checkImportStart, stageImportFile } from '../../src/ui/lib/import-file';
 import { useTestCores } from '../helpers/core-harness';
 import { createFakeOpfs, type FakeOpfs } from '../helpers/fixture-opfs';
 
@@ -113,6 +113,13 @@ describe('encrypted backups (age, passphrase)', () => {
     expect(await codeOf(b.importFile(again))).toBe('passphrase_required');
     expect(target.list([BACKUPS_DIR])).toEqual([]);
     expect(await snapshot(b)).toEqual(before);
+  });
+
+  it('the panel recognises an age file by its first line (before copying it into OPFS)', async () => {
+    const { encrypted } = await exported();
+    const head = new TextDecoder().decode(await encrypted.slice(0, 4096).arrayBuffer());
+    expect(checkImportStart(head, encrypted.size)).toEqual({ ok: true, encrypted: true });
+    expect(checkImportStart('age-encryption.org/v2\n', 30)).toMatchObject({ ok: false, reason: 'not_json' });
   });
 
   it('refuses a cut-off age file (right passphrase) and changes nothing', async () => {
