@@ -3,6 +3,7 @@
  * record shapes of the `memoryIndex` table, their keys, empty / copy-on-write constructors of
  * meta and vector blocks, the in-memory segment shape, and the scan's hit and filter types.
  */
+import { SLOT_CLASSIFIER_VERSION } from '../../slots';
 
 /** Slots per block (a 384-d vector block is 384 KiB). */
 export const BLOCK_SLOTS = 256;
@@ -53,6 +54,8 @@ export interface MetaBlockRecord {
   kinds: (string | null)[];
   /** `subject:slot` label of the text per slot (`memorySlotLabel`), `null` when about no slot or free. */
   slots: (string | null)[];
+  /** `SLOT_CLASSIFIER_VERSION` the `slots` column was computed with (absent: version 1). */
+  slotsVersion?: number;
 }
 
 /** One vector block (see module doc). */
@@ -133,6 +136,7 @@ export function emptyMetaBlock(namespace: string, block: number): MetaBlockRecor
     normalized: new Array<string | null>(BLOCK_SLOTS).fill(null),
     kinds: new Array<string | null>(BLOCK_SLOTS).fill(null),
     slots: new Array<string | null>(BLOCK_SLOTS).fill(null),
+    slotsVersion: SLOT_CLASSIFIER_VERSION,
   };
 }
 
