@@ -11,7 +11,8 @@
  */
 import type { RecallDB } from '../db/schema';
 import { createJobQueue, type JobQueue } from '../jobs/queue';
-import { exportBytes, exportFileName, importAll, IMPORT_NOTICE_KEY, recoverInterruptedImport } from '../backup';
+import { exportBytes, exportFileName, importAll, ImportError, IMPORT_NOTICE_KEY, recoverInterruptedImport } from '../backup';
+import { decryptChunks, encryptChunks, isAgeFile } from '../backup/encryption';
 import { BACKUPS_DIR, deleteModelFile, listStoredFiles, ModelFileError, openModelFile, writeFileChunks, type StorageRoot } from '../platform/model-files';
 import { composeLongTermMemory } from '../memory/long-term/compose';
 import { MAINTENANCE_JOB, REEMBED_JOB } from '../memory/long-term/jobs';
@@ -54,6 +55,8 @@ export interface CoreDeps {
   deleteModelFile?: (fileName: string) => Promise<void>;
   /** Removes the user's files from OPFS on "Erase everything" (all but `models/`: `eraseUserFiles`). */
   eraseUserFiles?: () => Promise<unknown>;
+  /** scrypt work factor (log2 N) of encrypted exports (default `AGE_SCRYPT_WORK_FACTOR`, 18; tests pass less). */
+  scryptWorkFactor?: number;
   now?: () => number;
 }
 
@@ -71,16 +74,20 @@ export interface Core {
   /** Applies a settings patch; switching the embedding model reloads it and re-embeds memories. */
   updateSettings(patch: Partial<Settings>): Promise<Settings>;
   /**
-   * Writes the export file into `backups/` of the file store, in pages (see `exportBytes`).
-   * @returns the staging `fileName`, the name to download it as, and its size in bytes.
+   * Writes the export file into `backups/` of the file store, in pages (see `exportBytes`); with a
+   * non-empty `passphrase`, streamed through age encryption (`encryptChunks`) into the same file.
+   * @returns the staging `fileName`, the name to download it as (`.json`, or `.json.age` when
+   *   encrypted), and its size in bytes.
    * @throws ModelFileError when the file cannot be written (e.g. `quota`).
    */
-  exportToFile(): Promise<{ fileName: string; downloadName: string; sizeBytes: number }>;
+  exportToFile(passphrase?: string): Promise<{ fileName: string; downloadName: string; sizeBytes: number }>;
   /**
    * Imports `backups/<fileName>` (see `importAll`) and deletes it afterwards, whatever the outcome.
-   * @throws ImportError (refused, nothing written) or ModelFileError (`not_found`).
+   * An age file is first decrypted with `passphrase` into a second staging file (deleted too).
+   * @throws ImportError (refused, nothing written: also `passphrase_required`, `wrong_passphrase`,
+   *   `encrypted_damaged`) or ModelFileError (`not_found`).
    */
-  importFile(fileName: string): Promise<ImportReport>;
+  importFile(fileName: string, passphrase?: string): Promise<ImportReport>;
   /** The import undone at start-up (see `recoverInterruptedImport`), returned once, then `null`. */
   importNotice(): Promise<InterruptedImport | null>;
   /**
@@ -239,16 +246,27 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       deps.events.settings?.(after);
       return after;
     },
-    async exportToFile() {
+    async exportToFile(passphrase) {
       const exportedAt = now();
-      const downloadName = exportFileName(exportedAt);
-      const chunks = exportBytes(db, { exportedAt, onProgress: transfer });
+      const downloadName = `${exportFileName(exportedAt)}${passphrase ? '.age' : ''}`;
+      const plain = exportBytes(db, { exportedAt, onProgress: transfer });
+      const chunks = passphrase ? encryptChunks(plain, passphrase, { workFactor: deps.scryptWorkFactor }) : plain;
       const { fileName, sizeBytes } = await writeFileChunks(`export-${exportedAt}-${downloadName}`, chunks, files);
       return { fileName, downloadName, sizeBytes };
     },
-    async importFile(fileName) {
+    async importFile(fileName, passphrase) {
+      let decrypted: string | null = null;
       try {
-        const file = await openModelFile(fileName, files);
+        let file = await openModelFile(fileName, files);
+        if (await isAgeFile(file)) {
+          const chunks = await decryptChunks(file, passphrase ?? '');
+          // writeFileChunks wraps an error of its source as ModelFileError('io'): unwrap the refusal.
+          const plain = await writeFileChunks(`${fileName}.plain`, chunks, files).catch((error: unknown) => {
+            throw error instanceof ModelFileError && error.cause instanceof ImportError ? error.cause : error;
+          });
+          decrypted = plain.fileName;
+          file = await openModelFile(decrypted, files);
+        }
         const report = await importAll(db, store, file, { now, embedder: engines.status().embedder, fileName, onProgress: transfer });
         // Imported memories without a vector (or from another embedding model) are embedded in the background.
         if (report.needsEmbedding > 0) {
@@ -258,7 +276,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
         const { needsEmbedding: _n, ...rest } = report;
         return rest;
       } finally {
-        await deleteModelFile(fileName, files).catch((error: unknown) => console.warn('[import] could not delete the staging file', error));
+        for (const name of decrypted ? [fileName, decrypted] : [fileName])
+          await deleteModelFile(name, files).catch((error: unknown) => console.warn('[import] could not delete the staging file', error));
       }
     },
     async importHistoryFile({ fileName, displayName, namespace, modifiedAt }) {

@@ -170,15 +170,17 @@ export interface ProtocolMap {
    * Writes the JSON export of all memories, conversations and history (format: `src/memory/export.ts`)
    * into OPFS `backups/<fileName>` (`src/platform/model-files.ts`, `BACKUPS_DIR`); progress via
    * `event.transfer`. The panel downloads the file as `downloadName` and then deletes it.
-   * `sizeBytes` in bytes.
+   * `sizeBytes` in bytes. With a non-empty `passphrase` the file is an age file
+   * (`src/backup/encryption.ts`, scrypt recipient; `downloadName` ends in `.json.age`).
    */
-  'memory.export'(): { fileName: string; downloadName: string; sizeBytes: number };
+  'memory.export'(data?: { passphrase?: string }): { fileName: string; downloadName: string; sizeBytes: number };
   /**
    * Imports the export file the panel copied into OPFS `backups/<fileName>` (the file never travels
    * in a message); progress via `event.transfer`. The staging file is deleted afterwards, whatever
    * the outcome. Rejects with the reason in plain words when the file is refused (nothing written).
+   * An age file needs `passphrase` (else `passphrase_required`; a wrong one: `wrong_passphrase`).
    */
-  'memory.import'(data: { fileName: string }): ImportReport;
+  'memory.import'(data: { fileName: string; passphrase?: string }): ImportReport;
   /**
    * Imports history from another assistant (ChatGPT / Claude export `.json` or `.zip`, Chatbot UI,
    * a batch list, text / Markdown notes) that the panel copied into OPFS `backups/<fileName>`;

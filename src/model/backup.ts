@@ -4,6 +4,9 @@
  * imports nothing from `src/`.
  */
 
+/** First line of every binary age file (https://age-encryption.org/v1): how an encrypted backup is recognised. */
+export const AGE_HEADER = 'age-encryption.org/v1';
+
 /** Report of a memory import. */
 export interface ImportReport {
   added: number;

@@ -37,6 +37,9 @@ export const BACKUP_ERROR_CODES = [
   'unreadable',
   'busy',
   'position_taken',
+  'passphrase_required',
+  'wrong_passphrase',
+  'encrypted_damaged',
 ] as const;
 /**
  * Importing history from another assistant (`src/importers/`, `src/core/history-import.ts`).

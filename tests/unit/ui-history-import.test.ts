@@ -17,6 +17,7 @@ function setup() {
     ...api,
     notices: createNoticesStore(),
     refreshConversations: async () => undefined,
+    beforeEraseAll: () => () => undefined,
     afterEraseAll: async () => undefined,
     files: { stage: async (file) => (staged.push(file instanceof File ? file.name : 'blob'), `staged-${staged.length}.json`), download: async () => undefined },
   });

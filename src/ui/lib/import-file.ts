@@ -7,6 +7,7 @@
  * renamed when complete). Only the stored name travels to the core, which parses and validates
  * the whole file as a stream; no step holds the file as one string.
  */
+import { AGE_HEADER } from '../../model/backup';
 import { BACKUPS_DIR, saveModelFile, type StorageRoot } from '../../platform/model-files';
 
 /**
@@ -19,11 +20,12 @@ export const MAX_IMPORT_BYTES = 4_000_000_000;
 const HEAD_BYTES = 4096;
 
 /** Outcome of checking an import file. `reason` is stable, for translated messages. */
-export type ImportFileCheck = { ok: true } | { ok: false; reason: 'empty' | 'too_large' | 'not_json'; detail?: string };
+export type ImportFileCheck = { ok: true; encrypted?: true } | { ok: false; reason: 'empty' | 'too_large' | 'not_json'; detail?: string };
 
 /**
  * Checks the start of an import file: not empty, not over `MAX_IMPORT_BYTES`, and (after an
- * optional BOM and white space) a JSON object starts. Whether the rest is a valid export is
+ * optional BOM and white space) a JSON object starts, or it is an age file (`AGE_HEADER` line:
+ * an encrypted backup, `encrypted: true`). Whether the rest is a valid export is
  * checked by the core.
  * @param head the first characters of the file (e.g. 4,096 bytes decoded as UTF-8).
  * @param sizeBytes file size in bytes.
@@ -31,6 +33,7 @@ export type ImportFileCheck = { ok: true } | { ok: false; reason: 'empty' | 'too
 export function checkImportStart(head: string, sizeBytes: number): ImportFileCheck {
   const size = checkImportSize(sizeBytes);
   if (!size.ok) return size;
+  if (head.startsWith(`${AGE_HEADER}\n`)) return { ok: true, encrypted: true };
   const trimmed = head.replace(/^\uFEFF/, '').trim();
   if (sizeBytes === 0 || !trimmed) return { ok: false, reason: 'empty' };
   if (!trimmed.startsWith('{')) return { ok: false, reason: 'not_json', detail: 'it does not start with a JSON object' };

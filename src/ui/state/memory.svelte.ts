@@ -17,7 +17,7 @@ import type { MemoryHistoryRecord, MemoryView } from '../../model/records';
 import { type MemoryKind, MAX_MEMORY_TEXT_CHARS, DEFAULT_NAMESPACE } from '../../model/memory';
 import type { ImportReport, TransferProgress } from '../../model/backup';
 import { t } from '../i18n/index.svelte';
-import { errorText } from '../lib/errors';
+import { errorKey, errorText } from '../lib/errors';
 import { downloadStagedFile } from '../lib/download';
 import { checkImportFile, checkImportSize, importRouteOfFile, stageImportFile } from '../lib/import-file';
 import type { HistoryImportReport, SavedMemoriesReport } from '../../model/history-import';
@@ -69,6 +69,8 @@ export class MemoryStore {
   staleRounds = $state<MemoryView[] | null>(null);
   importing = $state(false);
   exporting = $state(false);
+  /** Optional backup passphrase: a non-empty one encrypts the export (age) and opens an encrypted import. */
+  passphrase = $state('');
   erasing = $state(false);
   importReport = $state<ImportReport | null>(null);
   /** The last history import's report: the format found and the counts. */
@@ -239,12 +241,14 @@ export class MemoryStore {
     return this.#deps.request('memory.history', { memoryId, limit: 50 }, { retry: true });
   }
 
-  /** Exports everything to a JSON file the browser downloads; progress in `transfer`. Failures become a notice. */
+  /** Exports everything to a JSON file the browser downloads (age-encrypted when `passphrase` is set); progress in `transfer`. Failures become a notice. */
   async exportAll(): Promise<void> {
     this.exporting = true;
     this.transfer = { phase: 'export', fraction: 0 };
     try {
-      const { fileName, downloadName } = await this.#deps.request('memory.export', undefined, { retry: true });
+      const { fileName, downloadName } = await this.#deps.request('memory.export', this.passphrase ? { passphrase: this.passphrase } : undefined, {
+        retry: true,
+      });
       await this.#files.download(fileName, downloadName);
     } catch (error) {
       this.#deps.notices.fail('errors.exportFailed', error);
@@ -281,12 +285,19 @@ export class MemoryStore {
         this.importError = { title: t(`memory.importCheck.${check.reason}`, { name: file.name, detail: check.detail ?? '' }), detail: null };
         return;
       }
+      if (check.encrypted && !this.passphrase) {
+        this.importError = { title: t(errorKey('backup', 'passphrase_required')), detail: null };
+        return;
+      }
       this.transfer = { phase: 'upload', fraction: 0 };
       const fileName = await this.#files.stage(file, (bytes) => (this.transfer = { phase: 'upload', fraction: file.size > 0 ? bytes / file.size : 1 }));
       if (route === 'history') {
         const data = { fileName, displayName: file.name, namespace: DEFAULT_NAMESPACE, modifiedAt: file.lastModified };
         this.historyReport = await this.#deps.request('history.import', data);
-      } else this.importReport = await this.#deps.request('memory.import', { fileName });
+      } else {
+        const data = check.encrypted ? { fileName, passphrase: this.passphrase } : { fileName };
+        this.importReport = await this.#deps.request('memory.import', data);
+      }
       await Promise.all([this.load(), this.#deps.refreshConversations()]);
     } catch (error) {
       // A core that died mid-import undoes it when it starts again: say so rather than a bare error.
