@@ -29,7 +29,7 @@ import type { ChatMessage } from '../model/engine';
 import type { TokenCounter } from '../model/tokens';
 import type { RetrievedMemory, ContextMessage, ShortTermContext } from '../model/context';
 import { formatMemoriesForPrompt } from './memory-lines';
-import { countPromptTokens } from '../tokens';
+import { countPromptTokens } from '../tokens/prompt'; // not the index: it would bring the GGUF and HF tokenizers onto the start-up path
 import { capChars, indentContinuation, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS, mergeReports, neutralizerFor, sealNeutralized } from './neutralize';
 import type { MemoryCitation, NeutralizedReport, PromptBudget, PromptSection, PromptSectionKind } from '../model/trace';
 import { PromptError } from '../model/errors';
