@@ -191,6 +191,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     settings,
     jobs,
     longTerm,
+    store,
     strategyFor,
     onDelta: deps.events.chatDelta,
     now,

@@ -75,6 +75,30 @@ export function shortTermBudget(input: Pick<AssembleInput, 'systemInstruction' |
   return Math.max(0, Math.floor(free * (1 - SECTION_SHARES.memories)));
 }
 
+/** Whether a user message fits a model's prompt at all, in tokens (`promptFit`). */
+export interface PromptFit {
+  /** Tokens the instruction and the message need (each with its per-message overhead). */
+  neededTokens: number;
+  /** Tokens the window leaves for them: context window − answer reserve − reply primer, at least 0. */
+  availableTokens: number;
+  /** `neededTokens <= availableTokens`: the turn can be assembled (the optional sections then shrink to fit). */
+  fits: boolean;
+}
+
+/**
+ * The check `assemblePrompt` starts with, on its own: do the system instruction and the user
+ * message (neutralized as a recent turn) fit the window once the answer is reserved? The panel
+ * asks for it before sending (`chat.measure`); a message that does not fit makes
+ * `assemblePrompt` throw `PromptTooLongError` with these same two numbers.
+ */
+export function promptFit(input: Pick<AssembleInput, 'systemInstruction' | 'userText' | 'counter' | 'contextWindow' | 'reserveForAnswer'>): PromptFit {
+  const { counter } = input;
+  const overhead = counter.perMessageOverhead;
+  const available = input.contextWindow - input.reserveForAnswer - counter.replyPrimerTokens;
+  const neededTokens = counter.count(input.systemInstruction) + overhead + counter.count(neutralizerFor(counter).turn(input.userText).text) + overhead;
+  return { neededTokens, availableTokens: Math.max(0, available), fits: neededTokens <= available };
+}
+
 /** Thrown when the instruction and the user message alone do not fit the context window. */
 export class PromptTooLongError extends PromptError {
   constructor(
