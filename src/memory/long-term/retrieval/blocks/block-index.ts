@@ -2,6 +2,7 @@
 
 import type { MemoryKind } from '../../../../model/memory';
 import type { CatalogEntry } from '../../types';
+import { SLOT_CLASSIFIER_VERSION } from '../../slots';
 import { IndexBatch } from './batch';
 import {
   type BlockIndexInternals,
@@ -34,8 +35,9 @@ export class BlockIndex {
   /** id → model + namespace + vector slot. */
   private readonly vecLoc = new Map<string, { model: string; namespace: string; slot: number }>();
   /**
-   * Whether some meta block read by `fromRecords` lacks the `current` / `normalized` columns
-   * (written by an older version): the layout must be repaired from the rows before it is used.
+   * Whether some meta block read by `fromRecords` lacks the `current` / `normalized` columns or
+   * has slot labels of another `SLOT_CLASSIFIER_VERSION` (written by an older version): the layout
+   * must be repaired from the rows before it is used.
    */
   outdated = false;
 
@@ -49,7 +51,7 @@ export class BlockIndex {
       else if ('type' in r && r.type === 'vector') vectors.push(r);
     }
     for (const b of metas) {
-      if (!b.current || !b.normalized) index.outdated = true;
+      if (!b.current || !b.normalized || (b.slotsVersion ?? 1) !== SLOT_CLASSIFIER_VERSION) index.outdated = true;
       const seg = index.metaSegment(b.namespace);
       seg.blocks[b.block] = b;
     }

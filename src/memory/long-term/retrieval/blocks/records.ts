@@ -3,6 +3,7 @@
  * record shapes of the `memoryIndex` table, their keys, empty / copy-on-write constructors of
  * meta and vector blocks, the in-memory segment shape, and the scan's hit and filter types.
  */
+import { SLOT_CLASSIFIER_VERSION } from '../../slots';
 
 /** Slots per block (a 384-d vector block is 384 KiB). */
 export const BLOCK_SLOTS = 256;
@@ -16,6 +17,11 @@ export interface IndexHeaderRecord {
   count: number;
   /** Memory ids written (added, changed, removed) since the lexical snapshot was taken. */
   dirty: string[];
+  /**
+   * `INDEXED_TEXT_VERSION` the vectors were embedded from (absent: version 1, the bare text). An
+   * older one makes the store re-embed every vector once (`IndexSync.staleVectors`).
+   */
+  textVersion?: number;
 }
 
 /** Lexical snapshot record: `MiniSearch.toJSON()` as a string, taken at header generation `gen`. */
@@ -23,6 +29,8 @@ export interface LexicalSnapshotRecord {
   key: 'lexical';
   gen: number;
   json: string;
+  /** `INDEXED_TEXT_VERSION` of its documents (absent: version 1); another version is rebuilt from the rows. */
+  textVersion?: number;
 }
 
 /** One meta block (see module doc). Times are ms epoch, `NaN` = `null`. */
@@ -46,6 +54,8 @@ export interface MetaBlockRecord {
   kinds: (string | null)[];
   /** `subject:slot` label of the text per slot (`memorySlotLabel`), `null` when about no slot or free. */
   slots: (string | null)[];
+  /** `SLOT_CLASSIFIER_VERSION` the `slots` column was computed with (absent: version 1). */
+  slotsVersion?: number;
 }
 
 /** One vector block (see module doc). */
@@ -126,6 +136,7 @@ export function emptyMetaBlock(namespace: string, block: number): MetaBlockRecor
     normalized: new Array<string | null>(BLOCK_SLOTS).fill(null),
     kinds: new Array<string | null>(BLOCK_SLOTS).fill(null),
     slots: new Array<string | null>(BLOCK_SLOTS).fill(null),
+    slotsVersion: SLOT_CLASSIFIER_VERSION,
   };
 }
 
