@@ -261,9 +261,12 @@ export function recencyTieBreak(
   const score = info.scoreOf ?? (() => 0);
   const margin = info.slotMargin ?? Infinity;
   for (const positions of bySlot.values())
-    for (let i = 0; i < positions.length; i += 1)
-      for (let j = i + 1; j < positions.length; j += 1)
-        if (Math.abs(score(ranked[positions[i]!]!) - score(ranked[positions[j]!]!)) <= margin) parent[find(positions[j]!)] = find(positions[i]!);
+    linkNearTies(
+      positions,
+      (p) => score(ranked[p]!),
+      margin,
+      (a, b) => (parent[find(b)] = find(a)),
+    );
   const groups = new Map<number, number[]>();
   ranked.forEach((_, position) => {
     const root = find(position);
@@ -280,4 +283,30 @@ export function recencyTieBreak(
     positions.forEach((p, i) => (out[p] = members[i]!));
   }
   return out;
+}
+
+/**
+ * Links every two of `positions` whose scores differ by at most `margin` (`link(a, b)`), up to
+ * connectivity: the components of the resulting union are those of the all-pairs rule
+ * `|score(a) − score(b)| ≤ margin`, in O(n log n) instead of O(n²) (a slot asked about can have
+ * thousands of candidates). With finite scores this is exact: on the real line, two points are
+ * connected through near-ties iff no gap larger than `margin` separates them in sorted order, and
+ * floating-point subtraction is monotone, so a pair across such a gap never differs by less than
+ * the gap. A non-finite score (where ∞ − ∞ is NaN) falls back to the all-pairs rule.
+ * @param positions the candidates' positions (distinct).
+ * @param scoreAt score of a position (same units as `margin`).
+ */
+function linkNearTies(positions: readonly number[], scoreAt: (position: number) => number, margin: number, link: (a: number, b: number) => void): void {
+  const scores = positions.map(scoreAt);
+  if (!scores.every(Number.isFinite)) {
+    for (let i = 0; i < positions.length; i += 1)
+      for (let j = i + 1; j < positions.length; j += 1) if (Math.abs(scores[i]! - scores[j]!) <= margin) link(positions[i]!, positions[j]!);
+    return;
+  }
+  const order = positions.map((_, i) => i).sort((a, b) => scores[a]! - scores[b]!);
+  for (let i = 1; i < order.length; i += 1) {
+    const a = order[i - 1]!;
+    const b = order[i]!;
+    if (scores[b]! - scores[a]! <= margin) link(positions[a]!, positions[b]!);
+  }
 }

@@ -11,7 +11,7 @@ import type { RetrievedMemory } from '../../../model/context';
 import type { SlotKey } from '../slots';
 import { contentTerms, termCoverage } from '../../../text/terms';
 import { l2normalize } from '../retrieval/vector';
-import { memorySlotLabel, type ScanFilter } from '../retrieval/blocks';
+import { memorySlotLabel, type MemoryMeta, type ScanFilter } from '../retrieval/blocks';
 import {
   CURRENT_STATE_WEIGHTING,
   DEFAULT_WEIGHTING,
@@ -33,6 +33,9 @@ const SINGLE_HAN = /^\p{Script=Han}$/u;
 
 /** Share of a fact's content words a round's text must contain to count as stating it (`roundsStating`). */
 export const ROUND_COVERAGE = 0.75;
+
+/** `String.prototype.localeCompare` with the default locale, without building a collator per call. */
+const byLocale = new Intl.Collator().compare;
 
 /** One string per slot key, for comparing in the index (`null` when the text is about no slot). */
 const slotLabel = (key: SlotKey | null): string | null => (key ? `${key.subject}:${key.slot}` : null);
@@ -155,9 +158,15 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     // with no shared word ("New job! I'm a product manager at KPMG now."), see `SLOT_MATCH_WEIGHT`.
     const querySlot = mode === 'vector' ? null : memorySlotLabel(text);
     if (querySlot) {
-      for (const { id } of index.inSlot(ns, querySlot, t, null)) if (isEligible(id)) fused.set(id, (fused.get(id) ?? 0) + SLOT_MATCH_WEIGHT);
+      for (const id of index.slotMembers(ns, querySlot, t)) if (isEligible(id)) fused.set(id, (fused.get(id) ?? 0) + SLOT_MATCH_WEIGHT);
     }
-    const metaOfId = (id: string) => sync.index.meta(id)!;
+    // Each candidate's columns are read once (the tie-break's sort asks for them per comparison).
+    const metas = new Map<string, MemoryMeta>();
+    const metaOfId = (id: string): MemoryMeta => {
+      let m = metas.get(id);
+      if (!m) metas.set(id, (m = sync.index.meta(id)!));
+      return m;
+    };
     let ranked: { id: string; score: number }[];
     if (fused.size === 0 && windowScan) {
       // "What did I say last week?": nothing to match on but a time range — newest first.
@@ -174,7 +183,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
           const m = metaOfId(id);
           return { id, score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, weighting) };
         });
-      ranked.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
+      ranked.sort((a, b) => b.score - a.score || byLocale(a.id, b.id));
       if (options.recencyTieBreak !== false) {
         // Tied candidates trade places and scores (the score is the position's), so scores stay in rank order.
         const scoreOf = new Map(ranked.map((r) => [r.id, r.score]));
