@@ -53,6 +53,18 @@ export default defineConfig({
   vite: () => ({
     // Rewrites libraries' CDN defaults to packaged files and fails the build on any code-CDN URL left.
     plugins: [noRemoteCode()],
+    build: {
+      rolldownOptions: {
+        output: {
+          advancedChunks: {
+            // transformers.js's web build inlines its own copy of @huggingface/tokenizers, which the GGUF
+            // token counter imports too: one lazy chunk holds both (both load only with an engine, never
+            // at start-up), so that copy is not shipped twice.
+            groups: [{ name: 'transformers', test: /node_modules[\\/]@huggingface[\\/](transformers|tokenizers)[\\/]/ }],
+          },
+        },
+      },
+    },
     resolve: {
       alias: [
         // transformers.js imports ORT's *bundled* WebGPU build, which inlines the WASM loader and

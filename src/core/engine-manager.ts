@@ -7,16 +7,19 @@ import { type ChatEngine, type Embedder, EngineError } from '../engines/types';
 import type { EngineErrorCode, LoadProgress, EngineStatus, GpuInfo, WllamaSource } from '../model/engine';
 import type { ModelCatalog } from '../model/catalog';
 import type { TokenCounter } from '../model/tokens';
-import { createTransformersEmbedder } from '../engines/transformers';
-// WebLLM's client (6 MB of JS) is imported when a WebLLM model is loaded or its catalog is read
-// (`import()` below), not at start-up: the offscreen document answers before it is fetched and
-// evaluated. Only `./models` (plain data, no WebLLM import) is static.
+import type { createTransformersEmbedder } from '../engines/transformers';
+// The engine runtimes are imported when first used (`import()` below), not at start-up, so the
+// offscreen document answers its first search before they are fetched and evaluated: WebLLM's
+// client (6 MB of JS) when a WebLLM model is loaded or its catalog is read; transformers.js with
+// ONNX Runtime's glue (~0.9 MB before minification) when the embedder loads; wllama with the GGUF
+// tokenizer (~0.3 MB) when a CPU model loads. Only the model lists (plain data) are static.
 import { DEFAULT_WEBLLM_MODEL, shippedWebllmModels, WEBLLM_MODELS, webllmVariantFor } from '../engines/webllm/models';
 import type { WebLLMChatEngine } from '../engines/webllm/engine';
-import { createWllamaEngine, WLLAMA_MODELS, type WllamaChatEngine } from '../engines/wllama';
+import { WLLAMA_MODELS } from '../engines/wllama/models';
+import type { WllamaChatEngine } from '../engines/wllama/engine';
 import type { RecallDB } from '../db/schema';
 import { openModelFile } from '../platform/model-files';
-import { createGgufTokenCounter, createTokenEstimator } from '../tokens';
+import { createTokenEstimator } from '../tokens/estimator';
 import { guardChatEngine } from '../prompt/neutralize';
 
 /** Where the engine runtimes find their files (URLs inside the extension package). */
@@ -63,7 +66,9 @@ export interface EngineManagerDeps {
   probe: () => Promise<GpuInfo>;
   /** Default: WebLLM's proxy engine, its module imported on first use (see the imports above). */
   createWebLLM?: () => WebLLMChatEngine | Promise<WebLLMChatEngine>;
-  createWllama?: () => WllamaChatEngine;
+  /** Default: wllama's engine, its module imported on first use (see the imports above). */
+  createWllama?: () => WllamaChatEngine | Promise<WllamaChatEngine>;
+  /** Default: transformers.js's embedder, its module imported on first use (see the imports above). */
   createEmbedder?: typeof createTransformersEmbedder;
   /** Reads a model file from OPFS `models/` (default `openModelFile`). */
   openFile?: (fileName: string) => Promise<Blob>;
@@ -82,8 +87,12 @@ export function createEngineManager(deps: EngineManagerDeps): EngineManager {
     });
   const makeWllama =
     deps.createWllama ??
-    (() => createWllamaEngine({ wasmUrl: deps.assets.wllamaWasmUrl, tokenCounterFor: (_model, header) => createGgufTokenCounter(header) }));
-  const makeEmbedder = deps.createEmbedder ?? createTransformersEmbedder;
+    (async () => {
+      const [{ createWllamaEngine }, { createGgufTokenCounter }] = await Promise.all([import('../engines/wllama/engine'), import('../tokens/gguf')]);
+      return createWllamaEngine({ wasmUrl: deps.assets.wllamaWasmUrl, tokenCounterFor: (_model, header) => createGgufTokenCounter(header) });
+    });
+  const makeEmbedder: typeof createTransformersEmbedder =
+    deps.createEmbedder ?? (async (options) => (await import('../engines/transformers')).createTransformersEmbedder(options));
   const openFile = deps.openFile ?? openModelFile;
   const estimator = createTokenEstimator();
   const listeners = new Set<(s: EngineStatus) => void>();
@@ -211,7 +220,7 @@ export function createEngineManager(deps: EngineManagerDeps): EngineManager {
       return loads.runExclusive(async () => {
         const modelId = source.type === 'catalog' ? source.id : source.fileName;
         return switchTo('wllama', modelId, async () => {
-          wllama ??= makeWllama();
+          wllama ??= await makeWllama();
           if (source.type === 'opfs') {
             const file = await openFile(source.fileName).catch((cause: unknown) => {
               throw new EngineError('load', `The model file "${source.fileName}" is no longer stored. Open it again.`, { cause });

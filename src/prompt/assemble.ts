@@ -31,7 +31,7 @@ import type { RetrievedMemory, ContextMessage, ShortTermContext } from '../model
 import type { MemoryView, SpeakerNames } from '../model/records';
 import { formatMemoriesForPrompt } from './memory-lines';
 import { wordPrefix } from '../text/cut';
-import { countPromptTokens } from '../tokens';
+import { countPromptTokens } from '../tokens/prompt'; // not the index: it would bring the GGUF and HF tokenizers onto the start-up path
 import { capChars, indentContinuation, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS, mergeReports, neutralizerFor, sealNeutralized } from './neutralize';
 import type { MemoryCitation, NeutralizedReport, PromptBudget, PromptSection, PromptSectionKind } from '../model/trace';
 import { PromptError } from '../model/errors';

@@ -53,6 +53,29 @@ describe('the built package', () => {
     expect(readFileSync(join(BUILD_DIR, offscreen), 'utf8')).toContain(`import(\`./${webllm.replace(/^chunks\//, '')}\`)`);
   });
 
+  it('the offscreen document loads transformers.js/ORT and wllama only when an engine loads: none of their code is in its static module graph', () => {
+    const files = packageFiles(BUILD_DIR).filter((f) => f.part === 'js');
+    const html = readFileSync(join(BUILD_DIR, 'offscreen.html'), 'utf8');
+    const queue = [...html.matchAll(/(?:src|href)="\/(chunks\/[^"]+\.js)"/g)].map((m) => m[1]!);
+    const loaded = new Set<string>();
+    while (queue.length > 0) {
+      const file = queue.pop()!;
+      if (loaded.has(file)) continue;
+      loaded.add(file);
+      const code = readFileSync(join(BUILD_DIR, file), 'utf8');
+      for (const m of code.matchAll(/(?:from|import)\s*["'`]\.\/([^"'`]+\.js)["'`]/g)) queue.push(join('chunks', m[1]!));
+    }
+    // Markers of the libraries' own code: ORT's session class (transformers.js runs through it) and wllama's loader.
+    for (const marker of ['InferenceSession', 'loadModelFromUrl']) {
+      const holders = files.filter((f) => readFileSync(join(BUILD_DIR, f.path), 'utf8').includes(marker)).map((f) => f.path);
+      expect(holders.length, marker).toBeGreaterThan(0); // shipped…
+      expect(
+        holders.filter((f) => loaded.has(f)),
+        marker,
+      ).toEqual([]); // …but reached by a dynamic import() only
+    }
+  });
+
   it("ships only ONNX Runtime's CPU (WASM) build, the files the embedder is pointed at", () => {
     expect(readdirSync(join(BUILD_DIR, 'runtime/ort')).sort()).toEqual(['ort-wasm-simd-threaded.mjs', 'ort-wasm-simd-threaded.wasm']);
     expect([ORT_RUNTIME_PATHS.mjs, ORT_RUNTIME_PATHS.wasm]).toEqual(['/runtime/ort/ort-wasm-simd-threaded.mjs', '/runtime/ort/ort-wasm-simd-threaded.wasm']);

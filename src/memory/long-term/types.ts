@@ -125,6 +125,12 @@ export interface StoreOpenStats {
   at: number;
   /** Ids re-indexed from the header's `dirty` list (changes the lexical snapshot had not caught). */
   replayed: number;
+  /**
+   * `true` once the row check after an open from the blocks found the persisted index disagreeing
+   * with the rows (row count, rows written behind the store) and rebuilt it from them (see
+   * `IndexSync.open`); `false` before that check and when it agreed.
+   */
+  repairedAfterOpen: boolean;
 }
 
 /** Sizes and state of the indexes. */

@@ -100,11 +100,6 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
   const now = deps.now ?? Date.now;
   const fusionWeights = deps.fusionWeights;
   if (fusionWeights) convexFusion([], [], fusionWeights); // validates: RangeError when < 0 or not finite
-  const voyLoad: Promise<VoyClass | null> = loadVoy(deps.loadVoyWasm).catch((error: unknown) => {
-    console.warn('[ltm] voy-search unavailable, vector search uses an exact scan:', error);
-    return null;
-  });
-
   const serial = createSerial();
   const sync = new IndexSync(db, serial);
   const reader = createStoreSearch({ db, sync, embedder: deps.embedder, now, fusionWeights });
@@ -347,19 +342,27 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         memories: sync.index.size,
         lexical: sync.lexical.size,
         vector: { size: counts?.count ?? 0, modelId: counts ? model : null, dimension: counts?.dim ?? null, voyReady: Voy !== null, voyFailures: 0 },
-        open: openStats,
+        open: { ...openStats, repairedAfterOpen: sync.repairedAfterOpen },
       };
     },
   };
 
-  // Voy is not on the search path: the store does not wait for its WASM (`whenIndexed` does).
+  // Voy is not on the search path: the store does not wait for its WASM (`whenIndexed` does). It is
+  // fetched and compiled after the open's background work (lexical snapshot, row check), off the
+  // start-up path.
   let Voy: VoyClass | null = null;
-  void voyLoad.then((v) => (Voy = v));
   const opened = await sync.open();
+  const voyLoad: Promise<VoyClass | null> = sync.lexicalLoad
+    .then(() => loadVoy(deps.loadVoyWasm))
+    .catch((error: unknown) => {
+      console.warn('[ltm] voy-search unavailable, vector search uses an exact scan:', error);
+      return null;
+    });
+  void voyLoad.then((v) => (Voy = v));
   installReadingHook(db, (id, model) => {
     const v = sync.index.vector(id);
     return v && v.model === model ? v.vector : null;
   });
-  const openStats: StoreOpenStats = { ...opened, ms: performance.now() - startedAt, at: Date.now() };
+  const openStats: Omit<StoreOpenStats, 'repairedAfterOpen'> = { ...opened, ms: performance.now() - startedAt, at: Date.now() };
   return store;
 }
