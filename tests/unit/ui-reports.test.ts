@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecallDB } from '../../src/db/schema';
 import { exportAll, importAll } from '../../src/backup';
+import { storeOf } from '../helpers/ltm-test-store';
 import { EPISODIC_JOB } from '../../src/memory/long-term';
 import { EXTRACT_JOB, MAINTENANCE_JOB, REEMBED_JOB } from '../../src/memory/long-term/jobs';
 import { ENTITY_JOB, FOLD_JOB, SUMMARY_JOB } from '../../src/memory/short-term';
@@ -200,7 +201,7 @@ describe('importReportView', () => {
       ]);
       const { json } = await exportAll(source, { now: () => T0 });
       const target = open();
-      const store = { rebuildIndexes: async () => undefined };
+      const store = await storeOf(target);
 
       const first = importReportView(await importAll(target, store, new Blob([json]), { now: () => T0 }));
       expect(first.title).toBe('memory.importReport.title');
