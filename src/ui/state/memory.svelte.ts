@@ -12,19 +12,14 @@
  */
 import type { MemoryHistoryRecord, MemoryView } from '../../model/records';
 import { type MemoryKind, MAX_MEMORY_TEXT_CHARS, DEFAULT_NAMESPACE } from '../../model/memory';
-import type { ImportReport, TransferProgress } from '../../model/backup';
+import type { ImportReport } from '../../model/backup';
 import { t } from '../i18n/index.svelte';
 import { errorText } from '../lib/errors';
 import { downloadStagedFile } from '../lib/download';
 import { checkImportFile, stageImportFile } from '../lib/import-file';
+import { transferView, type TransferView } from '../lib/transfer';
 import type { StoreApi } from './api';
 import type { NoticesStore } from './notices.svelte';
-
-/** Progress of the export or import running now; `upload` = copying the picked file into OPFS. `fraction` in 0…1. */
-export interface TransferView {
-  phase: TransferProgress['phase'] | 'upload';
-  fraction: number;
-}
 
 /** The file boundaries of export/import (OPFS and the browser's download); the real ones by default. */
 export interface MemoryFiles {
@@ -85,7 +80,7 @@ export class MemoryStore {
   /** Follows `event.transfer` while this panel runs an export or import. @returns the unsubscribe. */
   listen(): () => void {
     return this.#deps.subscribe('event.transfer', (p) => {
-      if (this.exporting || this.importing) this.transfer = { phase: p.phase, fraction: p.total > 0 ? Math.min(1, p.done / p.total) : 0 };
+      if (this.exporting || this.importing) this.transfer = transferView(p);
     });
   }
 
@@ -227,7 +222,7 @@ export class MemoryStore {
   /** Exports everything to a JSON file the browser downloads; progress in `transfer`. Failures become a notice. */
   async exportAll(): Promise<void> {
     this.exporting = true;
-    this.transfer = { phase: 'export', fraction: 0 };
+    this.transfer = { phase: 'export', fraction: 0, records: null };
     try {
       const { fileName, downloadName } = await this.#deps.request('memory.export', undefined, { retry: true });
       await this.#files.download(fileName, downloadName);
@@ -264,8 +259,11 @@ export class MemoryStore {
         this.importError = { title: t(`memory.importCheck.${check.reason}`, { name: file.name, detail: check.detail ?? '' }), detail: null };
         return;
       }
-      this.transfer = { phase: 'upload', fraction: 0 };
-      const fileName = await this.#files.stage(file, (bytes) => (this.transfer = { phase: 'upload', fraction: file.size > 0 ? bytes / file.size : 1 }));
+      this.transfer = { phase: 'upload', fraction: 0, records: null };
+      const fileName = await this.#files.stage(
+        file,
+        (bytes) => (this.transfer = { phase: 'upload', fraction: file.size > 0 ? bytes / file.size : 1, records: null }),
+      );
       this.importReport = await this.#deps.request('memory.import', { fileName });
       await Promise.all([this.load(), this.#deps.refreshConversations()]);
     } catch (error) {
