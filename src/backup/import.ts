@@ -4,8 +4,8 @@
  *    conversations, messages) and two messages at one position (`conversationId` + `seq`) refuse
  *    the file whole, naming the record; vector dimensions are counted per embedding model.
  * 2. **Write**, in batches of `IMPORT_BATCH_SIZE` records, each batch in ONE Dexie transaction
- *    (the long-term store's `putMemories`) holding its records, the store's index blocks and
- *    header for its memories, and its undo record (settings row
+ *    (the long-term store's `putMemories` when it holds memories) holding its records, the
+ *    store's index blocks and header for its memories, and its undo record (settings row
  *    `state.import.undo.<importId>.<batch>`: ids added, previous versions of records updated).
  *    A batch reads what it decides on in bulk, every request issued together (no read waits
  *    for another): conversations, messages and memories by id (`bulkGet`), message positions
@@ -158,104 +158,111 @@ export async function importAll(
       else fileHistory.push(r.value);
     }
     let stored: MemoryRecord[] = [];
-    const { unindexed } = await store.putMemories(
-      async () => {
-        // Everything the batch decides on is read first, all requests issued together: the
-        // conversations and messages by id (one bulkGet each) and their positions (one range read
-        // per conversation), the memories' ids, tombstones and hashes (`decideMemories`). That
-        // decides as a look-up per record would: the check pass refused files with two records of
-        // one id or two messages at one position, so a record of the batch cannot meet another one.
-        const [storedConversationRows, storedMessageRows, decisions] = await Promise.all([
-          db.conversations.bulkGet(conversationsOfBatch.map((c) => c.id)),
-          messagesOfBatch.length > 0 ? db.messages.bulkGet(messagesOfBatch.map((m) => m.id)) : Promise.resolve([]),
-          decideMemories(
-            db,
-            memoriesOfBatch.map((m) => m.record),
-          ),
-        ]);
-        const storedConversations = new Map<string, ConversationRecord>();
-        for (const c of storedConversationRows) if (c) storedConversations.set(c.id, c);
-        const storedMessageIds = new Set(storedMessageRows.flatMap((m) => (m ? [m.id] : [])));
-        const takenPositions = await storedPositions(
+    // A batch without memories (conversations, messages, history) leaves the store's index alone:
+    // its own transaction over the same tables, without the index header's read and write.
+    const tables = [db.conversations, db.messages, db.settings];
+    const inTransaction: ImportStore['putMemories'] =
+      memoriesOfBatch.length > 0
+        ? (write) => store.putMemories(write, { tables })
+        : async (write) => ({
+            result: (await db.transaction('rw', [db.memories, db.memoryHistory, db.tombstones, ...tables], write)).result,
+            unindexed: [],
+          });
+    const { unindexed } = await inTransaction(async () => {
+      // Everything the batch decides on is read first, all requests issued together: the
+      // conversations and messages by id (one bulkGet each) and their positions (one range read
+      // per conversation), the memories' ids, tombstones and hashes (`decideMemories`). That
+      // decides as a look-up per record would: the check pass refused files with two records of
+      // one id or two messages at one position, so a record of the batch cannot meet another one.
+      const [storedConversationRows, storedMessageRows, decisions] = await Promise.all([
+        db.conversations.bulkGet(conversationsOfBatch.map((c) => c.id)),
+        messagesOfBatch.length > 0 ? db.messages.bulkGet(messagesOfBatch.map((m) => m.id)) : Promise.resolve([]),
+        decideMemories(
           db,
-          messagesOfBatch.filter((m) => !storedMessageIds.has(m.id)),
-        );
-        const newConversations: ConversationRecord[] = [];
-        const newerConversations: ConversationRecord[] = [];
-        for (const c of conversationsOfBatch) {
-          const existing = storedConversations.get(c.id);
-          if (!existing) {
-            newConversations.push(c);
-            undo.added.conversations.push(c.id);
-            report.added += 1;
-          } else if (c.updatedAt > existing.updatedAt) {
-            undo.before.conversations.push(existing);
-            newerConversations.push(c);
-            report.updated += 1;
-          } else report.skipped += 1;
+          memoriesOfBatch.map((m) => m.record),
+        ),
+      ]);
+      const storedConversations = new Map<string, ConversationRecord>();
+      for (const c of storedConversationRows) if (c) storedConversations.set(c.id, c);
+      const storedMessageIds = new Set(storedMessageRows.flatMap((m) => (m ? [m.id] : [])));
+      const takenPositions = await storedPositions(
+        db,
+        messagesOfBatch.filter((m) => !storedMessageIds.has(m.id)),
+      );
+      const newConversations: ConversationRecord[] = [];
+      const newerConversations: ConversationRecord[] = [];
+      for (const c of conversationsOfBatch) {
+        const existing = storedConversations.get(c.id);
+        if (!existing) {
+          newConversations.push(c);
+          undo.added.conversations.push(c.id);
+          report.added += 1;
+        } else if (c.updatedAt > existing.updatedAt) {
+          undo.before.conversations.push(existing);
+          newerConversations.push(c);
+          report.updated += 1;
+        } else report.skipped += 1;
+      }
+      const newMessages: MessageRecord[] = [];
+      for (const m of messagesOfBatch) {
+        if (storedMessageIds.has(m.id)) {
+          report.skipped += 1;
+          continue;
         }
-        const newMessages: MessageRecord[] = [];
-        for (const m of messagesOfBatch) {
-          if (storedMessageIds.has(m.id)) {
-            report.skipped += 1;
-            continue;
-          }
-          const taken = takenPositions.get(`${m.conversationId}\u0000${m.seq}`);
-          if (taken !== undefined) {
-            throw refuse(
-              'position_taken',
-              `Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken}).`,
-              { seq: m.seq },
-            );
-          }
-          newMessages.push(m);
-          undo.added.messages.push(m.id);
+        const taken = takenPositions.get(`${m.conversationId}\u0000${m.seq}`);
+        if (taken !== undefined) {
+          throw refuse(
+            'position_taken',
+            `Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken}).`,
+            { seq: m.seq },
+          );
+        }
+        newMessages.push(m);
+        undo.added.messages.push(m.id);
+        report.added += 1;
+      }
+      const added: MemoryRecord[] = [];
+      const updated: MemoryRecord[] = [];
+      const historyRows: MemoryHistoryRecord[] = [];
+      memoriesOfBatch.forEach(({ record: m, vectorDropped }, i) => {
+        const decision = decisions[i]!;
+        if (decision.action === 'skip') {
+          report.skipped += 1;
+          if (decision.reason === 'forgotten') report.forgotten += 1;
+          return;
+        }
+        if (vectorDropped) report.vectorsDropped += 1;
+        if (decision.action === 'update') {
+          undo.before.memories.push(decision.existing);
+          updated.push(m);
+          report.updated += 1;
+        } else {
+          added.push(m);
+          undo.added.memories.push(m.id);
           report.added += 1;
         }
-        const added: MemoryRecord[] = [];
-        const updated: MemoryRecord[] = [];
-        const historyRows: MemoryHistoryRecord[] = [];
-        memoriesOfBatch.forEach(({ record: m, vectorDropped }, i) => {
-          const decision = decisions[i]!;
-          if (decision.action === 'skip') {
-            report.skipped += 1;
-            if (decision.reason === 'forgotten') report.forgotten += 1;
-            return;
-          }
-          if (vectorDropped) report.vectorsDropped += 1;
-          if (decision.action === 'update') {
-            undo.before.memories.push(decision.existing);
-            updated.push(m);
-            report.updated += 1;
-          } else {
-            added.push(m);
-            undo.added.memories.push(m.id);
-            report.added += 1;
-          }
-          historyRows.push({
-            memoryId: m.id,
-            event: 'IMPORT',
-            oldText: decision.action === 'update' ? decision.existing.text : null,
-            newText: m.text,
-            at: now,
-            source: 'import',
-          });
-          imported.add(m.id);
+        historyRows.push({
+          memoryId: m.id,
+          event: 'IMPORT',
+          oldText: decision.action === 'update' ? decision.existing.text : null,
+          newText: m.text,
+          at: now,
+          source: 'import',
         });
-        historyRows.push(...(await historyToAdd(fileHistory, new Set(historyRows.map(historyKey)))).map((h) => ({ ...h })));
-        const [historyIds] = await Promise.all([
-          historyRows.length > 0 ? db.memoryHistory.bulkAdd(historyRows, { allKeys: true }) : Promise.resolve([]),
-          bulkAddOrThrow(db.conversations, newConversations),
-          newerConversations.length > 0 ? db.conversations.bulkPut(newerConversations) : Promise.resolve(),
-          bulkAddOrThrow(db.messages, newMessages),
-        ]);
-        undo.added.memoryHistory.push(...(historyIds as number[]));
-        await db.settings.put({ key: undoKey(importId, batchNo), value: undo });
-        stored = [...added, ...updated];
-        return { added, updated, result: undefined };
-      },
-      { tables: [db.conversations, db.messages, db.settings] },
-    );
+        imported.add(m.id);
+      });
+      historyRows.push(...(await historyToAdd(fileHistory, new Set(historyRows.map(historyKey)))).map((h) => ({ ...h })));
+      const [historyIds] = await Promise.all([
+        historyRows.length > 0 ? db.memoryHistory.bulkAdd(historyRows, { allKeys: true }) : Promise.resolve([]),
+        bulkAddOrThrow(db.conversations, newConversations),
+        newerConversations.length > 0 ? db.conversations.bulkPut(newerConversations) : Promise.resolve(),
+        bulkAddOrThrow(db.messages, newMessages),
+      ]);
+      undo.added.memoryHistory.push(...(historyIds as number[]));
+      await db.settings.put({ key: undoKey(importId, batchNo), value: undo });
+      stored = [...added, ...updated];
+      return { added, updated, result: undefined };
+    });
     // A vector the blocks refused (another dimension than the stored vectors of its model) is dropped too.
     report.vectorsDropped += unindexed.length;
     report.needsEmbedding += stored.filter((m) => !m.embedding).length;
