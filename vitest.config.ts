@@ -22,5 +22,7 @@ export default defineConfig({
     setupFiles: ['fake-indexeddb/auto'],
     environment: 'node',
     testTimeout: 30_000,
+    // Logs (expected warnings, stack traces of failures a test provokes) are printed only for a failing test.
+    silent: 'passed-only',
   },
 });

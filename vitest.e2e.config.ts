@@ -8,5 +8,7 @@ export default defineConfig({
     testTimeout: 240_000,
     hookTimeout: 120_000,
     fileParallelism: false,
+    // Logs (expected warnings, stack traces of failures a test provokes) are printed only for a failing test.
+    silent: 'passed-only',
   },
 });

@@ -12,7 +12,10 @@
  *
  * `send` runs those steps as named functions in order (`runTurn`: `loadShortTerm`,
  * `storeUserMessage`, `answerCommand`, `retrieveMemories`, `citedTitles`, `assemblePrompt`,
- * `streamReply`, `storeReply`, `handOff`). Over 300 lines: the steps share one closure (the
+ * `streamReply`, `storeReply`, `handOff`). Regenerate, edit and retry run the same turn after
+ * one more step inside the lock, `replaceTurns`: the replaced message and every later one are
+ * removed with what memory learned from them (`turn-revision.ts`). `measure` counts a message
+ * against the model's room before the panel sends it. Over 300 lines: the steps share one closure (the
  * running turns, the live replies, the turn lock), which a split would have to pass around.
  */
 import { Mutex } from 'async-mutex';
@@ -21,21 +24,23 @@ import type { RecallDB } from '../db/schema';
 import type { MessageRecord } from '../model/records';
 import { EngineError, type ChatEngine, type ChatResult } from '../engines/types';
 import type { JobQueue } from '../jobs/queue';
-import type { LongTermMemory } from '../memory/long-term/types';
+import type { LongTermMemory, LongTermStore } from '../memory/long-term/types';
 import { MAX_MEMORY_TEXT_CHARS } from '../model/memory';
 import type { RetrievedMemory, ShortTermContext } from '../model/context';
 import type { ContextStrategy } from '../memory/short-term/types';
 import type { StrategyConfig } from '../model/strategies';
 import type { Settings } from '../model/settings';
 import type { TokenCounter } from '../model/tokens';
-import type { ChatTurnResult, LiveTurn } from '../messaging/protocol';
+import type { ChatTurnResult, LiveTurn, MessageFit } from '../messaging/protocol';
 import { maxAnswerTokensFor } from '../prompt/answer-budget';
-import { assemblePrompt, defaultSystemInstruction, shortTermBudget, type AssembledPrompt } from '../prompt/assemble';
+import { assemblePrompt, defaultSystemInstruction, promptFit, shortTermBudget, type AssembledPrompt } from '../prompt/assemble';
+import { cutAtBoundary } from '../text/boundary';
+import { replaceableUserMessage, reviseFrom } from './turn-revision';
 import type { PromptTrace } from '../model/trace';
 import type { ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import type { SettingsStore } from './settings';
-import { codedErrorOf, MessagingError } from '../model/errors';
+import { codedErrorOf, MemoryError, MessagingError } from '../model/errors';
 
 /** Dependencies of the chat service. */
 export interface ChatServiceDeps {
@@ -45,6 +50,8 @@ export interface ChatServiceDeps {
   settings: SettingsStore;
   jobs: JobQueue;
   longTerm: LongTermMemory;
+  /** The long-term store, for revising what replaced turns taught (`reviseFrom`). */
+  store: LongTermStore;
   strategyFor: (config: StrategyConfig) => ContextStrategy;
   /** Streams a piece of the reply to the UI. */
   onDelta: (event: { requestId: string; conversationId: string; messageId: string; delta: string }) => void;
@@ -55,6 +62,31 @@ export interface ChatServiceDeps {
 export interface ChatService {
   /** Runs one turn. Resolves when the reply is stored (also when it failed: the assistant message then has `status: 'error'`). */
   send(input: { conversationId: string; text: string; requestId: string }): Promise<ChatTurnResult>;
+  /**
+   * Runs the last turn of the conversation again: its user message and everything after it are
+   * replaced (`reviseFrom`: removed, with what memory learned from them) and the same text is sent
+   * as a new turn. Also the Retry of a failed last turn.
+   * @throws MemoryError `message_not_found` when the conversation has no user message; the errors of `send`.
+   */
+  regenerate(input: { conversationId: string; requestId: string }): Promise<ChatTurnResult>;
+  /**
+   * Replaces the user message `messageId` with `text` and sends it: that message and every later
+   * one are replaced (`reviseFrom`), then a new turn runs.
+   * @throws MemoryError `message_not_found` when `messageId` is not a user message of the conversation; the errors of `send`.
+   */
+  edit(input: { conversationId: string; messageId: string; text: string; requestId: string }): Promise<ChatTurnResult>;
+  /**
+   * Retries a failed turn: `messageId` is its `error` reply; the user message before it is sent
+   * again with the same text, replacing the failed turn and any later one (`reviseFrom`).
+   * @throws MemoryError `message_not_found` when `messageId` is not a failed reply of the conversation; the errors of `send`.
+   */
+  retry(input: { conversationId: string; messageId: string; requestId: string }): Promise<ChatTurnResult>;
+  /**
+   * Whether `text` fits the loaded model's prompt (the instruction, the message and the answer
+   * reserve; see `promptFit`), counted with its tokenizer, and the longest start of it that fits,
+   * cut at a sentence or word end. `null` while no chat model is loaded (nothing to measure against).
+   */
+  measure(input: { text: string }): Promise<MessageFit | null>;
   /** Stops a running turn; the partial reply is kept with `status: 'aborted'`. No-op when unknown. */
   stop(requestId: string): void;
   /**
@@ -366,8 +398,24 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     return { userMessage, assistantMessage };
   }
 
-  return {
-    async send({ conversationId, text, requestId }) {
+  /**
+   * The replacement step of regenerate / edit / retry, inside the turn lock: `from` and every
+   * later message are removed and the memories learned from them revised (`reviseFrom`).
+   */
+  async function replaceTurns(from: MessageRecord, namespace: string): Promise<void> {
+    const still = await replaceableUserMessage(deps.db, from.conversationId, from.id); // not replaced meanwhile by another panel
+    await reviseFrom({ db: deps.db, store: deps.store, conversations: deps.conversations }, still, namespace);
+  }
+
+  /** The last user message of a conversation. @throws MemoryError `message_not_found` when there is none. */
+  async function lastUserMessage(conversationId: string): Promise<MessageRecord> {
+    const all = await deps.conversations.messages(conversationId);
+    for (let i = all.length - 1; i >= 0; i -= 1) if (all[i]!.role === 'user') return all[i]!;
+    throw new MemoryError('message_not_found', `Conversation ${conversationId} has no user message`);
+  }
+
+  const service: ChatService = {
+    async send({ conversationId, text, requestId }, replaceFrom?: MessageRecord) {
       const content = checkedText(text);
       const conversation = await deps.conversations.require(conversationId);
       const settings = await deps.settings.get();
@@ -377,11 +425,12 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       let openTurnKey: string | null = null;
       const base = { conversationId, namespace: conversation.namespace, strategyConfig: conversation.strategy, content, requestId };
       const turn = turns.runExclusive(() =>
-        deps.jobs.runForeground(() =>
-          runTurn(planTurn(base, settings), strategy, controller.signal, (userMessage) => {
+        deps.jobs.runForeground(async () => {
+          if (replaceFrom) await replaceTurns(replaceFrom, conversation.namespace);
+          return runTurn(planTurn(base, settings), strategy, controller.signal, (userMessage) => {
             openTurnKey = OPEN_TURN_PREFIX + userMessage.id;
-          }),
-        ),
+          });
+        }),
       );
       try {
         return await turn;
@@ -393,6 +442,60 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
         if (openTurnKey)
           await deps.db.settings.delete(openTurnKey).catch((error: unknown) => console.warn('[chat] could not clear the open-turn marker:', error));
       }
+    },
+
+    async regenerate({ conversationId, requestId }) {
+      const from = await lastUserMessage(conversationId);
+      return send({ conversationId, text: from.content, requestId }, from);
+    },
+
+    async edit({ conversationId, messageId, text, requestId }) {
+      checkedText(text);
+      const from = await replaceableUserMessage(deps.db, conversationId, messageId);
+      return send({ conversationId, text, requestId }, from);
+    },
+
+    async retry({ conversationId, messageId, requestId }) {
+      const failed = await deps.db.messages.get(messageId);
+      if (!failed || failed.conversationId !== conversationId || failed.role !== 'assistant' || failed.status !== 'error') {
+        throw new MemoryError('message_not_found', `No failed reply ${messageId} in conversation ${conversationId}`);
+      }
+      const before = await deps.db.messages.where('[conversationId+seq]').between([conversationId, -Infinity], [conversationId, failed.seq]).toArray();
+      const from = before.reverse().find((m) => m.role === 'user');
+      if (!from) throw new MemoryError('message_not_found', `No user message before the failed reply ${messageId}`);
+      return send({ conversationId, text: from.content, requestId }, from);
+    },
+
+    async measure({ text }) {
+      const engine = deps.engines.chatEngine();
+      if (!engine) return null;
+      const settings = await deps.settings.get();
+      const counter = deps.engines.tokenCounter();
+      const contextWindow = engine.contextWindow() ?? 4096; // as `planTurn`
+      const base = {
+        systemInstruction: defaultSystemInstruction(now()),
+        counter,
+        contextWindow,
+        reserveForAnswer: Math.min(settings.maxAnswerTokens, maxAnswerTokensFor(contextWindow)),
+      };
+      const content = text.trim();
+      const fit = promptFit({ ...base, userText: content });
+      const withinChars = content.length <= MAX_MESSAGE_CHARS;
+      if (fit.fits && withinChars) return { ...fit, chars: content.length, maxChars: MAX_MESSAGE_CHARS, fitChars: content.length };
+      // The longest start that fits (binary search over the length, then cut back to a sentence or word end).
+      const fitsAt = (chars: number) => promptFit({ ...base, userText: content.slice(0, chars) }).fits;
+      let lo = 0;
+      let hi = Math.min(content.length, MAX_MESSAGE_CHARS);
+      if (!fitsAt(hi)) {
+        hi -= 1;
+        while (lo < hi) {
+          const mid = Math.ceil((lo + hi) / 2);
+          if (fitsAt(mid)) lo = mid;
+          else hi = mid - 1;
+        }
+      } else lo = hi;
+      const shortened = cutAtBoundary(content, lo).text;
+      return { ...fit, fits: false, chars: content.length, maxChars: MAX_MESSAGE_CHARS, fitChars: shortened.length };
     },
 
     stop(requestId) {
@@ -438,6 +541,8 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       return null;
     },
   };
+  const send = service.send as (input: Parameters<ChatService['send']>[0], replaceFrom?: MessageRecord) => Promise<ChatTurnResult>;
+  return service;
 }
 
 /** Longest quote of a memory in a command reply, in characters (an episodic round can be long). */

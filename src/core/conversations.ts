@@ -4,7 +4,7 @@
 import { type RecallDB } from '../db/schema';
 import { DEFAULT_NAMESPACE } from '../model/memory';
 import type { ConversationRecord, MessageRecord } from '../model/records';
-import type { StrategyConfig } from '../model/strategies';
+import type { StrategyConfig, StrategyKind } from '../model/strategies';
 import type { ConversationSummary } from '../messaging/protocol';
 import { MemoryError } from '../model/errors';
 
@@ -28,6 +28,21 @@ export interface ConversationStore {
   messages(conversationId: string): Promise<MessageRecord[]>;
   /** Appends a message with the next `seq`; sets the title from the first user message. */
   append(message: Omit<MessageRecord, 'seq'>): Promise<MessageRecord>;
+  /**
+   * Removes the messages from `fromSeq` on (and their prompt traces) in one transaction, with the
+   * short-term state built from them: a strategy state whose watermark (`coveredSeq`,
+   * `processedSeq`) reached `fromSeq` is reset, and entity notes last seen at or after it are
+   * removed (the next messages take these seqs again, and are folded from scratch). Long-term
+   * memories are not touched here (`reviseFrom` in `turn-revision.ts`). @returns the removed ids.
+   * @throws MemoryError `conversation_not_found` when `conversationId` does not exist.
+   */
+  truncate(conversationId: string, fromSeq: number): Promise<string[]>;
+}
+
+/** The highest message seq a strategy state has consumed (`coveredSeq` of the summaries, `processedSeq` of entity notes), or -1. */
+function stateWatermark(state: unknown): number {
+  const s = (state ?? {}) as { coveredSeq?: unknown; processedSeq?: unknown };
+  return Math.max(typeof s.coveredSeq === 'number' ? s.coveredSeq : -1, typeof s.processedSeq === 'number' ? s.processedSeq : -1);
 }
 
 /** Title from the first user message: first line, whitespace collapsed, at most 40 characters. */
@@ -104,13 +119,32 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
         return record;
       });
     },
+    async truncate(conversationId, fromSeq) {
+      return db.transaction('rw', [db.conversations, db.messages, db.promptTraces, db.strategyState, db.entities], async () => {
+        await store.require(conversationId);
+        const range = db.messages.where('[conversationId+seq]').between([conversationId, fromSeq], [conversationId, Infinity]);
+        const ids = (await range.primaryKeys()) as string[];
+        await range.delete();
+        await db.promptTraces.bulkDelete(ids);
+        const states = await db.strategyState.where('conversationId').equals(conversationId).toArray();
+        const stale = states.filter((s) => stateWatermark(s.state) >= fromSeq).map((s): [string, StrategyKind] => [s.conversationId, s.strategy]);
+        await db.strategyState.bulkDelete(stale);
+        await db.entities
+          .where('conversationId')
+          .equals(conversationId)
+          .filter((e) => e.lastSeenSeq >= fromSeq)
+          .delete();
+        await db.conversations.update(conversationId, { updatedAt: now() });
+        return ids;
+      });
+    },
   };
   return store;
 }
 
 /**
  * The same store, calling `onChange(conversationId)` after every change it makes: create,
- * update (rename, strategy), delete, append (each stored message). The core broadcasts these as
+ * update (rename, strategy), delete, append (each stored message), truncate (replaced turns). The core broadcasts these as
  * `event.conversations`, so every open panel — one reopened while a reply was streaming, or a
  * second window's — refreshes its list and the conversation it shows. A throwing listener does
  * not undo or fail the change.
@@ -143,6 +177,11 @@ export function withChangeEvents(store: ConversationStore, onChange: (conversati
       const record = await store.append(message);
       tell(record.conversationId);
       return record;
+    },
+    async truncate(conversationId, fromSeq) {
+      const ids = await store.truncate(conversationId, fromSeq);
+      tell(conversationId);
+      return ids;
     },
   };
 }

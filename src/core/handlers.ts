@@ -69,6 +69,10 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'messages.list': (c, { conversationId }) => c.conversations.messages(conversationId),
 
   'chat.send': (c, data) => c.chat.send(data),
+  'chat.regenerate': (c, data) => c.chat.regenerate(data),
+  'chat.edit': (c, data) => c.chat.edit(data),
+  'chat.retry': (c, data) => c.chat.retry(data),
+  'chat.measure': (c, data) => c.chat.measure(data),
   'chat.stop': (c, { requestId }) => c.chat.stop(requestId),
   'chat.live': (c, { conversationId }) => c.chat.live(conversationId),
   'trace.get': async (c, { messageId }) => (await c.db.promptTraces.get(messageId))?.trace ?? null,

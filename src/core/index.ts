@@ -136,7 +136,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
         // Then the first such row (the scan stops there). NOTE: enqueueing without this read first made
         // core-embedding.test.ts hang after its first drain; not diagnosed yet (see the h6 report).
         const missing = await db.memories.filter((m) => m.embeddingModel === null || (model !== null && m.embeddingModel !== model)).first();
-        if (missing) await jobs.enqueue(REEMBED_JOB, {}, { dedupeKey: REEMBED_JOB, advance: engines.embedder() !== null });
+        // Vectors made from an older indexed-text format have their model: no row shows them.
+        if (missing || store.staleVectors() > 0) await jobs.enqueue(REEMBED_JOB, {}, { dedupeKey: REEMBED_JOB, advance: engines.embedder() !== null });
       })
       .catch((error: unknown) => console.warn('[ltm] could not queue re-embedding:', error)));
   const composed = await composeLongTermMemory({
@@ -191,6 +192,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     settings,
     jobs,
     longTerm,
+    store,
     strategyFor,
     onDelta: deps.events.chatDelta,
     now,

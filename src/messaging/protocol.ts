@@ -46,6 +46,25 @@ export interface LiveTurn {
   content: string;
 }
 
+/**
+ * Whether a message fits the loaded model's prompt (`chat.measure`). Tokens of the model's own
+ * tokenizer; characters are UTF-16 code units of the trimmed text.
+ */
+export interface MessageFit {
+  /** Tokens the system instruction and the message need. */
+  neededTokens: number;
+  /** Tokens the context window leaves for them once the answer is reserved. */
+  availableTokens: number;
+  /** The message can be sent: it fits the tokens and is at most `maxChars` long. */
+  fits: boolean;
+  /** Length of the message. */
+  chars: number;
+  /** Longest message accepted (`MAX_MESSAGE_CHARS`). */
+  maxChars: number;
+  /** Length of the longest start of the message that fits, cut at a sentence or word end (= `chars` when it fits). */
+  fitChars: number;
+}
+
 /** Result of one chat turn. */
 export interface ChatTurnResult {
   userMessage: MessageRecord;
@@ -101,6 +120,14 @@ export interface ProtocolMap {
 
   /** Runs one turn; text streams via `event.chatDelta`. Resolves when the reply is stored. */
   'chat.send'(data: { conversationId: string; text: string; requestId: string }): ChatTurnResult;
+  /** Runs the last turn again, replacing it (see `ChatService.regenerate`); streams like `chat.send`. */
+  'chat.regenerate'(data: { conversationId: string; requestId: string }): ChatTurnResult;
+  /** Replaces user message `messageId` with `text` and the turns after it, then runs the turn (`ChatService.edit`). */
+  'chat.edit'(data: { conversationId: string; messageId: string; text: string; requestId: string }): ChatTurnResult;
+  /** Sends the user message of the failed reply `messageId` again, replacing that turn (`ChatService.retry`). */
+  'chat.retry'(data: { conversationId: string; messageId: string; requestId: string }): ChatTurnResult;
+  /** Whether `text` fits the loaded model's prompt, and how much of it does; `null` while no chat model is loaded. */
+  'chat.measure'(data: { text: string }): MessageFit | null;
   'chat.stop'(data: { requestId: string }): void;
   'chat.live'(data: { conversationId: string }): LiveTurn | null;
   /** The prompt trace of an assistant message (context view). */

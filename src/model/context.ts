@@ -54,4 +54,16 @@ export interface RetrievedMemory {
    * (most query terms contained first), not BM25. Absent otherwise.
    */
   lexicalFrom?: 'catalog';
+  /**
+   * Neighbour expansion (`LongTermMemory.retrieve`, for an episodic round): the rounds right before
+   * and after it in the same conversation. The prompt shows them with this memory as one unit when
+   * they fit the memory section's budget (the answer to a question is often the next turn).
+   */
+  neighbours?: RoundNeighbours;
+}
+
+/** The rounds adjacent to a retrieved episodic round (see `RetrievedMemory.neighbours`); either may be absent. */
+export interface RoundNeighbours {
+  before?: MemoryView;
+  after?: MemoryView;
 }

@@ -47,6 +47,7 @@ export const MEMORY_ERROR_CODES = [
   'namespace_missing',
   'removed_during_update',
   'conversation_not_found',
+  'message_not_found',
 ] as const;
 /** Requests between the panel and the core. */
 export const MESSAGING_ERROR_CODES = ['rejected_sender', 'bad_request', 'message_empty', 'message_too_long', 'core_timeout'] as const;

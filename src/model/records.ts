@@ -57,7 +57,20 @@ export interface MessageRecord {
    * reply it lists what was stored or removed. Command turns are left out of prompts.
    */
   command?: { kind: MemoryCommand; affected?: AffectedMemory[] };
+  /**
+   * Display name of who wrote the message when the conversation names its speakers (an imported
+   * or generated two-person dialog: "Anna"); absent for the app's own chats (the role says who).
+   * Not indexed; long-term memory carries it into `MemoryRecord.speakers`.
+   */
+  speaker?: string;
 }
+
+/**
+ * Display names of the two sides of a conversation by role, when it names them (an imported or
+ * generated dialog: `{ user: 'Anna', assistant: 'Ben' }`). A missing name means the app's own
+ * user or assistant (shown as the role label "User" / "Assistant").
+ */
+export type SpeakerNames = Partial<Record<(typeof MESSAGE_ROLES)[number], string>>;
 
 /**
  * Persisted state of one short-term strategy for one conversation (e.g. the running summary and
@@ -123,6 +136,12 @@ export interface MemoryRecord {
   hash: string;
   /** Id of the memory that replaced this one, when closed by a contradiction. */
   supersededBy?: string;
+  /**
+   * Who said the text, when the source conversation names its speakers (`SpeakerNames`; an episodic
+   * round has both sides, another memory the user's). Never part of `text`: it is put beside the
+   * text where the memory is indexed, embedded and shown in the prompt (`labelSpeakers`). Not indexed.
+   */
+  speakers?: SpeakerNames;
   /**
    * Set (to 1) by the table's own hooks when a row is written WITH an inline `embedding` field,
    * i.e. not by the long-term store (an import, an undo): the persisted index may not describe it

@@ -28,6 +28,7 @@
 import type { ChatMessage } from '../model/engine';
 import type { TokenCounter } from '../model/tokens';
 import type { RetrievedMemory, ContextMessage, ShortTermContext } from '../model/context';
+import type { MemoryView, SpeakerNames } from '../model/records';
 import { formatMemoriesForPrompt } from './memory-lines';
 import { countPromptTokens } from '../tokens';
 import { capChars, indentContinuation, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS, mergeReports, neutralizerFor, sealNeutralized } from './neutralize';
@@ -73,6 +74,30 @@ export function shortTermBudget(input: Pick<AssembleInput, 'systemInstruction' |
   const fixed = counter.replyPrimerTokens + counter.count(input.systemInstruction) + counter.count(userText) + 2 * counter.perMessageOverhead;
   const free = input.contextWindow - input.reserveForAnswer - fixed;
   return Math.max(0, Math.floor(free * (1 - SECTION_SHARES.memories)));
+}
+
+/** Whether a user message fits a model's prompt at all, in tokens (`promptFit`). */
+export interface PromptFit {
+  /** Tokens the instruction and the message need (each with its per-message overhead). */
+  neededTokens: number;
+  /** Tokens the window leaves for them: context window − answer reserve − reply primer, at least 0. */
+  availableTokens: number;
+  /** `neededTokens <= availableTokens`: the turn can be assembled (the optional sections then shrink to fit). */
+  fits: boolean;
+}
+
+/**
+ * The check `assemblePrompt` starts with, on its own: do the system instruction and the user
+ * message (neutralized as a recent turn) fit the window once the answer is reserved? The panel
+ * asks for it before sending (`chat.measure`); a message that does not fit makes
+ * `assemblePrompt` throw `PromptTooLongError` with these same two numbers.
+ */
+export function promptFit(input: Pick<AssembleInput, 'systemInstruction' | 'userText' | 'counter' | 'contextWindow' | 'reserveForAnswer'>): PromptFit {
+  const { counter } = input;
+  const overhead = counter.perMessageOverhead;
+  const available = input.contextWindow - input.reserveForAnswer - counter.replyPrimerTokens;
+  const neededTokens = counter.count(input.systemInstruction) + overhead + counter.count(neutralizerFor(counter).turn(input.userText).text) + overhead;
+  return { neededTokens, availableTokens: Math.max(0, available), fits: neededTokens <= available };
 }
 
 /** Thrown when the instruction and the user message alone do not fit the context window. */
@@ -127,8 +152,28 @@ const INTROS = {
 } as const;
 
 /** `true` when every source turn of the memory is among `sent` (a memory with no source turns never is). */
-function coveredBy(r: RetrievedMemory, sent: ReadonlySet<string>): boolean {
+function coveredBy(r: Pick<RetrievedMemory, 'memory'>, sent: ReadonlySet<string>): boolean {
   return r.memory.sourceMessageIds.length > 0 && r.memory.sourceMessageIds.every((id) => sent.has(id));
+}
+
+/**
+ * `r` without the neighbour rounds whose source turns are all in `sent` (they go into the prompt
+ * verbatim); the same object when none is. `cache` keeps one object per memory and kept set, so
+ * passes over the same turns give the same objects.
+ */
+function withoutCoveredNeighbours(r: RetrievedMemory, sent: ReadonlySet<string>, cache: Map<string, RetrievedMemory>): RetrievedMemory {
+  const { before, after } = r.neighbours ?? {};
+  const keepBefore = before !== undefined && !coveredBy({ memory: before }, sent);
+  const keepAfter = after !== undefined && !coveredBy({ memory: after }, sent);
+  if (keepBefore === (before !== undefined) && keepAfter === (after !== undefined)) return r;
+  const key = `${r.memory.id}\u0000${keepBefore}\u0000${keepAfter}`;
+  let out = cache.get(key);
+  if (!out) {
+    const { neighbours: _neighbours, ...rest } = r;
+    out = keepBefore || keepAfter ? { ...rest, neighbours: { ...(keepBefore ? { before } : {}), ...(keepAfter ? { after } : {}) } } : rest;
+    cache.set(key, out);
+  }
+  return out;
 }
 
 /** Most assembly passes `assemblePrompt` makes while settling which memories the recent turns already cover. */
@@ -149,13 +194,41 @@ export function assemblePrompt(input: AssembleInput): AssembledPrompt {
   // Each memory's text is cut and neutralized once for all passes; citations keep the stored text.
   const gate = neutralizerFor(input.counter);
   const prepared = new Map<RetrievedMemory, Prepared>();
+  // A memory's text, its speaker names and its neighbour rounds' all pass the gate.
+  const gateView = (m: MemoryView): { view: MemoryView; report: NeutralizedReport } => {
+    const n = gate.stored(capChars(m.text, MAX_INJECTED_TEXT_CHARS));
+    const names = m.speakers ? Object.entries(m.speakers).map(([role, name]) => [role, gate.stored(capChars(name ?? '', 200))] as const) : [];
+    const renamed = names.some(([role, g]) => g.text !== m.speakers![role as keyof SpeakerNames]);
+    const view =
+      n.text === m.text && !renamed
+        ? m
+        : { ...m, text: n.text, ...(m.speakers ? { speakers: Object.fromEntries(names.map(([role, g]) => [role, g.text])) } : {}) };
+    return { view, report: mergeReports([n, ...names.map(([, g]) => g)]) };
+  };
   const all = input.memories.map((r) => {
-    const n = gate.stored(capChars(r.memory.text, MAX_INJECTED_TEXT_CHARS));
-    const p: RetrievedMemory = n.text === r.memory.text ? r : { ...r, memory: { ...r.memory, text: n.text } };
-    prepared.set(p, { original: r, report: n });
+    const main = gateView(r.memory);
+    const before = r.neighbours?.before ? gateView(r.neighbours.before) : null;
+    const after = r.neighbours?.after ? gateView(r.neighbours.after) : null;
+    const same = main.view === r.memory && before?.view === r.neighbours?.before && after?.view === r.neighbours?.after;
+    const p: RetrievedMemory = same
+      ? r
+      : {
+          ...r,
+          memory: main.view,
+          ...(r.neighbours ? { neighbours: { ...(before ? { before: before.view } : {}), ...(after ? { after: after.view } : {}) } } : {}),
+        };
+    prepared.set(p, { original: r, report: mergeReports([main.report, ...(before ? [before.report] : []), ...(after ? [after.report] : [])]) });
     return p;
   });
-  const uncovered = (sent: ReadonlySet<string>) => all.filter((r) => !coveredBy(r, sent));
+  const trimmed = new Map<string, RetrievedMemory>();
+  const uncovered = (sent: ReadonlySet<string>) =>
+    all
+      .filter((r) => !coveredBy(r, sent))
+      .map((r) => {
+        const t = withoutCoveredNeighbours(r, sent, trimmed);
+        if (t !== r && !prepared.has(t)) prepared.set(t, prepared.get(r)!);
+        return t;
+      });
   let memories = uncovered(new Set(input.shortTerm.recent.map((m) => m.id)));
   for (let pass = 1; ; pass++) {
     const { prompt, sentRecentIds } = assembleOnce({ ...input, memories }, prepared);
@@ -205,7 +278,7 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
   const formatted =
     input.memories.length > 0 && memoryCap > wrapperTokens
       ? formatMemoriesForPrompt(input.memories, counter, memoryCap - wrapperTokens)
-      : { text: '', included: [] as RetrievedMemory[], dropped: input.memories.length };
+      : { text: '', included: [] as RetrievedMemory[], dropped: input.memories.length, neighbours: undefined };
   const memoryCitations: MemoryCitation[] = formatted.included
     .map((p) => prepared.get(p)?.original ?? p)
     .map((r) => ({
@@ -232,7 +305,9 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
 
   // Past exchanges the vector strategy retrieved that are already in the memories section (the
   // same turns, stored as an episodic memory) would be sent twice: leave them out.
-  const inMemories = new Set(formatted.included.flatMap((r) => r.memory.sourceMessageIds));
+  const inMemories = new Set(
+    formatted.included.flatMap((r) => [...r.memory.sourceMessageIds, ...(formatted.neighbours?.get(r) ?? []).flatMap((m) => m.sourceMessageIds)]),
+  );
   const retrieved = input.shortTerm.retrieved.filter((r) => r.messageIds.length === 0 || !r.messageIds.every((id) => inMemories.has(id)));
 
   // Optional short-term sections, each under its share. Entity notes and retrieved exchanges are

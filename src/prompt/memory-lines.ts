@@ -4,9 +4,15 @@
  * context best and the middle worst (N. F. Liu et al., "Lost in the Middle: How Language Models
  * Use Long Contexts", TACL 2024). The placement is LangChain's `LongContextReorder`: by relevance,
  * items alternate between the front and the back, so the least relevant end up in the middle.
+ *
+ * A retrieved round with neighbours (`RetrievedMemory.neighbours`, the rounds before and after it)
+ * is one unit: one line holding the rounds in conversation order, when that line fits; else the
+ * round with its next round, then with its previous one, then alone.
  */
 import type { TokenCounter } from '../model/tokens';
 import type { RetrievedMemory } from '../model/context';
+import type { MemoryView } from '../model/records';
+import { labelSpeakers } from '../text/speakers';
 
 /** Result of `formatMemoriesForPrompt`. */
 export interface FormattedMemories {
@@ -16,6 +22,8 @@ export interface FormattedMemories {
   included: RetrievedMemory[];
   /** Memories left out because they did not fit in `maxTokens`. */
   dropped: number;
+  /** For each memory of `included` shown with neighbour rounds: those rounds, in conversation order. Absent when no memory was shown with any. */
+  neighbours?: Map<RetrievedMemory, MemoryView[]>;
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -25,17 +33,59 @@ const localDate = (ms: number) => {
 };
 
 /**
- * One memory as a prompt line: `- [2024-05-03] I moved to Hangzhou`. Line breaks inside the text
- * become " / "; a memory whose validity ended gets ` (no longer true since YYYY-MM-DD)`; a round
+ * One memory as a prompt line: `- [2024-05-03] I moved to Hangzhou`, with its speakers named when
+ * its conversation names them (`labelSpeakers`: `- [2024-05-03] Mia: I moved … / Jonas: …`; the
+ * role labels of a round otherwise). Line breaks inside the text become " / "; a memory whose validity ended gets ` (no longer true since YYYY-MM-DD)`; a round
  * stating a superseded fact (`pastSince`) gets ` (past, superseded on YYYY-MM-DD)`.
  */
 export function formatMemoryLine(memory: RetrievedMemory['memory'], maxChars = Infinity): string {
-  const flat = memory.text.trim().replace(/\s*\n+\s*/gu, ' / ');
+  return `- [${localDate(memory.createdAt)}] ${memoryBody(memory, maxChars)}`;
+}
+
+/** A memory's text as in its line, without the `- [date] ` prefix (speakers named, flattened, cut to `maxChars`, marks added). */
+function memoryBody(memory: RetrievedMemory['memory'], maxChars = Infinity): string {
+  const flat = labelSpeakers(memory)
+    .trim()
+    .replace(/\s*\n+\s*/gu, ' / ');
   const chars = Array.from(flat);
   const text = chars.length > maxChars ? `${chars.slice(0, maxChars).join('').trimEnd()}…` : flat;
   const ended = memory.validUntil !== null && memory.current === 0 ? ` (no longer true since ${localDate(memory.validUntil)})` : '';
   const past = !ended && memory.pastSince !== undefined ? ` (past, superseded on ${localDate(memory.pastSince)})` : '';
-  return `- [${localDate(memory.createdAt)}] ${text}${ended}${past}`;
+  return `${text}${ended}${past}`;
+}
+
+/**
+ * Adjacent rounds (conversation order) as one prompt line: `- [2025-03-04] Mia: … / Jonas: … / Mia: …`;
+ * a round said on another day than the one before it gets its own `[YYYY-MM-DD] `. Never shortened.
+ * @param rounds at least one memory.
+ */
+export function formatUnitLine(rounds: readonly RetrievedMemory['memory'][]): string {
+  const parts = rounds.map((m, i) => {
+    const date = localDate(m.createdAt);
+    return i > 0 && date !== localDate(rounds[i - 1]!.createdAt) ? `[${date}] ${memoryBody(m)}` : memoryBody(m);
+  });
+  return `- [${localDate(rounds[0]!.createdAt)}] ${parts.join(' / ')}`;
+}
+
+/**
+ * The lines `memory` may take, best first, each with the neighbour rounds it shows: the whole
+ * unit (before, memory, after), the memory with its next round, with its previous round — each only
+ * when it fits in `maxTokens` whole — then the memory alone (`fitMemoryLine`, shortened if needed).
+ */
+function unitLines(memory: RetrievedMemory, counter: TokenCounter, maxTokens: number): { line: string; shown: MemoryView[] }[] {
+  const { before, after } = memory.neighbours ?? {};
+  const options: MemoryView[][] = [];
+  if (before && after) options.push([before, after]);
+  if (after) options.push([after]);
+  if (before) options.push([before]);
+  const out: { line: string; shown: MemoryView[] }[] = [];
+  for (const shown of options) {
+    const line = formatUnitLine([...(shown.includes(before!) ? [before!] : []), memory.memory, ...(shown.includes(after!) ? [after!] : [])]);
+    if (counter.count(line) <= maxTokens) out.push({ line, shown });
+  }
+  const alone = fitMemoryLine(memory.memory, counter, maxTokens);
+  if (alone !== null) out.push({ line: alone, shown: [] });
+  return out;
 }
 
 /** A memory line is never shortened below this many tokens (a stub that short says nothing). */
@@ -51,7 +101,7 @@ export function fitMemoryLine(memory: RetrievedMemory['memory'], counter: TokenC
   if (counter.count(whole) <= maxTokens) return whole;
   if (maxTokens < MIN_SHORTENED_LINE_TOKENS) return null;
   let lo = 0;
-  let hi = Array.from(memory.text.trim()).length;
+  let hi = Array.from(labelSpeakers(memory).trim()).length;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
     if (counter.count(formatMemoryLine(memory, mid)) <= maxTokens) lo = mid;
@@ -77,8 +127,9 @@ export function lostInTheMiddleOrder<T>(bestFirst: readonly T[]): T[] {
  * No line takes more than half of `maxTokens` (one long episodic round must not crowd out the
  * rest): a longer memory is shortened with `fitMemoryLine`. One that does not fit what is left
  * is shortened to fit when at least `MIN_SHORTENED_LINE_TOKENS` remain, else skipped (a shorter,
- * less relevant one may still fit). The kept lines are ordered with `lostInTheMiddleOrder` and
- * joined with "\n".
+ * less relevant one may still fit). A memory with neighbour rounds takes the largest unit line
+ * that fits (`formatUnitLine`: before + it + after, it + after, before + it), else its own line.
+ * The kept lines are ordered with `lostInTheMiddleOrder` and joined with "\n".
  * @param counter the active model's token counter; the final text is counted as a whole, so the
  *   cap holds even when a tokenizer merges across line breaks.
  * @param maxTokens budget in tokens for the returned `text` (0 or less → nothing included).
@@ -86,6 +137,7 @@ export function lostInTheMiddleOrder<T>(bestFirst: readonly T[]): T[] {
 export function formatMemoriesForPrompt(memories: RetrievedMemory[], counter: TokenCounter, maxTokens: number): FormattedMemories {
   const included: RetrievedMemory[] = [];
   const lines = new Map<RetrievedMemory, string>();
+  const neighbours = new Map<RetrievedMemory, MemoryView[]>();
   const render = (items: RetrievedMemory[]) =>
     lostInTheMiddleOrder(items)
       .map((m) => lines.get(m)!)
@@ -96,17 +148,24 @@ export function formatMemoriesForPrompt(memories: RetrievedMemory[], counter: To
     if (maxTokens <= 0) break;
     const separator = included.length > 0 ? 1 : 0;
     const room = Math.min(perLineCap, maxTokens - used - separator);
-    const line = fitMemoryLine(memory.memory, counter, room);
-    if (line === null) continue;
-    lines.set(memory, line);
-    // The whole candidate text is counted again: the cap holds even when a tokenizer merges across "\n".
-    const total = counter.count(render([...included, memory]));
-    if (total > maxTokens) {
-      lines.delete(memory);
-      continue;
+    for (const { line, shown } of unitLines(memory, counter, room)) {
+      lines.set(memory, line);
+      // The whole candidate text is counted again: the cap holds even when a tokenizer merges across "\n".
+      const total = counter.count(render([...included, memory]));
+      if (total > maxTokens) {
+        lines.delete(memory);
+        continue;
+      }
+      included.push(memory);
+      if (shown.length > 0) neighbours.set(memory, shown);
+      used = total;
+      break;
     }
-    included.push(memory);
-    used = total;
   }
-  return { text: included.length > 0 ? render(included) : '', included, dropped: memories.length - included.length };
+  return {
+    text: included.length > 0 ? render(included) : '',
+    included,
+    dropped: memories.length - included.length,
+    ...(neighbours.size > 0 ? { neighbours } : {}),
+  };
 }

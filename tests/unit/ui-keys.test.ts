@@ -1,4 +1,4 @@
-/** Chat input keys (src/ui/lib/keys.ts): Enter sends, Shift+Enter is a newline, IME Enter never sends. */
+/** Chat input keys (src/ui/lib/keys.ts): Enter sends, Shift+Enter is a newline, Esc stops, IME Enter/Esc never send or stop. */
 import { describe, expect, it } from 'vitest';
 import { composerKeyAction, sendBlocker } from '../../src/ui/lib/keys';
 
@@ -21,6 +21,11 @@ describe('composerKeyAction', () => {
   });
   it('ignores other keys', () => {
     expect(key({ key: 'a' })).toBe('default');
+  });
+  it('stops on Esc, except while an input method is composing (Esc then cancels the candidate)', () => {
+    expect(key({ key: 'Escape' })).toBe('stop');
+    expect(key({ key: 'Escape', isComposing: true })).toBe('default');
+    expect(key({ key: 'Escape', keyCode: 229 })).toBe('default');
   });
 });
 

@@ -84,7 +84,7 @@ describe('chat store', () => {
     expect(notices.list).toEqual([]); // the reply says it; no extra notice
   });
 
-  it('does not put the text back when the core stored the user message', async () => {
+  it('puts the text back also when the core stored the user message (any failure keeps what was typed)', async () => {
     const { api, conversations, chat } = setup();
     conversations.current = conv('c1');
     api.on('chat.send', () => {
@@ -93,8 +93,169 @@ describe('chat store', () => {
     api.on('messages.list', () => [{ ...msg('u1', 0, 'user', 'hi'), createdAt: Date.now() }]); // stored just now
     chat.draft = 'hi';
     await chat.send();
-    expect(chat.draft).toBe('');
+    expect(chat.draft).toBe('hi');
     expect(conversations.messages[0]).toMatchObject({ id: 'u1', content: 'hi' });
+  });
+
+  it('puts the text back when the core stored a failed reply (the turn resolved with an error reply)', async () => {
+    const { api, conversations, chat } = setup();
+    conversations.current = conv('c1');
+    const failed: MessageRecord = {
+      ...msg('a1', 1, 'assistant', ''),
+      status: 'error',
+      error: 'The message needs 8915 tokens but the model has room for 1907.',
+    };
+    api.on('chat.send', () => ({ userMessage: msg('u1', 0, 'user', 'long text'), assistantMessage: failed }));
+    chat.draft = 'long text';
+    await chat.send();
+    expect(chat.draft).toBe('long text');
+    expect(conversations.messages.map((m) => [m.id, m.status])).toEqual([
+      ['u1', 'complete'],
+      ['a1', 'error'],
+    ]);
+  });
+
+  it('does not send a text the core measured too long; shortens it to the part that fits', async () => {
+    const { api, conversations, chat } = setup();
+    conversations.current = conv('c1');
+    const text = 'First sentence here. Second sentence that does not fit.';
+    api.on('chat.measure', ({ text: t }) =>
+      t === text
+        ? { neededTokens: 900, availableTokens: 500, fits: false, chars: text.length, maxChars: 32000, fitChars: 20 }
+        : { neededTokens: 300, availableTokens: 500, fits: true, chars: t.length, maxChars: 32000, fitChars: t.length },
+    );
+    api.on('chat.send', ({ text: t }) => ({ userMessage: msg('u1', 0, 'user', t), assistantMessage: msg('a1', 1, 'assistant', 'ok') }));
+    chat.draft = text;
+    await chat.send();
+    expect(api.callsOf('chat.send')).toEqual([]);
+    expect(chat.draft).toBe(text);
+    expect(chat.tooLong).toMatchObject({ neededTokens: 900, availableTokens: 500, fitChars: 20 });
+    chat.shorten();
+    expect(chat.draft).toBe('First sentence here.');
+    expect(chat.tooLong).toBeNull();
+    await chat.send();
+    expect(api.callsOf('chat.send').map((d) => d.text)).toEqual(['First sentence here.']);
+  });
+
+  it('measures again when sending: a text too long for one model is sent once a larger one is loaded', async () => {
+    const { api, conversations, chat } = setup();
+    conversations.current = conv('c1');
+    let room = 500;
+    api.on('chat.measure', ({ text }) => ({ neededTokens: 900, availableTokens: room, fits: 900 <= room, chars: text.length, maxChars: 32000, fitChars: 10 }));
+    api.on('chat.send', ({ text }) => ({ userMessage: msg('u1', 0, 'user', text), assistantMessage: msg('a1', 1, 'assistant', 'ok') }));
+    chat.draft = 'a long text';
+    await chat.send();
+    expect(api.callsOf('chat.send')).toEqual([]);
+    room = 4000; // another model, with a larger window
+    await chat.send();
+    expect(api.callsOf('chat.send').map((d) => d.text)).toEqual(['a long text']);
+  });
+
+  it('a message sent while its own reply streams waits (queued bubble) and is sent when that reply ends', async () => {
+    const { api, conversations, chat } = setup();
+    conversations.current = conv('c1');
+    const first = deferred<ChatTurnResult>();
+    api.on('chat.send', ({ text }) =>
+      text === 'one' ? first.promise : { userMessage: msg('u2', 2, 'user', 'two'), assistantMessage: msg('a2', 3, 'assistant', 'second') },
+    );
+    chat.draft = 'one';
+    const sending = chat.send();
+    await flush();
+    chat.draft = 'two';
+    expect(chat.canSend).toBe(true);
+    await chat.send();
+    expect(api.callsOf('chat.send').map((d) => d.text)).toEqual(['one']);
+    expect(conversations.messages.map((m) => [m.role, m.content, m.status, m.queued ?? false])).toEqual([
+      ['user', 'one', 'complete', false],
+      ['assistant', '', 'streaming', false],
+      ['user', 'two', 'complete', true],
+    ]);
+    first.resolve({ userMessage: msg('u1', 0, 'user', 'one'), assistantMessage: msg('a1', 1, 'assistant', 'first') });
+    await sending;
+    expect(api.callsOf('chat.send').map((d) => d.text)).toEqual(['one', 'two']);
+    expect(conversations.messages.map((m) => [m.id, m.queued ?? false])).toEqual([
+      ['u1', false],
+      ['a1', false],
+      ['u2', false],
+      ['a2', false],
+    ]);
+  });
+
+  it('a waiting message can be cancelled: it is never sent and its text comes back', async () => {
+    const { api, conversations, chat } = setup();
+    conversations.current = conv('c1');
+    const first = deferred<ChatTurnResult>();
+    api.on('chat.send', () => first.promise);
+    chat.draft = 'one';
+    const sending = chat.send();
+    await flush();
+    chat.draft = 'two';
+    await chat.send();
+    const waiting = conversations.messages.find((m) => m.queued)!;
+    chat.cancelQueued(waiting.requestId!);
+    expect(chat.draft).toBe('two');
+    first.resolve({ userMessage: msg('u1', 0, 'user', 'one'), assistantMessage: msg('a1', 1, 'assistant', 'first') });
+    await sending;
+    expect(api.callsOf('chat.send').map((d) => d.text)).toEqual(['one']);
+    expect(conversations.messages.map((m) => m.id)).toEqual(['u1', 'a1']);
+  });
+
+  it('regenerate and edit replace the later turns on screen at once and show the stored result', async () => {
+    const { api, conversations, chat } = setup();
+    conversations.current = conv('c1');
+    conversations.messages = [
+      msg('u1', 0, 'user', 'hi'),
+      msg('a1', 1, 'assistant', 'hello'),
+      msg('u2', 2, 'user', 'tea?'),
+      msg('a2', 3, 'assistant', 'yes'),
+    ].map((m) => ({ id: m.id, role: m.role, content: m.content, status: m.status, createdAt: m.createdAt }));
+    const regenerated = deferred<ChatTurnResult>();
+    api.on('chat.regenerate', () => regenerated.promise);
+    const regenerating = chat.regenerate();
+    await flush();
+    expect(api.callsOf('chat.regenerate')).toMatchObject([{ conversationId: 'c1' }]);
+    expect(conversations.messages.map((m) => [m.content, m.status])).toEqual([
+      ['hi', 'complete'],
+      ['hello', 'complete'],
+      ['tea?', 'complete'],
+      ['', 'streaming'],
+    ]);
+    regenerated.resolve({ userMessage: msg('u3', 2, 'user', 'tea?'), assistantMessage: msg('a3', 3, 'assistant', 'no') });
+    await regenerating;
+    expect(conversations.messages.map((m) => m.id)).toEqual(['u1', 'a1', 'u3', 'a3']);
+
+    api.on('chat.edit', ({ text }) => ({ userMessage: msg('u4', 0, 'user', text), assistantMessage: msg('a4', 1, 'assistant', 'ok') }));
+    await chat.edit('u1', '  good morning ');
+    expect(api.callsOf('chat.edit')).toMatchObject([{ conversationId: 'c1', messageId: 'u1', text: 'good morning' }]);
+    expect(conversations.messages.map((m) => [m.id, m.content])).toEqual([
+      ['u4', 'good morning'],
+      ['a4', 'ok'],
+    ]);
+  });
+
+  it('Retry resends a stored failed turn with chat.retry, and a failure stored before its reply with chat.regenerate', async () => {
+    const { api, conversations, chat } = setup();
+    conversations.current = conv('c1');
+    conversations.messages = [
+      { id: 'u1', role: 'user', content: 'story?', status: 'complete', createdAt: 1 },
+      { id: 'a1', role: 'assistant', content: '', status: 'error', error: 'crashed', createdAt: 1 },
+    ];
+    api.on('chat.retry', () => ({ userMessage: msg('u2', 0, 'user', 'story?'), assistantMessage: msg('a2', 1, 'assistant', 'Once…') }));
+    await chat.retry('a1');
+    expect(api.callsOf('chat.retry')).toMatchObject([{ conversationId: 'c1', messageId: 'a1' }]);
+    expect(conversations.messages.map((m) => [m.id, m.content])).toEqual([
+      ['u2', 'story?'],
+      ['a2', 'Once…'],
+    ]);
+    // The reply failed before it was stored (its user message was): the last turn runs again.
+    conversations.messages = [
+      { id: 'u2', role: 'user', content: 'story?', status: 'complete', createdAt: 1 },
+      { id: 'pending-assistant:x', role: 'assistant', content: '', status: 'error', error: 'gone', pending: true, createdAt: 1 },
+    ];
+    api.on('chat.regenerate', () => ({ userMessage: msg('u3', 0, 'user', 'story?'), assistantMessage: msg('a3', 1, 'assistant', 'Twice…') }));
+    await chat.retry('pending-assistant:x');
+    expect(api.callsOf('chat.regenerate')).toHaveLength(1);
+    expect(conversations.messages.map((m) => m.id)).toEqual(['u3', 'a3']);
   });
 
   it('creates the conversation on the first send with the strategy picked before, and keeps the text when that fails', async () => {
@@ -125,8 +286,10 @@ describe('chat store', () => {
     expect(chat.draft).toBe('what is the weather');
     setChatState('ready');
     expect(chat.canSend).toBe(true);
-    conversations.active = { requestId: 'r0', conversationId: 'c1' }; // a turn of this panel runs
+    conversations.active = { requestId: 'r0', conversationId: 'c1', followed: true }; // a reply another panel started
     expect(chat.canSend).toBe(false);
+    conversations.active = { requestId: 'r0', conversationId: 'c1' }; // this panel's own: the message would wait
+    expect(chat.canSend).toBe(true);
     conversations.active = null;
     setChatState('idle');
     chat.draft = '记住：我住在杭州';

@@ -12,8 +12,11 @@ import {
   fromRecord,
   lastStoredAssistant,
   pendingIds,
+  queueTurn,
   reconcileFailedTurn,
+  truncateBefore,
   truncatedAt,
+  unqueueTurn,
   type UiMessage,
 } from '../../src/ui/lib/transcript';
 
@@ -231,5 +234,37 @@ describe('followTurn (a reply this panel did not start)', () => {
     expect(followTurn(more, { requestId: 'other', delta: 'x', now: 7 })).toHaveLength(3);
     // A second panel that sees the reply from its first piece.
     expect(followTurn(stored, { requestId: 'r9', delta: 'Once', now: 5 })[1]).toMatchObject({ content: 'Once', status: 'streaming' });
+  });
+});
+
+describe('waiting and replaced turns', () => {
+  it('a waiting message stays below the running turn; its own turn replaces it when it is sent', () => {
+    const running = beginTurn(history, { requestId: 'r1', text: 'one', now: 2 });
+    const waiting = queueTurn(running, { requestId: 'r2', text: 'two', now: 3 });
+    expect(waiting.map((m) => [m.id, m.queued ?? false])).toEqual([
+      ['u0', false],
+      ['a0', false],
+      [pendingIds('r1').user, false],
+      [pendingIds('r1').assistant, false],
+      [pendingIds('r2').user, true],
+    ]);
+    // A third turn started meanwhile (a regenerate) goes above the waiting message.
+    expect(
+      beginTurn(waiting, { requestId: 'r3', text: 'three', now: 4 })
+        .map((m) => m.id)
+        .slice(-3),
+    ).toEqual([pendingIds('r3').user, pendingIds('r3').assistant, pendingIds('r2').user]);
+    const sent = beginTurn(waiting, { requestId: 'r2', text: 'two', now: 5 });
+    expect(sent.filter((m) => m.queued)).toEqual([]);
+    expect(sent.map((m) => m.id).slice(-2)).toEqual([pendingIds('r2').user, pendingIds('r2').assistant]);
+    expect(unqueueTurn(waiting, 'r2')).toEqual(running);
+    expect(unqueueTurn(running, 'r2')).toBe(running);
+  });
+
+  it('truncateBefore drops a replaced message and everything after it, but not waiting messages', () => {
+    const waiting = queueTurn(history, { requestId: 'r2', text: 'two', now: 3 });
+    expect(truncateBefore(waiting, 'a0').map((m) => m.id)).toEqual(['u0', pendingIds('r2').user]);
+    expect(truncateBefore(waiting, 'u0').map((m) => m.id)).toEqual([pendingIds('r2').user]);
+    expect(truncateBefore(history, 'missing')).toBe(history);
   });
 });

@@ -10,7 +10,8 @@
  * - `ltm.extract` (`./jobs.ts`): LLM extraction of facts and consolidation.
  */
 import type { RecallDB } from '../../db/schema';
-import type { MemoryRecord, MessageRecord } from '../../model/records';
+import type { MemoryRecord, MemoryView, MessageRecord, SpeakerNames } from '../../model/records';
+import { expandNeighbours } from './retrieval/neighbours';
 import { z } from 'zod';
 import { defineJob, enqueueJob, registerJobs } from '../../jobs/descriptor';
 import type { JobQueue } from '../../jobs/queue';
@@ -18,6 +19,7 @@ import { runMemoryCommand } from './commands';
 import { EXTRACT_JOB, extractJob } from './jobs';
 import { capChars } from '../../prompt/neutralize';
 import { memoryHash, rememberedReply } from './text';
+import { ROUND_LABELS } from '../../text/speakers';
 import { MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
 import { recordAccesses, tombstonedHashes } from './store';
 import type { ExchangeInput, LongTermMemory, LongTermStore, NewMemory } from './types';
@@ -48,8 +50,9 @@ export const ACCESS_WRITE_DELAY_MS = 1_500;
 
 /**
  * Creates the facade.
- * - `retrieve`: the store's hybrid search, episodic rounds of superseded facts marked
- *   (`markPastRounds`); records an access (`lastAccessedAt`, `accessCount`) on what it returns,
+ * - `retrieve`: the store's hybrid search, each episodic round with its adjacent rounds
+ *   (`expandNeighbours`: one unit, never two entries), episodic rounds of superseded facts marked
+ *   (`markPastRounds`, neighbours included); records an access (`lastAccessedAt`, `accessCount`) on what it returns,
  *   in the background: accesses are collected for `ACCESS_WRITE_DELAY_MS` and written in one
  *   transaction (`recordAccesses`); `flush()` writes what is collected now and resolves when
  *   every access write is done (a failed write is logged and never fails the retrieval).
@@ -76,7 +79,9 @@ export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory &
   return {
     async retrieve(query) {
       const t = query.now ?? now();
-      const results = await markPastRounds(deps.db, await deps.store.search({ ...query, now: t }), t);
+      // Neighbour expansion before marking: the adjacent rounds get their "past" marks too.
+      const found = await expandNeighbours(deps.db, await deps.store.search({ ...query, now: t }), { now: t });
+      const results = await markPastRounds(deps.db, found, t);
       // Written later, in one batch: the prompt does not wait for the bookkeeping.
       const at = now();
       for (const id of new Set(results.map((r) => r.memory.id))) {
@@ -102,24 +107,36 @@ export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory &
 }
 
 /**
- * Sets `pastSince` on each episodic round of `results` from which a fact was extracted that a
+ * Sets `pastSince` on each episodic round of `results` (and of their `neighbours`) from which a fact was extracted that a
  * contradiction has closed by `at` (`supersededBy` set, `validUntil <= at`): the earliest such
  * `validUntil`. One indexed read over the rounds' source message ids. Returns new objects.
  */
 export async function markPastRounds(db: RecallDB, results: RetrievedMemory[], at: number): Promise<RetrievedMemory[]> {
-  const rounds = results.filter((r) => r.memory.kind === 'episodic' && r.memory.sourceMessageIds.length > 0);
+  const views = results.flatMap((r) => [
+    r.memory,
+    ...(r.neighbours?.before ? [r.neighbours.before] : []),
+    ...(r.neighbours?.after ? [r.neighbours.after] : []),
+  ]);
+  const rounds = views.filter((m) => m.kind === 'episodic' && m.sourceMessageIds.length > 0);
   if (rounds.length === 0) return results;
   // Keyed index reads in one transaction (on the turn's path: `anyOf` would walk a key cursor).
-  const ids = [...new Set(rounds.flatMap((r) => r.memory.sourceMessageIds))];
+  const ids = [...new Set(rounds.flatMap((m) => m.sourceMessageIds))];
   const found = await db.transaction('r', db.memories, () => Promise.all(ids.map((id) => db.memories.where('sourceMessageIds').equals(id).toArray())));
   const unique = new Map(found.flat().map((m) => [m.id, m]));
   const facts = [...unique.values()].filter((m) => m.kind !== 'episodic' && m.supersededBy !== undefined && m.validUntil !== null && m.validUntil <= at);
   if (facts.length === 0) return results;
+  const mark = <M extends MemoryView>(m: M): M => {
+    if (m.kind !== 'episodic') return m;
+    const ids = new Set(m.sourceMessageIds);
+    const closed = facts.filter((f) => f.namespace === m.namespace && f.sourceMessageIds.some((id) => ids.has(id))).map((f) => f.validUntil!);
+    return closed.length > 0 ? { ...m, pastSince: Math.min(...closed) } : m;
+  };
   return results.map((r) => {
-    if (r.memory.kind !== 'episodic') return r;
-    const ids = new Set(r.memory.sourceMessageIds);
-    const closed = facts.filter((f) => f.namespace === r.memory.namespace && f.sourceMessageIds.some((id) => ids.has(id))).map((f) => f.validUntil!);
-    return closed.length > 0 ? { ...r, memory: { ...r.memory, pastSince: Math.min(...closed) } } : r;
+    const memory = mark(r.memory);
+    const before = r.neighbours?.before ? mark(r.neighbours.before) : undefined;
+    const after = r.neighbours?.after ? mark(r.neighbours.after) : undefined;
+    if (memory === r.memory && before === r.neighbours?.before && after === r.neighbours?.after) return r;
+    return { ...r, memory, ...(r.neighbours ? { neighbours: { ...(before ? { before } : {}), ...(after ? { after } : {}) } } : {}) };
   });
 }
 
@@ -138,16 +155,25 @@ function checkExchange(input: ExchangeInput): void {
 export function episodicText(user: MessageRecord, assistant: MessageRecord | undefined): string {
   // Each side gets half of MAX_MEMORY_TEXT_CHARS (minus its label and "…"), so the round always fits the store.
   const half = Math.floor(MAX_MEMORY_TEXT_CHARS / 2) - 16;
-  const parts = [`User: ${capChars(user.content.trim(), half)}`];
+  const parts = [`${ROUND_LABELS.user}: ${capChars(user.content.trim(), half)}`];
   const reply = rememberedReply(assistant);
-  if (reply) parts.push(`Assistant: ${capChars(reply, half)}`);
+  if (reply) parts.push(`${ROUND_LABELS.assistant}: ${capChars(reply, half)}`);
   return parts.join('\n');
+}
+
+/** The named speakers of a round's messages (`MessageRecord.speaker`), as the memory's `speakers` field; `{}` when none is named. */
+function speakersOf(user: MessageRecord, assistant: MessageRecord | undefined): { speakers?: SpeakerNames } {
+  const speakers: SpeakerNames = {};
+  if (user.speaker) speakers.user = user.speaker;
+  if (assistant?.speaker) speakers.assistant = assistant.speaker;
+  return speakers.user || speakers.assistant ? { speakers } : {};
 }
 
 /**
  * Registers the `ltm.episodic` handler: stores the exchange's round as an `episodic` memory
  * (kind `episodic`, importance `EPISODIC_IMPORTANCE`, `createdAt` = `validFrom` = the user
- * message's time, source conversation and both message ids). When the same text is already
+ * message's time, source conversation and both message ids, the messages' named speakers as
+ * `speakers`). When the same text is already
  * stored (an exact duplicate, e.g. "Good morning" / "Good morning!"), the existing memory gains
  * the new message ids (history event `MERGE`) instead of a second copy.
  * Idempotent (a resumed job finds the memory it already stored, by source message id); a round
@@ -220,6 +246,7 @@ export async function storeEpisodes(deps: { store: LongTermStore; db: RecallDB }
         createdAt: user.createdAt,
         sourceConversationId: input.conversationId,
         sourceMessageIds: assistant ? [user.id, assistant.id] : [user.id],
+        ...speakersOf(user, assistant),
       },
     });
   });

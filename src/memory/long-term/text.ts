@@ -4,10 +4,15 @@
  * `normalizeMemoryText` defines when two memory texts are "the same" (exact duplicates are caught
  * by comparing `memoryHash` values, without the LLM, like Mem0's hash-based dedup). The text a
  * user sees is never changed: normalization only feeds the hash and comparisons.
+ *
+ * `indexedMemoryText` is the lexical document of a memory (its date, its speakers and the text with
+ * relative dates resolved against that date); `embeddingInput` is the same without the date.
  */
 import { MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
-import type { MessageRecord } from '../../model/records';
+import type { MemoryRecord, MessageRecord } from '../../model/records';
 import { MemoryError } from '../../model/errors';
+import { labelSpeakers } from '../../text/speakers';
+import { formatLocalDate, resolveRelativeDates } from './extraction/dates';
 
 /** Sentence-final punctuation (ASCII and CJK) ignored at the end of a memory text. */
 const TRAILING_PUNCTUATION = /[\s.!?。！？…~～、,，;；:：]+$/u;
@@ -22,6 +27,43 @@ const TRAILING_PUNCTUATION = /[\s.!?。！？…~～、,，;；:：]+$/u;
  */
 export function normalizeMemoryText(text: string): string {
   return text.normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim().replace(TRAILING_PUNCTUATION, '');
+}
+
+/**
+ * Version of `indexedMemoryText`'s format. The persisted index records the version it was built
+ * with (`IndexHeaderRecord.textVersion`); a store opening an index of another version rebuilds the
+ * lexical index from the rows and embeds every vector again (`ltm.reembed`), once; the old vectors
+ * are searched meanwhile. Version 1 (no field): the bare text. Version 2: `indexedMemoryText` /
+ * `embeddingInput` (speakers named, relative dates resolved; the date in the lexical document).
+ */
+export const INDEXED_TEXT_VERSION = 2;
+
+/**
+ * The lexical document of a memory (dense-retrieval baselines on multi-session dialogs index
+ * "(date) Speaker: text" the same way): `(YYYY-MM-DD) ` — the local date of
+ * `createdAt`, when it was said — then the text with its speakers named (`labelSpeakers`) and
+ * each relative date ("last year", "two months ago", "上周", "去年") followed by the absolute
+ * date it means on that day (`resolveRelativeDates`, e.g. "last month (2025-02)"). Only the
+ * index sees it; `text` stays what the user and the prompt see.
+ * Example: `{ kind: 'episodic', text: 'User: Last month we went to Peru\nAssistant: Nice!',
+ * createdAt: <2025-03-04>, speakers: { user: 'Mia', assistant: 'Jonas' } }` →
+ * `(2025-03-04) Mia: Last month (2025-02) we went to Peru\nJonas: Nice!`.
+ */
+export function indexedMemoryText(memory: Pick<MemoryRecord, 'kind' | 'text' | 'createdAt' | 'speakers'>): string {
+  const { text } = resolveRelativeDates(memory.text, memory.createdAt);
+  return `(${formatLocalDate(memory.createdAt)}) ${labelSpeakers({ kind: memory.kind, text, speakers: memory.speakers })}`;
+}
+
+/**
+ * The embedding input of a memory: the text with its speakers named and relative dates resolved,
+ * as in `indexedMemoryText`, but without the leading `(date)`. Measured on the generated benchmark
+ * (1k memories, vector-only R@10): bare text / speakers / date + speakers = 35.4 / 38.1 / 29.2 %
+ * with the BERT fixture, 18.6 / 18.6 / 12.4 with model2vec, 21.2 / 19.5 / 17.7 with GloVe,
+ * 47.8 / 49.6 / 52.2 with the hashed embedder: a date shared by the whole corpus pulls
+ * mean-pooled vectors together, so dates are matched lexically and by the time filters instead.
+ */
+export function embeddingInput(memory: Pick<MemoryRecord, 'kind' | 'text' | 'createdAt' | 'speakers'>): string {
+  return labelSpeakers({ kind: memory.kind, text: resolveRelativeDates(memory.text, memory.createdAt).text, speakers: memory.speakers });
 }
 
 const FNV64_OFFSET = 0xcbf29ce484222325n;

@@ -5,7 +5,7 @@
  * implements it.
  */
 import type { AffectedMemory, MemoryCommand, MemoryEvent, MemoryKind } from '../../model/memory';
-import type { MemoryView, MemoryRecord } from '../../model/records';
+import type { MemoryView, MemoryRecord, SpeakerNames } from '../../model/records';
 import type { RetrievedMemory } from '../../model/context';
 import type { SlotKey } from './slots';
 import type { FusionWeights, WeightingOptions } from './retrieval/fusion';
@@ -73,6 +73,8 @@ export interface NewMemory {
   sourceMessageIds?: string[];
   /** Creation time (ms epoch), default now; imports and evaluations pass the original time. */
   createdAt?: number;
+  /** Named speakers of the source conversation (see `MemoryRecord.speakers`); absent for the app's own chats. */
+  speakers?: SpeakerNames;
 }
 
 /** Fields that may change on an existing memory. */
@@ -258,10 +260,16 @@ export interface LongTermStore {
    */
   catalog(namespace: string): Promise<readonly CatalogEntry[]>;
   /**
-   * How many memories lack a vector of `modelId` (`null`: lack any vector), from the index: no
-   * row is read. The core queues `ltm.reembed` when it is > 0.
+   * How many memories lack a vector of `modelId` (`null`: lack any vector) or hold one embedded
+   * from an older indexed-text format (see `staleVectors`), from the index: no row is read. The
+   * core queues `ltm.reembed` when it is > 0.
    */
   missingVectors(modelId: string | null): number;
+  /**
+   * How many vectors were embedded from an older format of `indexedMemoryText` (an index persisted
+   * before `INDEXED_TEXT_VERSION`): still searched, and embedded again by `reembed`, once.
+   */
+  staleVectors(): number;
   /**
    * The episodic rounds of `fact.namespace` that state `fact`: rounds citing one of its source
    * messages (the round it was extracted from), and rounds whose text contains nearly all of its

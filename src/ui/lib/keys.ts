@@ -1,7 +1,7 @@
 /**
- * Keyboard behaviour of the chat input: Enter sends, Shift+Enter inserts a newline, and
- * Enter while an input-method editor (IME) is composing — how Chinese is typed with pinyin —
- * only confirms the candidate and never sends.
+ * Keyboard behaviour of the chat input: Enter sends, Shift+Enter inserts a newline, Esc stops the
+ * reply that streams, and Enter or Esc while an input-method editor (IME) is composing — how
+ * Chinese is typed with pinyin — only confirms or cancels the candidate and never sends or stops.
  */
 import { parseMemoryCommand } from '../../memory/long-term/commands';
 import type { EngineState } from '../../model/engine';
@@ -21,12 +21,14 @@ export interface ComposerKey {
 
 /**
  * What a key press in the chat input does: `'send'` (the caller prevents the default and
- * sends), or `'default'` (let the textarea handle it: newline for Shift/Alt+Enter, IME
- * confirmation, ordinary typing). Ctrl/Cmd+Enter also send.
+ * sends), `'stop'` for Esc (the caller stops the streaming reply, when one streams), or
+ * `'default'` (let the textarea handle it: newline for Shift/Alt+Enter, IME confirmation or
+ * cancel, ordinary typing). Ctrl/Cmd+Enter also send.
  */
-export function composerKeyAction(event: ComposerKey): 'send' | 'default' {
-  if (event.key !== 'Enter') return 'default';
+export function composerKeyAction(event: ComposerKey): 'send' | 'stop' | 'default' {
   if (event.isComposing || event.keyCode === 229) return 'default';
+  if (event.key === 'Escape') return 'stop';
+  if (event.key !== 'Enter') return 'default';
   if (event.shiftKey || event.altKey) return 'default';
   return 'send';
 }
@@ -42,4 +44,9 @@ export function sendBlocker(text: string, chatState: EngineState | null | undefi
   if (!chatState || chatState === 'ready' || !text.trim()) return null;
   if (parseMemoryCommand(text)) return null;
   return chatState === 'loading' ? 'loading' : 'no_model';
+}
+
+/** `true` when `text` is an explicit memory command ("remember …", "忘记…"; `parseMemoryCommand`), answered without the model. */
+export function isMemoryCommand(text: string): boolean {
+  return parseMemoryCommand(text) !== null;
 }

@@ -32,6 +32,8 @@ export interface UiMessage {
   requestId?: string;
   /** `true` until the core confirmed the message is stored. */
   pending?: boolean;
+  /** A user message sent while another reply streams: waiting in this panel, sent when that reply ends (`queueTurn`). */
+  queued?: true;
   createdAt: number;
   modelId?: string;
   /**
@@ -94,14 +96,43 @@ export function truncatedAt(message: Pick<UiMessage, 'truncated' | 'usage'>, res
 /** Temporary ids of a turn's two messages. */
 export const pendingIds = (requestId: string) => ({ user: `pending-user:${requestId}`, assistant: `pending-assistant:${requestId}` });
 
-/** Appends the user's message and an empty streaming assistant reply for request `requestId`. */
+/**
+ * Appends the user's message and an empty streaming assistant reply for request `requestId`
+ * (above waiting messages; the request's own waiting message, if any, is replaced).
+ */
 export function beginTurn(list: readonly UiMessage[], turn: { requestId: string; text: string; now: number }): UiMessage[] {
   const ids = pendingIds(turn.requestId);
+  // Its own waiting message goes; other waiting messages stay below the running turn.
+  const rest = list.filter((m) => !(m.id === ids.user && m.queued));
+  const firstWaiting = rest.findIndex((m) => m.queued);
+  const at = firstWaiting < 0 ? rest.length : firstWaiting;
   return [
-    ...list,
+    ...rest.slice(0, at),
     { id: ids.user, role: 'user', content: turn.text, status: 'complete', pending: true, requestId: turn.requestId, createdAt: turn.now },
     { id: ids.assistant, role: 'assistant', content: '', status: 'streaming', pending: true, requestId: turn.requestId, createdAt: turn.now },
+    ...rest.slice(at),
   ];
+}
+
+/** Appends a waiting user message of request `requestId` (sent later: `beginTurn` then replaces it). */
+export function queueTurn(list: readonly UiMessage[], turn: { requestId: string; text: string; now: number }): UiMessage[] {
+  const id = pendingIds(turn.requestId).user;
+  return [...list, { id, role: 'user', content: turn.text, status: 'complete', pending: true, queued: true, requestId: turn.requestId, createdAt: turn.now }];
+}
+
+/** Removes the waiting user message of `requestId` (`queueTurn`); the same list when there is none. */
+export function unqueueTurn(list: readonly UiMessage[], requestId: string): readonly UiMessage[] {
+  const id = pendingIds(requestId).user;
+  return list.some((m) => m.id === id && m.queued) ? list.filter((m) => !(m.id === id && m.queued)) : list;
+}
+
+/**
+ * The list before message `id` (a turn being replaced: it and everything after it go), keeping
+ * waiting messages (`queued`), which are sent after it. The same list when `id` is not in it.
+ */
+export function truncateBefore(list: readonly UiMessage[], id: string): readonly UiMessage[] {
+  const index = list.findIndex((m) => m.id === id);
+  return index < 0 ? list : [...list.slice(0, index), ...list.slice(index).filter((m) => m.queued)];
 }
 
 /** Appends `delta` to the streaming reply of `requestId`; ignores deltas of other or finished requests. */

@@ -5,7 +5,8 @@
  * `LongTermMemory.onExchange` per round, the persisted job queue with the registered handlers,
  * drained — and asks each question through `LongTermMemory.retrieve` (or the store's search in a
  * given mode), measuring recall@k of the evidence turns (LoCoMo's retrieval metric: the share of
- * a question's evidence turns found among the source turns of the top-k memories) and latency.
+ * a question's evidence turns found among the source turns of the top-k memories — a memory's
+ * own and those of the adjacent rounds retrieval attached to it, `RetrievedMemory.neighbours`) and latency.
  *
  * Runs wherever Dexie runs (browser, or Node with fake-indexeddb); no file access here.
  *
@@ -135,7 +136,8 @@ export interface IngestReport {
  * Ingests the conversations through the memory pipeline:
  * 1. conversations and messages are written as the chat service writes them (role = the turn's
  *    `role`, else alternating user/assistant from the first turn of each session; time = the
- *    turn's `date`, else the session date + `TURN_SPACING_MS` per turn);
+ *    turn's `date`, else the session date + `TURN_SPACING_MS` per turn; `speaker` = the turn's
+ *    named speaker, which the episodic rounds carry into their indexed text);
  * 2. each round (a user turn and the assistant turn that follows it, if any) is handed to
  *    `longTerm.onExchange`, which enqueues the persisted jobs;
  * 3. the job queue (started by the caller, with handlers registered) is drained every 25 rounds
@@ -191,6 +193,7 @@ export async function ingestDataset(
           content: turn.text,
           createdAt: turn.date ? Date.parse(turn.date) : base + i * TURN_SPACING_MS,
           status: 'complete',
+          speaker: turn.speaker,
         });
       });
       for (let i = 0; i < session.turns.length; i += 1) {
@@ -356,7 +359,12 @@ export async function evaluateDataset(
         : await retriever.store.search(query, { ...retriever.options, mode: retriever.mode });
     const latencyMs = performance.now() - started;
     if (retriever.kind === 'facade') await retriever.longTerm.flush?.();
-    const sources = ranked.map((r) => r.memory.sourceMessageIds);
+    // A memory unit's sources: the memory's and those of the rounds shown with it (`RetrievedMemory.neighbours`).
+    const sources = ranked.map((r) => [
+      ...r.memory.sourceMessageIds,
+      ...(r.neighbours?.before?.sourceMessageIds ?? []),
+      ...(r.neighbours?.after?.sourceMessageIds ?? []),
+    ]);
     const firstRank = (ids: readonly string[]) => {
       const i = sources.findIndex((s) => s.some((id) => ids.includes(id)));
       return i < 0 ? null : i + 1;

@@ -25,6 +25,7 @@ import {
   type LexicalSnapshotRecord,
 } from '../retrieval/blocks';
 import { holdsEmbedding, toRow } from './rows';
+import { INDEXED_TEXT_VERSION, indexedMemoryText } from '../text';
 
 /** Key of the lexical snapshot record in `db.memoryIndex`. */
 const SNAPSHOT_KEY: LexicalSnapshotRecord['key'] = 'lexical';
@@ -67,10 +68,28 @@ export interface IndexedWrite {
   dirty?: string[];
 }
 
+/** The fields of a memory its lexical document is made of. */
+export type LexicalSource = Pick<MemoryRecord, 'id' | 'kind' | 'text' | 'topic' | 'createdAt' | 'speakers'>;
+
+/**
+ * Indexes (or re-indexes) memory `r` in `lexical`: its document is `indexedMemoryText(r)` (date,
+ * speakers, resolved relative dates) and its topic. Every lexical write of the store goes through here.
+ */
+export function indexLexical(lexical: LexicalIndex, r: LexicalSource): void {
+  lexical.set(r.id, indexedMemoryText(r), r.topic);
+}
+
+/** Ids of the memories of `index` that have a vector (of any model). */
+function withVectors(index: BlockIndex): Set<string> {
+  const out = new Set<string>();
+  for (const id of index.ids()) if (index.vector(id) !== null) out.add(id);
+  return out;
+}
+
 /** Builds the lexical index from rows. */
-function lexicalFrom(rows: Iterable<{ id: string; text: string; topic?: string }>): LexicalIndex {
+function lexicalFrom(rows: Iterable<LexicalSource>): LexicalIndex {
   const out = new LexicalIndex();
-  for (const r of rows) out.set(r.id, r.text, r.topic);
+  for (const r of rows) indexLexical(out, r);
   return out;
 }
 
@@ -86,6 +105,14 @@ export class IndexSync {
   lexical = new LexicalIndex();
   /** Generation of the header the live index matches. */
   gen = 0;
+  /**
+   * Ids whose vector was embedded from an older format of `embeddingInput` (`INDEXED_TEXT_VERSION`): set at open when the
+   * header's `textVersion` is older than `INDEXED_TEXT_VERSION`. Those vectors are still searched;
+   * `reembed` embeds them again (the id leaves the set when its new vector is committed), and once
+   * none is left `markTextVersionCurrent` records the current version in the header. Until then
+   * every header keeps the old version, so a restart in between marks them again.
+   */
+  staleVectors = new Set<string>();
   private snapshotTimer: ReturnType<typeof setTimeout> | null = null;
   private snapshotRun: Promise<void> = Promise.resolve();
 
@@ -127,13 +154,42 @@ export class IndexSync {
       const old = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
       const dirty = new Set(old?.dirty ?? []);
       for (const id of [...ids, ...(after.dirty ?? [])]) dirty.add(id);
-      header = { key: 'header', gen: (old?.gen ?? this.gen) + 1, count: (old?.count ?? 0) + after.countDelta, dirty: [...dirty] };
+      header = {
+        key: 'header',
+        gen: (old?.gen ?? this.gen) + 1,
+        count: (old?.count ?? 0) + after.countDelta,
+        dirty: [...dirty],
+        ...this.textVersionField(old),
+      };
       await db.memoryIndex.bulkPut([...batch.records(), header]);
     });
     batch.commit();
     after!.lexical();
     this.gen = header!.gen;
     this.scheduleSnapshot(options.idleSnapshot ? 0 : header!.dirty.length);
+  }
+
+  /** The header's `textVersion`: the current one when no vector is stale, else the one `old` had. */
+  private textVersionField(old: IndexHeaderRecord | undefined): { textVersion?: number } {
+    if (this.staleVectors.size === 0) return { textVersion: INDEXED_TEXT_VERSION };
+    return old?.textVersion !== undefined ? { textVersion: old.textVersion } : {};
+  }
+
+  /**
+   * Drops from `staleVectors` the ids that no longer have a vector (removed meanwhile) and, when
+   * none is left, writes `INDEXED_TEXT_VERSION` into the persisted header (same generation: nothing
+   * else changed). Call inside the store's `serial`.
+   * @returns how many stale vectors are left.
+   */
+  async markTextVersionCurrent(): Promise<number> {
+    for (const id of this.staleVectors) if (this.index.vector(id) === null) this.staleVectors.delete(id);
+    if (this.staleVectors.size > 0) return this.staleVectors.size;
+    const { db } = this;
+    await db.transaction('rw', db.memoryIndex, async () => {
+      const header = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
+      if (header && header.textVersion !== INDEXED_TEXT_VERSION) await db.memoryIndex.put({ ...header, textVersion: INDEXED_TEXT_VERSION });
+    });
+    return 0;
   }
 
   /** Schedules the lexical snapshot: after `SNAPSHOT_DELAY_MS` of idle, or at once when `dirty` (ids it lacks) reaches `SNAPSHOT_DIRTY_MAX`'s threshold. */
@@ -157,7 +213,7 @@ export class IndexSync {
       await db.transaction('rw', db.memoryIndex, async () => {
         const header = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
         if (!header || header.gen !== at) return; // changed behind the store's back: the next open repairs
-        const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: at, json };
+        const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: at, json, textVersion: INDEXED_TEXT_VERSION };
         await db.memoryIndex.bulkPut([snapshot, { ...header, dirty: [] }]);
       });
     }).catch((error: unknown) => {
@@ -232,7 +288,7 @@ export class IndexSync {
     if (!yielding) return { layout, lexical: lexicalFrom(rows) };
     const lexical = new LexicalIndex();
     for (let i = 0; i < rows.length; i += REBUILD_SLICE) {
-      for (const r of rows.slice(i, i + REBUILD_SLICE)) lexical.set(r.id, r.text, r.topic);
+      for (const r of rows.slice(i, i + REBUILD_SLICE)) indexLexical(lexical, r);
       await new Promise((resolve) => setTimeout(resolve, 0));
     }
     return { layout, lexical };
@@ -248,8 +304,8 @@ export class IndexSync {
     const { layout, lexical } = built;
     const old = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
     const nextGen = Math.max(old?.gen ?? 0, this.gen) + 1;
-    const header: IndexHeaderRecord = { ...layout.header, gen: nextGen };
-    const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: nextGen, json: lexical.toJSON() };
+    const header: IndexHeaderRecord = { ...layout.header, gen: nextGen, ...this.textVersionField(old) };
+    const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: nextGen, json: lexical.toJSON(), textVersion: INDEXED_TEXT_VERSION };
     await db.memoryIndex.clear();
     // No memory, no index: an empty store leaves nothing behind (erase everything).
     if (rows.length > 0) await db.memoryIndex.bulkPut([...layout.records.filter((r) => r.key !== 'header'), header, snapshot]);
@@ -298,7 +354,7 @@ export class IndexSync {
         dirty: rows.map((r) => r.id),
         lexical: () =>
           rows.forEach((r) => {
-            this.lexical.set(r.id, r.text, r.topic);
+            indexLexical(this.lexical, r);
           }),
       };
     });
@@ -334,6 +390,9 @@ export class IndexSync {
     const header = head.find((r): r is IndexHeaderRecord => r.key === 'header');
     if (!header && rowCount === 0) return { via: 'empty', replayed: 0 };
     const loaded = BlockIndex.fromRecords([...head, ...vectors]);
+    // Vectors embedded from an older indexed-text format stay searchable until `reembed` replaces them.
+    const staleInput = (header?.textVersion ?? 1) !== INDEXED_TEXT_VERSION;
+    if (staleInput) this.staleVectors = withVectors(loaded);
     if (!header || header.count !== rowCount || loaded.size !== rowCount || pending > 0 || loaded.outdated) {
       if (loaded.outdated) console.info('[ltm] the persisted memory index has an older layout; rebuilding it');
       else if (rowCount > 0 || header) {
@@ -342,6 +401,7 @@ export class IndexSync {
       // The persisted blocks are where the vectors of rows without an `embedding` field are.
       this.index = loaded;
       await this.rebuild();
+      if (staleInput) this.staleVectors = withVectors(this.index);
       return { via: 'rebuilt', replayed: 0 };
     }
     this.index = loaded;
@@ -374,7 +434,8 @@ export class IndexSync {
     const { db } = this;
     const snapshot = (await db.memoryIndex.get(SNAPSHOT_KEY)) as LexicalSnapshotRecord | undefined;
     let lexical: LexicalIndex | null = null;
-    if (snapshot) {
+    // A snapshot of another document format is rebuilt from the rows (below), once.
+    if (snapshot && (snapshot.textVersion ?? 1) === INDEXED_TEXT_VERSION) {
       try {
         lexical = await LexicalIndex.fromJSONAsync(snapshot.json);
       } catch (error) {
@@ -384,7 +445,7 @@ export class IndexSync {
     if (lexical && dirty.length > 0) {
       const rows = (await db.memories.bulkGet(dirty)).filter((r): r is MemoryRecord => r !== undefined);
       const present = new Set(rows.map((r) => r.id));
-      for (const r of rows) lexical.set(r.id, r.text, r.topic);
+      for (const r of rows) indexLexical(lexical, r);
       for (const id of dirty) if (!present.has(id)) lexical.delete(id);
       this.scheduleSnapshot(dirty.length);
     }

@@ -47,12 +47,12 @@ import type { RecallDB } from '../../../db/schema';
 import type { MemoryEvent } from '../../../model/memory';
 import type { MemoryHistoryRecord, MemoryRecord } from '../../../model/records';
 import type { LongTermStore, MemoryPatch, NewMemory, StoreOpenStats } from '../types';
-import { memoryHash } from '../text';
+import { embeddingInput, memoryHash } from '../text';
 import { l2normalize } from '../retrieval/vector';
 import { loadVoy, type VoyClass } from '../retrieval/voy';
 import { indexedOf } from '../retrieval/blocks';
 import { convexFusion, type FusionWeights } from '../retrieval/fusion';
-import { createSerial, IndexSync } from './index-sync';
+import { createSerial, indexLexical, IndexSync } from './index-sync';
 import { checkText, installReadingHook, KINDS, recordAccess, toRow, validAt } from './rows';
 import { createStoreSearch } from './search';
 import { missingVectors, reembed } from './reembed';
@@ -125,12 +125,12 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
   const sync = new IndexSync(db, serial);
   const reader = createStoreSearch({ db, sync, embedder: deps.embedder, now, fusionWeights });
 
-  /** Embeds for storage; a failure is logged and gives `null` (the memory is kept, lexical only). */
-  async function embedForStorage(text: string): Promise<{ embedding: Float32Array | null; embeddingModel: string | null }> {
+  /** Embeds `memory` for storage (its `embeddingInput`); a failure is logged and gives `null` (the memory is kept, lexical only). */
+  async function embedForStorage(memory: MemoryRecord): Promise<{ embedding: Float32Array | null; embeddingModel: string | null }> {
     const embedder = deps.embedder();
     if (!embedder) return { embedding: null, embeddingModel: null };
     try {
-      return { embedding: await reader.embed(text), embeddingModel: embedder.modelId };
+      return { embedding: await reader.embed(embeddingInput(memory)), embeddingModel: embedder.modelId };
     } catch (error) {
       console.warn('[ltm] embedding failed; memory stored without a vector until re-embedding:', error);
       return { embedding: null, embeddingModel: null };
@@ -149,7 +149,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     if (patch.text !== undefined && patch.text !== old.text) {
       checkText(patch.text);
       next.hash = memoryHash(patch.text);
-      Object.assign(next, await embedForStorage(patch.text));
+      Object.assign(next, await embedForStorage(next));
     }
     next.current = validAt(next, t) ? 1 : 0;
     const missingVector = patch.text !== undefined && patch.text !== old.text && next.embedding === null;
@@ -167,7 +167,9 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       return {
         countDelta: 0,
         lexical: () => {
-          sync.lexical.set(id, next.text, next.topic);
+          indexLexical(sync.lexical, next);
+          // A new text was embedded from the current indexed-text format.
+          if (patch.text !== undefined && patch.text !== old.text) sync.staleVectors.delete(id);
         },
       };
     });
@@ -225,6 +227,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
             kind: input.kind,
             text: input.text,
             ...(input.topic ? { topic: input.topic } : {}),
+            ...(input.speakers && (input.speakers.user || input.speakers.assistant) ? { speakers: { ...input.speakers } } : {}),
             embedding: null,
             embeddingModel: null,
             importance: Math.min(1, Math.max(0, input.importance ?? 0.5)),
@@ -250,7 +253,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         const embedder = deps.embedder();
         if (embedder) {
           try {
-            const vectorsOut = await embedder.embed(fresh.map((f) => f.record.text));
+            const vectorsOut = await embedder.embed(fresh.map((f) => embeddingInput(f.record)));
             if (vectorsOut.length !== fresh.length)
               throw new EngineError('embedding', `Embedder ${embedder.modelId} returned ${vectorsOut.length} vectors for ${fresh.length} texts`);
             fresh.forEach((f, i) => {
@@ -279,7 +282,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
               countDelta: fresh.length,
               lexical: () => {
                 for (const { record } of fresh) {
-                  sync.lexical.set(record.id, record.text, record.topic);
+                  indexLexical(sync.lexical, record);
                 }
               },
             };
@@ -312,7 +315,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
               countDelta: written.added.length,
               dirty: all.map((r) => r.id),
               lexical: () => {
-                for (const record of all) sync.lexical.set(record.id, record.text, record.topic);
+                for (const record of all) indexLexical(sync.lexical, record);
               },
             };
           },
@@ -375,6 +378,8 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     reembed: (options) => reembed({ db, sync, serial, embedder: deps.embedder }, options),
 
     missingVectors: (modelId) => missingVectors(sync, modelId),
+
+    staleVectors: () => sync.staleVectors.size,
 
     whenIndexed: async () => {
       await Promise.all([serial(async () => undefined), voyLoad]);

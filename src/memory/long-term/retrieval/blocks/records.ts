@@ -16,6 +16,11 @@ export interface IndexHeaderRecord {
   count: number;
   /** Memory ids written (added, changed, removed) since the lexical snapshot was taken. */
   dirty: string[];
+  /**
+   * `INDEXED_TEXT_VERSION` the vectors were embedded from (absent: version 1, the bare text). An
+   * older one makes the store re-embed every vector once (`IndexSync.staleVectors`).
+   */
+  textVersion?: number;
 }
 
 /** Lexical snapshot record: `MiniSearch.toJSON()` as a string, taken at header generation `gen`. */
@@ -23,6 +28,8 @@ export interface LexicalSnapshotRecord {
   key: 'lexical';
   gen: number;
   json: string;
+  /** `INDEXED_TEXT_VERSION` of its documents (absent: version 1); another version is rebuilt from the rows. */
+  textVersion?: number;
 }
 
 /** One meta block (see module doc). Times are ms epoch, `NaN` = `null`. */
