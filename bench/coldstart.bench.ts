@@ -22,6 +22,9 @@
  * when Chrome gives it, else `usage`) at N memories (after the browser restarts) and at 2N (N more
  * seeded, then one more browser restart): (usage at 2N − usage at N) / N, next to the memories' mean text size (UTF-8); for sizes up to `storageUpTo`
  * (seeding 100k more for the 100k size would double the longest part of the run).
+ * Where the bytes go: the same import file format seeded in Node (fake-indexeddb) and counted per
+ * table, index and `memoryIndex` record type (`data/storage-breakdown.ts`), a model of what the
+ * browser stores without its compression and without the garbage LevelDB keeps from rewritten records.
  */
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +36,7 @@ import type { ImportReport } from '../src/model/backup';
 import { defineBench, type HeadlineRow } from './lib/bench';
 import { formatBytes, formatMs, summarize, type Summary } from './lib/stats';
 import { importFileJson, seedMemories, type SeedMemory } from './data/memory-file';
+import { seededBreakdown, type BreakdownRow } from './data/storage-breakdown';
 
 /** Parameters: store sizes (0 = empty, the reference), runs per restart kind, memories per import request. */
 interface ColdStartParams {
@@ -44,6 +48,8 @@ interface ColdStartParams {
 }
 
 const DIMENSION = 384;
+/** Memories seeded for the per-part byte count in Node (bytes per memory barely depend on N: 1k and 10k differ by < 1 %). */
+const BREAKDOWN_MEMORIES = 1000;
 /** The target of issue 9: first answered retrieval after a restart. */
 const TARGET_MS = 300;
 
@@ -274,6 +280,13 @@ export default defineBench<ColdStartParams>({
     } finally {
       rmSync(extensionDir, { recursive: true, force: true });
     }
+    // Where the bytes go, per table, index and record type: counted in Node (see `storage-breakdown.ts`).
+    const seeded = seedMemories(BREAKDOWN_MEMORIES, { dimension: DIMENSION, embeddingModel: PACKAGED_EMBEDDING_MODEL });
+    const meanText = seeded.reduce((a, m) => a + Buffer.byteLength(m.text, 'utf8'), 0) / seeded.length;
+    const breakdown: BreakdownRow[] = await seededBreakdown(importFileJson(seeded), BREAKDOWN_MEMORIES, {
+      modelId: PACKAGED_EMBEDDING_MODEL,
+      dimension: DIMENSION,
+    });
     const empty = results.find((r) => r.memories === 0);
     const headline: HeadlineRow[] = [];
     for (const r of results.filter((x) => x.memories > 0 && x.memories >= 10_000)) {
@@ -343,6 +356,14 @@ export default defineBench<ColdStartParams>({
               r.storage!.seed2NSeconds.toFixed(1),
             ]),
         },
+        {
+          title: `Bytes per memory by part (${label(BREAKDOWN_MEMORIES)} memories imported in Node on fake-indexeddb; V8-serialized values and IndexedDB-encoded keys, no LevelDB compression or garbage; mean text ${formatBytes(meanText)}):`,
+          columns: ['part', 'bytes per memory'],
+          rows: [
+            ...breakdown.map((b) => [b.part, formatBytes(b.bytesPerMemory)]),
+            ['total beyond the text', formatBytes(breakdown.at(-1)!.bytesPerMemory - meanText)],
+          ],
+        },
       ],
       headline,
       notes: [
@@ -358,7 +379,7 @@ export default defineBench<ColdStartParams>({
             ]
           : []),
       ],
-      raw: results,
+      raw: { results, breakdown },
     };
   },
 });

@@ -32,7 +32,7 @@ import { evaluateDataset, ingestDataset, type EvalSummary, type Retriever } from
 import { fusionWeightsFor } from '../src/memory/long-term/retrieval/fusion';
 import { tokenize } from '../src/memory/long-term/retrieval/tokenize';
 import { l2normalize } from '../src/memory/long-term/retrieval/vector';
-import { loadVoy } from '../src/memory/long-term/retrieval/voy';
+import { loadVoy, voyResource } from '../src/memory/long-term/retrieval/voy';
 import { createNodeEmbedder, missingFixture, type EmbedderName, type NamedEmbedder } from './data/embedders';
 import { generateBenchmark } from './data/generate';
 import { nodeVoyWasm } from './data/node-voy';
@@ -123,9 +123,11 @@ async function measureRestore(db: RecallDB, embedder: Embedder | null): Promise<
   const voyBuildMs = ms(started);
   const Voy = await loadVoy(nodeVoyWasm);
   const records = await db.memories.toArray();
-  const voy = new Voy({
-    embeddings: records.filter((r) => r.embedding).map((r) => ({ id: r.id, title: '', url: '', embeddings: Array.from(l2normalize(r.embedding!)) })),
-  });
+  // The store's own Voy resources (`voyResource`: the vector plus a deterministic 1e-6 jitter):
+  // raw vectors make Voy's k-d tree (kiddo) panic with "Too many items with the same position on
+  // one axis" when many share a coordinate — the hashed embedder's sparse vectors, GloVe's
+  // fallback vectors — which crashed this step when either embedder came first.
+  const voy = new Voy({ embeddings: records.filter((r) => r.embedding).flatMap((r) => voyResource(r.id, l2normalize(r.embedding!)).embeddings) });
   started = performance.now();
   const serialized = voy.serialize();
   const serializeMs = ms(started);

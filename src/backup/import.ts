@@ -245,7 +245,8 @@ export async function importAll(
           memoryId: m.id,
           event: 'IMPORT',
           oldText: decision.action === 'update' ? decision.existing.text : null,
-          newText: m.text,
+          // A created memory's text is not copied: `db/history.ts` derives it from the row.
+          newText: decision.action === 'update' ? m.text : null,
           at: now,
           source: 'import',
         });

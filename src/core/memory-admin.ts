@@ -4,6 +4,7 @@
  * indexes stay in sync.
  */
 import type { RecallDB } from '../db/schema';
+import { withCreationTexts } from '../db/history';
 import type { MemoryHistoryRecord, MemoryView } from '../model/records';
 import type { MemoryKind } from '../model/memory';
 import { toView } from '../memory/long-term/store';
@@ -25,6 +26,7 @@ export interface MemoryAdmin {
    * (the index's meta columns, no row read) and the lexical index, and reads the rows it returns only.
    */
   list(query: MemoryListQuery): Promise<MemoryView[]>;
+  /** History entries, newest first; a creation entry's text is derived (`withCreationTexts`: not stored since schema v4). */
   history(query: { memoryId?: string; limit?: number }): Promise<MemoryHistoryRecord[]>;
   add(input: { namespace: string; kind: MemoryKind; text: string; pinned?: boolean }): Promise<MemoryView>;
   update(input: { id: string; text?: string; kind?: MemoryKind; pinned?: boolean; importance?: number }): Promise<MemoryView>;
@@ -71,7 +73,7 @@ export function createMemoryAdmin(db: RecallDB, store: LongTermStore): MemoryAdm
       const rows = memoryId
         ? await db.memoryHistory.where('memoryId').equals(memoryId).toArray()
         : await db.memoryHistory.orderBy('at').reverse().limit(limit).toArray();
-      return rows.sort((a, b) => b.at - a.at).slice(0, limit);
+      return withCreationTexts(db, rows.sort((a, b) => b.at - a.at).slice(0, limit));
     },
     async add({ namespace, kind, text, pinned = true }) {
       const clean = text.trim();

@@ -16,6 +16,14 @@
  *       (`updatedAt`, `sourceConversationId`, `[namespace+current]`): fewer bytes per memory.
  *       Rows written with an inline `embedding` (by anything but the store) are marked `pending`
  *       by the table's hooks (sparse index), so the store finds them on open.
+ * - v4: fewer bytes per memory (issue 9). The vector blocks are stored as f16 (`halves`, see
+ *       `retrieval/blocks/f16.ts`) instead of f32 and decoded to f32 when the store opens; the
+ *       upgrade converts every v3 vector block in place. `memories` drops the indexes whose
+ *       queries read (nearly) every row anyway — `namespace` (queried nowhere), `kind` and
+ *       `current` (maintenance only, which now filters one read of the table). A memory's creation
+ *       entry in `memoryHistory` (`ADD`, or an `IMPORT` that created it) no longer copies its
+ *       text: it is derived from the rows and later entries when read (`./history.ts`); the upgrade
+ *       drops the stored copies it can derive exactly.
  */
 import Dexie, { type EntityTable, type Table } from 'dexie';
 import type {
@@ -32,7 +40,15 @@ import type {
   TombstoneRecord,
 } from '../model/records';
 import type { StrategyKind } from '../model/strategies';
-import { layoutFromRows, type LayoutRow, type MemoryIndexRecord } from '../memory/long-term/retrieval/blocks';
+import { dropDerivableCreationTexts } from './history';
+import {
+  encodeVectorBlock,
+  isVectorRecord,
+  layoutFromRows,
+  VECTOR_KEY_PREFIX,
+  type LayoutRow,
+  type MemoryIndexRecord,
+} from '../memory/long-term/retrieval/blocks';
 
 /** Name of the IndexedDB database. */
 export const DB_NAME = 'recall';
@@ -85,6 +101,19 @@ export class RecallDB extends Dexie {
           .bulkPut(
             rows.filter((r) => 'embedding' in r).map(({ embedding: _embedding, ...row }) => (unindexed.has(row.id) ? { ...row, embeddingModel: null } : row)),
           );
+      });
+    this.version(4)
+      .stores({ memories: 'id, hash, *sourceMessageIds, pending' })
+      .upgrade(async (tx) => {
+        // One vector block at a time (a cursor): a 100k store holds ~150 MB of f32 vectors.
+        await tx
+          .table('memoryIndex')
+          .where('key')
+          .aboveOrEqual(VECTOR_KEY_PREFIX)
+          .modify((r: MemoryIndexRecord, ref: { value: MemoryIndexRecord }) => {
+            if (isVectorRecord(r) && !('halves' in r)) ref.value = encodeVectorBlock(r);
+          });
+        await dropDerivableCreationTexts(tx);
       });
     // Rows written with an inline vector bypassed the store's index: mark them (see `pending`).
     const inline = (obj: object) => Object.prototype.hasOwnProperty.call(obj, 'embedding');

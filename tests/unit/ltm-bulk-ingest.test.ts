@@ -14,6 +14,7 @@ import { INGEST_BATCH, ingestDataset } from '../../src/memory/long-term/retrieva
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
 import { generateBenchmark } from '../../bench/data/generate';
+import { withCreationTexts } from '../../src/db/history';
 
 const dbs: RecallDB[] = [];
 afterEach(async () => {
@@ -51,7 +52,7 @@ describe('store.addMany', () => {
     expect(results[1]!.memory.id).toBe(stored.id);
     expect(results[4]!.memory.id).toBe(results[3]!.memory.id);
     expect(await db.memories.count()).toBe(4);
-    expect((await db.memoryHistory.filter((h) => h.event === 'ADD').toArray()).map((h) => h.newText).sort()).toEqual(
+    expect((await withCreationTexts(db, await db.memoryHistory.filter((h) => h.event === 'ADD').toArray())).map((h) => h.newText).sort()).toEqual(
       ['I live in Hangzhou', 'My cat is called Mochi', 'My cat is called Mochi', '我喜欢喝乌龙茶'].sort(),
     );
     expect(results.filter((r) => r.created).every((r) => r.memory.embedding?.length === 256)).toBe(true);

@@ -19,6 +19,7 @@ import { prepareItem, type RawItem } from '../../src/memory/long-term/extraction
 import type { LongTermStore } from '../../src/memory/long-term/store';
 import { createScriptedEngine, type ScriptedEngine } from '../helpers/scripted-engine';
 import { openTestStore } from '../helpers/ltm-test-store';
+import { withCreationTexts } from '../../src/db/history';
 
 const T1 = new Date(2024, 2, 1, 10).getTime();
 const T2 = new Date(2024, 4, 10, 14, 30).getTime();
@@ -354,7 +355,7 @@ describe('UPDATE replies are checked before they rewrite a memory', () => {
     const newId = out.summary.memoryIds[0]!;
     expect(await store.get(newId)).toMatchObject({ text: 'Lives in Hangzhou', current: 1, createdAt: T2 });
     expect(await store.get(shenzhen.id)).toMatchObject({ text: 'Lives in Shenzhen', current: 0, validUntil: T2, supersededBy: newId });
-    const history = await db.memoryHistory.where('memoryId').equals(shenzhen.id).toArray();
+    const history = await withCreationTexts(db, await db.memoryHistory.where('memoryId').equals(shenzhen.id).toArray());
     expect(history.map((h) => [h.event, h.oldText, h.newText])).toEqual([
       ['ADD', null, 'Lives in Shenzhen'],
       ['INVALIDATE', 'Lives in Shenzhen', 'Lives in Shenzhen'],

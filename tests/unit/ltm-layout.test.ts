@@ -16,6 +16,14 @@ import { memoryHash } from '../../src/memory/long-term/text';
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
 import { mulberry32 } from '../../bench/data/prng';
+import { quantizeSlot } from '../../src/memory/long-term/retrieval/blocks/f16';
+
+/** A unit vector as the index stores it since v4 (f16 components, re-normalized: `quantizeSlot`). */
+function asStored(v: Float32Array): Float32Array {
+  const out = new Float32Array(v.length);
+  quantizeSlot(v, 0, v.length, new Uint16Array(v.length), new Float32Array(1), out);
+  return out;
+}
 
 const T0 = Date.UTC(2025, 4, 1, 12);
 const dbs: Dexie[] = [];
@@ -176,7 +184,7 @@ describe('persisted index layout', () => {
 
     const db = newDb(name);
     await db.open();
-    expect(db.verno).toBe(3);
+    expect(db.verno).toBe(4);
     const raw = (await db.memories.toCollection().raw().toArray()) as object[];
     expect(raw).toHaveLength(TEXTS.length);
     expect(raw.some((r) => 'embedding' in r)).toBe(false);
@@ -187,10 +195,10 @@ describe('persisted index layout', () => {
     expect(store.indexStats().open.via).toBe('blocks'); // no rebuild from the rows
     await store.whenIndexed(); // the lexical snapshot loads in the background
     expect(store.indexStats()).toMatchObject({ memories: 8, lexical: 8, vector: { size: 7, modelId: embedder.modelId, dimension: embedder.dimension } });
-    // The vector of every row is back, bit for bit, when read through Dexie.
+    // The vector of every row is back when read through Dexie, as stored since v4: its f16 quantization (`quantizeSlot`).
     for (const [i, r] of rows.entries()) {
       const read = await db.memories.get(r.id);
-      expect(read!.embedding === null ? null : Array.from(read!.embedding)).toEqual(i === 5 ? null : Array.from(vectors[i]!));
+      expect(read!.embedding === null ? null : Array.from(read!.embedding)).toEqual(i === 5 ? null : Array.from(asStored(vectors[i]!)));
     }
     // Same answers as a store built the old way (rows with embeddings written by a plain writer, then rebuilt).
     const reference = newDb();
@@ -293,7 +301,7 @@ describe('persisted index layout', () => {
     // The foreign row's vector moved into the blocks in the repair transaction.
     const raw = (await db.memories.where('id').equals('foreign').raw().first()) as object;
     expect('embedding' in raw).toBe(false);
-    expect(Array.from((await db.memories.get('foreign'))!.embedding!)).toEqual(Array.from(vector!));
+    expect(Array.from((await db.memories.get('foreign'))!.embedding!)).toEqual(Array.from(asStored(vector!)));
     // Repaired once: the next open is from the blocks again.
     expect((await openStore(db)).indexStats().open.via).toBe('blocks');
   });
@@ -458,9 +466,9 @@ describe('Memory tab', () => {
     expect((await admin.list({ namespace: 'default', search: 'Gazel' })).map((m) => m.id)).toEqual([bike.id]);
     expect(await admin.list({ namespace: 'default', search: 'Moch' })).toEqual([]);
     // Without a search: pinned first, then newest; same as sorting the rows themselves.
-    const rows = (await db.memories.where('namespace').equals('default').toArray()).sort(
-      (a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt,
-    );
+    const rows = (await db.memories.toArray())
+      .filter((r) => r.namespace === 'default')
+      .sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt);
     expect((await admin.list({ namespace: 'default' })).map((m) => m.id)).toEqual(rows.map((r) => r.id));
     expect(reads.withEmbedding).toBe(0);
   });
@@ -547,9 +555,15 @@ describe('block scan', () => {
     batch.commit();
 
     const live: { id: string; vec: Float32Array; m: (typeof meta)[number] }[] = [];
-    for (let i = 0; i < n; i += 1) if (!removed.has(i)) live.push({ id: `v${i}`, vec: data.subarray(i * dim, (i + 1) * dim), m: meta[i]! });
+    // The brute force runs over the vectors as the index stores them (f16-quantized since v4: `asStored`);
+    // the top-10 against the f32 originals is checked in ltm-f16.test.ts.
+    for (let i = 0; i < n; i += 1) if (!removed.has(i)) live.push({ id: `v${i}`, vec: asStored(data.subarray(i * dim, (i + 1) * dim)), m: meta[i]! });
     for (let i = 0; i < 60; i += 1)
-      live.push({ id: `x${i}`, vec: extra.subarray(i * dim, (i + 1) * dim), m: { ...meta[0]!, id: `x${i}`, namespace: 'default', validUntil: null } });
+      live.push({
+        id: `x${i}`,
+        vec: asStored(extra.subarray(i * dim, (i + 1) * dim)),
+        m: { ...meta[0]!, id: `x${i}`, namespace: 'default', validUntil: null },
+      });
     const queries = randomUnit(40, dim, 17);
     const range = { start: T0 - 30 * 86_400_000, end: T0 + 1 };
     let found = 0;

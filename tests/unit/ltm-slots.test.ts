@@ -1,7 +1,10 @@
 /** The bilingual slot classifier used for consolidation candidates, and the store's same-slot listing (nothing faked but the test embedder). */
-import { describe, expect, it } from 'vitest';
-import { memorySlot, sameSlot } from '../../src/memory/long-term/slots';
+import { describe, expect, it, vi } from 'vitest';
+import { memorySlot, sameSlot, SLOT_CLASSIFIER_VERSION } from '../../src/memory/long-term/slots';
+import { createMemoryStore } from '../../src/memory/long-term/store';
+import type { MetaBlockRecord } from '../../src/memory/long-term/retrieval/blocks/records';
 import { openTestStore } from '../helpers/ltm-test-store';
+import { nodeVoyWasm } from '../../bench/data/node-voy';
 
 describe('memorySlot', () => {
   const cases: [string, string | null][] = [
@@ -29,6 +32,31 @@ describe('memorySlot', () => {
     ['Has two cats', 'user:pet'],
     ['Likes oolong tea', null],
     ['喜欢喝乌龙茶', null],
+    // Routine slots (version 2), checked before residence: "moved" here is not about a home.
+    ['My gym days moved to Sundays.', 'user:schedule'],
+    ["I've been moved from Project Atlas to Project Nova.", 'user:project'],
+    ['What am I working on at the moment?', 'user:project'],
+    ['现在我负责推荐系统，支付系统交接出去了。', 'user:project'],
+    ['健身时间换了，现在是晚上。', 'user:schedule'],
+    ["Update on my diet: I'm vegan now.", 'user:diet'],
+    ['这个月开始我改吃纯素了。', 'user:diet'],
+    ['My sister is vegetarian', 'sister:diet'],
+    ['Priya left the team, my new manager is Tom.', 'user:manager'],
+    ['I report to Priya.', 'user:manager'],
+    ['我现在向黄总汇报，陈总已经走了。', 'user:manager'],
+    // work: about someone's job, not every "work".
+    ['Where do I work now?', 'user:work'],
+    ["I'm a product manager at Deloitte.", 'user:work'],
+    ['我是京东的产品经理。', 'user:work'],
+    ['Explain remote work in simple terms.', null],
+    ['Can you remind me how the office move works?', null],
+    ['我和阿杰在谈恋爱。', 'user:partner'],
+    ['我现在和谁在交往？', 'user:partner'],
+    ["My roommate's birthday is on July 21.", 'roommate:age'],
+    ['我姐夫住在西安。', 'in-law:residence'],
+    ['I was born and raised in Adelaide.', null],
+    ['I saw a stray cat in the park today.', null],
+    ['今天在公园看到一只流浪猫。', null],
   ];
   for (const [text, expected] of cases) {
     it(`${text} → ${expected}`, () => {
@@ -74,5 +102,24 @@ describe('store.inSlot (real store: Dexie + indexes, hashed test embedder)', () 
     } finally {
       await db.delete();
     }
+  });
+});
+
+describe('slot classifier version', () => {
+  it('a layout whose slot column has another SLOT_CLASSIFIER_VERSION is rebuilt on open, with the current labels', async () => {
+    const { db, store } = await openTestStore({ name: 'slots-version' });
+    const { memory } = await store.add({ namespace: 'default', kind: 'fact', text: 'My gym days moved to Sundays.' }, 'test');
+    await store.flushSnapshot();
+    // What version 1 left: no `slotsVersion`, and its label for this text (residence, from "moved").
+    const metas = (await db.memoryIndex.toArray()).filter((r) => 'type' in r && r.type === 'meta') as MetaBlockRecord[];
+    await db.memoryIndex.bulkPut(metas.map(({ slotsVersion: _v, ...old }) => ({ ...old, slots: old.slots.map((l) => (l ? 'user:residence' : l)) })));
+    const info = vi.spyOn(console, 'info').mockImplementation(() => undefined);
+    const reopened = await createMemoryStore({ db, embedder: () => null, loadVoyWasm: nodeVoyWasm });
+    expect(info).toHaveBeenCalledWith('[ltm] the persisted memory index has an older layout; rebuilding it');
+    info.mockRestore();
+    expect(reopened.indexStats().open.via).toBe('rebuilt');
+    expect((await reopened.inSlot({ subject: 'user', slot: 'schedule' }, { namespace: 'default', k: 5 })).map((m) => m.id)).toEqual([memory.id]);
+    expect(await reopened.inSlot({ subject: 'user', slot: 'residence' }, { namespace: 'default', k: 5 })).toEqual([]);
+    expect(SLOT_CLASSIFIER_VERSION).toBe(2);
   });
 });

@@ -10,6 +10,7 @@ import { createMemoryStore } from '../../src/memory/long-term/store';
 import { fnv1a64, memoryHash, normalizeMemoryText } from '../../src/memory/long-term/text';
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
+import { withCreationTexts } from '../../src/db/history';
 
 let db: RecallDB;
 afterEach(async () => db?.delete());
@@ -78,7 +79,11 @@ describe('memory store', () => {
     expect(memory.embedding).toBeInstanceOf(Float32Array);
     expect(memory.embedding!.length).toBe(256);
     expect(await db.memories.get(memory.id)).toMatchObject({ id: memory.id, text: memory.text });
+    // The ADD entry stores no copy of the text (schema v4); the history as read derives it from the row.
     expect(await db.memoryHistory.toArray()).toEqual([
+      { id: 1, memoryId: memory.id, event: 'ADD', oldText: null, newText: null, at: T0, source: 'conversation:c1' },
+    ]);
+    expect(await withCreationTexts(db, await db.memoryHistory.toArray())).toEqual([
       { id: 1, memoryId: memory.id, event: 'ADD', oldText: null, newText: 'My sister Ana lives in Lisbon', at: T0, source: 'conversation:c1' },
     ]);
     const found = await store.search({ text: 'Where does Ana live?', namespace: 'default' });
@@ -125,7 +130,7 @@ describe('memory store', () => {
     expect(Array.from(updated.embedding!)).not.toEqual(Array.from(memory.embedding!));
     expect(ids(await store.search({ text: 'nurse', namespace: 'default' }, { mode: 'lexical' }))).toEqual([]);
     expect(ids(await store.search({ text: 'pilot', namespace: 'default' }, { mode: 'lexical' }))).toEqual([memory.id]);
-    const history = await db.memoryHistory.where('memoryId').equals(memory.id).sortBy('id');
+    const history = await withCreationTexts(db, await db.memoryHistory.where('memoryId').equals(memory.id).sortBy('id'));
     expect(history.map((h) => [h.event, h.oldText, h.newText, h.at, h.source])).toEqual([
       ['ADD', null, 'I work as a nurse', T0, 'user'],
       ['UPDATE', 'I work as a nurse', 'I work as a pilot', T0 + 1000, 'conversation:c2'],
@@ -173,7 +178,7 @@ describe('memory store', () => {
     expect(ids(await store.search({ text: 'blue bike', namespace: 'default' }, { mode: 'lexical' }))).toEqual([b.memory.id]);
     expect(ids(await store.search({ text: 'blue bike', namespace: 'default' }, { mode: 'vector' }))).toEqual([b.memory.id]);
     expect(store.indexStats()).toMatchObject({ memories: 1, lexical: 1, vector: { size: 1 } });
-    const history = await db.memoryHistory.where('memoryId').equals(a.memory.id).sortBy('id');
+    const history = await withCreationTexts(db, await db.memoryHistory.where('memoryId').equals(a.memory.id).sortBy('id'));
     expect(history.map((h) => [h.event, h.oldText, h.newText])).toEqual([
       ['ADD', null, 'My bike is blue'],
       ['DELETE', 'My bike is blue', null],

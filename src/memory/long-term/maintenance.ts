@@ -74,7 +74,8 @@ export async function runMaintenance(db: RecallDB, store: LongTermStore, options
 
   // 1. Expire.
   const staleDays = options.staleEventDays === undefined ? 30 : options.staleEventDays;
-  const current = (await db.memories.where('current').equals(1).toArray()).filter(inScope);
+  // One read of the table (no `current` index since schema v4: nearly every row is current).
+  const current = (await db.memories.toArray()).filter((m) => m.current === 1 && inScope(m));
   for (const m of current) {
     checkAbort(options.signal);
     const ended = m.validUntil !== null && m.validUntil <= now;
@@ -89,7 +90,7 @@ export async function runMaintenance(db: RecallDB, store: LongTermStore, options
   // 2. Retention of episodic memories.
   if (options.episodicRetentionDays !== null) {
     const cutoff = now - options.episodicRetentionDays * DAY_MS;
-    const old = (await db.memories.where('kind').equals('episodic').toArray()).filter((m) => inScope(m) && !m.pinned && m.createdAt < cutoff);
+    const old = (await db.memories.toArray()).filter((m) => m.kind === 'episodic' && inScope(m) && !m.pinned && m.createdAt < cutoff);
     for (let i = 0; i < old.length; i += 100) {
       checkAbort(options.signal);
       const ids = old.slice(i, i + 100).map((m) => m.id);
@@ -113,8 +114,8 @@ export async function runMaintenance(db: RecallDB, store: LongTermStore, options
  */
 async function mergeNearDuplicates(db: RecallDB, store: LongTermStore, options: MaintenanceOptions): Promise<number> {
   const threshold = options.nearDuplicateCosine ?? 0.95;
-  const all = (await db.memories.where('current').equals(1).toArray()).filter(
-    (m) => MERGEABLE.has(m.kind) && (options.namespace === undefined || m.namespace === options.namespace),
+  const all = (await db.memories.toArray()).filter(
+    (m) => m.current === 1 && MERGEABLE.has(m.kind) && (options.namespace === undefined || m.namespace === options.namespace),
   );
   const byId = new Map(all.map((m) => [m.id, m]));
   const byHash = new Map<string, MemoryRecord[]>();

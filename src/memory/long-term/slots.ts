@@ -5,18 +5,26 @@
  * apart ("Lives in Shenzhen" / "Moved to Hangzhou", "我住在深圳" / "搬到了杭州").
  *
  * Slots (declared once in `SLOT_PATTERNS`, checked in this order; the first that matches wins):
+ * - `project` — what someone works on (project, working on; 项目, 负责)
+ * - `schedule` — a recurring routine (gym, workout, exercise, routine; 健身, 锻炼, 作息)
+ * - `diet` — what someone eats as a rule (diet, vegetarian, vegan, eating habits; 饮食, 素食, 纯素, 吃素)
+ * - `manager` — whom someone reports to (my manager, report to, supervisor; 领导, 上司, 汇报)
  * - `residence` — where someone lives (live, moved to, based in, address; 住在, 搬到, 定居, 住址)
- * - `work` — job, occupation or employer (works as/at/for, job, employer, hired; 工作, 上班, 职业, 入职, 跳槽)
+ * - `work` — job, occupation or employer (I work, works as/at/for, job, employer, hired; 工作, 上班, 职业, 入职, 跳槽, 经理)
  * - `school` — school, university, field of study (studies, university, major, graduated; 学校, 大学, 专业, 毕业)
  * - `age` — age or birthday (years old, birthday, born; 岁, 生日, 出生)
  * - `phone` — phone number (phone, mobile number; 电话, 手机号)
  * - `email` — e-mail address (email; 邮箱, 电子邮件)
  * - `name` — what someone is called (my name is, called, named; 我叫, 名字, 名叫)
- * - `partner` — partner or spouse (wife, husband, girlfriend, married; 老婆, 老公, 女朋友, 结婚)
+ * - `partner` — partner or spouse (wife, husband, girlfriend, married, dating; 老婆, 老公, 女朋友, 结婚, 交往, 分手)
  * - `pet` — the pets someone has (dog, cat, pet; 狗, 猫, 宠物)
+ * The routine slots come first: "My gym days moved to Sundays" and "I've been moved from Project
+ * Atlas to Project Nova" are about a schedule and a project, not where the user lives.
+ * `SLOT_CLASSIFIER_VERSION` names this list: the index stores each memory's slot, and a layout
+ * written with another version is rebuilt when the store opens.
  *
  * The subject is `user`, or the relative, partner or pet the text is about when it names one and
- * the slot is an attribute (`residence` … `name`): "My sister Ana lives in Lisbon" is
+ * the slot is an attribute (`project` … `name`): "My sister Ana lives in Lisbon" is
  * `sister:residence`, not the user's residence; "My dog is called Rex" is `dog:name`. For the
  * `partner` and `pet` slots themselves the subject is the user ("Married to Lena" is
  * `user:partner`). Relation words are normalized to one English label per relation
@@ -27,7 +35,10 @@
  */
 
 /** The slots, see the module doc. */
-export type MemorySlot = 'residence' | 'work' | 'school' | 'age' | 'phone' | 'email' | 'name' | 'partner' | 'pet';
+export type MemorySlot = 'project' | 'schedule' | 'diet' | 'manager' | 'residence' | 'work' | 'school' | 'age' | 'phone' | 'email' | 'name' | 'partner' | 'pet';
+
+/** Version of `SLOT_PATTERNS` (2: the routine slots, first-person `work`, 交往/分手, 经理); stored with the index's slot column. */
+export const SLOT_CLASSIFIER_VERSION = 2;
 
 /** A slot of a subject: `subject` is `'user'` or a relation label (`sister`, `dog`, …). */
 export interface SlotKey {
@@ -37,6 +48,22 @@ export interface SlotKey {
 
 /** Slot patterns, English then Chinese, in priority order (attributes before `partner`/`pet`). */
 export const SLOT_PATTERNS: readonly { slot: MemorySlot; en: RegExp; zh: RegExp }[] = [
+  { slot: 'project', en: /\b(?:projects?|working on|works? on)\b/iu, zh: /项目|负责/u },
+  {
+    slot: 'schedule',
+    en: /\b(?:gym|work ?outs?|exercis(?:e|es|ing)|routine|schedule)\b/iu,
+    zh: /健身|锻炼|作息/u,
+  },
+  {
+    slot: 'diet',
+    en: /\b(?:diet|vegetarian|vegan|pescatarian|keto|plant-based|eating habits|no meat)\b/iu,
+    zh: /饮食|素食|纯素|吃素|鱼素|不吃肉|忌口/u,
+  },
+  {
+    slot: 'manager',
+    en: /\b(?:(?:my|new|our)\s+(?:\w+\s+)?(?:manager|supervisor|team lead)(?!['’]s)|reports?\s+to|reporting\s+to)\b/iu,
+    zh: /领导|上司|主管|汇报/u,
+  },
   {
     slot: 'residence',
     en: /\b(?:lives?|lived|living|moved|moving|relocat(?:ed|ing)|resides?|resided|based in|home (?:is|town)|address|flat in|apartment in|house in)\b/iu,
@@ -44,8 +71,10 @@ export const SLOT_PATTERNS: readonly { slot: MemorySlot; en: RegExp; zh: RegExp 
   },
   {
     slot: 'work',
-    en: /\b(?:works?|worked|working|job|jobs|employer|employed|employee|occupation|profession|career|hired|joined|quit|resigned|(?:is|am|was) an? (?:\w+ )?(?:engineer|developer|teacher|nurse|doctor|designer|manager|lawyer|programmer|accountant))\b/iu,
-    zh: /工作|上班|职业|就职|任职|入职|跳槽|辞职|离职|打工|当(?:了)?(?:一名|一个)?\S{0,4}(?:师|员|生|家)/u,
+    // "I work", "am I working", "works as/at/for", job words, "I'm a … engineer": a statement or a
+    // question about someone's job, not every "work" ("remote work", "how the office move works").
+    en: /\b(?:(?:i|we|you|he|she|they)\s+(?:\w+\s+){0,2}(?:work|works|worked|working)|(?:works?|worked|working)\s+(?:as|at|for)|job|jobs|employer|employed|employee|occupation|profession|career|hired|joined|quit|resigned|(?:is|am|was|['’]m) an? (?:\w+ )?(?:engineer|developer|teacher|nurse|doctor|designer|manager|lawyer|programmer|accountant))\b/iu,
+    zh: /工作|上班|职业|就职|任职|入职|跳槽|辞职|离职|打工|经理|工程师|程序员|当(?:了)?(?:一名|一个)?\S{0,4}(?:师|员|生|家)/u,
   },
   {
     slot: 'school',
@@ -54,7 +83,7 @@ export const SLOT_PATTERNS: readonly { slot: MemorySlot; en: RegExp; zh: RegExp 
   },
   {
     slot: 'age',
-    en: /\b(?:\d{1,3} years? old|age|aged|birthday|born)\b/iu,
+    en: /\b(?:\d{1,3} years? old|age|aged|birthday|born(?!\s+(?:and raised\s+)?in\b))\b/iu,
     zh: /\d{1,3}\s*岁|岁了|年龄|生日|出生/u,
   },
   { slot: 'phone', en: /\b(?:phone|mobile|cell(?:phone)?)\b/iu, zh: /电话|手机号|手机/u },
@@ -66,18 +95,21 @@ export const SLOT_PATTERNS: readonly { slot: MemorySlot; en: RegExp; zh: RegExp 
   },
   {
     slot: 'partner',
-    en: /\b(?:wife|husband|girlfriend|boyfriend|partner|spouse|fianc[eé]e?|married|engaged|divorced|dating)\b/iu,
-    zh: /老婆|老公|妻子|丈夫|女朋友|男朋友|女友|男友|对象|伴侣|结婚|离婚|订婚|未婚妻|未婚夫/u,
+    en: /\b(?:wife|husband|girlfriend|boyfriend|partner|spouse|fianc[eé]e?|married|engaged|divorced|dating|split up|broke up)\b/iu,
+    zh: /老婆|老公|妻子|丈夫|女朋友|男朋友|女友|男友|对象|伴侣|结婚|离婚|订婚|未婚妻|未婚夫|交往|谈恋爱|恋爱|分手/u,
   },
   {
     slot: 'pet',
-    en: /\b(?:pets?|dogs?|puppy|cats?|kitten|parrot|hamster|rabbit|bunny|goldfish)\b/iu,
-    zh: /宠物|狗|猫|鹦鹉|仓鼠|兔子|金鱼/u,
+    // Someone's own pet ("my cat", "we adopted a puppy", "我家的猫", "养了一只狗"), not every animal
+    // mentioned ("I saw a stray cat in the park", "公园里的流浪猫").
+    en: /\b(?:my|our|have|has|had|adopted|got)\s+(?:an?\s+|two\s+|three\s+)?(?:\w+\s+)?(?:pets?|dogs?|puppy|cats?|kitten|parrot|hamster|rabbit|bunny|goldfish)\b/iu,
+    zh: /(?:我|我们|咱们|用户)(?:家|的|家的)?\S{0,3}(?:宠物|狗|猫|鹦鹉|仓鼠|兔子|金鱼)|(?:养|收养|领养)(?:了)?\S{0,4}(?:宠物|狗|猫|鹦鹉|仓鼠|兔子|金鱼)/u,
   },
 ];
 
 /** Relation words (EN, ZH alternations) → one label. Checked in this order; the first found is the subject. */
 const RELATION_WORDS: readonly { label: string; en: string; zh: string }[] = [
+  { label: 'in-law', en: '(?:brother|sister|mother|father|son|daughter)s?-in-law', zh: '姐夫|妹夫|嫂子|弟妹|岳父|岳母|公公|婆婆' },
   { label: 'sister', en: 'sisters?', zh: '姐姐|妹妹|姐妹' },
   { label: 'brother', en: 'brothers?', zh: '哥哥|弟弟|兄弟' },
   { label: 'mother', en: 'mother|mom|mum|mama', zh: '妈妈|母亲|老妈' },
@@ -91,7 +123,10 @@ const RELATION_WORDS: readonly { label: string; en: string; zh: string }[] = [
     zh: '老婆|老公|妻子|丈夫|女朋友|男朋友|女友|男友|对象|伴侣|未婚妻|未婚夫',
   },
   { label: 'friend', en: 'friends?', zh: '朋友' },
-  { label: 'colleague', en: 'colleagues?|coworkers?|boss', zh: '同事|老板|领导' },
+  { label: 'colleague', en: 'colleagues?|coworkers?|boss|teammates?', zh: '同事|老板|领导|队友' },
+  { label: 'neighbour', en: 'neighbou?rs?', zh: '邻居' },
+  { label: 'roommate', en: 'roommates?|flatmates?|housemates?', zh: '室友|舍友' },
+  { label: 'relative', en: 'cousins?|aunts?|uncles?|nieces?|nephews?', zh: '表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹|叔叔|阿姨|舅舅|姑姑' },
   { label: 'dog', en: 'dogs?|puppy', zh: '狗' },
   { label: 'cat', en: 'cats?|kitten', zh: '猫' },
   { label: 'pet', en: 'pets?|parrot|hamster|rabbit|bunny|goldfish', zh: '宠物|鹦鹉|仓鼠|兔子|金鱼' },
@@ -109,7 +144,19 @@ const RELATIONS = RELATION_WORDS.map(({ label, en, zh }) => ({
 }));
 
 /** Slots that are attributes of a subject (the subject may be someone other than the user). */
-const ATTRIBUTE_SLOTS: ReadonlySet<MemorySlot> = new Set(['residence', 'work', 'school', 'age', 'phone', 'email', 'name']);
+const ATTRIBUTE_SLOTS: ReadonlySet<MemorySlot> = new Set([
+  'project',
+  'schedule',
+  'diet',
+  'manager',
+  'residence',
+  'work',
+  'school',
+  'age',
+  'phone',
+  'email',
+  'name',
+]);
 
 const matches = (p: { en: RegExp; zh: RegExp }, text: string) => p.en.test(text) || p.zh.test(text);
 

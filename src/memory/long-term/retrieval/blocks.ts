@@ -11,15 +11,20 @@
  *   before the `current` / `normalized` columns existed is detected on open (`BlockIndex.outdated`)
  *   and the layout repaired from the rows.
  * - Vector blocks (`v|<model>|<namespace>|<n>`): per embedding model and namespace, `BLOCK_SLOTS`
- *   slots of L2-normalized f32 vectors in one contiguous `Float32Array` (`slot · dim` floats),
- *   the memory id of each slot, the slot's meta slot, and `validUntil` again, aligned with the
- *   vectors (the validity mask of the scan; time ranges are read through the meta slot).
- *   f32 is kept (not int8/f16): the exact dot product over it is what makes recall@10 = 1.0.
+ *   slots of L2-normalized vectors in one contiguous array (`slot · dim` components), the memory
+ *   id of each slot, the slot's meta slot, and `validUntil` again, aligned with the vectors (the
+ *   validity mask of the scan; time ranges are read through the meta slot). Stored as f16 bits
+ *   (`StoredVectorBlockRecord.halves`, schema v4: half the bytes of f32) and decoded at open into
+ *   one `Float32Array` per block, which the exact scan reads; a vector is rounded to f16 when it
+ *   is put (`IndexBatch.put`), so the live index equals what a restart reads back. The scan stays
+ *   exact over those values (no rescoring needed: the top-10 over f16-rounded vectors equals the
+ *   top-10 over the f32 originals on the retrieval benchmark and in `tests/unit/ltm-f16.test.ts`).
  * - The header (`header`): a generation counter bumped by every write, the number of memory rows
  *   the blocks describe, and the ids changed since the lexical snapshot (`dirty`).
  * - The lexical snapshot (`lexical`): MiniSearch's JSON at a generation (see `LexicalIndex`).
  *
- * In memory the blocks are the very objects read from IndexedDB: a search scans them in place.
+ * In memory the meta blocks are the very objects read from IndexedDB, and a vector block is its
+ * stored record with the f16 bits decoded (`decodeVectorBlock`): a search scans them in place.
  * Writes are copy-on-write per block (`IndexBatch`): the blocks a change touches are copied,
  * changed, written in the caller's Dexie transaction together with the memory row, and swapped
  * in only by `commit()` after that transaction committed. A failed transaction leaves the live
@@ -27,7 +32,7 @@
  * with. (Disagreement from writers that bypass the store — an import, a cleared table — is
  * detected on open by the row count and repaired: see `../store/index-sync.ts`.)
  *
- * Modules (`./blocks/`): `records` (record shapes, keys, block constructors), `scan` (dot product,
+ * Modules (`./blocks/`): `records` (record shapes, keys, block constructors, the vector-block codec), `f16` (half floats), `scan` (dot product,
  * top-k, slot filter), `block-index` (`BlockIndex`), `batch` (`IndexBatch`), `layout`
  * (`layoutFromRows`, `indexedOf`). This file re-exports their public API.
  */
@@ -44,6 +49,10 @@ export {
   type MetaBlockRecord,
   type ScanFilter,
   type VectorBlockRecord,
+  type StoredVectorBlockRecord,
+  decodeVectorBlock,
+  encodeVectorBlock,
+  isVectorRecord,
 } from './blocks/records';
 export { exactTopK } from './blocks/scan';
 export { BlockIndex } from './blocks/block-index';

@@ -3,15 +3,17 @@
  * defaults k1 = 1.2, b = 0.7, δ = 0.5), with the CJK-aware tokenizer of `./tokenize`.
  * It holds only ids and terms: texts and metadata stay in Dexie.
  *
- * Fields: `text` (the memory text), `topic` (boosted ×0.5) and `phrases`, the first-person terms
- * of the text (`firstPersonTerms`: "my cat" → `1p:cat`; boost 1). Queries are tokenized the same
- * way (words, Han bigrams and unigrams, first-person terms). MiniSearch multiplies a document's
+ * Fields: `text` (the memory text), `topic` (boosted ×0.5), `phrases`, the first-person terms
+ * of the text (`firstPersonTerms`: "my cat" → `1p:cat`; boost 1) and `chars`, its content-character
+ * unigrams (`hanUnigrams`: Han characters without the function characters; boost
+ * `CHAR_UNIGRAM_BOOST`). Queries are analysed the same way (words, Han bigrams, first-person
+ * terms, content-character unigrams). MiniSearch multiplies a document's
  * summed BM25+ score by the number of query terms it matched, so a memory that matches
  * `1p:cat` as well as `cat` ranks well above one about someone else's cat.
  */
 import MiniSearch, { type Options } from 'minisearch';
 import { Bm25Scorer, type Bm25Hit, type MiniSearchInternals } from './bm25';
-import { firstPersonTerms, tokenize } from './tokenize';
+import { firstPersonTerms, hanUnigrams, tokenize } from './tokenize';
 
 /** One lexical hit: memory id, its BM25+ score (higher = better, unbounded) and the distinct query terms (as `tokenize` / `firstPersonTerms` produce them) it matched. */
 export type LexicalHit = Bm25Hit;
@@ -22,19 +24,58 @@ interface LexicalDoc {
   topic: string;
   /** The text again, tokenized into its first-person terms. */
   phrases: string;
+  /** The text again, tokenized into its content-character unigrams. */
+  chars: string;
 }
 
-/** Query terms: index terms plus first-person terms (the same analysis as the indexed fields). */
+/**
+ * Query terms: index terms, first-person terms and the content-character unigrams that are not
+ * already a term (a one-character word such as 猫 is searched once, in every field).
+ */
 function queryTerms(text: string): string[] {
-  return [...tokenize(text), ...firstPersonTerms(text)];
+  const terms = [...tokenize(text), ...firstPersonTerms(text)];
+  const present = new Set(terms);
+  return [...terms, ...hanUnigrams(text).filter((c) => !present.has(c))];
 }
+
+/**
+ * Query boost of the `chars` field (content-character unigrams) relative to `text` (1): low, so
+ * single characters only decide between memories the words and bigrams do not separate, and
+ * bring in memories that share no word. Calibrated on the benchmark's tuning seed 1 (1k rounds,
+ * the Chinese questions, lexical MRR; see BENCHMARKS.md).
+ */
+export const CHAR_UNIGRAM_BOOST = 0.3;
 
 /** Indexed fields in MiniSearch's order, with their query boosts. */
 const FIELDS: ReadonlyArray<readonly [string, number]> = [
   ['text', 1],
   ['topic', 0.5],
   ['phrases', 1],
+  ['chars', CHAR_UNIGRAM_BOOST],
 ];
+
+/**
+ * Version of the persisted snapshot (`toJSON`): the MiniSearch serialization wrapped with the
+ * field set it was built with. 2 added the `chars` field; a snapshot of another version (1 was
+ * MiniSearch's bare JSON) is refused with `OutdatedLexicalSnapshotError`, and the store rebuilds
+ * the index from the rows.
+ */
+export const LEXICAL_SNAPSHOT_VERSION = 2;
+
+/** A lexical snapshot written by another version of `LexicalIndex` (its fields differ). */
+export class OutdatedLexicalSnapshotError extends Error {
+  constructor(found: unknown) {
+    super(`Lexical snapshot version ${String(found)} is not ${LEXICAL_SNAPSHOT_VERSION}`);
+    this.name = 'OutdatedLexicalSnapshotError';
+  }
+}
+
+/** The parsed snapshot's MiniSearch part. @throws OutdatedLexicalSnapshotError for another version. */
+function snapshotIndex(json: string): Parameters<typeof MiniSearch.loadJS>[0] {
+  const parsed = JSON.parse(json) as { version?: unknown; index?: Parameters<typeof MiniSearch.loadJS>[0] };
+  if (parsed?.version !== LEXICAL_SNAPSHOT_VERSION || !parsed.index) throw new OutdatedLexicalSnapshotError(parsed?.version ?? 1);
+  return parsed.index;
+}
 
 /** A MiniSearch index of memory texts (and topics, boosted ×0.5) keyed by memory id. */
 export class LexicalIndex {
@@ -43,11 +84,12 @@ export class LexicalIndex {
 
   /**
    * Restores an index saved with `toJSON` (MiniSearch's own serialization; no re-tokenization).
-   * @throws Error when `json` is not a MiniSearch snapshot.
+   * @throws OutdatedLexicalSnapshotError when `json` is a snapshot of another version (`LEXICAL_SNAPSHOT_VERSION`).
+   * @throws Error when `json` is not a snapshot.
    */
   static fromJSON(json: string): LexicalIndex {
     const index = new LexicalIndex();
-    index.index = MiniSearch.loadJSON<LexicalDoc>(json, LexicalIndex.options());
+    index.index = MiniSearch.loadJS<LexicalDoc>(snapshotIndex(json), LexicalIndex.options());
     index.scorer = new Bm25Scorer(FIELDS);
     return index;
   }
@@ -56,18 +98,21 @@ export class LexicalIndex {
    * `fromJSON` in slices: MiniSearch's `loadJSONAsync` (the `JSON.parse` is one step; the index
    * is then filled 1,000 terms at a time with a macrotask between), so a store opening in the
    * background keeps answering messages while a large snapshot loads. Same result as `fromJSON`.
-   * @throws Error (rejects) when `json` is not a MiniSearch snapshot.
+   * @throws OutdatedLexicalSnapshotError (rejects) for a snapshot of another version; Error when `json` is not a snapshot.
    */
   static async fromJSONAsync(json: string): Promise<LexicalIndex> {
     const index = new LexicalIndex();
-    index.index = await MiniSearch.loadJSONAsync<LexicalDoc>(json, LexicalIndex.options());
+    index.index = await MiniSearch.loadJSAsync<LexicalDoc>(snapshotIndex(json), LexicalIndex.options());
     index.scorer = new Bm25Scorer(FIELDS);
     return index;
   }
 
-  /** The index as MiniSearch JSON (a string; at 10k short memories ≈ 1–2 MB), for `fromJSON`. */
+  /**
+   * The index as a versioned snapshot (a JSON string `{ version, index }`, `index` MiniSearch's
+   * own serialization; at 10k short memories ≈ 1–2 MB), for `fromJSON`.
+   */
   toJSON(): string {
-    return JSON.stringify(this.index);
+    return JSON.stringify({ version: LEXICAL_SNAPSHOT_VERSION, index: this.index });
   }
 
   private static create(): MiniSearch<LexicalDoc> {
@@ -77,12 +122,12 @@ export class LexicalIndex {
   private static options(): Options<LexicalDoc> {
     return {
       idField: 'id',
-      fields: ['text', 'topic', 'phrases'],
+      fields: FIELDS.map(([name]) => name),
       storeFields: [],
-      tokenize: (text: string, field?: string) => (field === 'phrases' ? firstPersonTerms(text) : tokenize(text)),
+      tokenize: (text: string, field?: string) => (field === 'phrases' ? firstPersonTerms(text) : field === 'chars' ? hanUnigrams(text) : tokenize(text)),
       // Terms are already normalized by `tokenize`.
       processTerm: (term: string) => term,
-      searchOptions: { boost: { text: 1, topic: 0.5, phrases: 1 }, combineWith: 'OR', tokenize: queryTerms },
+      searchOptions: { boost: Object.fromEntries(FIELDS), combineWith: 'OR', tokenize: queryTerms },
     };
   }
 
@@ -102,10 +147,10 @@ export class LexicalIndex {
       this.index.discard(id);
       this.scorer.discarded();
     }
-    this.index.add({ id, text, topic: topic ?? '', phrases: text });
+    this.index.add({ id, text, topic: topic ?? '', phrases: text, chars: text });
     const ms = this.index as unknown as MiniSearchInternals;
     // The analysis of `options().tokenize` per field (segmentations are memoized: no second ICU pass).
-    this.scorer.appendDocument(ms, ms._nextId - 1, () => [...tokenize(text), ...tokenize(topic ?? ''), ...firstPersonTerms(text)]);
+    this.scorer.appendDocument(ms, ms._nextId - 1, () => [...tokenize(text), ...tokenize(topic ?? ''), ...firstPersonTerms(text), ...hanUnigrams(text)]);
   }
 
   /** Removes one memory; unknown ids are ignored. */

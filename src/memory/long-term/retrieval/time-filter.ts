@@ -1,19 +1,26 @@
 /**
- * Time filters stated in a retrieval query ("last week", "in May", "3 days ago", "上个月", "上周",
- * "5月", "昨天"), turned into a local-time range (time-aware query expansion, LongMemEval:
- * Wu et al., 2024). Retrieval keeps only memories whose time (`validFrom`, when the event
- * happened, or `createdAt`, when it was said) falls in the range.
+ * Time expressions stated in a retrieval query ("last week", "in May", "on May 3", "3 days ago",
+ * "our first conversation", "上个月", "上周", "5月3号", "昨天", "第一次聊天"), turned into a
+ * local-time window (time-aware query expansion, LongMemEval: Wu et al., 2024). Retrieval BOOSTS
+ * the memories whose time (`validFrom`, when the event happened, or `createdAt`, when it was said)
+ * falls in the window (`TIME_MATCH_WEIGHT`); it excludes none, so a memory dated outside the
+ * window — or one whose own text says "last year" — still ranks on its relevance.
  *
  * Conventions (natural language is ambiguous, so they are stated):
- * - Local time of the runtime (the browser's time zone). Ranges: `start` inclusive, `end` exclusive.
+ * - Relative expressions are read against the QUESTION's time (`RetrievalQuery.now`), in the local
+ *   time of the runtime (the browser's time zone). Ranges: `start` inclusive, `end` exclusive.
  * - Weeks run Monday–Sunday (ISO 8601, and the Chinese 周一…周日 convention).
- * - A month without a year ("in May", "5月") is the most recent such month that has started:
- *   this year's if it is the current month or earlier, else last year's.
- * - Only expressions that look back filter ("yesterday", "last week", "3 days ago", "in May",
+ * - A month or a date without a year ("in May", "on May 3", "5月", "5月3号") is the most recent
+ *   one that has started: this year's if it is not in the future, else last year's.
+ * - Only expressions that look back count ("yesterday", "last week", "3 days ago", "in May",
  *   "上周", "上个月", "去年", "5月"). Present and future ones ("today", "this week", "next week",
  *   "今天", "下周") do not: "what should I cook today?" asks about lasting preferences, and plans
- *   are stored before they happen, so filtering on them would hide exactly the memories wanted
- *   (LongMemEval found time expansion hurts when the extractor is weak).
+ *   are stored before they happen (LongMemEval found time expansion hurts when the extractor is weak).
+ * - Ordinal sessions ("our first conversation", "the second time we talked", "our last chat",
+ *   "第一次聊天", "第二次对话", "上次聊天") name a conversation day: the store indexes no
+ *   conversation boundaries, so a session is a local calendar day on which memories were stated
+ *   (`parseSessionReference`, resolved by `sessionWindow`); "last" is the latest such day before
+ *   the question's day.
  * - The first expression in the query wins.
  */
 
@@ -59,6 +66,19 @@ const year = (y: number): Range => ({ start: new Date(y, 0, 1).getTime(), end: n
 /** Most recent month `m` (0-based) that has started at `ref`. */
 const lastMonthNamed = (ref: Date, m: number, explicitYear?: number): Range =>
   month(explicitYear ?? (m <= ref.getMonth() ? ref.getFullYear() : ref.getFullYear() - 1), m);
+
+/**
+ * The day `d` of month `m` (0-based): of `explicitYear`, else the most recent such day that has
+ * started at `ref` (this year's unless it is still to come, then last year's). `null` for a day
+ * the month does not have (February 30).
+ */
+const dateNamed = (ref: Date, m: number, d: number, explicitYear?: number): Range | null => {
+  let y = explicitYear ?? ref.getFullYear();
+  if (explicitYear === undefined && new Date(y, m, d).getTime() > ref.getTime()) y -= 1;
+  const date = new Date(y, m, d);
+  if (!(d >= 1) || date.getMonth() !== m) return null;
+  return day(date, 0);
+};
 
 const EN_MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 const EN_MONTH = '(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)';
@@ -112,11 +132,10 @@ const RULES: Rule[] = [
       const mo = parseSmallNumber(m[2]!);
       if (!(mo >= 1 && mo <= 12)) return null;
       const y = m[1] ? Number(m[1]) : undefined;
-      const monthRange = lastMonthNamed(ref, mo - 1, y);
-      if (!m[3]) return monthRange;
+      if (!m[3]) return lastMonthNamed(ref, mo - 1, y);
       const d = parseSmallNumber(m[3]);
       if (!(d >= 1 && d <= 31)) return null;
-      return day(new Date(monthRange.start), d - 1);
+      return dateNamed(ref, mo - 1, d, y);
     },
   },
   { pattern: /(\d{4})年(?!\d{0,2}月)/gu, range: (m) => year(Number(m[1])) },
@@ -133,6 +152,16 @@ const RULES: Rule[] = [
       const unit = m[2]!.toLowerCase();
       return unit === 'day' ? day(ref, -n) : unit === 'week' ? week(ref, -n) : relMonth(ref, -n);
     },
+  },
+  {
+    // "on May 3", "May 3rd", "May 3, 2024" (not "May 2025": a day has one or two digits).
+    pattern: new RegExp(`\\b(?:on\\s+)?${EN_MONTH}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b(?:,?\\s+(\\d{4})\\b)?`, 'giu'),
+    range: (m, ref) => dateNamed(ref, monthIndexOf(m[1]!.toLowerCase()), Number(m[2]), m[3] ? Number(m[3]) : undefined),
+  },
+  {
+    // "on 3 May", "the 3rd of May", "3 May 2024".
+    pattern: new RegExp(`\\b(?:on\\s+)?(?:the\\s+)?(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${EN_MONTH}\\b(?:,?\\s+(\\d{4})\\b)?`, 'giu'),
+    range: (m, ref) => dateNamed(ref, monthIndexOf(m[2]!.toLowerCase()), Number(m[1]), m[3] ? Number(m[3]) : undefined),
   },
   {
     pattern: new RegExp(`\\b(?:in|during|back in)\\s+${EN_MONTH}\\b(?:,?\\s+(\\d{4}))?`, 'giu'),
@@ -182,4 +211,113 @@ const CURRENT_STATE = /\b(?:now|currently|current|these days|nowadays|at the mom
  */
 export function asksForCurrentState(query: string): boolean {
   return CURRENT_STATE.test(query);
+}
+
+/** An ordinal conversation named in a query ("our first conversation", 第一次聊天). */
+export interface SessionReference {
+  /** 1 = the first session day, 2 = the second, …; -1 = the latest one before the question's day. */
+  ordinal: number;
+  /** The expression as written in the query. */
+  expression: string;
+  /** The query with the expression removed. */
+  rest: string;
+}
+
+const EN_ORDINALS: Record<string, number> = { first: 1, second: 2, third: 3, fourth: 4, fifth: 5, last: -1, previous: -1, '1st': 1, '2nd': 2, '3rd': 3 };
+const SESSION_RULES: { pattern: RegExp; ordinal(m: RegExpExecArray): number }[] = [
+  {
+    pattern: /\b(?:our|the|my|that)\s+(first|second|third|fourth|fifth|1st|2nd|3rd|last|previous)\s+(?:conversation|chat|session|talk)s?\b/iu,
+    ordinal: (m) => EN_ORDINALS[m[1]!.toLowerCase()]!,
+  },
+  {
+    pattern: /\b(?:the\s+)?(first|second|third|fourth|fifth|1st|2nd|3rd|last)\s+time\s+(?:we|i|you)\s+(?:talked|spoke|chatted|met)\b/iu,
+    ordinal: (m) => EN_ORDINALS[m[1]!.toLowerCase()]!,
+  },
+  {
+    pattern: /第([一二两三四五六七八九十\d]{1,3})次(?:和你|跟你|与你)?(?:聊天|对话|谈话|交流|聊)/u,
+    ordinal: (m) => parseSmallNumber(m[1]!),
+  },
+  { pattern: /(?:上一?次|最近一次)(?:和你|跟你|与你)?(?:聊天|对话|谈话|聊)/u, ordinal: () => -1 },
+];
+
+/**
+ * Finds an ordinal conversation in `query` (see the module doc).
+ * @returns the reference, or `null` when the query names none.
+ */
+export function parseSessionReference(query: string): SessionReference | null {
+  let best: { index: number; length: number; ordinal: number } | null = null;
+  for (const rule of SESSION_RULES) {
+    const m = rule.pattern.exec(query);
+    if (!m || (best && m.index >= best.index)) continue;
+    const ordinal = rule.ordinal(m);
+    if (Number.isFinite(ordinal) && ordinal !== 0) best = { index: m.index, length: m[0].length, ordinal };
+  }
+  if (!best) return null;
+  const expression = query.slice(best.index, best.index + best.length);
+  const rest = `${query.slice(0, best.index)} ${query.slice(best.index + best.length)}`.replace(/\s+/gu, ' ').trim();
+  return { ordinal: best.ordinal, expression, rest };
+}
+
+/**
+ * The local day of a session reference: the distinct local calendar days of `times`, oldest
+ * first; `ordinal` n ≥ 1 picks the n-th, −1 the latest day before the day of `now`.
+ * @param times when the namespace's memories were stated (ms epoch), in any order.
+ * @param now the question's time (ms epoch).
+ * @returns the day as a range (ms epoch, end exclusive), or `null` when there are not that many days.
+ */
+export function sessionWindow(ordinal: number, times: Iterable<number>, now: number): { start: number; end: number } | null {
+  const today = day(new Date(now), 0).start;
+  const days = new Set<number>();
+  for (const t of times) if (Number.isFinite(t)) days.add(day(new Date(t), 0).start);
+  const sorted = [...days].sort((a, b) => a - b);
+  const start = ordinal > 0 ? sorted[ordinal - 1] : sorted.filter((d) => d < today).pop();
+  return start === undefined ? null : day(new Date(start), 0);
+}
+
+/**
+ * Relevance (on the [0, 1] scale of `convexFusion`) added to a candidate whose time falls in the
+ * window a query names: 1, as large as relevance itself, so the window's matching memories rank
+ * above the same event told in other months, while the memories outside it stay candidates below
+ * them (a soft boost, not a filter). Calibrated on the benchmark's tuning seed 1 (1k rounds,
+ * temporal questions, lexical R@1 / R@5): 0.5 gave 50 / 70, 1 gives 70 / 80 — what the filter
+ * gave, without excluding anything.
+ */
+export const TIME_MATCH_WEIGHT = 1;
+
+/** Longest window that counts as one date for the same-day fill (ms: one day, DST days included). */
+export const ONE_DAY_WINDOW_MS = 25 * 3_600_000;
+
+/**
+ * The time boost of hybrid retrieval: adds `weight` to the fused relevance of every candidate in
+ * the window (`inWindow`), and — when the window is one day (a date or a session) and at most
+ * `k` candidates fall in it — the same-day fill: every other memory of that day
+ * (`dayMemories()`) joins the candidates with relevance `weight` alone, so "what did we talk
+ * about on May 3?" brings the whole day even when few of its memories share a word.
+ * @param fused id → relevance, changed in place.
+ * @param window the resolved window (ms epoch; `end` exclusive).
+ * @param k the number of results asked for.
+ * @returns the number of candidates in the window after the fill.
+ */
+export function applyTimeBoost(
+  fused: Map<string, number>,
+  window: { start: number; end: number },
+  inWindow: (id: string) => boolean,
+  dayMemories: () => readonly string[],
+  k: number,
+  weight: number = TIME_MATCH_WEIGHT,
+): number {
+  let inside = 0;
+  for (const [id, relevance] of fused)
+    if (inWindow(id)) {
+      fused.set(id, relevance + weight);
+      inside += 1;
+    }
+  if (inside <= k && window.end - window.start <= ONE_DAY_WINDOW_MS) {
+    for (const id of dayMemories())
+      if (!fused.has(id)) {
+        fused.set(id, weight);
+        inside += 1;
+      }
+  }
+  return inside;
 }

@@ -203,6 +203,20 @@ export function tokenize(text: string): string[] {
   return terms;
 }
 
+/**
+ * Content-character unigrams of `text`: every Han character that is not a function character
+ * (`ZH_FUNCTION_CHARS`: 的 了 是 们 一 些 地 得 …), in order, repeated as often as it occurs;
+ * `[]` for text without Han. Indexed in their own low-weight field of the lexical index
+ * (`lexical.ts`), so a question that shares only single characters with a memory (猫 / 小猫咪,
+ * 体检 / 检查) still finds it, without the character noise entering the main field.
+ * @example hanUnigrams('我的猫叫小白') // ['猫', '叫', '小', '白']
+ */
+export function hanUnigrams(text: string): string[] {
+  const out: string[] = [];
+  for (const c of prepare(text)) if (HAN.test(c) && !ZH_FUNCTION_CHARS.has(c)) out.push(c);
+  return out;
+}
+
 /** Whether a Han segment is a stop word: listed, or made only of stop characters (我的, 你的, 了吗). */
 function isZhStop(segment: string): boolean {
   return ZH_STOP_WORDS.has(segment) || Array.from(segment).every((c) => ZH_STOP_CHARS.has(c));

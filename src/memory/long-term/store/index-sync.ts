@@ -12,7 +12,7 @@ import Dexie, { type Table } from 'dexie';
 import type { RecallDB } from '../../../db/schema';
 import type { MemoryRecord } from '../../../model/records';
 import type { CatalogEntry, StoreOpenStats } from '../types';
-import { LexicalIndex } from '../retrieval/lexical';
+import { LexicalIndex, OutdatedLexicalSnapshotError } from '../retrieval/lexical';
 import { l2normalize } from '../retrieval/vector';
 import {
   BlockIndex,
@@ -439,7 +439,8 @@ export class IndexSync {
       try {
         lexical = await LexicalIndex.fromJSONAsync(snapshot.json);
       } catch (error) {
-        console.warn('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', error);
+        if (error instanceof OutdatedLexicalSnapshotError) console.info('[ltm] the lexical snapshot has an older format; rebuilding it from the rows');
+        else console.warn('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', error);
       }
     }
     if (lexical && dirty.length > 0) {

@@ -273,9 +273,8 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
               if (!indexed && record.embedding) Object.assign(record, { embedding: null, embeddingModel: null });
             }
             await db.memories.bulkAdd(fresh.map((f) => toRow(f.record)));
-            await db.memoryHistory.bulkAdd(
-              fresh.map((f) => ({ memoryId: f.record.id, event: 'ADD' as const, oldText: null, newText: f.record.text, at: t, source })),
-            );
+            // No copy of the text: the row holds it (`db/history.ts` derives it when the history is read).
+            await db.memoryHistory.bulkAdd(fresh.map((f) => ({ memoryId: f.record.id, event: 'ADD' as const, oldText: null, newText: null, at: t, source })));
             // The user stores this text again on purpose ("remember …", memory manager): lift its tombstone.
             if (source === 'user') await db.tombstones.bulkDelete(fresh.map((f) => [f.record.namespace, f.record.hash] as [string, string]));
             return {

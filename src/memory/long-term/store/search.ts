@@ -11,7 +11,7 @@ import type { RetrievedMemory } from '../../../model/context';
 import type { SlotKey } from '../slots';
 import { contentTerms, termCoverage } from '../../../text/terms';
 import { l2normalize } from '../retrieval/vector';
-import { memorySlotLabel, type ScanFilter } from '../retrieval/blocks';
+import { memorySlotLabel, type MemoryMeta, type ScanFilter } from '../retrieval/blocks';
 import {
   CURRENT_STATE_WEIGHTING,
   DEFAULT_WEIGHTING,
@@ -23,16 +23,42 @@ import {
   weightedScore,
   type FusionWeights,
 } from '../retrieval/fusion';
-import { asksForCurrentState, parseTimeFilter } from '../retrieval/time-filter';
+import { applyTimeBoost, asksForCurrentState, parseSessionReference, parseTimeFilter, sessionWindow } from '../retrieval/time-filter';
 import type { IndexSync } from './index-sync';
 import { toView } from './rows';
 import { EngineError } from '../../../model/errors';
 
+/** A term that is one Han character. */
+const SINGLE_HAN = /^\p{Script=Han}$/u;
+
 /** Share of a fact's content words a round's text must contain to count as stating it (`roundsStating`). */
 export const ROUND_COVERAGE = 0.75;
 
+/** `String.prototype.localeCompare` with the default locale, without building a collator per call. */
+const byLocale = new Intl.Collator().compare;
+
 /** One string per slot key, for comparing in the index (`null` when the text is about no slot). */
 const slotLabel = (key: SlotKey | null): string | null => (key ? `${key.subject}:${key.slot}` : null);
+
+/**
+ * The time window a query names: a time expression (`parseTimeFilter`) or, failing that, an
+ * ordinal session (`parseSessionReference`, resolved over `times()`: when the namespace's memories
+ * were stated). `rest` is the query without the expression. `null` when it names none.
+ */
+function timeWindowOf(text: string, now: number, times: () => number[]): { start: number; end: number; rest: string } | null {
+  const filter = parseTimeFilter(text, now);
+  if (filter) return filter;
+  const session = parseSessionReference(text);
+  const window = session ? sessionWindow(session.ordinal, times(), now) : null;
+  return session && window ? { ...window, rest: session.rest } : null;
+}
+
+/** `hits` (best first) followed by the window's hits that are not in it. */
+function withWindowHits<T extends { id: string }>(hits: T[], inWindow: readonly T[]): T[] {
+  if (inWindow.length === 0) return hits;
+  const seen = new Set(hits.map((h) => h.id));
+  return [...hits, ...inWindow.filter((h) => !seen.has(h.id))];
+}
 
 /** What the search functions read. */
 export interface SearchContext {
@@ -97,25 +123,33 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     const k = Math.max(1, Math.floor(query.k ?? 8));
     const mode = options.mode ?? 'hybrid';
     const depth = options.depth ?? Math.max(50, 5 * k);
-    const filter = options.timeFilters === false ? null : parseTimeFilter(query.text, t);
-    const weighting = options.weighting ?? (options.timeFilters !== false && asksForCurrentState(query.text) ? CURRENT_STATE_WEIGHTING : DEFAULT_WEIGHTING);
-    const text = filter ? filter.rest : query.text;
     const ns = query.namespace;
     const index = sync.index;
     if (index.count(ns) === 0) return [];
-    const scan: ScanFilter = { now: t, includeInvalid: query.includeInvalid === true, range: filter ? { start: filter.start, end: filter.end } : null };
+    const weighting = options.weighting ?? (options.timeFilters !== false && asksForCurrentState(query.text) ? CURRENT_STATE_WEIGHTING : DEFAULT_WEIGHTING);
+    const scan: ScanFilter = { now: t, includeInvalid: query.includeInvalid === true, range: null };
     const live = index;
     const isEligible = (id: string) => live.accepts(id, ns, scan);
+    // A time the query names is a window that boosts, never a filter (`applyTimeBoost`).
+    const timeOf = (id: string) => live.meta(id)!.createdAt;
+    const filter = options.timeFilters === false ? null : timeWindowOf(query.text, t, () => live.idsWhere(ns, scan).map(timeOf));
+    const text = filter ? filter.rest : query.text;
+    const windowScan: ScanFilter | null = filter ? { ...scan, range: { start: filter.start, end: filter.end } } : null;
+    const inWindow = (id: string) => windowScan !== null && live.accepts(id, ns, windowScan);
 
     // Cold start: until the lexical snapshot is loaded, the lexical list comes from the catalog.
     const fromCatalog = mode !== 'vector' && !sync.lexicalReady;
-    const lexicalHits = mode === 'vector' ? [] : fromCatalog ? catalogMatches(ns, text, depth, isEligible) : sync.lexical.search(text, depth, isEligible);
+    // With a time window, each list is also searched inside it, so the window's candidates are
+    // found at any depth (the same scores: one query, one index).
+    const lexicalOf = (accept: (id: string) => boolean) => (fromCatalog ? catalogMatches(ns, text, depth, accept) : sync.lexical.search(text, depth, accept));
+    const lexicalHits = mode === 'vector' ? [] : withWindowHits(lexicalOf(isEligible), windowScan ? lexicalOf(inWindow) : []);
     const lexicalIds = lexicalHits.map((h) => h.id);
     let vectorHits: { id: string; score: number }[] = [];
     const embedder = ctx.embedder();
     if (mode !== 'lexical' && embedder && text.trim() && sync.index.vectorCounts().has(embedder.modelId)) {
       const q = await embed(text);
-      if (q) vectorHits = sync.index.search(embedder.modelId, ns, q, depth, scan).map((h) => ({ id: h.id, score: h.similarity }));
+      const vectorOf = (f: ScanFilter) => sync.index.search(embedder.modelId, ns, q!, depth, f).map((h) => ({ id: h.id, score: h.similarity }));
+      if (q) vectorHits = withWindowHits(vectorOf(scan), windowScan ? vectorOf(windowScan) : []);
     }
 
     const vectorIds = vectorHits.map((h) => h.id);
@@ -124,31 +158,39 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     // with no shared word ("New job! I'm a product manager at KPMG now."), see `SLOT_MATCH_WEIGHT`.
     const querySlot = mode === 'vector' ? null : memorySlotLabel(text);
     if (querySlot) {
-      for (const { id } of index.inSlot(ns, querySlot, t, null)) if (isEligible(id)) fused.set(id, (fused.get(id) ?? 0) + SLOT_MATCH_WEIGHT);
+      for (const id of index.slotMembers(ns, querySlot, t)) if (isEligible(id)) fused.set(id, (fused.get(id) ?? 0) + SLOT_MATCH_WEIGHT);
     }
-    const metaOfId = (id: string) => sync.index.meta(id)!;
+    // Each candidate's columns are read once (the tie-break's sort asks for them per comparison).
+    const metas = new Map<string, MemoryMeta>();
+    const metaOfId = (id: string): MemoryMeta => {
+      let m = metas.get(id);
+      if (!m) metas.set(id, (m = sync.index.meta(id)!));
+      return m;
+    };
     let ranked: { id: string; score: number }[];
-    if (fused.size === 0 && filter) {
+    if (fused.size === 0 && windowScan) {
       // "What did I say last week?": nothing to match on but a time range — newest first.
       ranked = sync.index
-        .idsWhere(ns, scan)
+        .idsWhere(ns, windowScan)
         .map((id) => ({ id, score: 0, at: metaOfId(id).validFrom ?? metaOfId(id).createdAt }))
         .sort((a, b) => b.at - a.at)
         .map(({ id, score }) => ({ id, score }));
     } else {
+      if (filter && windowScan) applyTimeBoost(fused, filter, inWindow, () => live.idsWhere(ns, windowScan), k);
       ranked = [...fused]
         .filter(([id]) => sync.index.has(id))
         .map(([id, relevance]) => {
           const m = metaOfId(id);
           return { id, score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, weighting) };
         });
-      ranked.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
+      ranked.sort((a, b) => b.score - a.score || byLocale(a.id, b.id));
       if (options.recencyTieBreak !== false) {
         // Tied candidates trade places and scores (the score is the position's), so scores stay in rank order.
         const scoreOf = new Map(ranked.map((r) => [r.id, r.score]));
         const order = recencyTieBreak(
           ranked.map((r) => r.id),
-          new Map(lexicalHits.map((h) => [h.id, h.terms])),
+          // Single Han characters (the unigram field, one-character words) say too little about what a memory is about to group it.
+          new Map(lexicalHits.map((h) => [h.id, h.terms.filter((term) => !SINGLE_HAN.test(term))])),
           (id) => metaOfId(id).validFrom ?? metaOfId(id).createdAt,
           undefined,
           {
@@ -156,6 +198,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
             scoreOf: (id) => scoreOf.get(id) ?? 0,
             slotMargin: SAME_SLOT_MARGIN,
             isCurrent: (id) => metaOfId(id).current === 1 && (metaOfId(id).validUntil ?? Infinity) > t,
+            ...(windowScan ? { inWindow } : {}),
           },
         );
         const before = ranked;

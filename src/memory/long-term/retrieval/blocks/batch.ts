@@ -1,7 +1,11 @@
 /** Copy-on-write batches of changes to the live block index (see `../blocks.ts`). */
 
 import { isUsableVector } from '../vector-math';
+import { quantizeSlot } from './f16';
 import {
+  BLOCK_SLOTS,
+  encodeVectorBlock,
+  type StoredVectorBlockRecord,
   copyMetaBlock,
   type BlockIndexInternals,
   copyVectorBlock,
@@ -18,6 +22,15 @@ import {
   type VectorBlockRecord,
   type VectorSegment,
 } from './records';
+
+/** Adds `id` to the members of `label` in `namespace` (see `BlockIndex.slotIds`). */
+export function addSlotMember(members: Map<string, Map<string, Set<string>>>, namespace: string, label: string, id: string): void {
+  let labels = members.get(namespace);
+  if (!labels) members.set(namespace, (labels = new Map()));
+  let ids = labels.get(label);
+  if (!ids) labels.set(label, (ids = new Set()));
+  ids.add(id);
+}
 
 /**
  * A set of changes to the index, prepared without touching the live index: `put` / `remove`
@@ -36,6 +49,14 @@ export class IndexBatch {
   /** @param index the live index (a `BlockIndex`; only its `_internals()` are used). */
   constructor(index: { _internals(): BlockIndexInternals }) {
     this.live = index._internals();
+  }
+
+  private bits: Uint16Array | null = null;
+
+  /** Scratch room for the f16 bits of one slot (`quantizeSlot` writes them at `slot·dim`: sized for the largest slot). */
+  private scratch(dim: number): Uint16Array {
+    if (!this.bits || this.bits.length < BLOCK_SLOTS * dim) this.bits = new Uint16Array(BLOCK_SLOTS * dim);
+    return this.bits;
   }
 
   private head(seg: Segment<unknown>) {
@@ -140,7 +161,8 @@ export class IndexBatch {
     const vb = this.vecBlock(target, vslot >> 8);
     const vs = vslot & 255;
     vb.ids[vs] = m.id;
-    vb.vectors.set(vector!, vs * target.dim);
+    // Stored as f16 (v4): the block holds what a restart reads back (`quantizeSlot`).
+    quantizeSlot(vector!, vs, target.dim, this.scratch(vector!.length), vb.scales, vb.vectors);
     vb.meta[vs] = slot;
     vb.validUntil[vs] = toCol(m.validUntil);
     this.vecLoc.set(m.id, { model: target.model, namespace: target.namespace, slot: vslot });
@@ -154,6 +176,7 @@ export class IndexBatch {
     const vs = loc.slot & 255;
     vb.ids[vs] = null;
     vb.vectors.fill(0, vs * seg.dim, (vs + 1) * seg.dim);
+    vb.scales[vs] = 0;
     vb.meta[vs] = -1;
     vb.validUntil[vs] = NaN;
     this.release(seg, loc.slot);
@@ -184,13 +207,22 @@ export class IndexBatch {
     this.metaLoc.set(id, null);
   }
 
-  /** The blocks to write (copies; safe to hand to Dexie). */
-  records(): (MetaBlockRecord | VectorBlockRecord)[] {
-    return [...this.touched.values()];
+  /** The blocks to write, in their stored form (vector blocks as f16: `encodeVectorBlock`; safe to hand to Dexie). */
+  records(): (MetaBlockRecord | StoredVectorBlockRecord)[] {
+    return [...this.touched.values()].map((b) => (b.type === 'vector' ? encodeVectorBlock(b) : b));
   }
 
   /** Applies the batch to the live index. Call once, after the blocks were committed. */
   commit(): void {
+    // The per-slot id lists: each changed id leaves its old label (read from the live blocks
+    // before they are swapped) and joins its new one (read after).
+    const slotOf = (loc: { namespace: string; slot: number }) => this.live.metas.get(loc.namespace)?.blocks[loc.slot >> 8]?.slots[loc.slot & 255] ?? null;
+    for (const id of this.metaLoc.keys()) {
+      const old = this.live.metaLoc.get(id);
+      const label = old ? slotOf(old) : null;
+      const members = old && label ? this.live.slotMembers.get(old.namespace) : undefined;
+      if (members?.get(label!)?.delete(id) && members.get(label!)!.size === 0) members.delete(label!);
+    }
     for (const seg of this.newSegs.meta) this.live.metas.set(seg.namespace, seg);
     for (const seg of this.newSegs.vec) this.live.vectorSegs.set(segmentKey(seg.model, seg.namespace), seg);
     for (const b of this.touched.values()) {
@@ -207,6 +239,8 @@ export class IndexBatch {
     for (const [id, loc] of this.metaLoc) {
       if (loc) this.live.metaLoc.set(id, loc);
       else this.live.metaLoc.delete(id);
+      const label = loc ? slotOf(loc) : null;
+      if (loc && label) addSlotMember(this.live.slotMembers, loc.namespace, label, id);
     }
     for (const [id, loc] of this.vecLoc) {
       if (loc) this.live.vecLoc.set(id, loc);

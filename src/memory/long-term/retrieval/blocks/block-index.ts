@@ -2,11 +2,14 @@
 
 import type { MemoryKind } from '../../../../model/memory';
 import type { CatalogEntry } from '../../types';
-import { IndexBatch } from './batch';
+import { SLOT_CLASSIFIER_VERSION } from '../../slots';
+import { addSlotMember, IndexBatch } from './batch';
 import {
   type BlockIndexInternals,
   BLOCK_SLOTS,
+  decodeVectorBlock,
   emptyMetaBlock,
+  isVectorRecord,
   emptyVectorBlock,
   fromCol,
   segmentKey,
@@ -22,6 +25,9 @@ import {
 } from './records';
 import { acceptsSlot, dotAt, TopK } from './scan';
 
+/** `String.prototype.localeCompare` with the default locale, without building a collator per call. */
+const byLocale = new Intl.Collator().compare;
+
 /**
  * The live index: meta and vector segments built from the persisted blocks, plus id → slot maps.
  * Not thread-safe: the store serializes writes; reads (search) never await in between.
@@ -34,22 +40,33 @@ export class BlockIndex {
   /** id → model + namespace + vector slot. */
   private readonly vecLoc = new Map<string, { model: string; namespace: string; slot: number }>();
   /**
-   * Whether some meta block read by `fromRecords` lacks the `current` / `normalized` columns
-   * (written by an older version): the layout must be repaired from the rows before it is used.
+   * namespace → slot label → ids whose meta slot holds that label: the same-slot lookups
+   * (`inSlot`, `slotMembers`) read it instead of walking every meta block. Built on load
+   * (`fromRecords`) and kept by `IndexBatch.commit`.
+   */
+  private readonly slotIds = new Map<string, Map<string, Set<string>>>();
+  /**
+   * Whether some meta block read by `fromRecords` lacks the `current` / `normalized` columns or
+   * has slot labels of another `SLOT_CLASSIFIER_VERSION` (written by an older version): the layout
+   * must be repaired from the rows before it is used.
    */
   outdated = false;
 
-  /** Builds the live index from the records of the `memoryIndex` table (header and snapshot are ignored). */
+  /**
+   * Builds the live index from the records of the `memoryIndex` table (header and snapshot are
+   * ignored); vector blocks are decoded from their stored f16 form (`decodeVectorBlock`).
+   */
   static fromRecords(records: Iterable<MemoryIndexRecord>): BlockIndex {
     const index = new BlockIndex();
     const metas: MetaBlockRecord[] = [];
     const vectors: VectorBlockRecord[] = [];
     for (const r of records) {
       if ('type' in r && r.type === 'meta') metas.push(r);
-      else if ('type' in r && r.type === 'vector') vectors.push(r);
+      // A v3 block (f32, no `halves`) cannot be read here: the v4 upgrade converted every one.
+      else if (isVectorRecord(r) && 'halves' in r) vectors.push(decodeVectorBlock(r));
     }
     for (const b of metas) {
-      if (!b.current || !b.normalized) index.outdated = true;
+      if (!b.current || !b.normalized || (b.slotsVersion ?? 1) !== SLOT_CLASSIFIER_VERSION) index.outdated = true;
       const seg = index.metaSegment(b.namespace);
       seg.blocks[b.block] = b;
     }
@@ -62,7 +79,11 @@ export class BlockIndex {
       index.finish(
         seg,
         (b) => emptyMetaBlock(seg.namespace, b),
-        (id, slot) => index.metaLoc.set(id, { namespace: seg.namespace, slot }),
+        (id, slot) => {
+          index.metaLoc.set(id, { namespace: seg.namespace, slot });
+          const label = seg.blocks[slot >> 8]!.slots[slot & 255];
+          if (label) addSlotMember(index.slotIds, seg.namespace, label, id);
+        },
       );
     }
     for (const seg of index.vectorSegs.values()) {
@@ -175,20 +196,38 @@ export class BlockIndex {
 
   /**
    * Currently valid memories of `namespace` whose slot label is `label` (and kind in `kinds`),
-   * newest (`updatedAt`) first, ties by id. O(namespace size) on the columns, no row read.
+   * newest (`updatedAt`) first, ties by id. O(memories about that slot) on the columns (the
+   * per-slot id list), no row read.
    */
   inSlot(namespace: string, label: string, now: number, kinds: ReadonlySet<string> | null): { id: string; updatedAt: number }[] {
-    const seg = this.metas.get(namespace);
-    if (!seg) return [];
     const out: { id: string; updatedAt: number }[] = [];
-    for (const b of seg.blocks) {
-      for (let s = 0; s < BLOCK_SLOTS; s += 1) {
-        if (b.slots[s] !== label || !b.ids[s] || !acceptsSlot(b, s, { now })) continue;
-        if (kinds && !kinds.has(b.kinds[s]!)) continue;
-        out.push({ id: b.ids[s]!, updatedAt: b.updatedAt[s]! });
-      }
+    this.forEachInSlot(namespace, label, now, (id, b, s) => {
+      if (!kinds || kinds.has(b.kinds[s]!)) out.push({ id, updatedAt: b.updatedAt[s]! });
+    });
+    return out.sort((x, y) => y.updatedAt - x.updatedAt || byLocale(x.id, y.id));
+  }
+
+  /**
+   * Ids of the currently valid memories of `namespace` whose slot label is `label`, in no
+   * particular order (what `inSlot` sorts): O(memories about that slot), no sort, no row read.
+   */
+  slotMembers(namespace: string, label: string, now: number): string[] {
+    const out: string[] = [];
+    this.forEachInSlot(namespace, label, now, (id) => out.push(id));
+    return out;
+  }
+
+  /** Calls `visit` with each currently valid (`validUntil` unset or after `now`) member of a slot, its meta block and position. */
+  private forEachInSlot(namespace: string, label: string, now: number, visit: (id: string, b: MetaBlockRecord, s: number) => void): void {
+    const ids = this.slotIds.get(namespace)?.get(label);
+    const seg = this.metas.get(namespace);
+    if (!ids || !seg) return;
+    const filter = { now };
+    for (const id of ids) {
+      const slot = this.metaLoc.get(id)!.slot;
+      const b = seg.blocks[slot >> 8]!;
+      if (acceptsSlot(b, slot & 255, filter)) visit(id, b, slot & 255);
     }
-    return out.sort((x, y) => y.updatedAt - x.updatedAt || x.id.localeCompare(y.id));
   }
 
   /**
@@ -287,6 +326,7 @@ export class BlockIndex {
       vectorSegs: this.vectorSegs,
       metaLoc: this.metaLoc,
       vecLoc: this.vecLoc,
+      slotMembers: this.slotIds,
       metaSegment: (ns: string) => this.metaSegment(ns),
       vectorSegment: (m: string, ns: string, d: number) => this.vectorSegment(m, ns, d),
     };

@@ -3,6 +3,9 @@
  * record shapes of the `memoryIndex` table, their keys, empty / copy-on-write constructors of
  * meta and vector blocks, the in-memory segment shape, and the scan's hit and filter types.
  */
+import { SLOT_CLASSIFIER_VERSION } from '../../slots';
+
+import { decodeBlock, encodeSlot, quantizeSlot } from './f16';
 
 /** Slots per block (a 384-d vector block is 384 KiB). */
 export const BLOCK_SLOTS = 256;
@@ -53,9 +56,11 @@ export interface MetaBlockRecord {
   kinds: (string | null)[];
   /** `subject:slot` label of the text per slot (`memorySlotLabel`), `null` when about no slot or free. */
   slots: (string | null)[];
+  /** `SLOT_CLASSIFIER_VERSION` the `slots` column was computed with (absent: version 1). */
+  slotsVersion?: number;
 }
 
-/** One vector block (see module doc). */
+/** One vector block as the index holds it in memory (see module doc). */
 export interface VectorBlockRecord {
   key: string;
   type: 'vector';
@@ -65,16 +70,62 @@ export interface VectorBlockRecord {
   /** Floats per vector. */
   dim: number;
   ids: (string | null)[];
-  /** `BLOCK_SLOTS · dim` floats; slot `s` is `vectors[s·dim … (s+1)·dim)`. */
+  /** `BLOCK_SLOTS · dim` floats; slot `s` is `vectors[s·dim … (s+1)·dim)`. Unit vectors decoded from f16 (`./f16.ts`). */
   vectors: Float32Array;
+  /** Per slot, the factor that turns the slot's f16 components into its unit vector (`quantizeSlot`; 0 when free). */
+  scales: Float32Array;
   /** Meta slot (in the namespace's meta segment) of each vector slot, −1 when free. */
   meta: Int32Array;
   /** The memory's `validUntil` (ms epoch, `NaN` = none) aligned with the slots: the validity mask the scan reads. */
   validUntil: Float64Array;
 }
 
-/** Any record of the `memoryIndex` table. */
-export type MemoryIndexRecord = IndexHeaderRecord | LexicalSnapshotRecord | MetaBlockRecord | VectorBlockRecord;
+/** A vector block as schema v3 stored it: f32 vectors, no scales (read once by the v4 upgrade). */
+export type V3VectorBlockRecord = Omit<VectorBlockRecord, 'scales'>;
+
+/**
+ * A vector block as stored since schema v4: the vectors as f16 bit patterns (`halves`) with one
+ * f32 factor per slot (`scales`) instead of f32 components — half the bytes on disk; decoded to the
+ * in-memory `VectorBlockRecord` when read (`decodeVectorBlock`). The other columns are the same.
+ */
+export interface StoredVectorBlockRecord extends Omit<VectorBlockRecord, 'vectors'> {
+  /** `BLOCK_SLOTS · dim` IEEE 754 binary16 bit patterns; slot `s` is `halves[s·dim … (s+1)·dim)`. */
+  halves: Uint16Array;
+}
+
+/**
+ * Any record of the `memoryIndex` table. A vector block is stored as a `StoredVectorBlockRecord`
+ * (v4); a `V3VectorBlockRecord` (f32 `vectors`) is what v3 stored, converted by the v4 upgrade.
+ */
+export type MemoryIndexRecord = IndexHeaderRecord | LexicalSnapshotRecord | MetaBlockRecord | StoredVectorBlockRecord | V3VectorBlockRecord;
+
+/** Whether a `memoryIndex` record is a vector block (stored f16, or v3 f32). */
+export const isVectorRecord = (r: MemoryIndexRecord): r is StoredVectorBlockRecord | V3VectorBlockRecord => 'type' in r && r.type === 'vector';
+
+/**
+ * The stored form (v4) of a vector block: its vectors as f16 bits (`encodeSlot` per used slot).
+ * The vectors the index holds were quantized when put (`IndexBatch.put` → `quantizeSlot`), so
+ * nothing is lost: `decodeVectorBlock` gives the same floats back. A v3 block (f32, no scales) is
+ * quantized here (the v4 upgrade). The other columns are shared with `b` (IndexedDB copies on write).
+ */
+export function encodeVectorBlock(b: VectorBlockRecord | V3VectorBlockRecord): StoredVectorBlockRecord {
+  const { vectors, ...rest } = b;
+  const halves = new Uint16Array(vectors.length);
+  if (!('scales' in b)) {
+    const scales = new Float32Array(BLOCK_SLOTS);
+    const out = new Float32Array(vectors.length);
+    for (let s = 0; s < BLOCK_SLOTS; s += 1) if (b.ids[s]) quantizeSlot(vectors.subarray(s * b.dim, (s + 1) * b.dim), s, b.dim, halves, scales, out);
+    return { ...rest, scales, halves };
+  }
+  for (let s = 0; s < BLOCK_SLOTS; s += 1) if (b.ids[s]) encodeSlot(vectors, s, b.dim, b.scales, halves);
+  return { ...rest, scales: b.scales, halves };
+}
+
+/** The in-memory form of a stored vector block (f16 bits decoded with their scales, `decodeBlock`; free slots are zeros). */
+export function decodeVectorBlock(r: StoredVectorBlockRecord): VectorBlockRecord {
+  const { halves, ...rest } = r;
+  return { ...rest, vectors: decodeBlock(halves, r.scales) };
+}
 
 /** What the index keeps about one memory (a subset of `MemoryRecord`). */
 export interface IndexedMemory {
@@ -133,6 +184,7 @@ export function emptyMetaBlock(namespace: string, block: number): MetaBlockRecor
     normalized: new Array<string | null>(BLOCK_SLOTS).fill(null),
     kinds: new Array<string | null>(BLOCK_SLOTS).fill(null),
     slots: new Array<string | null>(BLOCK_SLOTS).fill(null),
+    slotsVersion: SLOT_CLASSIFIER_VERSION,
   };
 }
 
@@ -165,6 +217,7 @@ export function emptyVectorBlock(model: string, namespace: string, block: number
     dim,
     ids: new Array<string | null>(BLOCK_SLOTS).fill(null),
     vectors: new Float32Array(BLOCK_SLOTS * dim),
+    scales: new Float32Array(BLOCK_SLOTS),
     meta: new Int32Array(BLOCK_SLOTS).fill(-1),
     validUntil: new Float64Array(BLOCK_SLOTS).fill(NaN),
   };
@@ -175,6 +228,7 @@ export const copyVectorBlock = (b: VectorBlockRecord): VectorBlockRecord => ({
   ...b,
   ids: b.ids.slice(),
   vectors: b.vectors.slice(),
+  scales: b.scales.slice(),
   meta: b.meta.slice(),
   validUntil: b.validUntil.slice(),
 });
@@ -220,6 +274,8 @@ export interface BlockIndexInternals {
   vectorSegs: Map<string, VectorSegment>;
   metaLoc: Map<string, { namespace: string; slot: number }>;
   vecLoc: Map<string, { model: string; namespace: string; slot: number }>;
+  /** namespace → slot label (`memorySlotLabel`) → ids of the memories about it (kept on load and commit). */
+  slotMembers: Map<string, Map<string, Set<string>>>;
   metaSegment: (namespace: string) => MetaSegment;
   vectorSegment: (model: string, namespace: string, dim: number) => VectorSegment;
 }
