@@ -31,6 +31,7 @@ type Loader = () => Promise<{ default: Bench<any> | { name: string; run(): Promi
 const REGISTRY: Record<string, Loader> = {
   package: () => import('./package.bench'),
   coldstart: () => import('./coldstart.bench'),
+  import: () => import('./import.bench'),
   strategies: () => import('./strategies.bench'),
   retrieval: () => import('./retrieval.bench'),
   'turn-overhead': () => import('./turn-overhead.bench'),

@@ -1,6 +1,7 @@
 /**
- * An import file (`recall-export` v1, `src/backup/`) of N episodic memories, for seeding
- * the real extension in benchmarks through its own `memory.import` request.
+ * Import files (`recall-export` v1, `src/backup/`) for benchmarks: N episodic memories, for seeding
+ * the real extension through its own `memory.import` request, and N messages (`messagesFileJson`,
+ * written by the backup writer).
  *
  * Texts: the rounds of the retrieval benchmark's bilingual conversation (`generate.ts`, seed 2:
  * `User: …\nAssistant: …`, half English, half Chinese), duplicates dropped (the import would skip
@@ -9,7 +10,8 @@
  * of the embedder that will load them, e.g. 384 like MiniLM), marked as made by `embeddingModel`,
  * so nothing is re-embedded after the import.
  */
-import { EXPORT_FORMAT, EXPORT_VERSION, vectorToBase64, type ExportFile } from '../../src/backup';
+import { EXPORT_FORMAT, EXPORT_VERSION, exportAll, vectorToBase64, type ExportFile } from '../../src/backup';
+import { RecallDB } from '../../src/db/schema';
 import { memoryHash } from '../../src/memory/long-term/text';
 import { generateBenchmark } from './generate';
 import { mulberry32 } from './prng';
@@ -97,4 +99,49 @@ export function importFileJson(memories: SeedMemory[]): string {
     messages: [],
   };
   return JSON.stringify(file);
+}
+
+/**
+ * The JSON of an export file holding `messages` messages in `conversations` conversations (no
+ * memories), written by the backup writer itself (`exportAll`) from a throw-away database
+ * (fake-indexeddb in Node: the caller loads `fake-indexeddb/auto`, as `bench/run.ts` does).
+ * Messages alternate user / assistant, English and Chinese (`Message i: … 第i条消息 …`), one
+ * second apart; conversations get equal shares (the last one the rest).
+ */
+export async function messagesFileJson(messages: number, conversations = 20): Promise<string> {
+  const db = new RecallDB(`bench-messages-file-${crypto.randomUUID()}`);
+  try {
+    const t0 = Date.UTC(2025, 0, 1);
+    const per = Math.ceil(messages / conversations);
+    await db.conversations.bulkAdd(
+      Array.from({ length: conversations }, (_, c) => ({
+        id: `conv-${c}`,
+        title: `Conversation ${c}`,
+        namespace: 'default',
+        strategy: { kind: 'summary-buffer' as const, maxTokens: 2000 },
+        createdAt: t0,
+        updatedAt: t0 + messages * 1000,
+      })),
+    );
+    await db.messages.bulkAdd(
+      Array.from({ length: messages }, (_, i) => {
+        const seq = i % per;
+        const user = seq % 2 === 0;
+        return {
+          id: `msg-${String(i).padStart(7, '0')}`,
+          conversationId: `conv-${Math.floor(i / per)}`,
+          seq,
+          role: user ? ('user' as const) : ('assistant' as const),
+          content: user
+            ? `Message ${i}: I am planning item ${i} of my week, 第${i}条消息, and I would like some advice.`
+            : `Reply ${i}: here is a short suggestion for item ${i}. 这是第${i}条回复。`,
+          createdAt: t0 + i * 1000,
+          status: 'complete' as const,
+        };
+      }),
+    );
+    return (await exportAll(db, { now: () => t0 + messages * 1000 })).json;
+  } finally {
+    await db.delete();
+  }
 }

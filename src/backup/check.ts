@@ -35,14 +35,14 @@ export function decodeVector(m: ExportFile['memories'][number], where: string): 
  * (`conversationId` + `seq`), a message whose conversation is neither in the file nor stored.
  * Counts vector dimensions per embedding model.
  * @param embedder the current embedder (its vectors fix the dimension of its model).
- * @param onBytes called with the bytes read so far.
+ * @param onProgress called after each piece of the file with the bytes read and the records validated so far.
  * @throws ImportError naming the first problem; nothing is written.
  */
 export async function checkFile(
   db: RecallDB,
   source: Blob,
   embedder: { modelId: string | null; dimension: number | null } | null,
-  onBytes: (bytes: number) => void,
+  onProgress: (bytes: number, records: number) => void,
 ): Promise<ImportPlan> {
   const ids: Record<'memories' | 'conversations' | 'messages', Set<string>> = { memories: new Set(), conversations: new Set(), messages: new Set() };
   const positions = new Map<string, string>();
@@ -80,7 +80,7 @@ export async function checkFile(
         }
       }
     },
-    onBytes,
+    (bytes) => onProgress(bytes, records),
   );
   const orphans = [...messageConversations].filter(([conversationId]) => !ids.conversations.has(conversationId));
   if (orphans.length > 0) {

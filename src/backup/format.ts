@@ -49,16 +49,48 @@ export class ImportError extends BackupError {
   }
 }
 
-// ── base64 of Float32Array (browser and Node: btoa/atob) ───────────────────────
+// ── base64 of Float32Array (browser and Node) ─────────────────────────────────
 
-/** Encodes a vector as base64 of its little-endian float32 bytes. */
-export function vectorToBase64(vector: Float32Array): string {
+/** Whether this platform stores typed-array elements little-endian (every platform Recall runs on; checked, not assumed). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** The TC39 base64 methods of `Uint8Array` (Chromium 140+; absent in Node 20), when present. */
+const nativeBase64 = Uint8Array as unknown as { fromBase64?: (text: string) => Uint8Array };
+const nativeToBase64 = (bytes: Uint8Array): string | null => {
+  const toBase64 = (bytes as unknown as { toBase64?: () => string }).toBase64;
+  return typeof toBase64 === 'function' ? toBase64.call(bytes) : null;
+};
+
+/** The vector's float32 values as little-endian bytes (a copy). */
+function vectorBytes(vector: Float32Array): Uint8Array {
+  if (LITTLE_ENDIAN) return new Uint8Array(vector.buffer.slice(vector.byteOffset, vector.byteOffset + vector.byteLength));
   const bytes = new Uint8Array(vector.length * 4);
   const view = new DataView(bytes.buffer);
   vector.forEach((x, i) => view.setFloat32(i * 4, x, true));
+  return bytes;
+}
+
+/** Encodes a vector as base64 of its little-endian float32 bytes. */
+export function vectorToBase64(vector: Float32Array): string {
+  const bytes = vectorBytes(vector);
+  const native = nativeToBase64(bytes);
+  if (native !== null) return native;
   let binary = '';
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(binary);
+}
+
+/** The bytes of a base64 text (`Uint8Array.fromBase64` where the platform has it, else `atob`). @throws Error when it is not base64. */
+function base64Bytes(text: string): Uint8Array {
+  try {
+    if (nativeBase64.fromBase64) return nativeBase64.fromBase64(text);
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes;
+  } catch (error) {
+    throw new Error('embedding is not valid base64', { cause: error });
+  }
 }
 
 /**
@@ -66,16 +98,11 @@ export function vectorToBase64(vector: Float32Array): string {
  * @throws Error when the text is not base64 or its length is not a multiple of 4 bytes.
  */
 export function base64ToVector(text: string): Float32Array {
-  let binary: string;
-  try {
-    binary = atob(text);
-  } catch (error) {
-    throw new Error('embedding is not valid base64', { cause: error });
-  }
-  if (binary.length % 4 !== 0) throw new Error(`embedding has ${binary.length} bytes, not a multiple of 4`);
-  const view = new DataView(new ArrayBuffer(binary.length));
-  for (let i = 0; i < binary.length; i++) view.setUint8(i, binary.charCodeAt(i));
-  const out = new Float32Array(binary.length / 4);
+  const bytes = base64Bytes(text);
+  if (bytes.length % 4 !== 0) throw new Error(`embedding has ${bytes.length} bytes, not a multiple of 4`);
+  if (LITTLE_ENDIAN) return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Float32Array(bytes.length / 4);
   for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(i * 4, true);
   return out;
 }

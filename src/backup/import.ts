@@ -3,38 +3,52 @@
  * 1. **Check** (nothing written): every record is validated (zod); duplicate ids (memories,
  *    conversations, messages) and two messages at one position (`conversationId` + `seq`) refuse
  *    the file whole, naming the record; vector dimensions are counted per embedding model.
- * 2. **Write**, in batches of `IMPORT_BATCH_SIZE` records, each batch in one Dexie transaction
- *    that also stores its undo record (settings row `state.import.undo.<importId>.<batch>`: ids
- *    added, previous versions of records updated); a batch's conversations and messages are looked
- *    up together (one `bulkGet` of ids, one [conversationId+seq] range read per conversation) and
- *    added with one `bulkAdd` per table. The journal row `state.import` is written
- *    before the first batch and deleted, together with every undo row, in the final commit
- *    transaction. A failure in this pass undoes the batches written so far; a context killed or
- *    a browser closed mid-import leaves the journal behind, and `recoverInterruptedImport` (run
- *    when the core starts, before the indexes are built) undoes it then. So the store holds all
- *    of a file or none of it, at any size.
+ * 2. **Write**, in batches of `IMPORT_BATCH_SIZE` records, each batch in ONE Dexie transaction
+ *    (the long-term store's `putMemories` when it holds memories) holding its records, the
+ *    store's index blocks and header for its memories, and its undo record (settings row
+ *    `state.import.undo.<importId>.<batch>`: ids added, previous versions of records updated).
+ *    A batch reads what it decides on in bulk, every request issued together (no read waits
+ *    for another): conversations, messages and memories by id (`bulkGet`), message positions
+ *    (one [conversationId+seq] range read per conversation), tombstones (`bulkGet`), stored
+ *    memories with the same text hash and stored history of its memories (one keyed read each);
+ *    it writes with one bulk call per table. So the store's indexes are up to date after every
+ *    batch: no rebuild afterwards, and rows are written once, without their vectors (which go
+ *    into the blocks). The lexical index is updated after each batch's commit; its snapshot is
+ *    written once the import is idle. The journal row `state.import` is written before the first
+ *    batch and deleted, together with every undo row, in the final commit transaction. A
+ *    failure in this pass undoes the batches written so far (then the store's indexes are
+ *    rebuilt from the rows); a context killed or a browser closed mid-import leaves the journal
+ *    behind, and `recoverInterruptedImport` (run when the core starts, before the store opens)
+ *    undoes it then: the undo deletes added rows (the row count then disagrees with the
+ *    persisted index's header) and puts previous versions back with their `embedding` field
+ *    (marked `pending` by the schema's hooks), so the store's open repairs its index from the
+ *    rows. So the store holds all of a file or none of it, at any size.
  * What can be derived is recomputed, never trusted: `hash` from the text, `current` from
  * `validUntil`, vectors re-normalized; a vector of another dimension than the current embedder's
  * (or, without one, the file's most common dimension for that model), with NaN/±Infinity or a
  * zero norm is dropped and its memory re-embedded (`vectorsDropped`, `needsEmbedding`).
  * A corrupt file, another format or another version throws `ImportError` with a readable message
- * and changes nothing. Records that already exist are merged (`decideMemory` for memories): the
+ * and changes nothing. Records that already exist are merged (`decideMemories` for memories): the
  * newer `updatedAt` wins; identical or older ones are skipped; a memory whose text duplicates a
  * current one in the same namespace is skipped. Each imported or updated memory gets an `IMPORT`
- * event in its history. Afterwards the store's lexical and vector indexes are rebuilt.
+ * event in its history.
  */
 import type { RecallDB } from '../db/schema';
-import type { ConversationRecord, MessageRecord } from '../model/records';
+import type { ConversationRecord, MemoryHistoryRecord, MemoryRecord, MessageRecord } from '../model/records';
+import type { LongTermStore } from '../memory/long-term/types';
 import type { ImportReport, TransferProgress } from '../model/backup';
 import { MAINTENANCE_STATE_KEY } from '../model/settings';
 import { checkFile } from './check';
 import { ImportError, refuse, type ExportFile } from './format';
 import { IMPORT_JOURNAL_KEY, IMPORT_UNDO_PREFIX, rollbackImport, undoKey, type ImportJournal, type ImportUndo } from './journal';
-import { bulkAddOrThrow, decideMemory, storedPositions, toMemoryRecord } from './merge';
+import { bulkAddOrThrow, decideMemories, storedPositions, toMemoryRecord } from './merge';
 import { readExportRecords, type FileRecord } from './reader';
 
 /** Records written per import batch (one transaction + one undo record each). */
 export const IMPORT_BATCH_SIZE = 500;
+
+/** What `importAll` needs of the long-term store: its bulk write (`putMemories`) and, after a failure, its repair (`rebuildIndexes`). */
+export type ImportStore = Pick<LongTermStore, 'putMemories' | 'rebuildIndexes'>;
 
 /** Result of `importAll`: the protocol's report plus how many memories lack a vector for the current model. */
 export interface ImportResult extends ImportReport {
@@ -48,12 +62,14 @@ export interface ImportResult extends ImportReport {
 
 /**
  * Imports an export file (see module doc for the passes, the merge rules and the guarantee).
- * @param store the memory store; only its `rebuildIndexes()` is used, after the data is committed.
+ * @param store the long-term store: each batch's memories go through its `putMemories` (rows and
+ *   index in the batch's transaction); `rebuildIndexes()` only after a failure's undo.
  * @param source the file (a `File` from OPFS, or any `Blob`), read as a stream twice.
  * @param options.embedder the current embedder's model id and dimension (vectors of that model
  *   must have that dimension); `null` when none is loaded.
  * @param options.fileName name recorded in the journal (default `'import'`).
- * @param options.onProgress bytes read in each pass (`check`, then `write`).
+ * @param options.onProgress progress of each pass: `check` (bytes of the file read, records
+ *   validated so far), then `write` (records written of the file's total, after each batch).
  * @param options.batchSize records per write transaction (default `IMPORT_BATCH_SIZE`).
  * @returns counts of added / updated / skipped records (memories, history, conversations and
  *   messages together), `errors` (empty: inconsistent files are refused whole), `needsEmbedding`
@@ -63,7 +79,7 @@ export interface ImportResult extends ImportReport {
  */
 export async function importAll(
   db: RecallDB,
-  store: { rebuildIndexes(): Promise<void> },
+  store: ImportStore,
   source: Blob,
   options: {
     now?: () => number;
@@ -78,7 +94,7 @@ export async function importAll(
   const total = source.size;
   const busy = (await db.settings.get(IMPORT_JOURNAL_KEY))?.value as ImportJournal | undefined;
   if (busy) throw new ImportError('busy', `Another import ("${busy.fileName}") is still running. Nothing was imported.`);
-  const plan = await checkFile(db, source, options.embedder ?? null, (done) => options.onProgress?.({ phase: 'check', done, total }));
+  const plan = await checkFile(db, source, options.embedder ?? null, (done, records) => options.onProgress?.({ phase: 'check', done, total, records }));
 
   const importId = `${now.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
   const journal: ImportJournal = { importId, fileName: options.fileName ?? 'import', startedAt: now };
@@ -92,135 +108,175 @@ export async function importAll(
   const processedMemories = new Set<string>();
   const deferredHistory: ExportFile['memoryHistory'] = [];
   const batchSize = Math.max(1, options.batchSize ?? IMPORT_BATCH_SIZE);
-  const tables = [db.memories, db.memoryHistory, db.conversations, db.messages, db.settings, db.tombstones];
   let batchNo = 0;
+  let recordsWritten = 0;
   let queue: FileRecord[] = [];
 
-  const addHistory = async (h: ExportFile['memoryHistory'][number], undo: ImportUndo) => {
-    const same = await db.memoryHistory
-      .where('memoryId')
-      .equals(h.memoryId)
-      .and((x) => x.event === h.event && x.at === h.at && x.oldText === h.oldText && x.newText === h.newText)
-      .first();
-    // History of a memory skipped as a duplicate of another one would describe the wrong record.
-    if (same || (!imported.has(h.memoryId) && plan.memoryIds.has(h.memoryId) && !(await db.memories.get(h.memoryId)))) {
-      report.skipped += 1;
-      return;
-    }
-    undo.added.memoryHistory.push((await db.memoryHistory.add({ ...h })) as number);
-    report.added += 1;
+  /** A history entry's identity: two entries of one memory with the same event, time and texts are the same entry. */
+  const historyKey = (h: Omit<ExportFile['memoryHistory'][number], 'source'>) => JSON.stringify([h.memoryId, h.event, h.at, h.oldText, h.newText]);
+
+  /**
+   * The file's history entries of a batch that are added: not stored already (nor earlier in the
+   * batch: `added` holds the keys of the entries this batch adds, its `IMPORT` ones included), and
+   * not about a memory of the file that was skipped as a duplicate or forgotten (its history would
+   * describe the wrong record). Reads: the stored history of each memory, one keyed read each,
+   * and the stored memories it may be about, in one `bulkGet`, issued together.
+   */
+  const historyToAdd = async (entries: ExportFile['memoryHistory'], added: Set<string>): Promise<ExportFile['memoryHistory']> => {
+    if (entries.length === 0) return [];
+    const memoryIds = [...new Set(entries.map((h) => h.memoryId))];
+    const unsure = memoryIds.filter((id) => !imported.has(id) && plan.memoryIds.has(id));
+    const [stored, present] = await Promise.all([
+      Promise.all(memoryIds.map((id) => db.memoryHistory.where('memoryId').equals(id).toArray())),
+      db.memories.bulkGet(unsure),
+    ]);
+    const seen = new Set([...added, ...stored.flat().map(historyKey)]);
+    const missing = new Set(unsure.filter((_, i) => !present[i]));
+    return entries.filter((h) => {
+      const key = historyKey(h);
+      if (seen.has(key) || missing.has(h.memoryId)) {
+        report.skipped += 1;
+        return false;
+      }
+      seen.add(key);
+      report.added += 1;
+      return true;
+    });
   };
 
   const writeBatch = async (records: FileRecord[], history: ExportFile['memoryHistory'] = []) => {
     const undo: ImportUndo = { added: { memories: [], conversations: [], messages: [], memoryHistory: [] }, before: { memories: [], conversations: [] } };
-    await db.transaction('rw', tables, async () => {
-      // Conversations and messages of the batch are looked up with one bulkGet (ids) and one
-      // anyOf over [conversationId+seq] (positions) and written with one bulkAdd each. That is
-      // the same as a lookup per record: the check pass refused files with two records of one
-      // id or two messages at one position, so a record of the batch cannot meet another one.
-      const conversationsOfBatch = records.filter((r) => r.section === 'conversations').map((r) => r.value as ConversationRecord);
-      const messagesOfBatch = records.filter((r) => r.section === 'messages').map((r) => r.value as MessageRecord);
-      const storedConversations = new Map<string, ConversationRecord>();
-      for (const c of await db.conversations.bulkGet(conversationsOfBatch.map((c) => c.id))) if (c) storedConversations.set(c.id, c);
-      const storedMessageIds = new Set<string>();
-      const takenPositions = new Map<string, string>();
-      if (messagesOfBatch.length > 0) {
-        for (const m of await db.messages.bulkGet(messagesOfBatch.map((m) => m.id))) if (m) storedMessageIds.add(m.id);
-        for (const [position, id] of await storedPositions(
+    const conversationsOfBatch = records.filter((r) => r.section === 'conversations').map((r) => r.value as ConversationRecord);
+    const messagesOfBatch = records.filter((r) => r.section === 'messages').map((r) => r.value as MessageRecord);
+    const memoriesOfBatch = records.flatMap((r) => (r.section === 'memories' ? [toMemoryRecord(r.value, r.index, plan, now)] : []));
+    for (const { record } of memoriesOfBatch) processedMemories.add(record.id);
+    // History of a memory of the file that a later batch holds waits until that memory is written.
+    const fileHistory = [...history];
+    for (const r of records) {
+      if (r.section !== 'memoryHistory') continue;
+      if (plan.memoryIds.has(r.value.memoryId) && !processedMemories.has(r.value.memoryId)) deferredHistory.push(r.value);
+      else fileHistory.push(r.value);
+    }
+    let stored: MemoryRecord[] = [];
+    // A batch without memories (conversations, messages, history) leaves the store's index alone:
+    // its own transaction over the same tables, without the index header's read and write.
+    const tables = [db.conversations, db.messages, db.settings];
+    const inTransaction: ImportStore['putMemories'] =
+      memoriesOfBatch.length > 0
+        ? (write) => store.putMemories(write, { tables })
+        : async (write) => ({
+            result: (await db.transaction('rw', [db.memories, db.memoryHistory, db.tombstones, ...tables], write)).result,
+            unindexed: [],
+          });
+    const { unindexed } = await inTransaction(async () => {
+      // Everything the batch decides on is read first, all requests issued together: the
+      // conversations and messages by id (one bulkGet each) and their positions (one range read
+      // per conversation), the memories' ids, tombstones and hashes (`decideMemories`). That
+      // decides as a look-up per record would: the check pass refused files with two records of
+      // one id or two messages at one position, so a record of the batch cannot meet another one.
+      const [storedConversationRows, storedMessageRows, decisions] = await Promise.all([
+        db.conversations.bulkGet(conversationsOfBatch.map((c) => c.id)),
+        messagesOfBatch.length > 0 ? db.messages.bulkGet(messagesOfBatch.map((m) => m.id)) : Promise.resolve([]),
+        decideMemories(
           db,
-          messagesOfBatch.filter((m) => !storedMessageIds.has(m.id)),
-        ))
-          takenPositions.set(position, id);
-      }
+          memoriesOfBatch.map((m) => m.record),
+        ),
+      ]);
+      const storedConversations = new Map<string, ConversationRecord>();
+      for (const c of storedConversationRows) if (c) storedConversations.set(c.id, c);
+      const storedMessageIds = new Set(storedMessageRows.flatMap((m) => (m ? [m.id] : [])));
+      const takenPositions = await storedPositions(
+        db,
+        messagesOfBatch.filter((m) => !storedMessageIds.has(m.id)),
+      );
       const newConversations: ConversationRecord[] = [];
-      const newMessages: MessageRecord[] = [];
-      for (const r of records) {
-        if (r.section === 'conversations') {
-          const c = r.value as ConversationRecord;
-          const existing = storedConversations.get(c.id);
-          if (!existing) {
-            newConversations.push(c);
-            undo.added.conversations.push(c.id);
-            report.added += 1;
-          } else if (c.updatedAt > existing.updatedAt) {
-            undo.before.conversations.push(existing);
-            await db.conversations.put(c);
-            report.updated += 1;
-          } else report.skipped += 1;
-        } else if (r.section === 'messages') {
-          const m = r.value as MessageRecord;
-          if (storedMessageIds.has(m.id)) {
-            report.skipped += 1;
-            continue;
-          }
-          const taken = takenPositions.get(`${m.conversationId}\u0000${m.seq}`);
-          if (taken !== undefined) {
-            throw refuse(
-              'position_taken',
-              `Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken}).`,
-              {
-                seq: m.seq,
-              },
-            );
-          }
-          newMessages.push(m);
-          undo.added.messages.push(m.id);
+      const newerConversations: ConversationRecord[] = [];
+      for (const c of conversationsOfBatch) {
+        const existing = storedConversations.get(c.id);
+        if (!existing) {
+          newConversations.push(c);
+          undo.added.conversations.push(c.id);
           report.added += 1;
-        } else if (r.section === 'memories') {
-          const { record: m, vectorDropped } = toMemoryRecord(r.value, r.index, plan, now);
-          processedMemories.add(m.id);
-          const decision = await decideMemory(db, m);
-          if (decision.action === 'skip') {
-            report.skipped += 1;
-            if (decision.reason === 'forgotten') report.forgotten += 1;
-            continue;
-          }
-          if (vectorDropped) report.vectorsDropped += 1;
-          if (decision.action === 'update') {
-            undo.before.memories.push(decision.existing);
-            await db.memories.put(m);
-            report.updated += 1;
-          } else {
-            await db.memories.add(m);
-            undo.added.memories.push(m.id);
-            report.added += 1;
-          }
-          undo.added.memoryHistory.push(
-            (await db.memoryHistory.add({
-              memoryId: m.id,
-              event: 'IMPORT',
-              oldText: decision.action === 'update' ? decision.existing.text : null,
-              // A created memory's text is not copied: `db/history.ts` derives it from the row.
-              newText: decision.action === 'update' ? m.text : null,
-              at: now,
-              source: 'import',
-            })) as number,
-          );
-          imported.add(m.id);
-          if (!m.embedding) report.needsEmbedding += 1;
-        } else {
-          const h = r.value as ExportFile['memoryHistory'][number];
-          if (plan.memoryIds.has(h.memoryId) && !processedMemories.has(h.memoryId)) deferredHistory.push(h);
-          else await addHistory(h, undo);
-        }
+        } else if (c.updatedAt > existing.updatedAt) {
+          undo.before.conversations.push(existing);
+          newerConversations.push(c);
+          report.updated += 1;
+        } else report.skipped += 1;
       }
-      for (const h of history) await addHistory(h, undo);
-      await bulkAddOrThrow(db.conversations, newConversations);
-      await bulkAddOrThrow(db.messages, newMessages);
+      const newMessages: MessageRecord[] = [];
+      for (const m of messagesOfBatch) {
+        if (storedMessageIds.has(m.id)) {
+          report.skipped += 1;
+          continue;
+        }
+        const taken = takenPositions.get(`${m.conversationId}\u0000${m.seq}`);
+        if (taken !== undefined) {
+          throw refuse(
+            'position_taken',
+            `Message ${m.id} cannot be imported: position ${m.seq} of conversation ${m.conversationId} already holds another message (${taken}).`,
+            { seq: m.seq },
+          );
+        }
+        newMessages.push(m);
+        undo.added.messages.push(m.id);
+        report.added += 1;
+      }
+      const added: MemoryRecord[] = [];
+      const updated: MemoryRecord[] = [];
+      const historyRows: MemoryHistoryRecord[] = [];
+      memoriesOfBatch.forEach(({ record: m, vectorDropped }, i) => {
+        const decision = decisions[i]!;
+        if (decision.action === 'skip') {
+          report.skipped += 1;
+          if (decision.reason === 'forgotten') report.forgotten += 1;
+          return;
+        }
+        if (vectorDropped) report.vectorsDropped += 1;
+        if (decision.action === 'update') {
+          undo.before.memories.push(decision.existing);
+          updated.push(m);
+          report.updated += 1;
+        } else {
+          added.push(m);
+          undo.added.memories.push(m.id);
+          report.added += 1;
+        }
+        historyRows.push({
+          memoryId: m.id,
+          event: 'IMPORT',
+          oldText: decision.action === 'update' ? decision.existing.text : null,
+          // A created memory's text is not copied: `db/history.ts` derives it from the row.
+          newText: decision.action === 'update' ? m.text : null,
+          at: now,
+          source: 'import',
+        });
+        imported.add(m.id);
+      });
+      historyRows.push(...(await historyToAdd(fileHistory, new Set(historyRows.map(historyKey)))).map((h) => ({ ...h })));
+      const [historyIds] = await Promise.all([
+        historyRows.length > 0 ? db.memoryHistory.bulkAdd(historyRows, { allKeys: true }) : Promise.resolve([]),
+        bulkAddOrThrow(db.conversations, newConversations),
+        newerConversations.length > 0 ? db.conversations.bulkPut(newerConversations) : Promise.resolve(),
+        bulkAddOrThrow(db.messages, newMessages),
+      ]);
+      undo.added.memoryHistory.push(...(historyIds as number[]));
       await db.settings.put({ key: undoKey(importId, batchNo), value: undo });
+      stored = [...added, ...updated];
+      return { added, updated, result: undefined };
     });
+    // A vector the blocks refused (another dimension than the stored vectors of its model) is dropped too.
+    report.vectorsDropped += unindexed.length;
+    report.needsEmbedding += stored.filter((m) => !m.embedding).length;
     batchNo += 1;
+    recordsWritten += records.length + history.length;
+    options.onProgress?.({ phase: 'write', done: recordsWritten, total: plan.records });
   };
 
   try {
-    await readExportRecords(
-      source,
-      async (records) => {
-        queue.push(...records);
-        while (queue.length >= batchSize) await writeBatch(queue.splice(0, batchSize));
-      },
-      (done) => options.onProgress?.({ phase: 'write', done, total }),
-    );
+    await readExportRecords(source, async (records) => {
+      queue.push(...records);
+      while (queue.length >= batchSize) await writeBatch(queue.splice(0, batchSize));
+    });
     if (queue.length > 0) await writeBatch(queue.splice(0));
     while (deferredHistory.length > 0) await writeBatch([], deferredHistory.splice(0, batchSize));
     // Commit point: the journal and every undo record go in one transaction.
@@ -232,11 +288,12 @@ export async function importAll(
       await db.settings.delete(MAINTENANCE_STATE_KEY);
     });
   } catch (error) {
+    // The undo changes memory rows behind the store (the persisted index then disagrees with
+    // them: a start-up repairs that too); the live index is rebuilt from the rows now.
     await rollbackImport(db, importId);
     await store.rebuildIndexes();
     throw error;
   }
   queue = [];
-  await store.rebuildIndexes();
   return report;
 }

@@ -7,8 +7,8 @@
  */
 export { checkFile, type ImportPlan } from './check';
 export { base64ToVector, EXPORT_FORMAT, EXPORT_VERSION, exportFileSchema, ImportError, vectorToBase64, type ExportFile } from './format';
-export { IMPORT_BATCH_SIZE, importAll, type ImportResult } from './import';
+export { IMPORT_BATCH_SIZE, importAll, type ImportResult, type ImportStore } from './import';
 export { IMPORT_JOURNAL_KEY, IMPORT_NOTICE_KEY, IMPORT_UNDO_PREFIX, recoverInterruptedImport, rollbackImport, type ImportJournal } from './journal';
-export { decideMemory, type MemoryDecision } from './merge';
+export { decideMemories, type MemoryDecision } from './merge';
 export { parseExportFile, readExportRecords, type FileRecord } from './reader';
 export { EXPORT_PAGE_SIZE, exportAll, exportBytes, exportChunks, exportFileName } from './writer';

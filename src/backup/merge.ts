@@ -1,11 +1,10 @@
 /**
- * What pass 2 of an import does with one record: the merge decision for a memory, the record a
- * file memory becomes, and the batched look-ups and writes of conversations and messages.
+ * What pass 2 of an import does with the records of a batch: the merge decisions for memories,
+ * the record a file memory becomes, and the batched look-ups and writes of conversations and messages.
  */
 import type { Table } from 'dexie';
 import type { RecallDB } from '../db/schema';
 import type { MemoryRecord, MessageRecord } from '../model/records';
-import { isTombstoned } from '../memory/long-term/store';
 import { memoryHash } from '../memory/long-term/text';
 import { l2normalize } from '../memory/long-term/retrieval/vector';
 import { type ImportPlan, decodeVector } from './check';
@@ -16,28 +15,54 @@ export type MemoryDecision =
   { action: 'add' } | { action: 'update'; existing: MemoryRecord } | { action: 'skip'; reason: 'up_to_date' | 'duplicate' | 'forgotten' };
 
 /**
- * The one place that decides what an import does with a memory of the file (run inside the
- * import's write transaction, which must include `db.memories`): `update` when a stored memory
- * with its id is older (`updatedAt`), `skip` ('up_to_date') when the stored one is as new or
- * newer, `skip` ('duplicate') when a current memory of the same namespace has the same text
- * (hash recomputed from the text, never the file's), `skip` ('forgotten') when the user deleted
- * or forgot that text in that namespace (a tombstone, see `isTombstoned`: a re-import of an old
- * export must not bring it back), else `add`. The transaction must also include `db.tombstones`.
- * @param incoming the memory as it will be stored (hash, `current` and vector already recomputed).
+ * The one place that decides what an import does with the memories of a batch (run inside the
+ * import's write transaction, which must include `db.memories` and `db.tombstones`), in file
+ * order, each as if the ones before it were already written: `update` when a stored memory with
+ * its id is older (`updatedAt`), `skip` ('up_to_date') when the stored one is as new or newer,
+ * `skip` ('forgotten') when the user deleted or forgot that text in that namespace (a tombstone,
+ * see `isTombstoned`: a re-import of an old export must not bring it back), `skip` ('duplicate')
+ * when a current memory of the same namespace has the same text (hash recomputed from the text,
+ * never the file's) — stored, or added or updated earlier in the batch —, else `add`.
+ * Reads in bulk: one `bulkGet` of the ids, one of the tombstones, and one keyed read of the
+ * `hash` index per distinct hash of the candidates, all issued together (no cursor).
+ * @param incoming the memories as they will be stored (hash, `current` and vector already recomputed).
+ * @returns one decision per memory, in the order of `incoming`.
  */
-export async function decideMemory(db: RecallDB, incoming: MemoryRecord): Promise<MemoryDecision> {
-  const existing = await db.memories.get(incoming.id);
-  if (existing) return incoming.updatedAt > existing.updatedAt ? { action: 'update', existing } : { action: 'skip', reason: 'up_to_date' };
-  if (await isTombstoned(db, incoming.namespace, incoming.hash)) return { action: 'skip', reason: 'forgotten' };
-  if (incoming.current === 1) {
-    const duplicate = await db.memories
-      .where('hash')
-      .equals(incoming.hash)
-      .and((x) => x.namespace === incoming.namespace && x.current === 1)
-      .first();
-    if (duplicate) return { action: 'skip', reason: 'duplicate' };
-  }
-  return { action: 'add' };
+export async function decideMemories(db: RecallDB, incoming: readonly MemoryRecord[]): Promise<MemoryDecision[]> {
+  if (incoming.length === 0) return [];
+  const [existing, tombstones] = await Promise.all([
+    db.memories.bulkGet(incoming.map((m) => m.id)),
+    db.tombstones.bulkGet(incoming.map((m) => [m.namespace, m.hash] as [string, string])),
+  ]);
+  const hashes = [...new Set(incoming.filter((m, i) => !existing[i] && !tombstones[i] && m.current === 1).map((m) => m.hash))];
+  const sameHash = (await Promise.all(hashes.map((h) => db.memories.where('hash').equals(h).toArray()))).flat();
+  // The batch's view of the rows that matter for the duplicate check: stored ones, as changed by
+  // the decisions made so far; `currentIds` indexes the current ones by namespace and hash.
+  const live = new Map<string, Pick<MemoryRecord, 'namespace' | 'hash' | 'current'>>();
+  const currentIds = new Map<string, Set<string>>();
+  const keyOf = (m: Pick<MemoryRecord, 'namespace' | 'hash'>) => `${m.namespace}\u0000${m.hash}`;
+  const setLive = (id: string, m: Pick<MemoryRecord, 'namespace' | 'hash' | 'current'>) => {
+    const before = live.get(id);
+    if (before) currentIds.get(keyOf(before))?.delete(id);
+    live.set(id, m);
+    if (m.current !== 1) return;
+    const ids = currentIds.get(keyOf(m)) ?? new Set<string>();
+    ids.add(id);
+    currentIds.set(keyOf(m), ids);
+  };
+  for (const r of sameHash) setLive(r.id, r);
+  return incoming.map((m, i): MemoryDecision => {
+    const stored = existing[i];
+    if (stored) {
+      if (!(m.updatedAt > stored.updatedAt)) return { action: 'skip', reason: 'up_to_date' };
+      setLive(m.id, m);
+      return { action: 'update', existing: stored };
+    }
+    if (tombstones[i]) return { action: 'skip', reason: 'forgotten' };
+    if (m.current === 1 && (currentIds.get(keyOf(m))?.size ?? 0) > 0) return { action: 'skip', reason: 'duplicate' };
+    setLive(m.id, m);
+    return { action: 'add' };
+  });
 }
 
 /** The record a file memory becomes: recomputed hash, `current` and a checked, normalized vector. */

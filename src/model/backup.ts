@@ -21,13 +21,16 @@ export interface ImportReport {
 }
 
 /**
- * Progress of an export or import (`event.transfer`): `done` of `total` — records for `export`,
- * bytes of the file for `check` (validation pass) and `write` (writing pass).
+ * Progress of an export or import (`event.transfer`): `done` of `total` — records for `export`
+ * and for `write` (the import's writing pass: records of the file written, of all its records as
+ * the check pass counted them), bytes of the file for `check` (the import's validation pass).
  */
 export interface TransferProgress {
   phase: 'export' | 'check' | 'write';
   done: number;
   total: number;
+  /** `check` only: records validated so far (how many the file holds is known when the pass ends). */
+  records?: number;
 }
 
 /** An import that did not finish (context killed, browser closed) and was undone when the core started. */

@@ -2,7 +2,8 @@
  * Import throughput in the built extension in real Chromium (issue 9, item 5): a backup holding
  * `RECALL_E2E_IMPORT_MESSAGES` messages (default 10,000, in 20 conversations, English and
  * Chinese) is exported through the panel, the store erased, and the file imported back through
- * the panel's Import input with its progress bar. The test checks that every message comes back
+ * the panel's Import input with its progress bar (copy, check, then records written of the file's
+ * total, which the bar must reach). The test checks that every message comes back
  * and prints the import time (the target is ≤ 10 s for 10k messages); the numbers go to the
  * report, not into an assertion, because the machine running e2e checks is shared.
  */
@@ -62,20 +63,35 @@ describe('import throughput', () => {
     await callCore(page, 'memory.eraseAll');
     expect(await messageCount(page)).toBe(0);
     await page.evaluate(() => {
-      // Phase → first time (ms) the progress bar showed it.
+      // Phase → first time (ms) the progress bar showed it; the last records line and counts of the write pass.
       const seen = new Map<string, number>();
-      (window as unknown as { phases: Map<string, number> }).phases = seen;
+      const w = window as unknown as { phases: Map<string, number>; written: { done: string | null; total: string | null; text: string | null } | null };
+      w.phases = seen;
+      w.written = null;
       new MutationObserver(() => {
-        const phase = document.querySelector('[data-testid="transfer-progress"]')?.getAttribute('data-phase');
+        const bar = document.querySelector('[data-testid="transfer-progress"]');
+        const phase = bar?.getAttribute('data-phase');
         if (phase && !seen.has(phase)) seen.set(phase, Date.now());
-      }).observe(document.body, { subtree: true, childList: true, attributes: true });
+        if (bar && phase === 'write') {
+          const text = bar.querySelector('[data-testid="transfer-records"]')?.textContent ?? null;
+          w.written = { done: bar.getAttribute('data-done'), total: bar.getAttribute('data-total'), text };
+        }
+      }).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
     });
     const started = Date.now();
     await page.getByTestId('memory-import-input').setInputFiles(file);
     await page.getByTestId('import-report').waitFor({ timeout: 600_000 });
     const ms = Date.now() - started;
     const phases = await page.evaluate(() => [...(window as unknown as { phases: Map<string, number> }).phases]);
-    expect(phases.map(([phase]) => phase)).toContain('write');
+    expect(phases.map(([phase]) => phase)).toEqual(expect.arrayContaining(['upload', 'check', 'write']));
+    // The bar counted records and reached done: every record of the file (conversations + messages) written.
+    const records = String(MESSAGES + CONVERSATIONS);
+    const written = await page.evaluate(() => (window as unknown as { written: { done: string; total: string; text: string } | null }).written);
+    expect(written).toEqual({
+      done: records,
+      total: records,
+      text: `${Number(records).toLocaleString('en')} of ${Number(records).toLocaleString('en')} records`,
+    });
     expect(await messageCount(page)).toBe(MESSAGES);
     const timeline = phases.map(([phase, at]) => `${phase} from ${at - started} ms`).join(', ');
     console.info(`[e2e import] ${MESSAGES} messages in ${CONVERSATIONS} conversations: import ${ms} ms (progress bar: ${timeline})`);

@@ -28,3 +28,31 @@ export async function openTestStore(options: { now?: number; embedder?: Embedder
   });
   return { db, store, embedder, setEmbedder: (e) => (embedder = e), setNow: (x) => (t = x) };
 }
+
+/** Stores opened by `storeOf`, one per database. */
+const storesByDb = new WeakMap<RecallDB, Promise<LongTermStore>>();
+
+/**
+ * The real long-term store over an existing database `db` (opened once per database, as the core
+ * opens it: from the persisted index, repairing it from the rows when they disagree), with no
+ * embedder unless `options.embedder` is given; for tests of code that writes through the store
+ * (the import). Flush it (`flushSnapshot`) before deleting the database in tests that care.
+ */
+export function storeOf(db: RecallDB, options: { embedder?: Embedder | null; now?: () => number } = {}): Promise<LongTermStore> {
+  let store = storesByDb.get(db);
+  if (!store) {
+    store = createMemoryStore({
+      db,
+      embedder: () => options.embedder ?? null,
+      ...(options.now ? { now: options.now } : {}),
+      loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
+    });
+    storesByDb.set(db, store);
+  }
+  return store;
+}
+
+/** Writes the pending lexical snapshot of the store `storeOf` opened over `db`, if any (call before deleting `db`). */
+export async function flushStoreOf(db: RecallDB): Promise<void> {
+  await (await storesByDb.get(db))?.flushSnapshot();
+}

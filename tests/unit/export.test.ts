@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecallDB } from '../../src/db/schema';
 import type { MemoryRecord } from '../../src/model/records';
-import { base64ToVector, exportAll, importAll as importFile, ImportError, parseExportFile, vectorToBase64 } from '../../src/backup';
+import { base64ToVector, exportAll, importAll as importFile, ImportError, parseExportFile, vectorToBase64, type ImportStore } from '../../src/backup';
 import { memoryHash } from '../../src/memory/long-term/text';
 import { importReportView } from '../../src/ui/lib/import-report';
-import { openTestStore } from '../helpers/ltm-test-store';
+import { flushStoreOf, openTestStore, storeOf } from '../helpers/ltm-test-store';
 
 /** `importAll` over the text of a file (as the extension does over the OPFS copy of the picked file). */
-const importAll = (db: RecallDB, store: { rebuildIndexes(): Promise<void> }, json: string, options?: Parameters<typeof importFile>[3]) =>
+const importAll = (db: RecallDB, store: ImportStore, json: string, options?: Parameters<typeof importFile>[3]) =>
   importFile(db, store, new Blob([json]), options);
 
 const dbs: RecallDB[] = [];
@@ -17,6 +17,7 @@ const open = () => {
   return db;
 };
 afterEach(async () => {
+  await Promise.all(dbs.map(flushStoreOf));
   await Promise.all(dbs.splice(0).map((d) => d.delete()));
 });
 
@@ -114,9 +115,16 @@ async function snapshot(db: RecallDB) {
   };
 }
 
-const noIndexes = () => {
+/** The real store over `db` (see `storeOf`), counting its index rebuilds. */
+const indexed = async (db: RecallDB) => {
+  const store = await storeOf(db);
   let rebuilt = 0;
-  return { store: { rebuildIndexes: async () => void (rebuilt += 1) }, rebuilt: () => rebuilt };
+  const rebuild = store.rebuildIndexes;
+  store.rebuildIndexes = async () => {
+    rebuilt += 1;
+    await rebuild();
+  };
+  return { store, rebuilt: () => rebuilt };
 };
 
 describe('vector base64', () => {
@@ -141,26 +149,35 @@ describe('exportAll / importAll', () => {
     expect(fileName).toBe('recall-export-2024-05-10.json');
     const target = open();
     await target.settings.put({ key: 'state.ltmMaintenance', value: { mergedThrough: T0 } });
-    const idx = noIndexes();
+    const idx = await indexed(target);
     const report = await importAll(target, idx.store, json, { now: () => T0 });
     // Imported memories keep old times: the next maintenance must compare everything again.
     expect(await target.settings.get('state.ltmMaintenance')).toBeUndefined();
     // 3 memories + 4 history rows + 1 conversation + 5 messages.
     expect(report).toEqual({ added: 13, updated: 0, skipped: 0, errors: [], needsEmbedding: 1, vectorsDropped: 0, forgotten: 0 });
-    expect(idx.rebuilt()).toBe(1);
+    // Each batch wrote its memories into the store's index in its own transaction: no rebuild, every memory indexed.
+    expect(idx.rebuilt()).toBe(0);
+    expect(idx.store.indexStats()).toMatchObject({ memories: 3, lexical: 3 });
 
     const before = await snapshot(source);
     const after = await snapshot(target);
     const byId = <T extends { id: string }>(rows: T[]) => [...rows].sort((a, b) => a.id.localeCompare(b.id));
-    expect(byId(after.memories)).toEqual(byId(before.memories));
+    // Vectors come back from the store's blocks (stored quantized): equal up to the quantization step.
+    const withoutVectors = (rows: MemoryRecord[]) => byId(rows).map(({ embedding: _e, ...row }) => row);
+    expect(withoutVectors(after.memories)).toEqual(withoutVectors(before.memories));
+    for (const m of before.memories) {
+      const back = after.memories.find((x) => x.id === m.id)!.embedding;
+      if (!m.embedding) expect(back).toBeNull();
+      else Array.from(m.embedding).forEach((x, i) => expect(back![i]).toBeCloseTo(x, 2));
+    }
     expect(byId(after.conversations)).toEqual(byId(before.conversations));
     expect(byId(after.messages)).toEqual(byId(before.messages));
     const imported = after.history.filter((h) => h.event === 'IMPORT');
     expect(imported.map((h) => h.memoryId).sort()).toEqual(['a', 'b', 'c']);
     expect(after.history.filter((h) => h.event !== 'IMPORT')).toEqual(expect.arrayContaining(before.history));
     expect(after.history).toHaveLength(before.history.length + 3);
-    // The vector survived exactly.
-    expect(Array.from((await target.memories.get('a'))!.embedding!)).toEqual(Array.from(new Float32Array([0.6, -0.8, 1e-7, -0])));
+    // The vector survived (up to the store's quantization step: it is read back from the blocks).
+    Array.from((await target.memories.get('a'))!.embedding!).forEach((x, i) => expect(x).toBeCloseTo([0.6, -0.8, 1e-7, -0][i]!, 2));
   });
 
   it('exports without vectors on request; imported memories then need embedding', async () => {
@@ -168,7 +185,8 @@ describe('exportAll / importAll', () => {
     await seed(source);
     const { json } = await exportAll(source, { includeEmbeddings: false });
     expect(parseExportFile(json).memories.every((m) => m.embedding === null && m.embeddingModel === null)).toBe(true);
-    const report = await importAll(open(), noIndexes().store, json, { now: () => T0 });
+    const target = open();
+    const report = await importAll(target, await storeOf(target), json, { now: () => T0 });
     expect(report.needsEmbedding).toBe(3);
   });
 
@@ -176,12 +194,12 @@ describe('exportAll / importAll', () => {
     const source = open();
     await seed(source);
     const target = open();
-    await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 });
-    const second = await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 });
+    await importAll(target, await storeOf(target), (await exportAll(source)).json, { now: () => T0 });
+    const second = await importAll(target, await storeOf(target), (await exportAll(source)).json, { now: () => T0 });
     expect(second).toEqual({ added: 0, updated: 0, skipped: 13, errors: [], needsEmbedding: 0, vectorsDropped: 0, forgotten: 0 });
 
     await source.memories.update('b', { text: 'Lives in Hangzhou, Xihu district', updatedAt: T0 + 1000 });
-    const third = await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 + 2000 });
+    const third = await importAll(target, await storeOf(target), (await exportAll(source)).json, { now: () => T0 + 2000 });
     expect(third.updated).toBe(1);
     expect((await target.memories.get('b'))!.text).toBe('Lives in Hangzhou, Xihu district');
     const last = (await target.memoryHistory.where('memoryId').equals('b').toArray()).at(-1);
@@ -217,7 +235,7 @@ describe('exportAll / importAll', () => {
     const target = open();
     await target.conversations.add({ id: 'c1', title: 'x', namespace: 'default', strategy: { kind: 'full-buffer' }, createdAt: T0, updatedAt: T0 + 99 });
     await target.memories.add(memory('zz', 'lives in  HANGZHOU'));
-    const report = await importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 });
+    const report = await importAll(target, await storeOf(target), (await exportAll(source)).json, { now: () => T0 });
     expect(report.errors).toEqual([]);
     expect(await target.memories.get('b')).toBeUndefined();
     // The local conversation is newer: kept.
@@ -231,7 +249,7 @@ describe('exportAll / importAll', () => {
     await target.conversations.add({ id: 'c1', title: 'x', namespace: 'default', strategy: { kind: 'full-buffer' }, createdAt: T0, updatedAt: T0 + 99 });
     await target.messages.add({ id: 'other', conversationId: 'c1', seq: 0, role: 'user', content: 'hi', createdAt: T0, status: 'complete' });
     const before = await snapshot(target);
-    await expect(importAll(target, noIndexes().store, (await exportAll(source)).json, { now: () => T0 })).rejects.toThrow(
+    await expect(importAll(target, await storeOf(target), (await exportAll(source)).json, { now: () => T0 })).rejects.toThrow(
       'Message m1 cannot be imported: position 0 of conversation c1 already holds another message (other). Nothing was imported.',
     );
     expect(await snapshot(target)).toEqual(before);
@@ -242,8 +260,9 @@ describe('exportAll / importAll', () => {
     async function expectRefused(json: string, message: RegExp) {
       const target = open();
       await seed(target);
+      // The store opens first (it moves the seeded rows' vectors into its blocks): `before` is what it serves.
+      const idx = await indexed(target);
       const before = await snapshot(target);
-      const idx = noIndexes();
       await expect(importAll(target, idx.store, json)).rejects.toThrow(ImportError);
       await expect(importAll(target, idx.store, json)).rejects.toThrow(message);
       expect(await snapshot(target)).toEqual(before);
@@ -305,7 +324,7 @@ describe('exportAll / importAll', () => {
       writes += 1;
       if (writes === 3) throw new Error('QuotaExceededError (simulated)');
     });
-    await expect(importAll(target, noIndexes().store, json)).rejects.toThrow(/QuotaExceeded/);
+    await expect(importAll(target, await storeOf(target), json)).rejects.toThrow(/QuotaExceeded/);
     expect(await snapshot(target)).toEqual({ memories: [], history: [], conversations: [], messages: [] });
   });
 });

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecallDB } from '../../src/db/schema';
+import { flushStoreOf, storeOf } from '../helpers/ltm-test-store';
 import type { ConversationRecord, MessageRecord } from '../../src/model/records';
 import { importAll } from '../../src/backup';
 
@@ -16,11 +17,11 @@ const open = () => {
   return db;
 };
 afterEach(async () => {
+  await Promise.all(dbs.map(flushStoreOf));
   await Promise.all(dbs.splice(0).map((d) => d.delete()));
 });
 
 const T0 = Date.UTC(2025, 5, 1);
-const noIndexes = { rebuildIndexes: async () => undefined };
 
 const conversation = (id: string, updatedAt = T0): ConversationRecord => ({
   id,
@@ -61,7 +62,7 @@ describe('batched conversation and message writes', () => {
       [{ ...conversation('a', T0 + 5), title: 'file a' }, { ...conversation('b', T0 + 1), title: 'file b' }, conversation('c')],
       [message('a0', 'a', 0), message('a1', 'a', 1), message('b0', 'b', 0), message('c0', 'c', 0), message('c1', 'c', 1)],
     );
-    const report = await importAll(db, noIndexes, source, { now: () => T0, batchSize: 2 });
+    const report = await importAll(db, await storeOf(db), source, { now: () => T0, batchSize: 2 });
     // added: conversation c, messages a1, c0, c1 = 4; updated: conversation a = 1; skipped: conversation b, messages a0, b0 = 3.
     expect(report).toEqual({ added: 4, updated: 1, skipped: 3, errors: [], needsEmbedding: 0, vectorsDropped: 0, forgotten: 0 });
     expect(await contents(db)).toEqual({
@@ -86,7 +87,7 @@ describe('batched conversation and message writes', () => {
     await db.conversations.add(conversation('a', T0 + 10));
     await db.messages.add(message('local', 'a', 3));
     const source = file([conversation('a'), conversation('n')], [message('n0', 'n', 0), message('n1', 'n', 1), message('a2', 'a', 2), message('a3', 'a', 3)]);
-    await expect(importAll(db, noIndexes, source, { now: () => T0, batchSize: 2 })).rejects.toThrow(
+    await expect(importAll(db, await storeOf(db), source, { now: () => T0, batchSize: 2 })).rejects.toThrow(
       'Message a3 cannot be imported: position 3 of conversation a already holds another message (local). Nothing was imported.',
     );
     expect(await contents(db)).toEqual({ conversations: [['a', 'Title a', T0 + 10]], messages: [['local', 'a', 3]], settings: [] });
@@ -97,11 +98,11 @@ describe('batched conversation and message writes', () => {
     await db.conversations.add(conversation('a', T0 + 10));
     await db.messages.bulkAdd([message('local1', 'a', 1), message('local5', 'a', 5)]);
     // Wanted seqs 0, 2 and 4: the range 0..4 holds local1 at seq 1, which no file message wants.
-    const near = await importAll(db, noIndexes, file([], [message('a0', 'a', 0), message('a2', 'a', 2), message('a4', 'a', 4)]), { now: () => T0 });
+    const near = await importAll(db, await storeOf(db), file([], [message('a0', 'a', 0), message('a2', 'a', 2), message('a4', 'a', 4)]), { now: () => T0 });
     expect(near).toMatchObject({ added: 3, updated: 0, skipped: 0 });
     // Wanted seqs 3 and 500: the span (498) exceeds 4 × 2 positions, so the exact positions are looked up; 3 is free, 500 is not.
     await db.messages.add(message('local500', 'a', 500));
-    await expect(importAll(db, noIndexes, file([], [message('a3', 'a', 3), message('b500', 'a', 500)]), { now: () => T0 })).rejects.toThrow(
+    await expect(importAll(db, await storeOf(db), file([], [message('a3', 'a', 3), message('b500', 'a', 500)]), { now: () => T0 })).rejects.toThrow(
       'Message b500 cannot be imported: position 500 of conversation a already holds another message (local500). Nothing was imported.',
     );
     expect((await contents(db)).messages).toEqual([
@@ -122,7 +123,7 @@ describe('batched conversation and message writes', () => {
       if (created === 3) throw new Error('QuotaExceededError (simulated)');
     });
     const source = file([conversation('a')], [message('a0', 'a', 0), message('a1', 'a', 1), message('a2', 'a', 2), message('a3', 'a', 3)]);
-    const failure = await importAll(db, noIndexes, source, { now: () => T0, batchSize: 2 }).catch((error: unknown) => error);
+    const failure = await importAll(db, await storeOf(db), source, { now: () => T0, batchSize: 2 }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Error);
     expect((failure as Error).name).not.toBe('BulkError');
     expect((failure as Error).message).toContain('QuotaExceededError (simulated)');

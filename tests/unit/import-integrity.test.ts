@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecallDB } from '../../src/db/schema';
+import { flushStoreOf, storeOf } from '../helpers/ltm-test-store';
 import type { MemoryRecord } from '../../src/model/records';
 import { createMemoryStore } from '../../src/memory/long-term/store';
 import {
@@ -32,11 +33,12 @@ const open = (name = `import-${crypto.randomUUID()}`) => {
   return db;
 };
 afterEach(async () => {
+  await Promise.all(dbs.map(flushStoreOf));
   await Promise.all(dbs.splice(0).map((d) => d.delete()));
 });
 
 const T0 = Date.UTC(2025, 2, 1);
-const noIndexes = { rebuildIndexes: async () => undefined };
+const voyWasm = async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>;
 
 /** A file memory (JSON shape of export format v1). */
 function fileMemory(id: string, text: string, extra: Record<string, unknown> = {}) {
@@ -116,7 +118,7 @@ describe('import recomputes what it can derive (item 11)', () => {
     const db = open();
     await db.memories.add({ ...(fileMemory('old', 'Lives in Shenzhen') as unknown as MemoryRecord), embedding: null });
     const forged = fileMemory('new', 'Has a cat named Mochi', { hash: memoryHash('Lives in Shenzhen') });
-    const report = await importAll(db, noIndexes, new Blob([file({ memories: [forged] })]), { now: () => T0 });
+    const report = await importAll(db, await storeOf(db), new Blob([file({ memories: [forged] })]), { now: () => T0 });
     expect(report.added).toBe(1);
     expect((await db.memories.get('new'))!.hash).toBe(memoryHash('Has a cat named Mochi'));
     expect((await db.memories.get('new'))!.hash).not.toBe(memoryHash('Lives in Shenzhen'));
@@ -157,20 +159,20 @@ describe('import recomputes what it can derive (item 11)', () => {
   it('duplicate ids inside one file refuse the file, naming the id (memories, conversations, messages)', async () => {
     const db = open();
     const twice = file({ memories: [fileMemory('m-1', 'Lives in Hangzhou'), fileMemory('m-1', 'Lives in Lisbon')] });
-    await expect(importAll(db, noIndexes, new Blob([twice]))).rejects.toThrow(
+    await expect(importAll(db, await storeOf(db), new Blob([twice]))).rejects.toThrow(
       'The file holds two memories with the id "m-1"; it is inconsistent. Nothing was imported.',
     );
     const convs = file({ conversations: [conversation('c'), conversation('c')] });
-    await expect(importAll(db, noIndexes, new Blob([convs]))).rejects.toThrow('two conversations with the id "c"');
+    await expect(importAll(db, await storeOf(db), new Blob([convs]))).rejects.toThrow('two conversations with the id "c"');
     const msgs = file({ conversations: [conversation('c')], messages: [message('x', 'c', 0), message('x', 'c', 1)] });
-    await expect(importAll(db, noIndexes, new Blob([msgs]))).rejects.toThrow('two messages with the id "x"');
+    await expect(importAll(db, await storeOf(db), new Blob([msgs]))).rejects.toThrow('two messages with the id "x"');
     expect(await contents(db)).toEqual({ memories: [], history: [], conversations: [], messages: [] });
   });
 
   it('two messages at one position (conversationId + seq) refuse the file', async () => {
     const db = open();
     const clash = file({ conversations: [conversation('c')], messages: [message('a', 'c', 0), message('b', 'c', 1), message('z', 'c', 1)] });
-    await expect(importAll(db, noIndexes, new Blob([clash]))).rejects.toThrow(
+    await expect(importAll(db, await storeOf(db), new Blob([clash]))).rejects.toThrow(
       'The file holds two messages at position 1 of conversation "c" ("b" and "z"); it is inconsistent. Nothing was imported.',
     );
     expect(await contents(db)).toEqual({ memories: [], history: [], conversations: [], messages: [] });
@@ -235,7 +237,7 @@ describe('streaming export and import (item 2)', () => {
     expect(text).toBe((await exportAll(source, { now: () => T0 })).json);
 
     const target = open();
-    const report = await importAll(target, noIndexes, chunkedSource(text, 3), { now: () => T0, batchSize: 4 });
+    const report = await importAll(target, await storeOf(target), chunkedSource(text, 3), { now: () => T0, batchSize: 4 });
     // 7 memories + 7 history rows + 2 conversations + 7 messages
     expect(report).toMatchObject({ added: 23, updated: 0, skipped: 0, errors: [], vectorsDropped: 0 });
     expect((await target.memories.toArray()).map((m) => m.id)).toEqual((await source.memories.toArray()).map((m) => m.id));
@@ -257,7 +259,9 @@ describe('streaming export and import (item 2)', () => {
       created += 1;
       if (created === 6) throw new Error('QuotaExceededError (simulated)');
     });
-    await expect(importAll(target, noIndexes, new Blob([(await exportAll(source)).json]), { now: () => T0, batchSize: 3 })).rejects.toThrow(/QuotaExceeded/);
+    await expect(importAll(target, await storeOf(target), new Blob([(await exportAll(source)).json]), { now: () => T0, batchSize: 3 })).rejects.toThrow(
+      /QuotaExceeded/,
+    );
     expect(await contents(target)).toEqual({ memories: [['mem-000', 'fact number 0']], history: [], conversations: [], messages: [] });
     expect((await target.memories.get('mem-000'))!.updatedAt).toBe(T0 - 5); // the older local version is back
     expect((await target.settings.toArray()).map((r) => r.key)).toEqual([]);
@@ -274,9 +278,11 @@ describe('a context killed mid-import (journal undone on start-up)', () => {
     const target = open(name);
     await target.memories.add({ ...(fileMemory('local', 'my own memory') as unknown as MemoryRecord), embedding: null });
     // Pass 2 (the write pass) stops after 30 pieces of 256 bytes (about 20 of the 40 memories), for good: the context is dead.
-    void importAll(target, noIndexes, chunkedSource(json, 256, { onPass: 2, afterChunks: 30 }), { now: () => T0, batchSize: 5, fileName: 'backup.json' }).catch(
-      () => undefined,
-    );
+    void importAll(target, await storeOf(target), chunkedSource(json, 256, { onPass: 2, afterChunks: 30 }), {
+      now: () => T0,
+      batchSize: 5,
+      fileName: 'backup.json',
+    }).catch(() => undefined);
     for (let i = 0; i < 200 && (await target.settings.where('key').startsWith(IMPORT_UNDO_PREFIX).count()) < 2; i += 1)
       await new Promise((r) => setTimeout(r, 10));
     const partial = await target.memories.count();
@@ -292,15 +298,67 @@ describe('a context killed mid-import (journal undone on start-up)', () => {
     expect(await contents(restarted)).toEqual({ memories: [['local', 'my own memory']], history: [], conversations: [], messages: [] });
     expect((await restarted.settings.toArray()).map((r) => r.key)).toEqual([IMPORT_NOTICE_KEY]);
 
-    const report = await importAll(restarted, noIndexes, new Blob([json]), { now: () => T0, batchSize: 5 });
+    const report = await importAll(restarted, await storeOf(restarted), new Blob([json]), { now: () => T0, batchSize: 5 });
     expect(report.added).toBe(40);
     expect(await restarted.memories.count()).toBe(41);
     expect(new Set((await restarted.memories.toArray()).map((m) => m.id)).size).toBe(41);
   });
 
+  it("batches write the store's index with their rows; killed mid-import, start-up undoes them and the reopened index matches the rows again", async () => {
+    const embedder = createHashedEmbedder(16, 'test/hashed-16');
+    const name = `import-killed-index-${crypto.randomUUID()}`;
+    const target = open(name);
+    const store = await storeOf(target, { embedder, now: () => T0 });
+    await store.add({ namespace: 'default', kind: 'fact', text: 'my own memory' }, 'user');
+    const { memory: local } = await store.add({ namespace: 'default', kind: 'fact', text: 'Lives in Shenzhen', createdAt: T0 - 100 }, 'user');
+    const texts = Array.from({ length: 30 }, (_, i) => `imported fact ${i} about the garden`);
+    const vectors = await embedder.embed(['Lives in Hangzhou near the lake', ...texts]);
+    // The file: a newer version of the local memory first (an update, in batch 1), then 30 new memories.
+    const json = file({
+      memories: [
+        fileMemory(local.id, 'Lives in Hangzhou near the lake', {
+          updatedAt: T0 + 10,
+          embedding: vectorToBase64(vectors[0]!),
+          embeddingModel: embedder.modelId,
+        }),
+        ...texts.map((text, i) =>
+          fileMemory(`n-${String(i).padStart(2, '0')}`, text, { embedding: vectorToBase64(vectors[i + 1]!), embeddingModel: embedder.modelId }),
+        ),
+      ],
+    });
+    const [shenzhen] = await embedder.embed(['Lives in Shenzhen']);
+    const importing = importAll(target, store, chunkedSource(json, 200, { onPass: 2, afterChunks: 30 }), {
+      now: () => T0,
+      batchSize: 5,
+      embedder: { modelId: embedder.modelId, dimension: 16 },
+    });
+    void importing.catch(() => undefined);
+    for (let i = 0; i < 300 && (await target.settings.where('key').startsWith(IMPORT_UNDO_PREFIX).count()) < 2; i += 1)
+      await new Promise((r) => setTimeout(r, 10));
+    // Committed batches are in the live index already (no rebuild ran): the update and some new memories.
+    expect(store.indexStats().memories).toBeGreaterThan(4);
+    expect(store.indexStats().memories).toBeLessThan(32);
+    expect((await store.search({ text: 'Hangzhou lake', namespace: 'default', k: 3 }, { mode: 'lexical' }))[0]?.memory.id).toBe(local.id);
+    target.close();
+
+    // The core starts again: the journal is undone before the store opens, which then repairs its index from the rows.
+    const restarted = open(name);
+    expect(await recoverInterruptedImport(restarted, () => T0 + 1)).toMatchObject({ fileName: 'import' });
+    const reopened = await createMemoryStore({ db: restarted, embedder: () => embedder, now: () => T0, loadVoyWasm: voyWasm });
+    await reopened.whenIndexed();
+    expect(reopened.indexStats()).toMatchObject({ memories: 2, lexical: 2, vector: { size: 2 } });
+    const catalog = await reopened.catalog('default');
+    expect(catalog.map((e) => e.normalized).sort()).toEqual(['lives in shenzhen', 'my own memory']);
+    expect(catalog.find((e) => e.id === local.id)?.normalized).toBe('lives in shenzhen'); // the local version is back
+    expect(await reopened.search({ text: 'Hangzhou lake garden', namespace: 'default', k: 5 }, { mode: 'lexical' })).toEqual([]);
+    const nearest = await reopened.nearest(shenzhen!, { namespace: 'default', k: 1 });
+    expect(nearest[0]?.memory.id).toBe(local.id);
+    expect(nearest[0]!.similarity).toBeCloseTo(1, 5);
+  });
+
   it('a second import while one is in progress is refused', async () => {
     const db = open();
     await db.settings.put({ key: IMPORT_JOURNAL_KEY, value: { importId: 'x', fileName: 'a.json', startedAt: T0 } });
-    await expect(importAll(db, noIndexes, new Blob([file({})]))).rejects.toThrow(ImportError);
+    await expect(importAll(db, await storeOf(db), new Blob([file({})]))).rejects.toThrow(ImportError);
   });
 });

@@ -7,11 +7,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecallDB } from '../../src/db/schema';
 import { exportAll, importAll } from '../../src/backup';
+import { storeOf } from '../helpers/ltm-test-store';
 import { EPISODIC_JOB } from '../../src/memory/long-term';
 import { EXTRACT_JOB, MAINTENANCE_JOB, REEMBED_JOB } from '../../src/memory/long-term/jobs';
 import { ENTITY_JOB, FOLD_JOB, SUMMARY_JOB } from '../../src/memory/short-term';
 import { changeUiLanguage, i18n, translate } from '../../src/ui/i18n/instance';
 import { importReportView } from '../../src/ui/lib/import-report';
+import { formatCount } from '../../src/ui/lib/format';
+import { transferRecordsText, transferView } from '../../src/ui/lib/transfer';
 import { currentJobPercent, JOB_LABELS, jobFailureViews, jobLabelKey } from '../../src/ui/lib/jobs';
 import { promptNoticeViews } from '../../src/ui/lib/prompt-notices';
 import type { PromptNotice } from '../../src/model/trace';
@@ -81,6 +84,30 @@ describe('promptNoticeViews', () => {
     expect(promptNoticeViews([{ code: 'something_new' } as unknown as PromptNotice, { code: 'keyword_memory_only' }]).map((v) => v.code)).toEqual([
       'keyword_memory_only',
     ]);
+  });
+});
+
+describe('the import progress line (transferView, transferRecordsText)', () => {
+  it('shows records checked, then records written of the total, in English and Chinese; nothing for an export', async () => {
+    const format = (n: number) => formatCount(n, 'en');
+    const checking = transferView({ phase: 'check', done: 1_000_000, total: 4_000_000, records: 2500 });
+    expect(checking).toEqual({ phase: 'check', fraction: 0.25, records: { done: 2500, total: null } });
+    const writing = transferView({ phase: 'write', done: 10_020, total: 10_020 });
+    expect(writing).toEqual({ phase: 'write', fraction: 1, records: { done: 10_020, total: 10_020 } });
+    const one = transferRecordsText(transferView({ phase: 'check', done: 10, total: 100, records: 1 }), format)!;
+    await changeUiLanguage('en');
+    const line = (v: ReturnType<typeof transferView>) => {
+      const text = transferRecordsText(v, format)!;
+      return translate(text.key, text.options);
+    };
+    expect(line(checking)).toBe('2,500 records checked');
+    expect(translate(one.key, one.options)).toBe('1 record checked');
+    expect(line(writing)).toBe('10,020 of 10,020 records');
+    await changeUiLanguage('zh-CN');
+    expect(line(checking)).toBe('已检查 2,500 条记录');
+    expect(line(writing)).toBe('已导入 10,020 / 10,020 条记录');
+    await changeUiLanguage('en');
+    expect(transferRecordsText(transferView({ phase: 'export', done: 3, total: 9 }), format)).toBeNull();
   });
 });
 
@@ -200,7 +227,7 @@ describe('importReportView', () => {
       ]);
       const { json } = await exportAll(source, { now: () => T0 });
       const target = open();
-      const store = { rebuildIndexes: async () => undefined };
+      const store = await storeOf(target);
 
       const first = importReportView(await importAll(target, store, new Blob([json]), { now: () => T0 }));
       expect(first.title).toBe('memory.importReport.title');

@@ -141,14 +141,18 @@ describe('memory store', () => {
     await flush();
     expect(memory.importing).toBe(true);
     staged[0]!.progress(file.size / 2);
-    expect(memory.transfer).toEqual({ phase: 'upload', fraction: 0.5 });
+    expect(memory.transfer).toEqual({ phase: 'upload', fraction: 0.5, records: null });
     stageGate.resolve();
     await flush();
     expect(api.callsOf('memory.import')).toEqual([{ fileName: 'staged-1.json' }]);
-    api.emit('event.transfer', { phase: 'check', done: 25, total: 100 });
-    expect(memory.transfer).toEqual({ phase: 'check', fraction: 0.25 });
+    // Check pass: bytes of the file (the bar) and records validated so far (their total is not known yet).
+    api.emit('event.transfer', { phase: 'check', done: 25, total: 100, records: 7 });
+    expect(memory.transfer).toEqual({ phase: 'check', fraction: 0.25, records: { done: 7, total: null } });
+    // Write pass: records written of the file's total.
+    api.emit('event.transfer', { phase: 'write', done: 30, total: 40 });
+    expect(memory.transfer).toEqual({ phase: 'write', fraction: 0.75, records: { done: 30, total: 40 } });
     api.emit('event.transfer', { phase: 'write', done: 150, total: 100 });
-    expect(memory.transfer).toEqual({ phase: 'write', fraction: 1 });
+    expect(memory.transfer).toEqual({ phase: 'write', fraction: 1, records: { done: 100, total: 100 } });
     importing.resolve(report);
     await run;
     expect(memory.importReport).toEqual(report);

@@ -10,6 +10,7 @@ import type { RetrievedMemory } from '../../model/context';
 import type { SlotKey } from './slots';
 import type { FusionWeights, WeightingOptions } from './retrieval/fusion';
 import type { VectorIndexStats } from './retrieval/vector';
+import type { Table } from 'dexie';
 
 /** A retrieval request. */
 export interface RetrievalQuery {
@@ -173,6 +174,28 @@ export interface LongTermStore {
    *   unknown kind; nothing is written then.
    */
   addMany(inputs: readonly NewMemory[], source: string): Promise<{ memory: MemoryRecord; created: boolean }[]>;
+  /**
+   * Bulk write of memories decided elsewhere (an import batch): runs `write` in the store's write
+   * queue, inside ONE read-write transaction over the memory tables (`memories`, `memoryHistory`,
+   * `memoryIndex`, `tombstones`) and `options.tables`. `write` reads and writes whatever it needs
+   * (history, other tables, its undo record) except memory rows, and returns the memories to store:
+   * `added` (new ids) and `updated` (replacing the stored row of the same id), complete records
+   * (hash, `current`, times set by the caller; `embedding` L2-normalized or `null`, with its
+   * `embeddingModel`). The store writes those rows (without their vector: it goes into the
+   * blocks), their blocks and the header in the same transaction; the lexical index follows after
+   * the commit; the lexical snapshot waits for idle (one after the last of many batches). No
+   * history is written by the store and no duplicate or tombstone check is made: the caller decides.
+   * A vector of another dimension than the stored vectors of its model and namespace is not
+   * indexed: that memory is stored without one (`embeddingModel: null`, its record object changed
+   * too) and listed in `unindexed`.
+   * @returns what `write` returned (`result`) and the ids stored without their vector.
+   * @throws what `write` or Dexie throws (a failed row write throws its own error, not Dexie's
+   *   `BulkError`); nothing is written then.
+   */
+  putMemories<T>(
+    write: () => Promise<{ added: MemoryRecord[]; updated: MemoryRecord[]; result: T }>,
+    options?: { tables?: readonly Table[] },
+  ): Promise<{ result: T; unindexed: string[] }>;
   /** Changes a memory and records `event` (default `UPDATE`) in the history. @throws when `id` is unknown. */
   update(id: string, patch: MemoryPatch, source: string, event?: MemoryEvent): Promise<MemoryRecord>;
   /** Closes a memory's validity at `at` (ms) instead of erasing it (history event `INVALIDATE`). */
@@ -210,7 +233,7 @@ export interface LongTermStore {
   /**
    * Re-reads every memory row from Dexie and rebuilds the persisted index (blocks, header,
    * lexical snapshot) in one transaction that also moves any `embedding` found in a row into the
-   * blocks (rows written by an import). The repair path: O(rows).
+   * blocks (rows written behind the store, e.g. by an import's undo). The repair path: O(rows).
    */
   rebuildIndexes(): Promise<void>;
   /** Sets `lastAccessedAt = at` and increments `accessCount` of the given memories (unknown ids are ignored). */

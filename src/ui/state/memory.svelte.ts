@@ -15,20 +15,15 @@
  */
 import type { MemoryHistoryRecord, MemoryView } from '../../model/records';
 import { type MemoryKind, MAX_MEMORY_TEXT_CHARS, DEFAULT_NAMESPACE } from '../../model/memory';
-import type { ImportReport, TransferProgress } from '../../model/backup';
+import type { ImportReport } from '../../model/backup';
 import { t } from '../i18n/index.svelte';
 import { errorKey, errorText } from '../lib/errors';
 import { downloadStagedFile } from '../lib/download';
 import { checkImportFile, checkImportSize, importRouteOfFile, stageImportFile } from '../lib/import-file';
 import type { HistoryImportReport, SavedMemoriesReport } from '../../model/history-import';
+import { transferView, type TransferView } from '../lib/transfer';
 import type { StoreApi } from './api';
 import type { NoticesStore } from './notices.svelte';
-
-/** Progress of the export or import running now; `upload` = copying the picked file into OPFS. `fraction` in 0…1. */
-export interface TransferView {
-  phase: TransferProgress['phase'] | 'upload';
-  fraction: number;
-}
 
 /** The file boundaries of export/import (OPFS and the browser's download); the real ones by default. */
 export interface MemoryFiles {
@@ -102,7 +97,7 @@ export class MemoryStore {
   /** Follows `event.transfer` while this panel runs an export or import. @returns the unsubscribe. */
   listen(): () => void {
     return this.#deps.subscribe('event.transfer', (p) => {
-      if (this.exporting || this.importing) this.transfer = { phase: p.phase, fraction: p.total > 0 ? Math.min(1, p.done / p.total) : 0 };
+      if (this.exporting || this.importing) this.transfer = transferView(p);
     });
   }
 
@@ -244,7 +239,7 @@ export class MemoryStore {
   /** Exports everything to a JSON file the browser downloads (age-encrypted when `passphrase` is set); progress in `transfer`. Failures become a notice. */
   async exportAll(): Promise<void> {
     this.exporting = true;
-    this.transfer = { phase: 'export', fraction: 0 };
+    this.transfer = { phase: 'export', fraction: 0, records: null };
     try {
       const { fileName, downloadName } = await this.#deps.request('memory.export', this.passphrase ? { passphrase: this.passphrase } : undefined, {
         retry: true,
@@ -289,8 +284,11 @@ export class MemoryStore {
         this.importError = { title: t(errorKey('backup', 'passphrase_required')), detail: null };
         return;
       }
-      this.transfer = { phase: 'upload', fraction: 0 };
-      const fileName = await this.#files.stage(file, (bytes) => (this.transfer = { phase: 'upload', fraction: file.size > 0 ? bytes / file.size : 1 }));
+      this.transfer = { phase: 'upload', fraction: 0, records: null };
+      const fileName = await this.#files.stage(
+        file,
+        (bytes) => (this.transfer = { phase: 'upload', fraction: file.size > 0 ? bytes / file.size : 1, records: null }),
+      );
       if (route === 'history') {
         const data = { fileName, displayName: file.name, namespace: DEFAULT_NAMESPACE, modifiedAt: file.lastModified };
         this.historyReport = await this.#deps.request('history.import', data);

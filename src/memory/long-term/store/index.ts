@@ -14,9 +14,9 @@
  * (no memory row, no text) and answers; the snapshot is loaded, and only the `dirty` ids
  * re-indexed, in the background (the first task of the write queue). When the
  * header is missing, its row count disagrees with `db.memories`, or rows are marked `pending`
- * (written behind the store's back with an inline vector: an import killed before its
- * `rebuildIndexes`; see `MemoryRecord.pending`), the whole index is rebuilt from the rows and persisted
- * again (`rebuildIndexes`, also run after an import or an erase).
+ * (written behind the store's back with an inline vector: an import's undo putting previous
+ * versions back; see `MemoryRecord.pending`), the whole index is rebuilt from the rows and persisted
+ * again (`rebuildIndexes`, also run after an erase and after a failed import's undo).
  *
  * Writes are serialized (one mutation at a time), so the duplicate check and the index updates
  * never interleave. Each write puts the memory row, its history entry, the blocks it changes and
@@ -30,12 +30,13 @@
  * is open over a database, reading a row through Dexie gives the `MemoryRecord` shape back
  * (`embedding` filled from the blocks by a reading hook), so export, maintenance and
  * consolidation read vectors as before. A row written by someone else WITH an `embedding` field
- * (an import) keeps it until `rebuildIndexes` moves it into the blocks, in one transaction.
+ * (an import's undo) keeps it until `rebuildIndexes` moves it into the blocks, in one transaction.
  *
  * The store is cut along its seams: `./rows.ts` (rows, accesses, tombstones, the reading hook),
  * `./index-sync.ts` (blocks + lexical snapshot: open, repair, the write transaction),
  * `./search.ts` (hybrid search and ranking), `./reembed.ts` (re-embedding); this file composes
- * them and holds the writes (add, update, invalidate, remove).
+ * them and holds the writes (add, update, invalidate, remove, and `putMemories`, the bulk write of
+ * an import batch: rows and blocks in the batch's own transaction, so an import needs no rebuild).
  *
  * Voy (k-d tree) is loaded but not used for search: measured side by side with the block scan
  * (bench/vector-layout.bench.ts) it never beat the exact scan at 384 dimensions, from 1k to 100k
@@ -62,6 +63,20 @@ export { SNAPSHOT_DELAY_MS } from './index-sync';
 export { ROUND_COVERAGE } from './search';
 export type { CatalogEntry, IndexStats, LongTermStore, RetrievalMode, SearchOptions, StoreOpenStats } from '../types';
 
+/**
+ * Awaits a Dexie bulk write and throws the first failed item's own error (e.g. a
+ * `QuotaExceededError`, a `ConstraintError`) instead of Dexie's `BulkError` wrapping it, so the
+ * caller's transaction aborts with the cause a single write would have given.
+ */
+async function throwingBulk(write: Promise<unknown>): Promise<void> {
+  try {
+    await write;
+  } catch (error) {
+    const failures = (error as { name?: string; failures?: unknown[] }).name === 'BulkError' ? (error as { failures?: unknown[] }).failures : undefined;
+    throw failures?.[0] ?? error;
+  }
+}
+
 /** Dependencies of `createMemoryStore`. */
 export interface MemoryStoreDeps {
   db: RecallDB;
@@ -80,7 +95,8 @@ export interface MemoryStoreDeps {
   /**
    * Called (synchronously, after the write) whenever a memory was stored or re-written without a
    * vector (no embedder was ready, or embedding failed): the core queues `ltm.reembed` so every
-   * memory eventually gets its vector. Must not throw.
+   * memory eventually gets its vector. Must not throw. Not called by `putMemories`, whose caller
+   * (the import) queues the re-embedding itself once all its batches are written.
    */
   onMissingEmbedding?: () => void;
 }
@@ -268,6 +284,38 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         );
         if (fresh.some((f) => f.record.embedding === null)) deps.onMissingEmbedding?.();
         return results;
+      });
+    },
+
+    putMemories(write, options = {}) {
+      return serial(async () => {
+        let out: Awaited<ReturnType<typeof write>> | null = null;
+        const unindexed: string[] = [];
+        await sync.writeIndexed(
+          [],
+          async (batch) => {
+            const written = (out = await write());
+            const all = [...written.added, ...written.updated];
+            for (const record of all) {
+              const indexed = batch.put(indexedOf(record), record.embedding, record.embeddingModel);
+              if (!indexed && record.embedding) {
+                Object.assign(record, { embedding: null, embeddingModel: null });
+                unindexed.push(record.id);
+              }
+            }
+            if (written.added.length > 0) await throwingBulk(db.memories.bulkAdd(written.added.map(toRow)));
+            if (written.updated.length > 0) await throwingBulk(db.memories.bulkPut(written.updated.map(toRow)));
+            return {
+              countDelta: written.added.length,
+              dirty: all.map((r) => r.id),
+              lexical: () => {
+                for (const record of all) indexLexical(sync.lexical, record);
+              },
+            };
+          },
+          { tables: options.tables ?? [], idleSnapshot: true },
+        );
+        return { result: out!.result, unindexed };
       });
     },
 
