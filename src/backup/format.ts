@@ -136,6 +136,11 @@ export const memorySchema = z.object({
   pinned: z.boolean(),
   hash: z.string().min(1),
   supersededBy: z.string().optional(),
+  /** Who said it (`MemoryRecord.speakers`); files written before speakers existed have none. */
+  speakers: z
+    .object({ user: z.string().min(1).max(200).optional(), assistant: z.string().min(1).max(200).optional() })
+    .strict()
+    .optional(),
 });
 
 /** One history entry of the file (no auto-increment id). */
@@ -187,6 +192,8 @@ export const messageSchema = z.object({
   errorCode: z.enum(ENGINE_ERROR_CODES).optional(),
   errorInfo: codedErrorSchema.optional(),
   truncated: z.boolean().optional(),
+  /** The speaker's display name (`MessageRecord.speaker`), when the conversation names its speakers. */
+  speaker: z.string().min(1).max(200).optional(),
   command: z
     .object({
       kind: z.enum(MEMORY_COMMANDS),

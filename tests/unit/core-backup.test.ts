@@ -67,6 +67,31 @@ describe('backups through the core and the file store', () => {
     expect(importProgress.at(-1)).toEqual({ phase: 'write', done: 62, total: 62 });
   });
 
+  it('speaker names survive export and import (memory speakers, message speaker)', async () => {
+    const source = createFakeOpfs();
+    const a = await start(source);
+    const added = await a.memoryAdmin.add({ namespace: 'default', kind: 'fact', text: 'Anna moved to Lisbon in May' });
+    await a.db.memories.update(added.id, { speakers: { user: 'Jonas', assistant: 'Anna' } });
+    const conversation = await a.conversations.create({ strategy: { kind: 'full-buffer' } });
+    await a.conversations.append({
+      id: 'msg-s',
+      conversationId: conversation.id,
+      role: 'user',
+      content: 'Hi Anna',
+      createdAt: Date.now(),
+      status: 'complete',
+      speaker: 'Jonas',
+    });
+    const reply = await a.exportToFile();
+    const exported = await openModelFile(reply.fileName, { root: source.root, folder: BACKUPS_DIR });
+
+    const target = createFakeOpfs();
+    const b = await start(target);
+    await b.importFile(await stageImportFile(exported, undefined, { root: target.root }));
+    expect((await b.db.memories.get(added.id))?.speakers).toEqual({ user: 'Jonas', assistant: 'Anna' });
+    expect((await b.db.messages.get('msg-s'))?.speaker).toBe('Jonas');
+  });
+
   it('a refused file is deleted from backups/ too, and nothing is written', async () => {
     const opfs = createFakeOpfs();
     const core = await start(opfs);
