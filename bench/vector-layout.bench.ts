@@ -29,7 +29,7 @@ import { loadVoy } from '../src/memory/long-term/retrieval/voy';
 import { memoryHash } from '../src/memory/long-term/text';
 import { createHashedEmbedder } from './data/hashed-embedder';
 import { nodeVoyWasm } from './data/node-voy';
-import { mulberry32 } from './data/prng';
+import { mulberry32, randomUnitVectors as randomUnit } from './data/prng';
 
 const DIM = 384;
 const K = 10;
@@ -40,22 +40,6 @@ const quantile = (xs: number[], q: number) => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
 };
 const stats = (xs: number[]) => ({ median: +quantile(xs, 0.5).toFixed(3), p95: +quantile(xs, 0.95).toFixed(3) });
-
-function randomUnit(n: number, dim: number, seed: number): Float32Array {
-  const rand = mulberry32(seed);
-  const data = new Float32Array(n * dim);
-  for (let i = 0; i < n; i += 1) {
-    let norm = 0;
-    for (let j = 0; j < dim; j += 1) {
-      const x = rand() * 2 - 1;
-      data[i * dim + j] = x;
-      norm += x * x;
-    }
-    norm = Math.sqrt(norm);
-    for (let j = 0; j < dim; j += 1) data[i * dim + j]! /= norm;
-  }
-  return data;
-}
 
 function time(fn: () => void): number {
   const t = performance.now();

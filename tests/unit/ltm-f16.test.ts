@@ -7,26 +7,9 @@ import { serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { decodeSlot, encodeSlot, fromF16Bits, quantizeSlot, toF16Bits } from '../../src/memory/long-term/retrieval/blocks/f16';
 import { BLOCK_SLOTS, BlockIndex, decodeVectorBlock, encodeVectorBlock, exactTopK, isVectorRecord } from '../../src/memory/long-term/retrieval/blocks';
-import { mulberry32 } from '../../bench/data/prng';
+import { mulberry32, randomUnitVectors as randomUnit } from '../../bench/data/prng';
 
 const T0 = Date.UTC(2025, 0, 1);
-
-/** Seeded random unit vectors, `n · dim` floats. */
-function randomUnit(n: number, dim: number, seed: number): Float32Array {
-  const rand = mulberry32(seed);
-  const data = new Float32Array(n * dim);
-  for (let i = 0; i < n; i += 1) {
-    let norm = 0;
-    for (let j = 0; j < dim; j += 1) {
-      const x = rand() * 2 - 1;
-      data[i * dim + j] = x;
-      norm += x * x;
-    }
-    norm = Math.sqrt(norm);
-    for (let j = 0; j < dim; j += 1) data[i * dim + j]! /= norm;
-  }
-  return data;
-}
 
 const memory = (id: string) => ({
   id,

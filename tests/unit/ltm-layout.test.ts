@@ -15,7 +15,7 @@ import { BLOCK_SLOTS, BlockIndex, exactTopK, type IndexHeaderRecord, type Lexica
 import { memoryHash } from '../../src/memory/long-term/text';
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
-import { mulberry32 } from '../../bench/data/prng';
+import { mulberry32, randomUnitVectors as randomUnit } from '../../bench/data/prng';
 import { quantizeSlot } from '../../src/memory/long-term/retrieval/blocks/f16';
 
 /** A unit vector as the index stores it since v4 (f16 components, re-normalized: `quantizeSlot`). */
@@ -123,23 +123,6 @@ async function answers(store: LongTermStore) {
     }
   }
   return out;
-}
-
-/** Random unit vectors, seeded. */
-function randomUnit(n: number, dim: number, seed: number): Float32Array {
-  const rand = mulberry32(seed);
-  const data = new Float32Array(n * dim);
-  for (let i = 0; i < n; i += 1) {
-    let norm = 0;
-    for (let j = 0; j < dim; j += 1) {
-      const x = rand() * 2 - 1;
-      data[i * dim + j] = x;
-      norm += x * x;
-    }
-    norm = Math.sqrt(norm);
-    for (let j = 0; j < dim; j += 1) data[i * dim + j]! /= norm;
-  }
-  return data;
 }
 
 describe('persisted index layout', () => {
