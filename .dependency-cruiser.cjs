@@ -108,6 +108,14 @@ module.exports = {
       to: { path: ['^src/(ui|core|db|memory|jobs|prompt)/', 'node_modules/svelte/'] },
     },
     {
+      name: 'protocol-values-only-in-transports',
+      comment:
+        'The message protocol module loads @webext-core/messaging (and webextension-polyfill, which throws outside an extension): only the transports import its values; the rest of the core imports its types. A shared constant belongs in src/model.',
+      severity: 'error',
+      from: { path: '^src/core/', pathNot: ['^src/core/(handlers|offscreen)\\.ts$'] },
+      to: { path: '^src/messaging/protocol\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'not-to-unresolvable',
       comment: 'An import that does not resolve is a typo or a missing dependency.',
       severity: 'error',

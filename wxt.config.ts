@@ -56,7 +56,7 @@ export default defineConfig({
     build: {
       rolldownOptions: {
         output: {
-          advancedChunks: {
+          codeSplitting: {
             // transformers.js's web build inlines its own copy of @huggingface/tokenizers, which the GGUF
             // token counter imports too: one lazy chunk holds both (both load only with an engine, never
             // at start-up), so that copy is not shipped twice.

@@ -10,7 +10,8 @@
  * cost grows with the stored messages; nothing is indexed for it.
  */
 import type { RecallDB } from '../db/schema';
-import { MESSAGE_SNIPPET_CHARS, type ConversationSearchHit, type MessageSnippet } from '../messaging/protocol';
+import type { ConversationSearchHit, MessageSnippet } from '../messaging/protocol';
+import { MESSAGE_SNIPPET_CHARS } from '../model/records';
 import { MessagingError } from '../model/errors';
 import { cutAtWord } from '../text/cut';
 

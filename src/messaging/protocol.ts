@@ -43,14 +43,11 @@ export interface MessageSnippet {
   id: string;
   conversationId: string;
   role: MessageRecord['role'];
-  /** The message, whitespace collapsed, cut at a word boundary to at most `MESSAGE_SNIPPET_CHARS` code points (+ "…"). */
+  /** The message, whitespace collapsed, cut at a word boundary to at most `MESSAGE_SNIPPET_CHARS` (`model/records.ts`) code points (+ "…"). */
   snippet: string;
   /** When it was sent (ms epoch). */
   createdAt: number;
 }
-
-/** Longest `MessageSnippet.snippet`, in code points (the "…" included). */
-export const MESSAGE_SNIPPET_CHARS = 120;
 
 /** A conversation found by `conversations.search`, with the message that matched (`null` when only the title did). */
 export interface ConversationSearchHit extends ConversationSummary {

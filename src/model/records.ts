@@ -30,6 +30,13 @@ export const MESSAGE_STATUSES = ['complete', 'aborted', 'error'] as const;
 /** Status of a stored message (see `MESSAGE_STATUSES`). */
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
+/**
+ * Longest snippet of a stored message shown for it (`MessageSnippet.snippet` of `messages.snippets`:
+ * a memory's "From …" line), in code points, the "…" included. A value, so it lives here and not in
+ * the protocol module (which only the transports import at runtime).
+ */
+export const MESSAGE_SNIPPET_CHARS = 120;
+
 /** One chat message, kept verbatim (short-term memory). */
 export interface MessageRecord {
   id: string;

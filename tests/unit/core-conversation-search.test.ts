@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { searchTerms, snippetAround } from '../../src/core/conversation-search';
 import { createConversationStore, type ConversationStore } from '../../src/core/conversations';
 import { RecallDB } from '../../src/db/schema';
-import { MESSAGE_SNIPPET_CHARS } from '../../src/messaging/protocol';
+import { MESSAGE_SNIPPET_CHARS } from '../../src/model/records';
 
 let db: RecallDB;
 afterEach(async () => db?.delete());
