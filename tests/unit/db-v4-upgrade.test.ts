@@ -21,6 +21,7 @@ import { nodeVoyWasm } from '../../bench/data/node-voy';
 import { tableBytes } from '../../bench/data/storage-breakdown';
 import { withCreationTexts } from '../../src/db/history';
 import { createMemoryAdmin } from '../../src/core/memory-admin';
+import { V1_STORES } from '../helpers/published-schemas';
 
 const T0 = Date.UTC(2025, 0, 1);
 const embedder = createHashedEmbedder();
@@ -35,18 +36,7 @@ afterEach(async () => {
 /** Schema v1–v3 exactly as published (src/db/schema.ts): a v3-era database. */
 function v3Database(name: string): Dexie {
   const db = new Dexie(name);
-  db.version(1).stores({
-    conversations: 'id, updatedAt, namespace',
-    messages: 'id, conversationId, [conversationId+seq], createdAt',
-    strategyState: '[conversationId+strategy], conversationId',
-    entities: 'id, conversationId, [conversationId+key]',
-    memories: 'id, namespace, kind, hash, current, updatedAt, sourceConversationId, *sourceMessageIds, [namespace+current]',
-    memoryHistory: '++id, memoryId, at',
-    jobs: 'id, status, type, runAfter, dedupeKey, [status+runAfter]',
-    promptTraces: 'messageId, conversationId, createdAt',
-    settings: 'key',
-    localModels: 'fileName, addedAt',
-  });
+  db.version(1).stores(V1_STORES);
   db.version(2).stores({ tombstones: '[namespace+hash], deletedAt' });
   db.version(3).stores({ memories: 'id, namespace, kind, hash, current, *sourceMessageIds, pending', memoryIndex: 'key' });
   dbs.push(db);

@@ -17,6 +17,7 @@ import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
 import { mulberry32, randomUnitVectors as randomUnit } from '../../bench/data/prng';
 import { quantizeSlot } from '../../src/memory/long-term/retrieval/blocks/f16';
+import { V1_STORES } from '../helpers/published-schemas';
 
 /** A unit vector as the index stores it since v4 (f16 components, re-normalized: `quantizeSlot`). */
 function asStored(v: Float32Array): Float32Array {
@@ -130,18 +131,7 @@ describe('persisted index layout', () => {
     const name = `ltm-layout-v1-${crypto.randomUUID()}`;
     // The v1 schema exactly as published (src/db/schema.ts, version 1).
     const v1 = new Dexie(name);
-    v1.version(1).stores({
-      conversations: 'id, updatedAt, namespace',
-      messages: 'id, conversationId, [conversationId+seq], createdAt',
-      strategyState: '[conversationId+strategy], conversationId',
-      entities: 'id, conversationId, [conversationId+key]',
-      memories: 'id, namespace, kind, hash, current, updatedAt, sourceConversationId, *sourceMessageIds, [namespace+current]',
-      memoryHistory: '++id, memoryId, at',
-      jobs: 'id, status, type, runAfter, dedupeKey, [status+runAfter]',
-      promptTraces: 'messageId, conversationId, createdAt',
-      settings: 'key',
-      localModels: 'fileName, addedAt',
-    });
+    v1.version(1).stores(V1_STORES);
     const vectors = await embedder.embed(TEXTS);
     const rows: MemoryRecord[] = TEXTS.map((text, i) => ({
       id: `m${i}`,
