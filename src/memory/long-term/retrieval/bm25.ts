@@ -198,9 +198,18 @@ export class Bm25Scorer {
     this.postings = new PostingsCache(fields);
   }
 
-  /** A document was discarded (re-indexed or deleted): no copied list can be trusted. */
-  discarded(): void {
-    this.postings.clear();
+  /**
+   * Memory `id` is about to be discarded from `ms` (re-indexed or deleted; call before
+   * `MiniSearch.discard`): only the cached lists that hold it are dropped, at their next use
+   * (`PostingsCache.discarding`).
+   */
+  discarding(ms: MiniSearchInternals, id: string): void {
+    this.postings.discarding(ms, id);
+  }
+
+  /** Whether the posting lists of `term` are cached (diagnostics and tests). */
+  caches(term: string): boolean {
+    return this.postings.has(term);
   }
 
   /** Document `docId` (the newest short id) was just added; see `PostingsCache.appendDocument`. */

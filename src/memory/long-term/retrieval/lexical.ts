@@ -144,8 +144,8 @@ export class LexicalIndex {
   /** Indexes (or re-indexes) one memory. */
   set(id: string, text: string, topic?: string): void {
     if (this.index.has(id)) {
+      this.scorer.discarding(this.index as unknown as MiniSearchInternals, id);
       this.index.discard(id);
-      this.scorer.discarded();
     }
     this.index.add({ id, text, topic: topic ?? '', phrases: text, chars: text });
     const ms = this.index as unknown as MiniSearchInternals;
@@ -156,8 +156,8 @@ export class LexicalIndex {
   /** Removes one memory; unknown ids are ignored. */
   delete(id: string): void {
     if (this.index.has(id)) {
+      this.scorer.discarding(this.index as unknown as MiniSearchInternals, id);
       this.index.discard(id);
-      this.scorer.discarded();
     }
   }
 
