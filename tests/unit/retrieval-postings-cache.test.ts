@@ -50,4 +50,22 @@ describe('posting-list copies across re-indexing and deletes', () => {
     same(index, 'coffee lisbon porto');
     same(index, 'coffee lisbon porto');
   });
+
+  it('answers as MiniSearch from a snapshot that still holds postings of discarded memories, and while many memories are added after the first query', () => {
+    const index = new LexicalIndex();
+    for (let i = 0; i < 30; i++) index.set(`m${i}`, `note ${i % 3 === 0 ? 'coffee' : 'tea'} garden ${i % 5 === 0 ? 'bike' : 'walk'}`);
+    index.set('m3', 'note tea only'); // discarded, not vacuumed: its postings travel in the snapshot
+    index.delete('m10');
+    const restored = LexicalIndex.fromJSON(index.toJSON());
+    same(restored, 'coffee bike');
+    same(restored, 'coffee bike');
+    // Far more memories than the field-length table was built for: it grows, answers stay MiniSearch's.
+    for (let i = 30; i < 400; i++) {
+      restored.set(`m${i}`, `note ${i % 7 === 0 ? 'coffee' : 'tea'} ${i % 11 === 0 ? 'bike' : ''}`);
+      if (i % 50 === 0) same(restored, 'coffee bike walk');
+    }
+    restored.set('m35', 'coffee bike again');
+    same(restored, 'coffee bike walk note');
+    same(restored, 'coffee bike walk note');
+  });
 });

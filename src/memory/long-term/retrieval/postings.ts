@@ -44,6 +44,9 @@ export interface FieldPostings {
 /** A cached term: one entry per indexed field, in field order. */
 export type TermPostings = FieldPostings[];
 
+/** A field length that MiniSearch does not hold (`PostingsCache.lengthsOf`). */
+export const NO_LENGTH = 0xffffffff;
+
 /** Empty arrays of a list with no posting. */
 export const EMPTY_I32 = new Int32Array(0);
 export const EMPTY_U32 = new Uint32Array(0);
@@ -58,6 +61,13 @@ export class PostingsCache {
   private epoch = 0;
   /** Term → the `epoch` at which its copy was known to hold no discarded document. */
   private readonly checkedAt = new Map<string, number>();
+  /**
+   * Field lengths by short id, one array per field id (`NO_LENGTH` for a short id with no
+   * lengths: discarded, or never used), equal to MiniSearch's `_fieldLength` once built: the walk
+   * of a list not cached yet reads them instead of one `Map` lookup per posting. Built on first
+   * use (O(documents), once), kept by `appendDocument` and `discarding`; `null` until then.
+   */
+  private fieldLengths: Uint32Array[] | null = null;
 
   /** @param fields indexed fields in MiniSearch's order (only the names are read). */
   constructor(private readonly fields: ReadonlyArray<readonly [string, number]>) {}
@@ -67,6 +77,26 @@ export class PostingsCache {
     this.cache.clear();
     this.checkedAt.clear();
     this.cachedPostings = 0;
+  }
+
+  /**
+   * The field lengths of every short id below `ms._nextId` for field id `fieldId` (`NO_LENGTH`
+   * where MiniSearch has none: a discarded document), as MiniSearch's `_fieldLength` holds them.
+   */
+  lengthsOf(ms: MiniSearchInternals, fieldId: number): Uint32Array {
+    let tables = this.fieldLengths;
+    if (tables === null || tables[0]!.length < ms._nextId) tables = this.buildLengths(ms);
+    return tables[fieldId]!;
+  }
+
+  /** (Re)builds `fieldLengths` from `ms._fieldLength` with room to grow. O(documents). */
+  private buildLengths(ms: MiniSearchInternals): Uint32Array[] {
+    const fields = Object.keys(ms._fieldIds).length;
+    const size = Math.max(64, Math.ceil(ms._nextId * 1.25));
+    const tables = Array.from({ length: fields }, () => new Uint32Array(size).fill(NO_LENGTH));
+    for (const [docId, lengths] of ms._fieldLength) for (let f = 0; f < fields; f += 1) tables[f]![docId] = lengths[f] ?? NO_LENGTH;
+    this.fieldLengths = tables;
+    return tables;
   }
 
   /** Whether `term`'s lists are cached (not checked against discards: `get` does that). */
@@ -89,6 +119,7 @@ export class PostingsCache {
     }
     this.discardedIds[docId] = 1;
     this.epoch += 1;
+    if (this.fieldLengths !== null && docId < this.fieldLengths[0]!.length) for (const table of this.fieldLengths) table[docId] = NO_LENGTH;
   }
 
   /** Whether some posting of `entry` is a discarded document. O(postings), typed arrays only. */
@@ -112,8 +143,13 @@ export class PostingsCache {
    * term left out is caught later (its cached list's size no longer matches and it is re-read).
    */
   appendDocument(ms: MiniSearchInternals, docId: number, terms: () => Iterable<string>): void {
-    if (this.cache.size === 0) return;
     const lengths = ms._fieldLength.get(docId);
+    const tables = this.fieldLengths;
+    if (tables !== null) {
+      if (docId < tables[0]!.length) tables.forEach((table, f) => (table[docId] = lengths?.[f] ?? NO_LENGTH));
+      else this.fieldLengths = null; // rebuilt, larger, at its next use
+    }
+    if (this.cache.size === 0) return;
     for (const term of new Set(terms())) {
       const entry = this.cache.get(term);
       if (!entry) continue;
