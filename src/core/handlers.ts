@@ -61,6 +61,7 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'conversations.create': async (c, data) =>
     c.conversations.create({
       ...(data?.title ? { title: data.title } : {}),
+      ...(data?.temporary ? { temporary: true } : {}),
       strategy: normalizeStrategyConfig(data?.strategy ?? (await c.settings.get()).defaultStrategy),
     }),
   'conversations.get': async (c, { id }) => (await c.conversations.get(id)) ?? null,
@@ -90,6 +91,9 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'history.import': (c, data) => c.importHistoryFile(data),
   'memory.importSaved': (c, data) => c.importSavedMemories(data),
   'memory.eraseAll': (c) => c.eraseAll(),
+  'memory.feedback': (c, data) => c.feedback.mark(data),
+  'memory.feedbackUndo': (c, { id }) => c.feedback.undo(id),
+  'memory.feedbackList': (c, { messageId }) => c.feedback.list(messageId),
 
   'settings.get': (c) => c.settings.get(),
   'settings.set': (c, patch) => c.updateSettings(patch),

@@ -23,7 +23,7 @@ import type { EngineStatus, WllamaSource } from '../model/engine';
 import type { ModelCatalog } from '../model/catalog';
 import type { EventPayloads, EventType } from '../model/events';
 import type { AffectedMemory, MemoryCommand, MemoryKind } from '../model/memory';
-import type { MemoryView, ConversationRecord, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
+import type { MemoryView, ConversationRecord, FeedbackView, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
 import type { JobStats } from '../model/jobs';
 import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
@@ -134,7 +134,8 @@ export interface ProtocolMap {
   'conversations.list'(): ConversationSummary[];
   /** Conversations whose title or messages contain every word of `query` (`src/core/conversation-search.ts`). */
   'conversations.search'(data: { query: string }): ConversationSearchHit[];
-  'conversations.create'(data: { title?: string; strategy?: StrategyConfig }): ConversationRecord;
+  /** `temporary: true`: a temporary chat (not learned from, deleted once no panel shows it; `src/core/temporary-chats.ts`). */
+  'conversations.create'(data: { title?: string; strategy?: StrategyConfig; temporary?: boolean }): ConversationRecord;
   'conversations.get'(data: { id: string }): ConversationRecord | null;
   'conversations.update'(data: { id: string; title?: string; strategy?: StrategyConfig }): ConversationRecord;
   'conversations.delete'(data: { id: string }): void;
@@ -192,6 +193,15 @@ export interface ProtocolMap {
   'memory.importNotice'(): InterruptedImport | null;
   /** Erases every memory, conversation, message, trace and job. */
   'memory.eraseAll'(): void;
+  /**
+   * "Not relevant here": memory `memoryId` did not belong under reply `messageId`; similar questions
+   * rank it last from now on (`src/core/answer-feedback.ts`). Idempotent per pair.
+   */
+  'memory.feedback'(data: { messageId: string; memoryId: string }): FeedbackView;
+  /** Undoes a "not relevant here" (feedback row `id`); `false` when it was already gone. */
+  'memory.feedbackUndo'(data: { id: string }): boolean;
+  /** The "not relevant here" rows under reply `messageId`. */
+  'memory.feedbackList'(data: { messageId: string }): FeedbackView[];
 
   'settings.get'(): Settings;
   'settings.set'(data: Partial<Settings>): Settings;

@@ -284,3 +284,6 @@ export interface FeedbackRecord {
   /** ms epoch. */
   createdAt: number;
 }
+
+/** A feedback row as the panel sees it (no query text, no vector): which memory it marked under which reply, and when (ms epoch). */
+export type FeedbackView = Pick<FeedbackRecord, 'id' | 'memoryId' | 'messageId' | 'createdAt'>;

@@ -41,9 +41,10 @@ export interface MemoryCommandResult {
   /**
    * Set when the command was understood but not carried out: "forget everything" is done in
    * Memory → Erase everything… (`forget_all`); a "remember …" text longer than
-   * `MAX_MEMORY_TEXT_CHARS` is not stored (`too_long`).
+   * `MAX_MEMORY_TEXT_CHARS` is not stored (`too_long`); "remember …" in a temporary chat stores
+   * nothing (`temporary`: the chat service answers it so, without running the command).
    */
-  refused?: 'forget_all' | 'too_long';
+  refused?: 'forget_all' | 'too_long' | 'temporary';
 }
 
 /** What the chat core needs from long-term memory. */
