@@ -6,6 +6,7 @@
  */
 import type { RecallDB } from '../db/schema';
 import type { FeedbackRecord, FeedbackView } from '../model/records';
+import type { AnswerSources } from '../messaging/protocol';
 import type { LongTermStore } from '../memory/long-term/types';
 import { MemoryError, MessagingError } from '../model/errors';
 
@@ -22,7 +23,16 @@ export interface AnswerFeedback {
   undo(id: string): Promise<boolean>;
   /** The feedback rows under reply `messageId`, oldest first. */
   list(messageId: string): Promise<FeedbackView[]>;
+  /**
+   * The memories the prompts of replies `messageIds` used, in brief, from their stored traces
+   * (`AnswerSources`; each memory says whether it is still stored). Replies without a trace are
+   * left out. @throws MessagingError `bad_request` for more than 500 ids.
+   */
+  sources(messageIds: string[]): Promise<Record<string, AnswerSources>>;
 }
+
+/** Most reply ids one `sources` call reads. */
+export const MAX_SOURCES_IDS = 500;
 
 const viewOf = ({ id, memoryId, messageId, createdAt }: FeedbackRecord): FeedbackView => ({ id, memoryId, messageId, createdAt });
 
@@ -44,5 +54,28 @@ export function createAnswerFeedback(db: RecallDB, store: LongTermStore): Answer
     },
     undo: (id) => store.removeFeedback(id),
     list: async (messageId) => (await store.feedbackFor(messageId)).map(viewOf),
+    async sources(messageIds) {
+      if (!Array.isArray(messageIds) || messageIds.length > MAX_SOURCES_IDS)
+        throw new MessagingError('bad_request', `trace.sources takes at most ${MAX_SOURCES_IDS} ids`);
+      const traces = (await db.promptTraces.bulkGet(messageIds)).filter((t) => t !== undefined);
+      const ids = [...new Set(traces.flatMap((t) => t.trace.memories.map((m) => m.memoryId)))];
+      // Keys only: which memories are still stored (no row, text or vector is read).
+      const stored = new Set((await db.memories.where('id').anyOf(ids).primaryKeys()) as string[]);
+      const out: Record<string, AnswerSources> = {};
+      for (const { messageId, trace } of traces) {
+        out[messageId] = {
+          memories: trace.memories.map((m) => ({
+            memoryId: m.memoryId,
+            kind: m.kind,
+            text: m.text,
+            ...(m.shortened ? { shortened: true as const } : {}),
+            exists: stored.has(m.memoryId),
+          })),
+          dropped: trace.sections.find((section) => section.kind === 'memories')?.dropped ?? 0,
+          feedback: (await store.feedbackFor(messageId)).map(viewOf),
+        };
+      }
+      return out;
+    },
   };
 }

@@ -27,8 +27,21 @@ import type { MemoryView, ConversationRecord, FeedbackView, LocalModelRecord, Me
 import type { JobStats } from '../model/jobs';
 import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
-import type { PromptTrace } from '../model/trace';
+import type { MemoryCitation, PromptTrace } from '../model/trace';
 import { MessagingError } from '../model/errors';
+
+/**
+ * The memories a reply's prompt used, in brief, for the sources under the reply (`trace.sources`):
+ * each one's id, kind, text, whether its line was cut to fit the budget (`shortened`) and whether it
+ * is still stored (`exists`: `false` once deleted or forgotten); `dropped` counts the retrieved
+ * memories left out of the prompt to fit the budget; `feedback` the "not relevant here" rows under
+ * this reply.
+ */
+export interface AnswerSources {
+  memories: (Pick<MemoryCitation, 'memoryId' | 'kind' | 'text' | 'shortened'> & { exists: boolean })[];
+  dropped: number;
+  feedback: FeedbackView[];
+}
 
 /** A conversation in the list. */
 export interface ConversationSummary {
@@ -157,6 +170,8 @@ export interface ProtocolMap {
   'chat.live'(data: { conversationId: string }): LiveTurn | null;
   /** The prompt trace of an assistant message (context view). */
   'trace.get'(data: { messageId: string }): PromptTrace | null;
+  /** The memories each reply's prompt used, in brief (sources under a reply); replies without a trace are left out. At most 500 ids. */
+  'trace.sources'(data: { messageIds: string[] }): Record<string, AnswerSources>;
 
   'memory.list'(data: MemoryListQuery): MemoryView[];
   'memory.history'(data: { memoryId?: string; limit?: number }): MemoryHistoryRecord[];
@@ -197,6 +212,8 @@ export interface ProtocolMap {
    * "Not relevant here": memory `memoryId` did not belong under reply `messageId`; similar questions
    * rank it last from now on (`src/core/answer-feedback.ts`). Idempotent per pair.
    */
+  /** One memory by id (the Memory tab opened on a reply's source), `null` when it is gone. */
+  'memory.get'(data: { id: string }): MemoryView | null;
   'memory.feedback'(data: { messageId: string; memoryId: string }): FeedbackView;
   /** Undoes a "not relevant here" (feedback row `id`); `false` when it was already gone. */
   'memory.feedbackUndo'(data: { id: string }): boolean;

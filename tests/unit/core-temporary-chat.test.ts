@@ -126,3 +126,32 @@ describe('not relevant here, through the core', () => {
     expect(await db.feedback.count()).toBe(0);
   });
 });
+
+describe('the sources of a reply (trace.sources)', () => {
+  it('lists the memories the prompt used, says which one was cut to fit and which was forgotten since, and the feedback under it', async () => {
+    const { core, db } = await cores.start({ chat: () => engine() });
+    const long = `My garden plan: ${Array.from({ length: 200 }, (_, i) => `bed ${i} holds tomatoes`).join(', ')}.`;
+    await core.memoryAdmin.add({ namespace: 'default', kind: 'fact', text: long });
+    await core.memoryAdmin.add({ namespace: 'default', kind: 'fact', text: 'I grow tomatoes in the garden' });
+    const conversation = await core.conversations.create({ strategy: STRATEGY });
+    const turn = await core.chat.send({ conversationId: conversation.id, text: 'What grows in my garden? tomatoes?', requestId: 'g' });
+    const id = turn.assistantMessage.id;
+    const trace = (await db.promptTraces.get(id))!.trace;
+    const cut = trace.memories.find((m) => m.text === long)!;
+    const whole = trace.memories.find((m) => m.text === 'I grow tomatoes in the garden')!;
+    // The long one's line in the prompt is a prefix of it ("…"), the short one is there whole.
+    expect(trace.sections.find((s) => s.kind === 'memories')!.text).not.toContain(long);
+    expect([cut.shortened, whole.shortened]).toEqual([true, undefined]);
+
+    await core.feedback.mark({ messageId: id, memoryId: whole.memoryId });
+    await core.memoryAdmin.delete(cut.memoryId);
+    const got = await core.feedback.sources([id, 'no-such-reply']);
+    expect(Object.keys(got)).toEqual([id]);
+    expect(got[id]!.memories.map((m) => [m.memoryId, m.shortened === true, m.exists])).toEqual(
+      trace.memories.map((m) => [m.memoryId, m.memoryId === cut.memoryId, m.memoryId !== cut.memoryId]),
+    );
+    expect(got[id]!.feedback.map((f) => f.memoryId)).toEqual([whole.memoryId]);
+    expect(got[id]!.dropped).toBe(trace.sections.find((s) => s.kind === 'memories')!.dropped);
+    await expect(core.feedback.sources(Array.from({ length: 501 }, (_, i) => `x${i}`))).rejects.toBeInstanceOf(MessagingError);
+  });
+});
