@@ -210,8 +210,8 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
       }
     }
     // Relevance feedback: memories marked "not relevant here" under a similar query rank last (`retrieval/feedback.ts`).
-    if (ctx.feedback && mode === 'hybrid')
-      ranked = demoteByFeedback(ranked, { terms: contentTerms(text), embedding: q, embeddingModel: q && embedder!.modelId }, await ctx.feedback(ns));
+    const feedback = ctx.feedback && mode === 'hybrid' ? await ctx.feedback(ns) : [];
+    if (feedback.length > 0) ranked = demoteByFeedback(ranked, { terms: contentTerms(text), embedding: q, embeddingModel: q && embedder!.modelId }, feedback);
     const top = ranked.slice(0, k);
     // Rows (texts) are read for the top-k only.
     const records = await db.memories.bulkGet(top.map((r) => r.id));
