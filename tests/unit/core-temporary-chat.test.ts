@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { noteTakingEngine, useTestCores } from '../helpers/core-harness';
 import { MessagingError } from '../../src/model/errors';
+import { exportChunks } from '../../src/backup/writer';
 
 const cores = useTestCores();
 const FACT = 'Journal code is swordfish';
@@ -77,6 +78,23 @@ describe('temporary chat', () => {
     await keeper.show('C', second.id);
     await keeper.show('C', null);
     expect(await db.conversations.get(second.id)).toBeUndefined();
+  });
+
+  it('is left out of a backup made while it is open (with its messages); the progress total leaves it out too', async () => {
+    const { core, db } = await cores.start({ chat: () => engine() });
+    const temp = await core.conversations.create({ strategy: STRATEGY, temporary: true });
+    const normal = await core.conversations.create({ strategy: STRATEGY });
+    await core.chat.send({ conversationId: temp.id, text: 'my temporary secret is tangerine', requestId: 'a' });
+    await core.chat.send({ conversationId: normal.id, text: 'hello there', requestId: 'b' });
+    await core.jobs.drain();
+    const progress: { done: number; total: number }[] = [];
+    let file = '';
+    for await (const chunk of exportChunks(db, { pageSize: 1, onProgress: (p) => progress.push(p) })) file += chunk;
+    const parsed = JSON.parse(file) as { conversations: { id: string }[]; messages: { conversationId: string }[] };
+    expect(parsed.conversations.map((c) => c.id)).toEqual([normal.id]);
+    expect(new Set(parsed.messages.map((m) => m.conversationId))).toEqual(new Set([normal.id]));
+    expect(file).not.toContain('tangerine');
+    expect(progress.at(-1)!.done).toBe(progress.at(-1)!.total);
   });
 
   it('does not outlive a restart of the core', async () => {
