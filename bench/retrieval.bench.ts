@@ -29,7 +29,7 @@ import { composeLongTermMemory } from '../src/memory/long-term/compose';
 import { REEMBED_JOB } from '../src/memory/long-term/jobs';
 import { createMemoryStore, type SearchOptions } from '../src/memory/long-term/store';
 import { evaluateDataset, ingestDataset, type EvalSummary, type Retriever } from '../src/memory/long-term/retrieval/evaluate';
-import { fusionWeightsFor } from '../src/memory/long-term/retrieval/fusion';
+import { chooseLexicalWeight, fusionWeightsFor, type CalibrationMetrics } from '../src/memory/long-term/retrieval/fusion';
 import { tokenize } from '../src/memory/long-term/retrieval/tokenize';
 import { l2normalize } from '../src/memory/long-term/retrieval/vector';
 import { loadVoy, voyResource } from '../src/memory/long-term/retrieval/voy';
@@ -229,13 +229,23 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
         };
       }
       if (process.env.RETRIEVAL_BENCH_CALIBRATE === '1') {
-        // Calibration of the convex fusion weight for this model (run it on the tuning seed, 1).
-        const sweep: string[] = [];
+        // Calibration of the convex fusion weight for this model (run it on the tuning seed, 1):
+        // α from 0 to 1 in steps of 0.1, chosen by `chooseLexicalWeight` (see fusion.ts).
+        const metricsOf = (m: Pick<EvalSummary, 'recall' | 'mrr'>): CalibrationMetrics => ({
+          recall: { 1: m.recall[1]!, 5: m.recall[5]!, 10: m.recall[10]! },
+          mrr: m.mrr,
+        });
+        const sweep: (CalibrationMetrics & { alpha: number })[] = [];
         for (let a = 0; a <= 10; a += 1) {
           const { summary } = await evaluateDataset(data, store_('hybrid', { fusion: { lexical: a / 10, vector: 1 - a / 10 } }), [1, 5, 10]);
-          sweep.push(`α=${(a / 10).toFixed(1)} MRR ${summary.mrr.toFixed(3)} R@5 ${(summary.recall[5]! * 100).toFixed(1)}`);
+          sweep.push({ alpha: a / 10, ...metricsOf(summary) });
         }
-        console.log(`\ncalibration ${named.embedder!.modelId} (seed ${seed}, ${rounds} rounds):\n  ${sweep.join('\n  ')}`);
+        const row = (m: CalibrationMetrics) =>
+          `R@1 ${(m.recall[1] * 100).toFixed(1)} R@5 ${(m.recall[5] * 100).toFixed(1)} R@10 ${(m.recall[10] * 100).toFixed(1)} MRR ${m.mrr.toFixed(3)}`;
+        const [lexical, vector] = [metricsOf(modes.lexical!), metricsOf(modes.vector!)];
+        console.log(
+          `\ncalibration ${named.embedder!.modelId} (seed ${seed}, ${rounds} rounds): chosen α = ${chooseLexicalWeight(sweep, lexical, vector)}\n  lexical ${row(lexical)}\n  vector  ${row(vector)}\n  ${sweep.map((p) => `α=${p.alpha.toFixed(1)} ${row(p)}`).join('\n  ')}`,
+        );
       }
       embedders.push({ name: names[index]!, modelId: named.embedder!.modelId, description: named.description, vectors, modes });
       // Restore is measured with the first embedder's vectors (the BERT fixture: 384-d, MiniLM's size).

@@ -61,34 +61,37 @@ export interface ScoredHit {
 
 /**
  * Convex combination of normalized scores (Bruch et al. 2023; see the module docstring):
- * `(wl · φl + wv · φv) / (wl + wv)`, the sum over the lists that are non-empty and weighted > 0;
- * a list that is the only one with hits counts alone whatever its weight (so a calibrated weight
- * of 0 turns a list off in hybrid search, not in vector-only search or when BM25 finds nothing).
- * @param lexical BM25 hits, best first (scores ≥ 0).
- * @param vector cosine hits, best first.
+ * `(wl · φl + wv · φv) / (wl + wv)` over the lists that were searched (`null`: not searched —
+ * lexical in vector mode, vector with no embedder or no vectors of its model; that list's weight
+ * is dropped and the other counts alone). A list that was searched but found nothing (no query
+ * term in the lexical index) keeps its weight: it says "nothing here is relevant", so the other
+ * list's scores stay scaled by its own weight (a weak vector list's weight 0.2 stays 0.2 of the
+ * scale when BM25 finds nothing, and a weight of 0 turns the list off in hybrid search for good:
+ * hybrid then ranks exactly as the other list does).
+ * @param lexical BM25 hits, best first (scores ≥ 0); `null` when not searched.
+ * @param vector cosine hits, best first; `null` when not searched.
  * @returns relevance per id in [0, 1] (1 = best in every list that counts); empty when no list counts.
  * @throws RangeError when a weight is negative or not finite.
  */
-export function convexFusion(lexical: readonly ScoredHit[], vector: readonly ScoredHit[], weights: FusionWeights): Map<string, number> {
+export function convexFusion(lexical: readonly ScoredHit[] | null, vector: readonly ScoredHit[] | null, weights: FusionWeights): Map<string, number> {
   for (const [name, w] of Object.entries(weights))
     if (!Number.isFinite(w) || w < 0) throw new RangeError(`Fusion weight ${name} must be a finite number >= 0, got ${w}`);
   const fused = new Map<string, number>();
+  // The weight of a list not searched is dropped; the other then counts alone, whatever its weight.
+  const wl = lexical === null ? 0 : vector === null ? 1 : weights.lexical;
+  const wv = vector === null ? 0 : lexical === null ? 1 : weights.vector;
+  const total = wl + wv;
+  if (total === 0) return fused;
   const lists: [readonly ScoredHit[], number, (score: number) => number][] = [];
-  // A list of weight 0 is not used while the other list has hits; when it is the only list with
-  // hits (vector mode, or no query term in the lexical index), it counts alone.
-  const useLexical = lexical.length > 0 && (weights.lexical > 0 || vector.length === 0);
-  const useVector = vector.length > 0 && (weights.vector > 0 || lexical.length === 0);
-  const only = useLexical !== useVector;
-  if (useLexical) {
+  if (lexical && lexical.length > 0 && wl > 0) {
     const max = Math.max(...lexical.map((h) => h.score));
-    lists.push([lexical, only ? 1 : weights.lexical, (x) => (max > 0 ? Math.max(0, x) / max : 1)]);
+    lists.push([lexical, wl, (x) => (max > 0 ? Math.max(0, x) / max : 1)]);
   }
-  if (useVector) {
+  if (vector && vector.length > 0 && wv > 0) {
     const max = Math.max(...vector.map((h) => h.score));
     const min = Math.min(...vector.map((h) => h.score));
-    lists.push([vector, only ? 1 : weights.vector, (x) => (max > min ? (x - min) / (max - min) : 1)]);
+    lists.push([vector, wv, (x) => (max > min ? (x - min) / (max - min) : 1)]);
   }
-  const total = lists.reduce((sum, [, w]) => sum + w, 0);
   for (const [hits, w, phi] of lists) for (const h of hits) fused.set(h.id, (fused.get(h.id) ?? 0) + (w / total) * phi(h.score));
   return fused;
 }
@@ -110,6 +113,39 @@ export const CALIBRATED_FUSION: Readonly<Record<string, FusionWeights>> = {
   'test/glove-100k-en': { lexical: 1, vector: 0 }, // 0.486 / 0.562 / 0.562
   'test:hashed-ngrams-256': { lexical: 0.9, vector: 0.1 }, // 0.546 / 0.565 (R@5 70.8) / 0.562
 };
+
+/** Retrieval quality of one ranking on the calibration split (recall@k in [0, 1] for k = 1, 5, 10; MRR cut at 10). */
+export interface CalibrationMetrics {
+  recall: { 1: number; 5: number; 10: number };
+  mrr: number;
+}
+
+/**
+ * Chooses the lexical weight α of `convexFusion` (vector weight 1 − α) for one embedding model
+ * from a sweep measured on a calibration split (never the split that is reported):
+ * among the α whose hybrid ranking is at least as good as the better single list on every metric
+ * (R@1, R@5, R@10 and MRR each ≥ max(lexical, vector)), the one with the best MRR (ties: the
+ * larger R@5, then the α nearer 0.5); when no α qualifies, the better single list alone
+ * (α = 1: lexical, α = 0: vector, by MRR) — with `convexFusion`'s weights a list of weight 0 is
+ * off, so hybrid then ranks exactly as that list does, which is what an uninformative list calls for.
+ * @param sweep one entry per α tried (α in [0, 1]).
+ * @param lexical the lexical-only ranking's metrics on the same split; `vector` likewise.
+ * @returns α in [0, 1].
+ * @throws RangeError when an α of the sweep is outside [0, 1].
+ */
+export function chooseLexicalWeight(
+  sweep: readonly (CalibrationMetrics & { alpha: number })[],
+  lexical: CalibrationMetrics,
+  vector: CalibrationMetrics,
+): number {
+  for (const p of sweep) if (!(p.alpha >= 0 && p.alpha <= 1)) throw new RangeError(`α must be in [0, 1], got ${p.alpha}`);
+  const metrics = (m: CalibrationMetrics) => [m.recall[1], m.recall[5], m.recall[10], m.mrr];
+  const best = metrics(lexical).map((x, i) => Math.max(x, metrics(vector)[i]!));
+  const qualifying = sweep.filter((p) => metrics(p).every((x, i) => x >= best[i]!));
+  if (qualifying.length === 0) return lexical.mrr >= vector.mrr ? 1 : 0;
+  const sorted = [...qualifying].sort((a, b) => b.mrr - a.mrr || b.recall[5] - a.recall[5] || Math.abs(a.alpha - 0.5) - Math.abs(b.alpha - 0.5));
+  return sorted[0]!.alpha;
+}
 
 /**
  * Weights for a model with no calibration (the app's default multilingual MiniLM cannot run
