@@ -131,6 +131,19 @@ describe('tokenize', () => {
     expect(firstPersonTerms('')).toEqual([]);
   });
 
+  it("ends a first-person term at another person's pronoun, and drops light verbs (go / get / take)", () => {
+    // "me … you like": the liking is the other person's, so no 1p:like (it matched "Which band do I like most?").
+    expect(firstPersonTerms('Nice! Tell me more if you like.')).toEqual([]);
+    expect(firstPersonTerms('Which band do I like most?')).toEqual(['1p:like']);
+    expect(firstPersonTerms('我告诉你他喜欢猫。')).toEqual([]);
+    // Light verbs carry no topic: "When do I go climbing?" is about climbing, not about "My go-to coffee".
+    expect(tokenize('When do I go climbing?')).toEqual(['climb']);
+    expect(firstPersonTerms('When do I go climbing?')).toEqual(['1p:climb']);
+    expect(tokenize('My go-to coffee is a latte.')).toEqual(['coffee', 'latte']);
+    expect(firstPersonTerms('How do I take my coffee?')).toEqual(['1p:coffee']);
+    expect(firstPersonTerms('Every morning I take the ferry.')).toEqual(['1p:ferry']);
+  });
+
   it('mixed Chinese and English text keeps both', () => {
     expect(tokenize('我在Google工作')).toEqual(expect.arrayContaining(['google', '工作']));
   });
