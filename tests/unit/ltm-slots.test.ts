@@ -1,6 +1,6 @@
 /** The bilingual slot classifier used for consolidation candidates, and the store's same-slot listing (nothing faked but the test embedder). */
 import { describe, expect, it, vi } from 'vitest';
-import { memorySlot, sameSlot, SLOT_CLASSIFIER_VERSION } from '../../src/memory/long-term/slots';
+import { memorySlot, sameSlot, SLOT_CLASSIFIER_VERSION, statementSlot } from '../../src/memory/long-term/slots';
 import { createMemoryStore } from '../../src/memory/long-term/store';
 import type { MetaBlockRecord } from '../../src/memory/long-term/retrieval/blocks/records';
 import { openTestStore } from '../helpers/ltm-test-store';
@@ -78,6 +78,19 @@ describe('memorySlot', () => {
       expect(key ? `${key.subject}:${key.slot}` : null).toBe(expected);
     });
   }
+
+  it('statementSlot: a stored text states a slot only in its sentences that are not questions', () => {
+    const label = (key: ReturnType<typeof memorySlot>) => (key ? `${key.subject}:${key.slot}` : null);
+    // Rounds made of questions state nothing (before version 3 they were user:schedule / user:school / user:work).
+    expect(label(statementSlot('User: 作息时间是怎么回事？\nAssistant: 嗯，我想想。后来怎么样了？'))).toBeNull();
+    expect(label(statementSlot('User: Can you remind me how the school play works?\nAssistant: Okay. That sounds like a plan.'))).toBeNull();
+    expect(label(statementSlot('User: Where do I work now?\nAssistant: At KPMG.'))).toBeNull();
+    // Statements keep their slot, whatever the reply asks.
+    expect(label(statementSlot('User: 健身时间换了，现在是周三。\nAssistant: 我记住了。'))).toBe('user:schedule');
+    expect(label(statementSlot("User: I've moved to Bristol.\nAssistant: How do you like it?"))).toBe('user:residence');
+    // A query is classified whole.
+    expect(label(memorySlot('Where do I work now?'))).toBe('user:work');
+  });
 
   it('sameSlot needs the same subject and slot, and never matches an unclassified text', () => {
     expect(sameSlot(memorySlot('Lives in Shenzhen'), memorySlot('搬到了杭州'))).toBe(true);

@@ -44,7 +44,8 @@ export type MemorySlot = 'project' | 'schedule' | 'diet' | 'manager' | 'residenc
 
 /**
  * Version of the classifier (2: the routine slots, first-person `work`, 交往/分手, 经理; 3: topic
- * mentions are no slot, someone else's partner or pet has that person as subject); stored with the index's slot column.
+ * mentions are no slot, someone else's partner or pet has that person as subject, and a stored
+ * text's questions state no slot: `statementSlot`); stored with the index's slot column.
  */
 export const SLOT_CLASSIFIER_VERSION = 3;
 
@@ -220,6 +221,22 @@ const OWN_RELATION_LABELS: Partial<Record<MemorySlot, ReadonlySet<string>>> = {
   partner: new Set(['partner']),
   pet: new Set(['dog', 'cat', 'pet']),
 };
+
+/** A sentence and its end mark (`.`, `!`, `?`, `。`, `！`, `？`, `；`, a line break), for `statementSlot`. */
+const SENTENCE = /[^.!?。！？；\n]+[.!?。！？；\n]*/gu;
+
+/**
+ * The slot a stored text *states*: `memorySlot` of its sentences that are not questions. "What's
+ * the school play about?", "作息时间是怎么回事？" or a user's own "Where do I work now?" state no
+ * attribute, so a stored round made of questions is about no slot; the question a user asks at
+ * retrieval time is classified whole with `memorySlot`. Version 3 of the classifier.
+ * @param text a memory text (an episodic round holds both turns; each sentence is judged alone).
+ * @returns `memorySlot` of the statement sentences joined, or `null` when there is none.
+ */
+export function statementSlot(text: string): SlotKey | null {
+  const statements = (text.normalize('NFKC').match(SENTENCE) ?? []).filter((sentence) => !/[?？]\s*$/u.test(sentence));
+  return statements.length === 0 ? null : memorySlot(statements.join(' '));
+}
 
 /** `true` when two texts are about the same slot of the same subject (both classified, equal). */
 export function sameSlot(a: SlotKey | null, b: SlotKey | null): boolean {
