@@ -154,16 +154,19 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     const lexicalHits = mode === 'vector' ? [] : withWindowHits(lexicalOf(isEligible), windowSearch ? lexicalOf(inWindow) : []);
     const lexicalIds = lexicalHits.map((h) => h.id);
     let vectorHits: { id: string; score: number }[] = [];
+    // Whether the vector list was searched (`convexFusion`: an unsearched list's weight is dropped).
+    let vectorSearched = false;
     const embedder = ctx.embedder();
     let q: Float32Array | null = null;
     if (mode !== 'lexical' && embedder && text.trim() && sync.index.vectorCounts().has(embedder.modelId)) {
       q = await embed(text);
       const vectorOf = (f: ScanFilter) => sync.index.search(embedder.modelId, ns, q!, depth, f).map((h) => ({ id: h.id, score: h.similarity }));
-      if (q) vectorHits = withWindowHits(vectorOf(scan), windowSearch ? vectorOf(windowScan!) : []);
+      if (q) [vectorHits, vectorSearched] = [withWindowHits(vectorOf(scan), windowSearch ? vectorOf(windowScan!) : []), true];
     }
 
     const vectorIds = vectorHits.map((h) => h.id);
-    const fused = convexFusion(lexicalHits, vectorHits, options.fusion ?? ctx.fusionWeights ?? fusionWeightsFor(embedder?.modelId));
+    const weights = options.fusion ?? ctx.fusionWeights ?? fusionWeightsFor(embedder?.modelId);
+    const fused = convexFusion(mode === 'vector' ? null : lexicalHits, vectorSearched ? vectorHits : null, weights);
     // Same subject and slot as the question ("Where do I work now?" → user:work): candidates even
     // with no shared word ("New job! I'm a product manager at KPMG now."), see `SLOT_MATCH_WEIGHT`.
     const querySlot = mode === 'vector' ? null : memorySlotLabel(text);
