@@ -9,7 +9,7 @@ import { assertSender, onMessage, type ProtocolMap } from '../messaging/protocol
 import type { Core } from './index';
 
 /** Every request the core answers: the protocol's requests but the events and `core.ensure` (the service worker's). */
-export type CoreRequestType = Exclude<keyof ProtocolMap, `event.${string}` | 'core.ensure'>;
+export type CoreRequestType = Exclude<keyof ProtocolMap, `event.${string}` | 'core.ensure' | `page.${string}`>;
 
 /** What a handler gets besides the request's data. */
 export interface HandlerContext {

@@ -75,6 +75,9 @@ export interface NewMemory {
   createdAt?: number;
   /** Named speakers of the source conversation (see `MemoryRecord.speakers`); absent for the app's own chats. */
   speakers?: SpeakerNames;
+  /** The web page the text was saved from (`MemoryRecord.sourceUrl` / `sourceTitle`). */
+  sourceUrl?: string;
+  sourceTitle?: string;
 }
 
 /** Fields that may change on an existing memory. */

@@ -27,6 +27,7 @@ import { createJobsStore } from './jobs.svelte';
 import { createMemoryStore, type MemoryStore } from './memory.svelte';
 import { createMessageSourcesStore } from './message-sources.svelte';
 import { createNoticesStore } from './notices.svelte';
+import { createPageStore } from './page.svelte';
 import { applyUiLocale, createSettingsStore } from './settings.svelte';
 import { createSettingsFormStore, type SettingsFormStore } from './settings-form.svelte';
 import { createViewStore } from './view.svelte';
@@ -44,6 +45,13 @@ export interface ConnectionState {
   lastError: string | null;
 }
 
+/** The side panel's window and, when it is opened as a tab (tests, development), its tab (`page.read`). */
+async function panelLocation(): Promise<{ windowId?: number; panelTabId?: number }> {
+  if (typeof chrome === 'undefined' || !chrome.windows || !chrome.tabs) return {};
+  const [win, tab] = await Promise.all([chrome.windows.getCurrent(), chrome.tabs.getCurrent()]);
+  return { ...(win.id !== undefined ? { windowId: win.id } : {}), ...(tab?.id !== undefined ? { panelTabId: tab.id } : {}) };
+}
+
 /** See module doc. */
 export class AppState {
   connection = $state<ConnectionState>({ state: 'connecting', attempts: 0, lastError: null });
@@ -56,6 +64,8 @@ export class AppState {
   readonly chat;
   /** Messages in brief for memories' "From …" lines. */
   readonly sources;
+  /** The page attached to the next message (`PageAttach`). */
+  readonly page;
   #started = false;
   readonly #api: StoreApi;
 
@@ -67,7 +77,13 @@ export class AppState {
     this.jobs = createJobsStore(base);
     this.engine = createEngineStore(base);
     this.conversations = createConversationsStore({ ...base, view: this.view });
-    this.chat = createChatStore({ ...base, conversations: this.conversations, chatState: () => this.engine.status?.chat.state });
+    this.page = createPageStore({ ...base, whereAmI: panelLocation });
+    this.chat = createChatStore({
+      ...base,
+      conversations: this.conversations,
+      chatState: () => this.engine.status?.chat.state,
+      takePage: () => this.page.take(),
+    });
     this.sources = createMessageSourcesStore(api);
   }
 
@@ -117,11 +133,13 @@ export class AppState {
     this.settings.listen();
     this.conversations.listen();
     this.sources.listen();
+    this.page.listen();
     await connect((progress) => {
       // Later reconnects (a request retrying after the core restarted) keep the UI as it is.
       if (this.connection.state === 'connecting') this.connection = { state: 'connecting', ...progress };
     });
     await this.loadAll();
+    await this.page.takePending();
   }
 
   /** (Re)reads everything from the core and opens the latest conversation. Failures become a notice. */
