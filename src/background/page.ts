@@ -138,10 +138,12 @@ export function registerPageListeners(deps: PageDeps): void {
     });
   });
   chrome.contextMenus.onClicked.addListener((info, tab) => void onMenuClick(deps, info, tab));
-  // A native context menu cannot be clicked from Playwright: the end-to-end test calls the same
-  // handler the listener calls, with the click data Chrome passes. It can do nothing the menu cannot.
+  // A native context menu or a browser shortcut cannot be pressed from Playwright: the end-to-end
+  // test calls the same handlers the listeners call, with the data Chrome passes. They can do
+  // nothing the menu or the shortcut cannot.
   (globalThis as unknown as Record<string, unknown>).recallPageHandlers = {
     onMenuClick: (info: MenuClick, tab: ReadableTab | undefined) => onMenuClick(deps, info, tab),
+    onCommand: (command: string, tab: ReadableTab) => onCommand(deps, command, tab),
   };
   chrome.commands.onCommand.addListener((command, tab) => void onCommand(deps, command, tab ?? {}));
   onMessage('page.read', async ({ sender, data }): Promise<PageAttachment> => {

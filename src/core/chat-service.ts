@@ -216,7 +216,13 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
    */
   async function answerCommand(plan: TurnPlan, userMessage: MessageRecord): Promise<ChatTurnResult | null> {
     const { conversationId, content } = plan;
-    const command = await deps.longTerm.runCommand(content, { namespace: plan.namespace, conversationId, messageId: userMessage.id });
+    const page = plan.page ? { url: plan.page.url, title: plan.page.title } : undefined;
+    const command = await deps.longTerm.runCommand(content, {
+      namespace: plan.namespace,
+      conversationId,
+      messageId: userMessage.id,
+      ...(page ? { page } : {}),
+    });
     if (!command) return null;
     await deps.db.messages.update(userMessage.id, { command: { kind: command.command } });
     const assistantMessage = await deps.conversations.append({

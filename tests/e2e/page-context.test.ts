@@ -134,6 +134,29 @@ describe.skipIf(!GGUF)('the page you are on, in a real browser', () => {
     await panel.getByTestId('tab-chat').click();
   });
 
+  it('"Ask Recall about the selection" and the "ask about this page" shortcut attach in the open panel', async () => {
+    type Handlers = { onMenuClick: (info: unknown, tab: unknown) => Promise<string | null>; onCommand: (command: string, tab: unknown) => Promise<void> };
+    await session.browser.serviceWorker.evaluate(async (url) => {
+      const [tab] = await chrome.tabs.query({ url });
+      const handlers = (globalThis as unknown as { recallPageHandlers: Handlers }).recallPageHandlers;
+      await handlers.onMenuClick({ menuItemId: 'recall-ask-selection', selectionText: 'two tides a day', pageUrl: url }, tab);
+    }, ARTICLE_URL);
+    const chip = panel.getByTestId('page-attached');
+    await chip.waitFor(); // the panel took it on `event.page`
+    expect(await chip.textContent()).toContain('Selection attached');
+    await panel.getByTestId('page-detach').click();
+    await expect.poll(() => chip.count()).toBe(0);
+
+    await session.browser.serviceWorker.evaluate(async (url) => {
+      const [tab] = await chrome.tabs.query({ url });
+      await (globalThis as unknown as { recallPageHandlers: Handlers }).recallPageHandlers.onCommand('ask-about-page', tab);
+    }, ARTICLE_URL);
+    await chip.waitFor();
+    expect(await chip.textContent()).toContain('Page attached');
+    expect(await chip.getAttribute('data-url')).toBe(ARTICLE_URL);
+    await panel.getByTestId('page-detach').click();
+  });
+
   it('a blocked site is refused with its own message, for the composer and the context menu alike', async () => {
     await callCore(panel, 'settings.set', { blockedSites: ['127.0.0.1:8765'] });
     await panel.getByTestId('page-attach').click();

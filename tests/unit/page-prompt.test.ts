@@ -173,6 +173,20 @@ describe('a turn with a page attached (the whole core)', () => {
     expect(nextTrace.page).toBeUndefined();
   });
 
+  it('"remember …" while a page is attached stores what the user said, with the page as its source', async () => {
+    const { core: c, db } = await cores.start({ chat: () => createScriptedEngine({ fallback: () => 'ok' }) });
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    await c.chat.send({ conversationId: conversation.id, text: 'remember that I want to visit Eling', requestId: 'r2', page: millsPage });
+    await c.chat.send({ conversationId: conversation.id, text: '记住：埃林潮汐磨坊还在磨面粉', requestId: 'r1', page: millsPage });
+    const rows = await db.memories.toArray();
+    expect(rows.find((m) => m.text.includes('visit Eling'))).toMatchObject({ pinned: true, sourceUrl: millsPage.url, sourceTitle: 'Tidal mills' });
+    expect(rows.find((m) => m.text.includes('埃林潮汐磨坊'))).toMatchObject({ sourceUrl: millsPage.url });
+    expect(rows.some((m) => m.text.includes('Southampton'))).toBe(false); // the page's own text was not stored
+    // Without a page, "remember this" stores the words themselves, with no page source.
+    await c.chat.send({ conversationId: conversation.id, text: 'remember my bike is blue', requestId: 'r3' });
+    expect((await db.memories.toArray()).find((m) => m.text.includes('bike is blue'))?.sourceUrl).toBeUndefined();
+  });
+
   it('"Remember this" stores a pinned memory whose source is the page', async () => {
     const { core: c } = await cores.start();
     const view = await c.memoryAdmin.add({
