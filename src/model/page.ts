@@ -22,6 +22,8 @@ export interface PageContent {
   title: string;
   /** Headings and texts in document order. */
   blocks: PageBlock[];
+  /** The document's MIME type as the reader saw it (`document.contentType`), e.g. `application/pdf` in the browser's PDF viewer. */
+  contentType?: string;
 }
 
 /** What the panel attaches to the next message: the page, or only a selection of it (`blocks` empty then). */

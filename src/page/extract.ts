@@ -49,7 +49,7 @@ export function extractPage(doc: Document, url: string): PageContent {
     blocks = blocksOf(parsed.body);
   }
   if (blocks.length === 0 && doc.body) blocks = blocksOf(doc.body, true);
-  return { url, title, blocks: blocks.slice(0, MAX_PAGE_BLOCKS) };
+  return { url, title, blocks: blocks.slice(0, MAX_PAGE_BLOCKS), ...(doc.contentType ? { contentType: doc.contentType } : {}) };
 }
 
 /** The text blocks under `root` in document order: each block element that holds no other block element. */

@@ -43,6 +43,9 @@ export async function readTab(tab: ReadableTab, blocked: readonly string[]): Pro
     throw new PageError('no_access', `Recall has no access to this tab: ${message}`, { params: { host } });
   }
   const content = results[0]?.result as PageContent | undefined;
+  // The browser's PDF viewer: its text is not in the document (reading PDFs is not built yet).
+  if (content?.contentType === 'application/pdf')
+    throw new PageError('unreadable', `Recall cannot read PDFs in the browser's viewer yet (${host})`, { params: { host } });
   if (!content || !Array.isArray(content.blocks) || content.blocks.length === 0)
     throw new PageError('empty', `No readable text on ${host || 'this page'}`, { params: { host } });
   return { url: tab.url, title: typeof content.title === 'string' && content.title ? content.title : tab.url, blocks: content.blocks };

@@ -81,6 +81,11 @@ describe('extractPage (Readability on a copy of the document)', () => {
   it('an empty page gives no blocks', () => {
     const dom = new JSDOM('<!doctype html><html><head><title>Blank</title></head><body></body></html>');
     (globalThis as { DOMParser?: unknown }).DOMParser = dom.window.DOMParser;
-    expect(extractPage(dom.window.document, 'http://127.0.0.1/blank')).toEqual({ url: 'http://127.0.0.1/blank', title: 'Blank', blocks: [] });
+    expect(extractPage(dom.window.document, 'http://127.0.0.1/blank')).toEqual({
+      url: 'http://127.0.0.1/blank',
+      title: 'Blank',
+      blocks: [],
+      contentType: 'text/html',
+    });
   });
 });

@@ -42,6 +42,8 @@ describe('readTab', () => {
     expect(calls).toEqual([{ target: { tabId: 7 }, files: [PAGE_READER_SCRIPT] }]);
     answer = async () => [{ frameId: 0, result: { url: 'x', title: 'Blank', blocks: [] } }];
     expect(await codeOf(readTab({ id: 7, url: 'https://news.example/b' }, []))).toMatchObject({ code: 'empty', params: { host: 'news.example' } });
+    answer = async () => [{ frameId: 0, result: { url: 'x', title: 'doc.pdf', blocks: [], contentType: 'application/pdf' } }];
+    expect(await codeOf(readTab({ id: 7, url: 'https://news.example/doc.pdf' }, []))).toMatchObject({ code: 'unreadable', params: { host: 'news.example' } });
     answer = async () => {
       throw new Error('Cannot access contents of the page. Extension manifest must request permission to access the respective host.');
     };
