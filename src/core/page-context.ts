@@ -29,7 +29,7 @@ const LEADING_PASSAGES = 16;
  *   An embedding failure also falls back to lexical ranking (logged).
  */
 export async function rankPagePassages(page: PageAttachment, question: string, embedder: Embedder | null, signal?: AbortSignal): Promise<PromptPage> {
-  const passages = splitPassages(page.blocks).slice(0, MAX_PAGE_PASSAGES);
+  const passages = splitPassages(page.blocks, undefined, MAX_PAGE_PASSAGES);
   const base = { url: page.url, title: page.title, ...(page.selection ? { selection: page.selection } : {}) };
   if (passages.length === 0) return { ...base, passages: [] };
   const lexicalIndex = new LexicalIndex();

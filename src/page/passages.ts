@@ -14,8 +14,9 @@ export const HEADING_SEPARATOR = ' › ';
  * The passages of a page's blocks, in document order (`index` 0, 1, …). Empty blocks are skipped;
  * a heading with no text under it makes no passage of its own.
  * @param maxChars longest passage text in characters (default `MAX_PASSAGE_CHARS`); at least 1.
+ * @param maxPassages stop after this many passages (the rest of the page is not split at all).
  */
-export function splitPassages(blocks: readonly PageBlock[], maxChars: number = MAX_PASSAGE_CHARS): PagePassage[] {
+export function splitPassages(blocks: readonly PageBlock[], maxChars: number = MAX_PASSAGE_CHARS, maxPassages = Infinity): PagePassage[] {
   const limit = Math.max(1, Math.floor(maxChars));
   const out: PagePassage[] = [];
   const headings: { level: number; text: string }[] = [];
@@ -28,6 +29,7 @@ export function splitPassages(blocks: readonly PageBlock[], maxChars: number = M
     length = 0;
   };
   for (const block of blocks) {
+    if (out.length >= maxPassages) break;
     const text = block.text.replace(/\s+/g, ' ').trim();
     if (!text) continue;
     if (block.kind === 'heading') {
@@ -37,26 +39,30 @@ export function splitPassages(blocks: readonly PageBlock[], maxChars: number = M
       headings.push({ level, text });
       continue;
     }
-    for (const piece of pieces(text, limit)) {
+    for (const piece of pieces(text, limit, maxPassages - out.length)) {
       if (parts.length > 0 && length + 1 + piece.length > limit) flush();
       parts.push(piece);
       length += (parts.length > 1 ? 1 : 0) + piece.length;
     }
   }
   flush();
-  return out;
+  return out.slice(0, maxPassages);
 }
 
-/** `text` cut into pieces of at most `limit` characters at sentence or word ends. */
-function pieces(text: string, limit: number): string[] {
+/**
+ * `text` cut into at most `max` pieces of at most `limit` characters at sentence or word ends.
+ * Only a window of `limit + 1` characters is looked at per cut, so a very long block costs O(length).
+ */
+function pieces(text: string, limit: number, max: number): string[] {
   const out: string[] = [];
-  let rest = text;
-  while (rest.length > limit) {
-    const { text: head } = cutAtBoundary(rest, limit);
-    const cut = head.length > 0 ? head : rest.slice(0, limit);
-    out.push(cut);
-    rest = rest.slice(cut.length).trimStart();
+  let start = 0;
+  while (out.length < max && text.length - start > limit) {
+    const window = text.slice(start, start + limit + 1);
+    const head = cutAtBoundary(window, limit).text || window.slice(0, limit);
+    out.push(head);
+    start += head.length;
+    while (start < text.length && /\s/u.test(text[start]!)) start += 1;
   }
-  if (rest) out.push(rest);
+  if (out.length < max && start < text.length) out.push(text.slice(start));
   return out;
 }

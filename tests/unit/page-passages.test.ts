@@ -42,6 +42,14 @@ describe('splitPassages', () => {
     expect(splitPassages([p(long)], 40).map((x) => x.text)).toEqual(['First sentence here.', 'Second one is here. Third comes last.']);
   });
 
+  it('stops at maxPassages; a huge block is cut at sentence ends into passages of at most maxChars', () => {
+    const huge = 'Word after word makes a sentence. '.repeat(60_000); // 2 MB of text in one block
+    const all = splitPassages([p(huge)], 1200);
+    expect(all.length).toBe(Math.ceil(huge.trim().length / 1190)); // every piece ends at a sentence end: 35 sentences of 34 characters = 1,190
+    expect(all.every((x) => x.text.length <= 1200 && x.text.endsWith('sentence.'))).toBe(true);
+    expect(splitPassages([p(huge), p('after')], 1200, 3).map((x) => x.index)).toEqual([0, 1, 2]);
+  });
+
   it('skips empty blocks and headings with nothing under them, collapses whitespace', () => {
     expect(splitPassages([h(1, 'Empty'), h(1, 'Full'), p('  a\n\n b  '), p('   ')])).toEqual([{ index: 0, heading: 'Full', text: 'a b' }]);
     expect(splitPassages([])).toEqual([]);
