@@ -60,6 +60,8 @@ export interface MemoryCitation {
   /** The web page the memory was saved from ("Remember this"), when it was. */
   sourceUrl?: string;
   sourceTitle?: string;
+  /** Its line was cut (a prefix of its text, "…") to fit the memories' token share; absent when sent whole (and in older traces). */
+  shortened?: true;
 }
 
 /** The token budget of one prompt (all values in tokens). */

@@ -285,8 +285,8 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
       ? formatMemoriesForPrompt(input.memories, counter, memoryCap - wrapperTokens)
       : { text: '', included: [] as RetrievedMemory[], dropped: input.memories.length, neighbours: undefined };
   const memoryCitations: MemoryCitation[] = formatted.included
-    .map((p) => prepared.get(p)?.original ?? p)
-    .map((r) => ({
+    .map((p) => ({ r: prepared.get(p)?.original ?? p, cut: 'shortened' in formatted && formatted.shortened?.has(p) === true }))
+    .map(({ r, cut }) => ({
       memoryId: r.memory.id,
       kind: r.memory.kind,
       text: r.memory.text,
@@ -297,6 +297,7 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
       sourceMessageIds: r.memory.sourceMessageIds,
       createdAt: r.memory.createdAt,
       ...(r.memory.sourceUrl ? { sourceUrl: r.memory.sourceUrl, sourceTitle: r.memory.sourceTitle ?? r.memory.sourceUrl } : {}),
+      ...(cut ? { shortened: true as const } : {}),
     }));
   if (formatted.included.length > 0) {
     const text = wrap('long_term_memories', INTROS.memories, formatted.text);
