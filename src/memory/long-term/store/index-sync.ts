@@ -381,6 +381,7 @@ export class IndexSync {
    */
   async open(): Promise<Omit<StoreOpenStats, 'ms' | 'at' | 'repairedAfterOpen'>> {
     const { db } = this;
+    performance.mark('recall:store.read.start');
     const [head, vectors] = await db.transaction('r', db.memoryIndex, () =>
       Promise.all([
         // Every key below the vector blocks but the lexical snapshot (the large string read later).
@@ -394,10 +395,12 @@ export class IndexSync {
         db.memoryIndex.where('key').aboveOrEqual(VECTOR_KEY_PREFIX).toArray(),
       ]),
     );
+    performance.mark('recall:store.read.end');
     const header = head.find((r): r is IndexHeaderRecord => r.key === 'header');
     // No header: an empty store, unless a row exists (one key read).
     if (!header && (await db.memories.limit(1).primaryKeys()).length === 0) return { via: 'empty', replayed: 0 };
     const loaded = BlockIndex.fromRecords([...head, ...vectors]);
+    performance.mark('recall:store.decode.end');
     // Vectors embedded from an older indexed-text format stay searchable until `reembed` replaces them.
     const staleInput = (header?.textVersion ?? 1) !== INDEXED_TEXT_VERSION;
     if (staleInput) this.staleVectors = withVectors(loaded);
@@ -415,7 +418,9 @@ export class IndexSync {
     this.lexicalReady = false;
     this.lexicalLoad = this.serial(async () => {
       await this.loadLexical(header.dirty);
+      performance.mark('recall:store.lexical.end');
       await this.verifyRows();
+      performance.mark('recall:store.verify.end');
     }).catch((error: unknown) => {
       // The database closed under the load (the context is going away): nothing to keep.
       if (!(error instanceof Dexie.DatabaseClosedError)) console.warn('[ltm] could not load the lexical index (searches use the catalog):', error);
@@ -468,6 +473,7 @@ export class IndexSync {
   private async loadLexical(dirty: string[]): Promise<void> {
     const { db } = this;
     const snapshot = (await db.memoryIndex.get(SNAPSHOT_KEY)) as LexicalSnapshotRecord | undefined;
+    performance.mark('recall:store.lexical.read');
     let lexical: LexicalIndex | null = null;
     // A snapshot of another document format is rebuilt from the rows (below), once.
     if (snapshot && (snapshot.textVersion ?? 1) === INDEXED_TEXT_VERSION) {
