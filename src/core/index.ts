@@ -152,6 +152,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   const ensureEmbedded = (): Promise<void> =>
     (embedCheck = embedCheck
       .then(async () => {
+        // After a cold start the vectors load in the background: count them once they are in.
+        await store.whenVectorsLoaded();
         const model = engines.embedder()?.modelId ?? null;
         // The store's index answers without reading a row (this runs on every start); it counts the
         // vectors made from an older indexed-text format too. (A read of the first row lacking a vector
@@ -161,6 +163,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
         await jobs.enqueue(REEMBED_JOB, {}, { dedupeKey: REEMBED_JOB, advance: engines.embedder() !== null });
       })
       .catch((error: unknown) => console.warn('[ltm] could not queue re-embedding:', error)));
+  let startedUp = (): void => undefined;
   const composed = await composeLongTermMemory({
     db,
     jobs,
@@ -169,6 +172,9 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     now,
     loadVoyWasm: deps.loadVoyWasm,
     onMissingEmbedding: () => void ensureEmbedded(),
+    // The store's background load (vector blocks, lexical snapshot, row check) starts once the core
+    // is started, so it does not compete with the rest of the start-up for the thread and IndexedDB.
+    background: new Promise<void>((resolve) => (startedUp = resolve)),
   });
   performance.mark('recall:core.store');
   await staging;
@@ -230,8 +236,12 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   performance.mark('recall:core.jobs');
   await scheduleMaintenance();
   performance.mark('recall:core.maintenance');
-  await ensureEmbedded();
   performance.mark('recall:core.ready');
+  startedUp();
+  // Opened from the persisted blocks, the vectors are still loading: the check runs once they are in,
+  // without holding up the first request. Otherwise (empty, rebuilt) it is done before serving.
+  const embeddedChecked = ensureEmbedded();
+  if (opened.via !== 'blocks') await embeddedChecked;
 
   const core: Core = {
     db,
@@ -254,6 +264,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       return after;
     },
     async exportToFile(passphrase) {
+      await store.whenVectorsLoaded(); // rows are read with their vectors (the store's reading hook)
       const exportedAt = now();
       const downloadName = `${exportFileName(exportedAt)}${passphrase ? '.age' : ''}`;
       const plain = exportBytes(db, { exportedAt, onProgress: transfer });
@@ -262,6 +273,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       return { fileName, downloadName, sizeBytes };
     },
     async importFile(fileName, passphrase) {
+      await store.whenVectorsLoaded(); // an import compares with the stored rows, read with their vectors
       let decrypted: string | null = null;
       try {
         let file = await openModelFile(fileName, files);
