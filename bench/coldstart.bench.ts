@@ -37,6 +37,11 @@ import { defineBench, type HeadlineRow } from './lib/bench';
 import { formatBytes, formatMs, summarize, type Summary } from './lib/stats';
 import { importFileJson, seedMemories, type SeedMemory } from './data/memory-file';
 import { seededBreakdown, type BreakdownRow } from './data/storage-breakdown';
+import { base64ToVector } from '../src/backup';
+import { layoutFromRows } from '../src/memory/long-term/retrieval/blocks';
+import { toRow } from '../src/memory/long-term/store/rows';
+import { INDEXED_TEXT_VERSION } from '../src/memory/long-term/text';
+import type { MemoryRecord } from '../src/model/records';
 
 /** Parameters: store sizes (0 = empty, the reference), runs per restart kind, memories per import request. */
 interface ColdStartParams {
@@ -45,6 +50,11 @@ interface ColdStartParams {
   importBatch: number;
   /** Bytes per memory (seeding N more after the cold starts) only for sizes up to this. */
   storageUpTo: number;
+  /**
+   * Sizes from this one up are seeded by writing rows and index blocks straight into IndexedDB
+   * (`seedDirect`), not through `memory.import` (524 s for 100k here).
+   */
+  directSeedFrom: number;
 }
 
 const DIMENSION = 384;
@@ -120,6 +130,73 @@ async function seed(page: Page, memories: SeedMemory[], batch: number, log: (lin
   }
 }
 
+/**
+ * In-page writer of `seedDirect` (source text: see ENSURE_AND_SEARCH): puts `items` into object
+ * store `store` of the `recall` database in one transaction; typed arrays travel as
+ * `{ __typed: <constructor name>, b64 }` and are rebuilt here.
+ */
+const PUT_RECORDS = `async ({ store, items }) => {
+  const revive = (v) => {
+    if (!v || typeof v !== 'object') return v;
+    if (v.__typed) {
+      const bytes = Uint8Array.from(atob(v.b64), (c) => c.charCodeAt(0));
+      return new globalThis[v.__typed](bytes.buffer);
+    }
+    if (Array.isArray(v)) return v.map(revive);
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, revive(x)]));
+  };
+  const db = await new Promise((resolve, reject) => {
+    const r = indexedDB.open('recall');
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+  });
+  try {
+    await new Promise((resolve, reject) => {
+      const tx = db.transaction(store, 'readwrite');
+      const os = tx.objectStore(store);
+      for (const item of items) os.put(revive(item));
+      tx.oncomplete = resolve;
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error);
+    });
+  } finally {
+    db.close();
+  }
+}`;
+
+/** JSON replacer of `seedDirect`: typed arrays as `{ __typed, b64 }` (see PUT_RECORDS). */
+function typedToJson(_key: string, value: unknown): unknown {
+  if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
+    const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    return { __typed: value.constructor.name, b64: bytes.toString('base64') };
+  }
+  return value;
+}
+
+/**
+ * Seeds `memories` without the core: the rows (as the store writes them, no vector) and the
+ * persisted index the store would have written for them (`layoutFromRows`: meta and f16 vector
+ * blocks, a header at the current indexed-text version; no lexical snapshot, which the store then
+ * builds from the rows once), written from `page` straight into IndexedDB while the offscreen
+ * document is closed. No history rows (a cold start reads none).
+ */
+async function seedDirect(browser: ExtensionBrowser, page: Page, memories: SeedMemory[], log: (line: string) => void): Promise<void> {
+  const records: MemoryRecord[] = memories.map((m) => ({ ...m, embedding: m.embedding ? base64ToVector(m.embedding) : null }) as MemoryRecord);
+  const layout = layoutFromRows(records, 1);
+  const blocks = layout.records.map((r) => (r.key === 'header' ? { ...layout.header, textVersion: INDEXED_TEXT_VERSION } : r));
+  const sw = await serviceWorker(browser, page);
+  await sw.evaluate('chrome.offscreen.closeDocument()');
+  const put = async (store: string, items: unknown[], per: number) => {
+    for (let i = 0; i < items.length; i += per) {
+      const json = JSON.stringify({ store, items: items.slice(i, i + per) }, typedToJson);
+      await page.evaluate(`(${PUT_RECORDS})(${json})`);
+      log(`  direct seed: ${store} ${Math.min(i + per, items.length)}/${items.length}`);
+    }
+  };
+  await put('memories', records.map(toRow), 10_000);
+  await put('memoryIndex', blocks, 8);
+}
+
 /** IndexedDB bytes of the extension's origin, as the browser estimates them. */
 async function storageUsage(page: Page): Promise<number> {
   // Source text, not a function: see ENSURE_AND_SEARCH.
@@ -183,6 +260,8 @@ interface OffscreenTimeline {
   marks: Record<string, number>;
   /** Script and WASM loads: name → [start, end] (epoch ms). */
   resources: [string, number, number][];
+  /** The document's JS heap plus ArrayBuffer backing stores (bytes), read when the timeline was. */
+  heapBytes?: number;
 }
 
 /** Script (source text) evaluated in the offscreen document: its start-up marks and resource loads, as epoch ms. */
@@ -206,26 +285,30 @@ async function offscreenTimeline(browser: ExtensionBrowser, untilMark: string, t
     if (!target) throw new Error('no offscreen document is running');
     const { sessionId } = await cdp.send('Target.attachToTarget', { targetId: target.targetId, flatten: false });
     let nextId = 1;
-    const evaluate = (expression: string) =>
-      new Promise<string>((resolve, reject) => {
+    const call = <T>(method: string, params: Record<string, unknown> = {}) =>
+      new Promise<T>((resolve, reject) => {
         const id = nextId++;
         const onMessage = (event: { sessionId?: string; message: string }) => {
-          const message = JSON.parse(event.message) as { id?: number; result?: { result?: { value?: string } }; error?: { message: string } };
+          const message = JSON.parse(event.message) as { id?: number; result?: T; error?: { message: string } };
           if (message.id !== id) return;
           cdp.off('Target.receivedMessageFromTarget', onMessage);
           if (message.error) reject(new Error(message.error.message));
-          else resolve(message.result?.result?.value ?? '');
+          else resolve(message.result as T);
         };
         cdp.on('Target.receivedMessageFromTarget', onMessage);
-        void cdp.send('Target.sendMessageToTarget', {
-          sessionId,
-          message: JSON.stringify({ id, method: 'Runtime.evaluate', params: { expression, returnByValue: true } }),
-        });
+        void cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) });
       });
+    const evaluate = async (expression: string) =>
+      (await call<{ result?: { value?: string } }>('Runtime.evaluate', { expression, returnByValue: true })).result?.value ?? '';
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const timeline = JSON.parse(await evaluate(READ_TIMELINE)) as OffscreenTimeline;
-      if (timeline.marks[untilMark] !== undefined || Date.now() > deadline) return timeline;
+      if (timeline.marks[untilMark] !== undefined || Date.now() > deadline) {
+        // JS heap and ArrayBuffer backing stores (the vectors' typed arrays live there), after a collection.
+        await call('HeapProfiler.collectGarbage').catch(() => undefined);
+        const heap = await call<{ usedSize: number; backingStorageSize?: number }>('Runtime.getHeapUsage');
+        return { ...timeline, heapBytes: heap.usedSize + (heap.backingStorageSize ?? 0) };
+      }
       await new Promise((r) => setTimeout(r, 200));
     }
   } finally {
@@ -248,8 +331,8 @@ function phasesOf(t: { t0: number; coreAt: number; searchAt: number }, tl: Offsc
     'module evaluation → core code runs': span(scriptsEnd, m['offscreen.start']),
     'packaged manifests': span(m['offscreen.start'], m['offscreen.packaged']),
     'Dexie open + import recovery': span(m['core.start'], m['core.recovered']),
-    'store: IndexedDB read (meta + vector blocks)': span(m['store.read.start'], m['store.read.end']),
-    'store: decode f16 + id maps': span(m['store.read.end'], m['store.decode.end']),
+    'store: IndexedDB read (header + meta blocks; before the two-step open also the vector blocks)': span(m['store.read.start'], m['store.read.end']),
+    'store: build the index (before the two-step open: with the f16 decode)': span(m['store.read.end'], m['store.decode.end']),
     'store: rest of open': span(m['store.decode.end'], m['core.store']),
     'staging files (OPFS)': span(m['core.store'], m['core.staging']),
     'interrupted turns': span(m['core.staging'], m['core.turns']),
@@ -259,9 +342,12 @@ function phasesOf(t: { t0: number; coreAt: number; searchAt: number }, tl: Offsc
     'core ready → core.ensure answered': span(m['core.ready'], t.coreAt),
     'core.ensure answered → first search answered': t.searchAt - t.coreAt,
     'total: first search answered': t.searchAt - t.t0,
-    'background: lexical snapshot read (from ready)': span(m['core.ready'], m['store.lexical.read']),
+    'background: vector blocks read + decoded (from ready)': span(m['core.ready'], m['store.vectors.read']),
+    'background: vectors into the index': span(m['store.vectors.read'], m['store.vectors.end']),
+    'background: lexical snapshot read (from ready, or from the vectors)': span(m['store.vectors.end'] ?? m['core.ready'], m['store.lexical.read']),
     'background: lexical snapshot parse': span(m['store.lexical.read'], m['store.lexical.end']),
     'background: row check': span(m['store.lexical.end'], m['store.verify.end']),
+    'offscreen heap after the background load, MB (JS + ArrayBuffers)': (tl.heapBytes ?? NaN) / 1e6,
   };
 }
 
@@ -275,10 +361,16 @@ async function measureSize(extensionDir: string, memories: number, params: ColdS
     await callCore(page, 'core.ensure');
     await settle(page);
     // Seed N (and later N more) from one generated set, so the second half never repeats the first.
-    const all = memories > 0 ? seedMemories(2 * memories, { dimension: DIMENSION, embeddingModel: PACKAGED_EMBEDDING_MODEL }) : [];
+    const seeded = memories <= params.storageUpTo ? 2 * memories : memories;
+    const all = memories > 0 ? seedMemories(seeded, { dimension: DIMENSION, embeddingModel: PACKAGED_EMBEDDING_MODEL }) : [];
     const first = all.slice(0, memories);
     let started = performance.now();
-    await seed(page, first, params.importBatch, log);
+    if (memories >= params.directSeedFrom) {
+      await seedDirect(browser, page, first, log);
+      // The store opens from the written blocks and builds its lexical snapshot from the rows (once).
+      await callCore(page, 'core.ensure');
+      await offscreenTimeline(browser, 'store.snapshot.end', 1_800_000);
+    } else await seed(page, first, params.importBatch, log);
     await settle(page);
     const seedSeconds = (performance.now() - started) / 1000;
     const known = first[Math.floor(memories / 2)];
@@ -374,16 +466,17 @@ export default defineBench<ColdStartParams>({
   title: 'Cold start and bytes per memory in Chromium',
   method:
     'Real headless Chromium (Debian), the production build with a 384-d fixture embedding model packaged (nothing downloaded), N memories seeded through the core\'s own `memory.import` (the export file staged in OPFS `backups/` as the panel does; texts of the retrieval generator, seeded random 384-d unit vectors of the packaged model). **Offscreen restart**: the service worker calls `chrome.offscreen.closeDocument()`; the panel page then sends `core.ensure` (the worker re-creates the document and waits for the core) and one memory search (`memory.list` with `search`: six words of a known memory, which must be in the answer); timed in the page from just after the close. **Browser restart**: the persistent context is closed and relaunched on the same profile; timed in Node from the relaunch call to the answered search (it includes starting Chromium, given separately as "worker up"). Each cold start is followed by waiting for the core to settle (embedder ready, job queue idle). **Bytes per memory**: `navigator.storage.estimate()` (`usageDetails.indexedDB`) in an extension page at N memories and at 2N (N more imported), each read after a browser restart (straight after writing, the estimate also counts LevelDB\'s write-ahead log): (usage at 2N − usage at N) / N, next to the mean text size (UTF-8) of those memories.',
-  quick: { sizes: [0, 1_000, 10_000], runs: 5, importBatch: 10_000, storageUpTo: 10_000 },
-  full: { sizes: [0, 1_000, 10_000, 100_000], runs: 5, importBatch: 10_000, storageUpTo: 10_000 },
+  quick: { sizes: [0, 1_000, 10_000], runs: 5, importBatch: 10_000, storageUpTo: 10_000, directSeedFrom: 50_000 },
+  full: { sizes: [0, 1_000, 10_000, 100_000], runs: 5, importBatch: 10_000, storageUpTo: 10_000, directSeedFrom: 50_000 },
   async run(defaults, ctx) {
-    // `COLDSTART_SIZES=0,10000 COLDSTART_RUNS=5 COLDSTART_STORAGE_UP_TO=0`: measure only these (side-by-side checks).
+    // `COLDSTART_SIZES=0,10000 COLDSTART_RUNS=5 COLDSTART_STORAGE_UP_TO=0 COLDSTART_DIRECT_FROM=50000`: measure only these (side-by-side checks).
     const env = process.env;
     const params: ColdStartParams = {
       ...defaults,
       ...(env.COLDSTART_SIZES ? { sizes: env.COLDSTART_SIZES.split(',').map(Number) } : {}),
       ...(env.COLDSTART_RUNS ? { runs: Number(env.COLDSTART_RUNS) } : {}),
       ...(env.COLDSTART_STORAGE_UP_TO ? { storageUpTo: Number(env.COLDSTART_STORAGE_UP_TO) } : {}),
+      ...(env.COLDSTART_DIRECT_FROM ? { directSeedFrom: Number(env.COLDSTART_DIRECT_FROM) } : {}),
     };
     const extensionDir = await buildWithPackagedEmbedder(await ctx.buildDir());
     const results: SizeResult[] = [];

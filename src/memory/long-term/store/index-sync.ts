@@ -235,6 +235,7 @@ export class IndexSync {
         const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: at, json, textVersion: INDEXED_TEXT_VERSION };
         await db.memoryIndex.bulkPut([snapshot, { ...header, dirty: [] }]);
       });
+      performance.mark('recall:store.snapshot.end');
     }).catch((error: unknown) => {
       if (error instanceof Dexie.DatabaseClosedError) return; // the context is going away; `dirty` covers it
       console.warn('[ltm] could not write the lexical snapshot (changes are replayed on the next open):', error);
