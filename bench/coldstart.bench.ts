@@ -478,7 +478,8 @@ export default defineBench<ColdStartParams>({
       ...(env.COLDSTART_STORAGE_UP_TO ? { storageUpTo: Number(env.COLDSTART_STORAGE_UP_TO) } : {}),
       ...(env.COLDSTART_DIRECT_FROM ? { directSeedFrom: Number(env.COLDSTART_DIRECT_FROM) } : {}),
     };
-    const extensionDir = await buildWithPackagedEmbedder(await ctx.buildDir());
+    // `COLDSTART_BUILD_DIR=<chrome-mv3 dir>`: measure another build (e.g. of the main branch, side by side).
+    const extensionDir = await buildWithPackagedEmbedder(env.COLDSTART_BUILD_DIR ?? (await ctx.buildDir()));
     const results: SizeResult[] = [];
     try {
       for (const n of params.sizes) {
