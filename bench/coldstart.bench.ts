@@ -37,6 +37,11 @@ import { defineBench, type HeadlineRow } from './lib/bench';
 import { formatBytes, formatMs, summarize, type Summary } from './lib/stats';
 import { importFileJson, seedMemories, type SeedMemory } from './data/memory-file';
 import { seededBreakdown, type BreakdownRow } from './data/storage-breakdown';
+import { base64ToVector } from '../src/backup';
+import { layoutFromRows } from '../src/memory/long-term/retrieval/blocks';
+import { toRow } from '../src/memory/long-term/store/rows';
+import { INDEXED_TEXT_VERSION } from '../src/memory/long-term/text';
+import type { MemoryRecord } from '../src/model/records';
 
 /** Parameters: store sizes (0 = empty, the reference), runs per restart kind, memories per import request. */
 interface ColdStartParams {
@@ -45,6 +50,11 @@ interface ColdStartParams {
   importBatch: number;
   /** Bytes per memory (seeding N more after the cold starts) only for sizes up to this. */
   storageUpTo: number;
+  /**
+   * Sizes from this one up are seeded by writing rows and index blocks straight into IndexedDB
+   * (`seedDirect`), not through `memory.import` (524 s for 100k here).
+   */
+  directSeedFrom: number;
 }
 
 const DIMENSION = 384;
@@ -57,6 +67,8 @@ interface SizeResult {
   memories: number;
   seedSeconds: number;
   offscreen: { coreMs: Summary; searchMs: Summary; samples: { coreMs: number[]; searchMs: number[] } };
+  /** Median ms per start-up phase of the offscreen restarts (`phasesOf`). */
+  phases: Record<string, number>;
   browser: { upMs: Summary; searchMs: Summary; samples: { upMs: number[]; searchMs: number[] } };
   storage: { usageAtN: number; usageAt2N: number; bytesPerMemory: number; meanTextBytes: number; seed2NSeconds: number } | null;
   consoleErrors: string[];
@@ -118,6 +130,73 @@ async function seed(page: Page, memories: SeedMemory[], batch: number, log: (lin
   }
 }
 
+/**
+ * In-page writer of `seedDirect` (source text: see ENSURE_AND_SEARCH): puts `items` into object
+ * store `store` of the `recall` database in one transaction; typed arrays travel as
+ * `{ __typed: <constructor name>, b64 }` and are rebuilt here.
+ */
+const PUT_RECORDS = `async ({ store, items }) => {
+  const revive = (v) => {
+    if (!v || typeof v !== 'object') return v;
+    if (v.__typed) {
+      const bytes = Uint8Array.from(atob(v.b64), (c) => c.charCodeAt(0));
+      return new globalThis[v.__typed](bytes.buffer);
+    }
+    if (Array.isArray(v)) return v.map(revive);
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, revive(x)]));
+  };
+  const db = await new Promise((resolve, reject) => {
+    const r = indexedDB.open('recall');
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+  });
+  try {
+    await new Promise((resolve, reject) => {
+      const tx = db.transaction(store, 'readwrite');
+      const os = tx.objectStore(store);
+      for (const item of items) os.put(revive(item));
+      tx.oncomplete = resolve;
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error);
+    });
+  } finally {
+    db.close();
+  }
+}`;
+
+/** JSON replacer of `seedDirect`: typed arrays as `{ __typed, b64 }` (see PUT_RECORDS). */
+function typedToJson(_key: string, value: unknown): unknown {
+  if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
+    const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    return { __typed: value.constructor.name, b64: bytes.toString('base64') };
+  }
+  return value;
+}
+
+/**
+ * Seeds `memories` without the core: the rows (as the store writes them, no vector) and the
+ * persisted index the store would have written for them (`layoutFromRows`: meta and f16 vector
+ * blocks, a header at the current indexed-text version; no lexical snapshot, which the store then
+ * builds from the rows once), written from `page` straight into IndexedDB while the offscreen
+ * document is closed. No history rows (a cold start reads none).
+ */
+async function seedDirect(browser: ExtensionBrowser, page: Page, memories: SeedMemory[], log: (line: string) => void): Promise<void> {
+  const records: MemoryRecord[] = memories.map((m) => ({ ...m, embedding: m.embedding ? base64ToVector(m.embedding) : null }) as MemoryRecord);
+  const layout = layoutFromRows(records, 1);
+  const blocks = layout.records.map((r) => (r.key === 'header' ? { ...layout.header, textVersion: INDEXED_TEXT_VERSION } : r));
+  const sw = await serviceWorker(browser, page);
+  await sw.evaluate('chrome.offscreen.closeDocument()');
+  const put = async (store: string, items: unknown[], per: number) => {
+    for (let i = 0; i < items.length; i += per) {
+      const json = JSON.stringify({ store, items: items.slice(i, i + per) }, typedToJson);
+      await page.evaluate(`(${PUT_RECORDS})(${json})`);
+      log(`  direct seed: ${store} ${Math.min(i + per, items.length)}/${items.length}`);
+    }
+  };
+  await put('memories', records.map(toRow), 10_000);
+  await put('memoryIndex', blocks, 8);
+}
+
 /** IndexedDB bytes of the extension's origin, as the browser estimates them. */
 async function storageUsage(page: Page): Promise<number> {
   // Source text, not a function: see ENSURE_AND_SEARCH.
@@ -148,22 +227,128 @@ const ENSURE_AND_SEARCH = `async ({ query, expectId }) => {
   const t1 = performance.now();
   const hits = await send('memory.list', { namespace: 'default', search: query });
   const t2 = performance.now();
-  return { coreMs: t1 - t0, searchMs: t2 - t0, found: expectId === null || hits.some((h) => h.id === expectId), hits: hits.length };
+  const at = (t) => performance.timeOrigin + t;
+  return { coreMs: t1 - t0, searchMs: t2 - t0, t0: at(t0), coreAt: at(t1), searchAt: at(t2), found: expectId === null || hits.some((h) => h.id === expectId), hits: hits.length };
 }`;
 
 /**
  * Sends `core.ensure` then the search (`memory.list` with `search`) from `page`; returns both times
  * from the first call (ms, page clock). @throws Error when the answer lacks `probe.expectId`.
  */
-async function ensureAndSearch(page: Page, probe: { query: string; expectId: string | null }): Promise<{ coreMs: number; searchMs: number }> {
+async function ensureAndSearch(
+  page: Page,
+  probe: { query: string; expectId: string | null },
+): Promise<{ coreMs: number; searchMs: number; t0: number; coreAt: number; searchAt: number }> {
   const result = (await page.evaluate(`(${ENSURE_AND_SEARCH})(${JSON.stringify(probe)})`)) as {
     coreMs: number;
     searchMs: number;
+    t0: number;
+    coreAt: number;
+    searchAt: number;
     found: boolean;
     hits: number;
   };
   if (!result.found) throw new Error(`the search "${probe.query}" did not return memory ${probe.expectId} (${result.hits} hits)`);
-  return { coreMs: result.coreMs, searchMs: result.searchMs };
+  const { found: _f, hits: _h, ...times } = result;
+  return times;
+}
+
+/** Start-up marks (`recall:*`, set by the core: `src/core/offscreen.ts`, `src/core/index.ts`, the store's open) and script loads of the offscreen document, epoch ms. */
+interface OffscreenTimeline {
+  /** When the document's navigation started (its `performance.timeOrigin`). */
+  origin: number;
+  marks: Record<string, number>;
+  /** Script and WASM loads: name → [start, end] (epoch ms). */
+  resources: [string, number, number][];
+  /** The document's JS heap plus ArrayBuffer backing stores (bytes), read when the timeline was. */
+  heapBytes?: number;
+}
+
+/** Script (source text) evaluated in the offscreen document: its start-up marks and resource loads, as epoch ms. */
+const READ_TIMELINE = `JSON.stringify({
+  origin: performance.timeOrigin,
+  marks: Object.fromEntries(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('recall:')).map((m) => [m.name.slice(7), performance.timeOrigin + m.startTime])),
+  resources: performance.getEntriesByType('resource').map((e) => [e.name.replace(/^chrome-extension:\\/\\/[^/]+\\//, ''), performance.timeOrigin + e.startTime, performance.timeOrigin + e.responseEnd]),
+})`;
+
+/**
+ * Reads the offscreen document's start-up timeline over the browser's DevTools protocol
+ * (Playwright does not see offscreen documents). Waits until `untilMark` is set (the background
+ * lexical load and row check finish after the first search), at most `timeoutMs`.
+ * @throws Error when no offscreen document is running.
+ */
+async function offscreenTimeline(browser: ExtensionBrowser, untilMark: string, timeoutMs = 60_000): Promise<OffscreenTimeline> {
+  const cdp = await browser.context.browser()!.newBrowserCDPSession();
+  try {
+    const { targetInfos } = await cdp.send('Target.getTargets');
+    const target = targetInfos.find((t) => t.type === 'background_page' && t.url === `chrome-extension://${browser.extensionId}/offscreen.html`);
+    if (!target) throw new Error('no offscreen document is running');
+    const { sessionId } = await cdp.send('Target.attachToTarget', { targetId: target.targetId, flatten: false });
+    let nextId = 1;
+    const call = <T>(method: string, params: Record<string, unknown> = {}) =>
+      new Promise<T>((resolve, reject) => {
+        const id = nextId++;
+        const onMessage = (event: { sessionId?: string; message: string }) => {
+          const message = JSON.parse(event.message) as { id?: number; result?: T; error?: { message: string } };
+          if (message.id !== id) return;
+          cdp.off('Target.receivedMessageFromTarget', onMessage);
+          if (message.error) reject(new Error(message.error.message));
+          else resolve(message.result as T);
+        };
+        cdp.on('Target.receivedMessageFromTarget', onMessage);
+        void cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) });
+      });
+    const evaluate = async (expression: string) =>
+      (await call<{ result?: { value?: string } }>('Runtime.evaluate', { expression, returnByValue: true })).result?.value ?? '';
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const timeline = JSON.parse(await evaluate(READ_TIMELINE)) as OffscreenTimeline;
+      if (timeline.marks[untilMark] !== undefined || Date.now() > deadline) {
+        // JS heap and ArrayBuffer backing stores (the vectors' typed arrays live there), after a collection.
+        await call('HeapProfiler.collectGarbage').catch(() => undefined);
+        const heap = await call<{ usedSize: number; backingStorageSize?: number }>('Runtime.getHeapUsage');
+        return { ...timeline, heapBytes: heap.usedSize + (heap.backingStorageSize ?? 0) };
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    await cdp.detach().catch(() => undefined);
+  }
+}
+
+/**
+ * The phases of one offscreen restart (ms each), from the panel's close time `t0` (epoch ms) and
+ * the answers' times to the offscreen document's marks: what the ~N ms before the first answer went to.
+ */
+function phasesOf(t: { t0: number; coreAt: number; searchAt: number }, tl: OffscreenTimeline): Record<string, number> {
+  const m = tl.marks;
+  const scripts = tl.resources.filter(([name]) => name.endsWith('.js'));
+  const scriptsEnd = Math.max(tl.origin, ...scripts.map(([, , end]) => end));
+  const span = (from: number | undefined, to: number | undefined) => (from !== undefined && to !== undefined ? to - from : NaN);
+  return {
+    'close → document created': tl.origin - t.t0,
+    'scripts fetched': scriptsEnd - tl.origin,
+    'module evaluation → core code runs': span(scriptsEnd, m['offscreen.start']),
+    'packaged manifests': span(m['offscreen.start'], m['offscreen.packaged']),
+    'Dexie open + import recovery': span(m['core.start'], m['core.recovered']),
+    'store: IndexedDB read (header + meta blocks; before the two-step open also the vector blocks)': span(m['store.read.start'], m['store.read.end']),
+    'store: build the index (before the two-step open: with the f16 decode)': span(m['store.read.end'], m['store.decode.end']),
+    'store: rest of open': span(m['store.decode.end'], m['core.store']),
+    'staging files (OPFS)': span(m['core.store'], m['core.staging']),
+    'interrupted turns': span(m['core.staging'], m['core.turns']),
+    'jobs.start': span(m['core.turns'], m['core.jobs']),
+    'maintenance enqueue': span(m['core.jobs'], m['core.maintenance']),
+    ensureEmbedded: span(m['core.maintenance'], m['core.ready']),
+    'core ready → core.ensure answered': span(m['core.ready'], t.coreAt),
+    'core.ensure answered → first search answered': t.searchAt - t.coreAt,
+    'total: first search answered': t.searchAt - t.t0,
+    'background: vector blocks read + decoded (from ready)': span(m['core.ready'], m['store.vectors.read']),
+    'background: vectors into the index': span(m['store.vectors.read'], m['store.vectors.end']),
+    'background: lexical snapshot read (from ready, or from the vectors)': span(m['store.vectors.end'] ?? m['core.ready'], m['store.lexical.read']),
+    'background: lexical snapshot parse': span(m['store.lexical.read'], m['store.lexical.end']),
+    'background: row check': span(m['store.lexical.end'], m['store.verify.end']),
+    'offscreen heap after the background load, MB (JS + ArrayBuffers)': (tl.heapBytes ?? NaN) / 1e6,
+  };
 }
 
 async function measureSize(extensionDir: string, memories: number, params: ColdStartParams, log: (line: string) => void): Promise<SizeResult> {
@@ -176,10 +361,16 @@ async function measureSize(extensionDir: string, memories: number, params: ColdS
     await callCore(page, 'core.ensure');
     await settle(page);
     // Seed N (and later N more) from one generated set, so the second half never repeats the first.
-    const all = memories > 0 ? seedMemories(2 * memories, { dimension: DIMENSION, embeddingModel: PACKAGED_EMBEDDING_MODEL }) : [];
+    const seeded = memories <= params.storageUpTo ? 2 * memories : memories;
+    const all = memories > 0 ? seedMemories(seeded, { dimension: DIMENSION, embeddingModel: PACKAGED_EMBEDDING_MODEL }) : [];
     const first = all.slice(0, memories);
     let started = performance.now();
-    await seed(page, first, params.importBatch, log);
+    if (memories >= params.directSeedFrom) {
+      await seedDirect(browser, page, first, log);
+      // The store opens from the written blocks and builds its lexical snapshot from the rows (once).
+      await callCore(page, 'core.ensure');
+      await offscreenTimeline(browser, 'store.snapshot.end', 1_800_000);
+    } else await seed(page, first, params.importBatch, log);
     await settle(page);
     const seedSeconds = (performance.now() - started) / 1000;
     const known = first[Math.floor(memories / 2)];
@@ -197,12 +388,14 @@ async function measureSize(extensionDir: string, memories: number, params: ColdS
       : { query: 'coffee', expectId: null };
 
     const offscreen = { coreMs: [] as number[], searchMs: [] as number[] };
+    const phases: Record<string, number>[] = [];
     for (let run = 0; run < params.runs; run++) {
       const sw = await serviceWorker(browser, page);
       await sw.evaluate('chrome.offscreen.closeDocument()');
       const t = await ensureAndSearch(page, probe);
       offscreen.coreMs.push(t.coreMs);
       offscreen.searchMs.push(t.searchMs);
+      phases.push(phasesOf(t, await offscreenTimeline(browser, memories > 0 ? 'store.verify.end' : 'core.ready')));
       log(`  ${memories}: offscreen restart ${run + 1}/${params.runs}: core ${t.coreMs.toFixed(0)} ms, first search ${t.searchMs.toFixed(0)} ms`);
       await settle(page);
     }
@@ -248,6 +441,7 @@ async function measureSize(extensionDir: string, memories: number, params: ColdS
       memories,
       seedSeconds,
       offscreen: { coreMs: summarize(offscreen.coreMs), searchMs: summarize(offscreen.searchMs), samples: offscreen },
+      phases: Object.fromEntries(Object.keys(phases[0] ?? {}).map((k) => [k, median(phases.map((p) => p[k]!))])),
       browser: { upMs: summarize(browserRuns.upMs), searchMs: summarize(browserRuns.searchMs), samples: browserRuns },
       storage,
       consoleErrors: errors,
@@ -259,6 +453,11 @@ async function measureSize(extensionDir: string, memories: number, params: ColdS
   }
 }
 
+/** Median of the finite values of `xs` (NaN when none). */
+const median = (xs: number[]) => {
+  const finite = xs.filter(Number.isFinite);
+  return finite.length > 0 ? summarize(finite).median : NaN;
+};
 const ms = (s: Summary) => `${formatMs(s.median)} / ${formatMs(s.p95)}`;
 const label = (n: number) => (n === 0 ? 'empty store' : n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n));
 
@@ -267,10 +466,20 @@ export default defineBench<ColdStartParams>({
   title: 'Cold start and bytes per memory in Chromium',
   method:
     'Real headless Chromium (Debian), the production build with a 384-d fixture embedding model packaged (nothing downloaded), N memories seeded through the core\'s own `memory.import` (the export file staged in OPFS `backups/` as the panel does; texts of the retrieval generator, seeded random 384-d unit vectors of the packaged model). **Offscreen restart**: the service worker calls `chrome.offscreen.closeDocument()`; the panel page then sends `core.ensure` (the worker re-creates the document and waits for the core) and one memory search (`memory.list` with `search`: six words of a known memory, which must be in the answer); timed in the page from just after the close. **Browser restart**: the persistent context is closed and relaunched on the same profile; timed in Node from the relaunch call to the answered search (it includes starting Chromium, given separately as "worker up"). Each cold start is followed by waiting for the core to settle (embedder ready, job queue idle). **Bytes per memory**: `navigator.storage.estimate()` (`usageDetails.indexedDB`) in an extension page at N memories and at 2N (N more imported), each read after a browser restart (straight after writing, the estimate also counts LevelDB\'s write-ahead log): (usage at 2N − usage at N) / N, next to the mean text size (UTF-8) of those memories.',
-  quick: { sizes: [0, 1_000, 10_000], runs: 5, importBatch: 10_000, storageUpTo: 10_000 },
-  full: { sizes: [0, 1_000, 10_000, 100_000], runs: 5, importBatch: 10_000, storageUpTo: 10_000 },
-  async run(params, ctx) {
-    const extensionDir = await buildWithPackagedEmbedder(await ctx.buildDir());
+  quick: { sizes: [0, 1_000, 10_000], runs: 5, importBatch: 10_000, storageUpTo: 10_000, directSeedFrom: 50_000 },
+  full: { sizes: [0, 1_000, 10_000, 100_000], runs: 5, importBatch: 10_000, storageUpTo: 10_000, directSeedFrom: 50_000 },
+  async run(defaults, ctx) {
+    // `COLDSTART_SIZES=0,10000 COLDSTART_RUNS=5 COLDSTART_STORAGE_UP_TO=0 COLDSTART_DIRECT_FROM=50000`: measure only these (side-by-side checks).
+    const env = process.env;
+    const params: ColdStartParams = {
+      ...defaults,
+      ...(env.COLDSTART_SIZES ? { sizes: env.COLDSTART_SIZES.split(',').map(Number) } : {}),
+      ...(env.COLDSTART_RUNS ? { runs: Number(env.COLDSTART_RUNS) } : {}),
+      ...(env.COLDSTART_STORAGE_UP_TO ? { storageUpTo: Number(env.COLDSTART_STORAGE_UP_TO) } : {}),
+      ...(env.COLDSTART_DIRECT_FROM ? { directSeedFrom: Number(env.COLDSTART_DIRECT_FROM) } : {}),
+    };
+    // `COLDSTART_BUILD_DIR=<chrome-mv3 dir>`: measure another build (e.g. of the main branch, side by side).
+    const extensionDir = await buildWithPackagedEmbedder(env.COLDSTART_BUILD_DIR ?? (await ctx.buildDir()));
     const results: SizeResult[] = [];
     try {
       for (const n of params.sizes) {
@@ -331,6 +540,14 @@ export default defineBench<ColdStartParams>({
             ms(r.browser.upMs),
             ms(r.browser.searchMs),
             r.memories ? r.seedSeconds.toFixed(1) : '–',
+          ]),
+        },
+        {
+          title: `Where the offscreen restart's time goes, median of ${params.runs} runs (ms; from the core's \`recall:*\` performance marks and the document's resource timings, read over the DevTools protocol; the background rows run after the first answer):`,
+          columns: ['phase', ...results.map((r) => label(r.memories))],
+          rows: Object.keys(results[0]?.phases ?? {}).map((phase) => [
+            phase,
+            ...results.map((r) => (Number.isFinite(r.phases[phase]) ? formatMs(r.phases[phase]!) : '–')),
           ]),
         },
         {

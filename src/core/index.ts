@@ -122,6 +122,7 @@ export interface Core {
 /** Builds and starts the core. Resolves once handlers can be served (models keep loading in the background). */
 export async function createCore(deps: CoreDeps): Promise<Core> {
   const { db, engines } = deps;
+  performance.mark('recall:core.start');
   const now = deps.now ?? Date.now;
   const settings = createSettingsStore(db);
   const conversationsChanged = (conversationId: string | null) => deps.events.conversations?.({ conversationId });
@@ -141,6 +142,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
 
   // An import cut short by a killed context or a closed browser is undone before the indexes are built.
   await recoverInterruptedImport(db, now);
+  performance.mark('recall:core.recovered');
   const files = { folder: BACKUPS_DIR, ...(deps.fileRoot ? { root: deps.fileRoot } : {}) };
   // Stale staging files (OPFS) are removed while the store opens (neither reads the other); done before any request.
   const staging = removeStagingFiles(files, now());
@@ -156,16 +158,18 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   const ensureEmbedded = (): Promise<void> =>
     (embedCheck = embedCheck
       .then(async () => {
+        // After a cold start the vectors load in the background: count them once they are in.
+        await store.whenVectorsLoaded();
         const model = engines.embedder()?.modelId ?? null;
-        // The store's index answers "nothing missing" without reading a row (this runs on every start).
+        // The store's index answers without reading a row (this runs on every start); it counts the
+        // vectors made from an older indexed-text format too. (A read of the first row lacking a vector
+        // used to precede the enqueue: without it core-embedding.test.ts hung, which was the job queue
+        // losing a `drain`'s wake-up — fixed in `jobs/queue.ts`, `kicks`.)
         if (store.missingVectors(model) === 0) return;
-        // Then the first such row (the scan stops there). NOTE: enqueueing without this read first made
-        // core-embedding.test.ts hang after its first drain; not diagnosed yet (see the h6 report).
-        const missing = await db.memories.filter((m) => m.embeddingModel === null || (model !== null && m.embeddingModel !== model)).first();
-        // Vectors made from an older indexed-text format have their model: no row shows them.
-        if (missing || store.staleVectors() > 0) await jobs.enqueue(REEMBED_JOB, {}, { dedupeKey: REEMBED_JOB, advance: engines.embedder() !== null });
+        await jobs.enqueue(REEMBED_JOB, {}, { dedupeKey: REEMBED_JOB, advance: engines.embedder() !== null });
       })
       .catch((error: unknown) => console.warn('[ltm] could not queue re-embedding:', error)));
+  let startedUp = (): void => undefined;
   const composed = await composeLongTermMemory({
     db,
     jobs,
@@ -174,8 +178,13 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     now,
     loadVoyWasm: deps.loadVoyWasm,
     onMissingEmbedding: () => void ensureEmbedded(),
+    // The store's background load (vector blocks, lexical snapshot, row check) starts once the core
+    // is started, so it does not compete with the rest of the start-up for the thread and IndexedDB.
+    background: new Promise<void>((resolve) => (startedUp = resolve)),
   });
+  performance.mark('recall:core.store');
   await staging;
+  performance.mark('recall:core.staging');
   const store = composed.store;
   const longTerm = composed.longTerm;
   const opened = store.indexStats().open;
@@ -228,11 +237,19 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   // turn the previous core was killed in gets its error reply.
   await conversations.deleteTemporary();
   await chat.recoverInterruptedTurns();
+  performance.mark('recall:core.turns');
   /** The periodic maintenance, first run a minute after start (or after an erase); it reschedules itself. */
   const scheduleMaintenance = () => jobs.enqueue(MAINTENANCE_JOB, {}, { dedupeKey: MAINTENANCE_JOB, delayMs: 60_000 });
   await jobs.start();
+  performance.mark('recall:core.jobs');
   await scheduleMaintenance();
-  await ensureEmbedded();
+  performance.mark('recall:core.maintenance');
+  performance.mark('recall:core.ready');
+  startedUp();
+  // Opened from the persisted blocks, the vectors are still loading: the check runs once they are in,
+  // without holding up the first request. Otherwise (empty, rebuilt) it is done before serving.
+  const embeddedChecked = ensureEmbedded();
+  if (opened.via !== 'blocks') await embeddedChecked;
 
   const core: Core = {
     db,
@@ -257,6 +274,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       return after;
     },
     async exportToFile(passphrase) {
+      await store.whenVectorsLoaded(); // rows are read with their vectors (the store's reading hook)
       const exportedAt = now();
       const downloadName = `${exportFileName(exportedAt)}${passphrase ? '.age' : ''}`;
       const plain = exportBytes(db, { exportedAt, onProgress: transfer });
@@ -265,6 +283,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       return { fileName, downloadName, sizeBytes };
     },
     async importFile(fileName, passphrase) {
+      await store.whenVectorsLoaded(); // an import compares with the stored rows, read with their vectors
       let decrypted: string | null = null;
       try {
         let file = await openModelFile(fileName, files);

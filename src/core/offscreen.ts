@@ -18,9 +18,12 @@ import { createCore, restoreEngines } from './index';
 /** Boots the core once per offscreen document. */
 export function startCoreInOffscreen(): void {
   const startedAt = Date.now();
+  // Start-up marks (`recall:*`, read by the cold-start bench over the DevTools protocol).
+  performance.mark('recall:offscreen.start');
   const db = new RecallDB();
   const packaged = Promise.all([readPackagedModels(), readPackagedWebllmLibs()]);
   const core = packaged.then(([manifest, webllmLibs]) => {
+    performance.mark('recall:offscreen.packaged');
     const engines = createEngineManager({
       db,
       assets: {

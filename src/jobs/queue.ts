@@ -119,10 +119,20 @@ export function createJobQueue(
   let timer: ReturnType<typeof setTimeout> | null = null;
   let wake: (() => void) | null = null;
   const idleWaiters: (() => void)[] = [];
+  /**
+   * Counts `kick` calls. The loop notes it before looking for work and, when it finds none, sleeps
+   * only if no kick came meanwhile: a kick that arrives while the loop is between "no job" and
+   * setting its wake timer (an enqueue, a `drain` waiting for idle) finds neither a timer nor a
+   * `wake` to call, and was lost until the timer fired (up to the next job's delay, e.g. 60 s).
+   */
+  let kicks = 0;
+  /** `kicks` when the loop last ended for want of work (see `kick`). */
+  let endedAt = 0;
 
   const emit = () => listeners.forEach((l) => l());
 
   function kick() {
+    kicks += 1;
     if (timer) {
       clearTimeout(timer);
       timer = null;
@@ -132,6 +142,8 @@ export function createJobQueue(
       loop = runLoop().finally(() => {
         loop = null;
         idleWaiters.splice(0).forEach((r) => r());
+        // Kicked after the loop decided to end (it still looked running): start it again.
+        if (kicks !== endedAt) kick();
       });
     }
   }
@@ -185,7 +197,9 @@ export function createJobQueue(
       const job = await nextRunnable();
       if (!job) {
         idleWaiters.splice(0).forEach((r) => r());
+        const seen = kicks;
         const at = await nextWakeTime();
+        if (kicks !== seen) continue; // kicked while reading the wake time: look again (see `kicks`)
         if (at !== undefined && running) {
           await new Promise<void>((resolve) => {
             wake = resolve;
@@ -194,6 +208,7 @@ export function createJobQueue(
           wake = null;
           continue;
         }
+        endedAt = kicks;
         return;
       }
       await runOne(job);

@@ -9,6 +9,31 @@ const open = () => (db = new RecallDB(`jobs-${crypto.randomUUID()}`));
 afterEach(async () => db?.delete());
 
 describe('job queue', () => {
+  it('a drain that starts while the idle loop is reading its next wake time returns (no lost wake-up)', async () => {
+    open();
+    const q = createJobQueue(db);
+    q.register('t', async () => undefined);
+    // A job due in a minute: the idle loop reads its time (`nextWakeTime`) and sleeps until then.
+    await q.enqueue('t', {}, { delayMs: 60_000 });
+    let drained: Promise<void> | null = null;
+    let started = false;
+    // The first read that returns the delayed job after start is the loop's wake-time read:
+    // `drain` is called right there, between the loop finding no job and setting its timer.
+    db.jobs.hook('reading', (job) => {
+      if (started && !drained) drained = q.drain();
+      return job;
+    });
+    started = true;
+    await q.start();
+    await vi.waitFor(() => expect(drained).not.toBeNull());
+    // Before the fix, this drain's wake-up was lost: it returned only when the 60 s timer fired
+    // (the test timed out). It had made core-embedding.test.ts hang without an extra read in
+    // `createCore`'s `ensureEmbedded`.
+    await drained;
+    expect((await q.stats()).scheduled).toBe(1);
+    await q.stop();
+  });
+
   it('runs queued jobs in order and marks them done', async () => {
     open();
     const q = createJobQueue(db);

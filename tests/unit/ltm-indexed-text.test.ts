@@ -133,6 +133,7 @@ describe('indexed text', () => {
 
     const reopened = await open(db, embedder);
     expect(reopened.indexStats().open.via).toBe('blocks'); // the vectors are kept and searched meanwhile
+    await reopened.whenVectorsLoaded(); // they load in the background after the metadata
     expect(reopened.staleVectors()).toBe(2);
     expect(reopened.missingVectors(embedder.modelId)).toBe(2);
     await reopened.whenIndexed();
@@ -148,6 +149,7 @@ describe('indexed text', () => {
     // Once: the next start finds nothing to redo.
     await reopened.flushSnapshot();
     const again = await open(db, embedder);
+    await again.whenVectorsLoaded();
     expect(again.staleVectors()).toBe(0);
     expect(again.missingVectors(embedder.modelId)).toBe(0);
     expect(again.indexStats().open.via).toBe('blocks');

@@ -300,6 +300,9 @@ describe('memory store', () => {
     for (const text of texts) added.push((await store.add({ namespace: 'default', kind: 'profile', text }, 'user')).memory);
     // A second store over the same database = the offscreen document restarted.
     const restarted = await createMemoryStore({ db, embedder: () => createHashedEmbedder(), now: () => T0, loadVoyWasm: nodeVoyWasm });
+    // Metadata first; the vector blocks load in the background (see ltm-open-order.test.ts).
+    expect(restarted.indexStats()).toMatchObject({ memories: 3 });
+    await restarted.whenVectorsLoaded();
     expect(restarted.indexStats()).toMatchObject({ memories: 3, vector: { size: 3 } });
     // The lexical snapshot and Voy load in the background (the store answers before: see ltm-layout.test.ts).
     await restarted.whenIndexed();

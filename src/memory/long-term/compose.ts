@@ -26,6 +26,8 @@ export interface LongTermCompositionDeps {
   loadVoyWasm: MemoryStoreDeps['loadVoyWasm'];
   /** See `MemoryStoreDeps.onMissingEmbedding`. */
   onMissingEmbedding?: () => void;
+  /** See `MemoryStoreDeps.background`. */
+  background?: PromiseLike<unknown>;
   /** Clock of the jobs and the facade, default `Date.now`. */
   now?: () => number;
   /** Clock of the store, default `now` (a replay moves the store's clock along the replayed conversation). */
@@ -52,6 +54,7 @@ export async function composeLongTermMemory(deps: LongTermCompositionDeps): Prom
     loadVoyWasm: deps.loadVoyWasm,
     ...(storeNow ? { now: storeNow } : {}),
     ...(deps.onMissingEmbedding ? { onMissingEmbedding: deps.onMissingEmbedding } : {}),
+    ...(deps.background ? { background: deps.background } : {}),
   });
   const longTerm = createLongTermMemory({ store, jobs, db, ...clock });
   registerEpisodicJobs(jobs, { store, db, ...clock });

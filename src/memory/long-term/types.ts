@@ -264,6 +264,13 @@ export interface LongTermStore {
    * `RetrievedMemory.lexicalFrom`) and the Voy module loaded (or failed). Never rejects.
    */
   whenIndexed(): Promise<void>;
+  /**
+   * Settles once the vector blocks are in the live index (never rejects). After a cold start they
+   * load in the background (metadata first: the catalog and lexical searches answer at once);
+   * until then `missingVectors`, `staleVectors` and `indexStats().vector` count none, and vector
+   * searches (`nearest`, hybrid `search` with an embedder) wait for them.
+   */
+  whenVectorsLoaded(): Promise<void>;
   /** Writes the lexical snapshot now if changes are pending (otherwise done when idle). */
   flushSnapshot(): Promise<void>;
   /**

@@ -78,6 +78,19 @@ function snapshotIndex(json: string): Parameters<typeof MiniSearch.loadJS>[0] {
   return parsed.index;
 }
 
+/** The private fields of MiniSearch 7.2.0 that its `toJSON` serializes (read by `LexicalIndex.toJSONSliced`). */
+interface SerializedFields {
+  _index: Iterable<[string, Map<number, Map<number, number>>]>;
+  _documentCount: number;
+  _nextId: number;
+  _documentIds: Map<number, unknown>;
+  _fieldIds: Record<string, number>;
+  _fieldLength: Map<number, number[]>;
+  _avgFieldLength: number[];
+  _storedFields: Map<number, unknown>;
+  _dirtCount: number;
+}
+
 /** A MiniSearch index of memory texts (and topics, boosted ×0.5) keyed by memory id. */
 export class LexicalIndex {
   private index = LexicalIndex.create();
@@ -114,6 +127,44 @@ export class LexicalIndex {
    */
   toJSON(): string {
     return JSON.stringify({ version: LEXICAL_SNAPSHOT_VERSION, index: this.index });
+  }
+
+  /**
+   * `toJSON` in slices, off the caller's turn: the same string, byte for byte, built
+   * `termsPerSlice` terms at a time (each term's postings serialized as MiniSearch 7.2's `toJSON`
+   * does, from its private fields — the version is pinned, see `./bm25.ts`), awaiting `pause()`
+   * between slices so a large index never blocks the thread in one long task (at 10k memories a
+   * whole `toJSON` took 0.3–0.7 s of CPU here). The index must not change until it resolves (the
+   * store runs it inside its write queue).
+   * @param pause awaited between slices (the store yields to the event loop).
+   */
+  async toJSONSliced(pause: () => Promise<void>, termsPerSlice = 2000): Promise<string> {
+    const ms = this.index as unknown as SerializedFields;
+    const slices: string[] = [];
+    let terms: string[] = [];
+    for (const [term, fieldIndex] of ms._index) {
+      const data: Record<number, Record<number, number>> = {};
+      for (const [fieldId, freqs] of fieldIndex) data[fieldId] = Object.fromEntries(freqs);
+      terms.push(JSON.stringify([term, data]));
+      if (terms.length >= termsPerSlice) {
+        slices.push(terms.join(','));
+        terms = [];
+        await pause();
+      }
+    }
+    if (terms.length > 0) slices.push(terms.join(','));
+    // The fields of MiniSearch's `toJSON` in its order, `index` and `serializationVersion` last.
+    const head = JSON.stringify({
+      documentCount: ms._documentCount,
+      nextId: ms._nextId,
+      documentIds: Object.fromEntries(ms._documentIds),
+      fieldIds: ms._fieldIds,
+      fieldLength: Object.fromEntries(ms._fieldLength),
+      averageFieldLength: ms._avgFieldLength,
+      storedFields: Object.fromEntries(ms._storedFields),
+      dirtCount: ms._dirtCount,
+    });
+    return `{"version":${LEXICAL_SNAPSHOT_VERSION},"index":${head.slice(0, -1)},"index":[${slices.join(',')}],"serializationVersion":2}}`;
   }
 
   private static create(): MiniSearch<LexicalDoc> {

@@ -16,13 +16,17 @@ import { LexicalIndex, OutdatedLexicalSnapshotError } from '../retrieval/lexical
 import { l2normalize } from '../retrieval/vector';
 import {
   BlockIndex,
+  decodeVectorBlock,
   indexedOf,
+  isVectorRecord,
   layoutFromRows,
   VECTOR_KEY_PREFIX,
   type IndexBatch,
   type IndexHeaderRecord,
   type LayoutRow,
   type LexicalSnapshotRecord,
+  type MemoryIndexRecord,
+  type VectorBlockRecord,
 } from '../retrieval/blocks';
 import { holdsEmbedding, toRow } from './rows';
 import { INDEXED_TEXT_VERSION, indexedMemoryText } from '../text';
@@ -42,6 +46,20 @@ export const SNAPSHOT_DELAY_MS = 1500;
 const SNAPSHOT_DIRTY_MAX = 512;
 /** See `SNAPSHOT_DIRTY_MAX`. */
 const SNAPSHOT_DIRTY_SHARE = 0.25;
+/** Vector blocks read per IndexedDB request at open (`loadVectors`): 4 × 256 × 384-d f16 ≈ 0.8 MB. */
+const VECTOR_BLOCKS_PER_READ = 4;
+/** CPU time (ms) of vector decoding between two yields to the event loop at open (`loadVectors`). */
+const DECODE_SLICE_MS = 8;
+
+/**
+ * Lets queued tasks run (message handlers, searches): `scheduler.yield()` where the browser has it
+ * (Chromium; no 4 ms clamp as for nested timers), else a 0 ms timer (Node).
+ */
+function yieldToEventLoop(): Promise<void> {
+  const scheduler = (globalThis as { scheduler?: { yield?: () => Promise<void> } }).scheduler;
+  return scheduler?.yield ? scheduler.yield() : new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 /** Rows indexed lexically between two yields to the event loop during a rebuild. */
 const REBUILD_SLICE = 256;
 
@@ -209,13 +227,15 @@ export class IndexSync {
     const { db } = this;
     return this.serial(async () => {
       const at = this.gen;
-      const json = this.lexical.toJSON();
+      // Serialized in slices with yields between (no long task); nothing writes meanwhile (inside `serial`).
+      const json = await this.lexical.toJSONSliced(yieldToEventLoop);
       await db.transaction('rw', db.memoryIndex, async () => {
         const header = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
         if (!header || header.gen !== at) return; // changed behind the store's back: the next open repairs
         const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: at, json, textVersion: INDEXED_TEXT_VERSION };
         await db.memoryIndex.bulkPut([snapshot, { ...header, dirty: [] }]);
       });
+      performance.mark('recall:store.snapshot.end');
     }).catch((error: unknown) => {
       if (error instanceof Dexie.DatabaseClosedError) return; // the context is going away; `dirty` covers it
       console.warn('[ltm] could not write the lexical snapshot (changes are replayed on the next open):', error);
@@ -362,15 +382,25 @@ export class IndexSync {
   }
 
   /**
-   * Opens from the persisted index, or repairs (see the store's module doc). One read-only
-   * transaction reads the header, the meta blocks and the vector blocks (not the lexical snapshot,
-   * no row: one row key only when there is no header); the store is then searchable. In the background
-   * (`lexicalLoad`, the first task of `serial`, so every write waits for it) the lexical snapshot
-   * is read and parsed and the header's `dirty` ids replayed; then the persisted index is checked
-   * against the rows (`verifyRows`: row count, rows `pending`) and repaired from them when they
-   * disagree. Until the snapshot is loaded `lexicalReady` is `false` and searches take their
-   * lexical list from the catalog (see `search.ts`). Only a missing header over stored rows or an
-   * older layout is repaired before this resolves.
+   * Opens from the persisted index, or repairs (see the store's module doc), in two steps. The
+   * open itself reads, in one read-only transaction, the header and the meta blocks only (no
+   * vector block, no lexical snapshot, no row: one row key only when there is no header); the
+   * store is then searchable — the catalog and lexical searches answer. In the background, once
+   * `background` settles, as the first tasks of `serial` (so every write waits for them):
+   * `vectorLoad` reads the vector blocks and decodes them in slices (`loadVectors`; searches that
+   * need vectors await it); `lexicalLoad` reads and parses the lexical snapshot and replays the
+   * header's `dirty` ids; then the persisted index is checked against the rows (`verifyRows`: row
+   * count, rows `pending`) and repaired from them when they disagree. Until the snapshot is loaded
+   * `lexicalReady` is `false` and searches take their lexical list from the catalog (see
+   * `search.ts`). Only a missing header over stored rows or an older layout is repaired before
+   * this resolves (reading the vector blocks first: they hold the vectors of the rows).
+   * @param background when the background part may start (the core: after its own start-up).
+   *
+   * Why the vectors come second (measured in Chromium at 10k memories, 384-d, a loaded 2-core
+   * machine): reading the vector blocks and decoding their f16 took ~130 + ~130 ms of the 830 ms to
+   * the first answered search, and the first search at a cold start does not need them — the
+   * memory manager's search is lexical, and a chat turn's vector search needs a query embedding,
+   * which waits for the embedder to load (seconds).
    *
    * Why the row check is not on the open path: IndexedDB's `count()` walks the whole store in
    * Chromium (measured at 10k memories: 90–300 ms for `memories.count()` and 300–380 ms for the
@@ -379,48 +409,110 @@ export class IndexSync {
    * answered meanwhile sees the index as of the last write through the store; rows deleted behind
    * it are skipped when the top-k rows are read.
    */
-  async open(): Promise<Omit<StoreOpenStats, 'ms' | 'at' | 'repairedAfterOpen'>> {
+  async open(background: PromiseLike<unknown> = Promise.resolve()): Promise<Omit<StoreOpenStats, 'ms' | 'at' | 'repairedAfterOpen'>> {
     const { db } = this;
-    const [head, vectors] = await db.transaction('r', db.memoryIndex, () =>
-      Promise.all([
-        // Every key below the vector blocks but the lexical snapshot (the large string read later).
-        db.memoryIndex
-          .where('key')
-          .inAnyRange([
-            ['', SNAPSHOT_KEY],
-            [`${SNAPSHOT_KEY}\u0000`, VECTOR_KEY_PREFIX],
-          ])
-          .toArray(),
-        db.memoryIndex.where('key').aboveOrEqual(VECTOR_KEY_PREFIX).toArray(),
-      ]),
+    performance.mark('recall:store.read.start');
+    // Every key below the vector blocks but the lexical snapshot (the large string read later).
+    const head = await db.transaction('r', db.memoryIndex, () =>
+      db.memoryIndex
+        .where('key')
+        .inAnyRange([
+          ['', SNAPSHOT_KEY],
+          [`${SNAPSHOT_KEY}\u0000`, VECTOR_KEY_PREFIX],
+        ])
+        .toArray(),
     );
+    performance.mark('recall:store.read.end');
     const header = head.find((r): r is IndexHeaderRecord => r.key === 'header');
     // No header: an empty store, unless a row exists (one key read).
     if (!header && (await db.memories.limit(1).primaryKeys()).length === 0) return { via: 'empty', replayed: 0 };
-    const loaded = BlockIndex.fromRecords([...head, ...vectors]);
-    // Vectors embedded from an older indexed-text format stay searchable until `reembed` replaces them.
+    const metaOnly = BlockIndex.fromRecords(head);
+    performance.mark('recall:store.decode.end');
     const staleInput = (header?.textVersion ?? 1) !== INDEXED_TEXT_VERSION;
-    if (staleInput) this.staleVectors = withVectors(loaded);
-    if (!header || loaded.outdated) {
-      if (loaded.outdated) console.info('[ltm] the persisted memory index has an older layout; rebuilding it');
+    if (!header || metaOnly.outdated) {
+      if (metaOnly.outdated) console.info('[ltm] the persisted memory index has an older layout; rebuilding it');
       else console.warn('[ltm] the persisted memory index is missing over stored memories; rebuilding it');
       // The persisted blocks are where the vectors of rows without an `embedding` field are.
-      this.index = loaded;
+      this.index = BlockIndex.fromRecords([...head, ...(await this.readVectorBlocks())]);
+      // Vectors embedded from an older indexed-text format stay searchable until `reembed` replaces them.
+      if (staleInput) this.staleVectors = withVectors(this.index);
       await this.rebuild();
       if (staleInput) this.staleVectors = withVectors(this.index);
       return { via: 'rebuilt', replayed: 0 };
     }
-    this.index = loaded;
+    this.index = metaOnly;
     this.gen = header.gen;
     this.lexicalReady = false;
+    this.vectorsReady = false;
+    // The background part, in the write queue (every write waits for it): vectors, then the
+    // lexical snapshot, then the row check. It starts once `background` settles (the core passes
+    // a promise of its own start-up, so none of this competes with it).
+    this.vectorLoad = this.serial(async () => {
+      await background;
+      await this.loadVectors(staleInput);
+    }).catch((error: unknown) => {
+      if (!(error instanceof Dexie.DatabaseClosedError)) console.warn('[ltm] could not load the vector blocks (searches are lexical only):', error);
+    });
     this.lexicalLoad = this.serial(async () => {
       await this.loadLexical(header.dirty);
+      performance.mark('recall:store.lexical.end');
       await this.verifyRows();
+      performance.mark('recall:store.verify.end');
     }).catch((error: unknown) => {
       // The database closed under the load (the context is going away): nothing to keep.
       if (!(error instanceof Dexie.DatabaseClosedError)) console.warn('[ltm] could not load the lexical index (searches use the catalog):', error);
     });
     return { via: 'blocks', replayed: header.dirty.length };
+  }
+
+  /**
+   * `true` once the vector blocks are in the live index (always, except between a store opening
+   * from the persisted index and `loadVectors`). While `false` the index has metadata only: no
+   * vector is searched, read by the rows' reading hook or counted; searches that need vectors
+   * await `vectorLoad` first (see the store's `search`).
+   */
+  vectorsReady = true;
+
+  /** Settles when the background vector load of `open` is done (resolved also when it failed). */
+  vectorLoad: Promise<void> = Promise.resolve();
+
+  /** Every stored vector block (one read-only transaction). */
+  private readVectorBlocks(): Promise<MemoryIndexRecord[]> {
+    const { db } = this;
+    return db.transaction('r', db.memoryIndex, () => db.memoryIndex.where('key').aboveOrEqual(VECTOR_KEY_PREFIX).toArray());
+  }
+
+  /**
+   * The second step of `open` (first task of `serial`): reads the vector blocks
+   * (`VECTOR_BLOCKS_PER_READ` per request) and decodes them (f16 → f32, `decodeVectorBlock`) in
+   * slices of about `DECODE_SLICE_MS`, yielding between
+   * slices so messages (searches) are answered meanwhile, then adds them to the live index at once
+   * (a search sees all of them or none). With `staleInput`, marks them stale (see `staleVectors`).
+   */
+  private async loadVectors(staleInput: boolean): Promise<void> {
+    const { db } = this;
+    // The keys first, then a few blocks per read: one read of every block made the renderer
+    // deserialize them in one long task (~8 MB at 10k memories), which a search then waited behind.
+    // Nothing writes meanwhile (inside `serial`), so the reads see one state.
+    const keys = (await db.memoryIndex.where('key').aboveOrEqual(VECTOR_KEY_PREFIX).primaryKeys()) as string[];
+    const decoded: VectorBlockRecord[] = [];
+    for (let i = 0; i < keys.length; i += VECTOR_BLOCKS_PER_READ) {
+      const stored = await db.memoryIndex.bulkGet(keys.slice(i, i + VECTOR_BLOCKS_PER_READ));
+      let sliceStart = performance.now();
+      for (const r of stored) {
+        // A v3 block (f32, no `halves`) cannot be read here: the v4 upgrade converted every one.
+        if (r && isVectorRecord(r) && 'halves' in r) decoded.push(decodeVectorBlock(r));
+        if (performance.now() - sliceStart >= DECODE_SLICE_MS) {
+          await yieldToEventLoop();
+          sliceStart = performance.now();
+        }
+      }
+    }
+    performance.mark('recall:store.vectors.read');
+    this.index.attachVectors(decoded);
+    if (staleInput) this.staleVectors = withVectors(this.index);
+    this.vectorsReady = true;
+    performance.mark('recall:store.vectors.end');
   }
 
   /** `true` once `verifyRows` found the persisted index disagreeing with the rows and rebuilt it. */
@@ -468,6 +560,7 @@ export class IndexSync {
   private async loadLexical(dirty: string[]): Promise<void> {
     const { db } = this;
     const snapshot = (await db.memoryIndex.get(SNAPSHOT_KEY)) as LexicalSnapshotRecord | undefined;
+    performance.mark('recall:store.lexical.read');
     let lexical: LexicalIndex | null = null;
     // A snapshot of another document format is rebuilt from the rows (below), once.
     if (snapshot && (snapshot.textVersion ?? 1) === INDEXED_TEXT_VERSION) {

@@ -10,9 +10,10 @@
  *
  * Opening without a rebuild: the index is persisted in `db.memoryIndex` (layout in
  * `retrieval/blocks.ts`): meta and vector blocks, a header (generation, row count, ids changed
- * since the lexical snapshot) and a MiniSearch snapshot. `createMemoryStore` reads that table
- * (no memory row, no text) and answers; the snapshot is loaded, and only the `dirty` ids
- * re-indexed, in the background (the first task of the write queue). When the
+ * since the lexical snapshot) and a MiniSearch snapshot. `createMemoryStore` reads its header
+ * and meta blocks (no memory row, no vector) and answers; the vector blocks, then the snapshot
+ * (only the `dirty` ids re-indexed) load in the background, the first tasks of the write queue
+ * (`IndexSync.open`; vector searches wait for the vectors, `whenVectorsLoaded`). When the
  * header is missing, its row count disagrees with `db.memories`, or rows are marked `pending`
  * (written behind the store's back with an inline vector: an import's undo putting previous
  * versions back; see `MemoryRecord.pending`), the whole index is rebuilt from the rows and persisted
@@ -22,7 +23,8 @@
  * never interleave. Each write puts the memory row, its history entry, the blocks it changes and
  * the header in ONE Dexie transaction; the live index changes only after it committed, so a
  * write that fails leaves rows, persisted index and live index as they were. The lexical
- * snapshot is written later (idle, `SNAPSHOT_DELAY_MS`); until then the header's `dirty` list
+ * snapshot is written later (idle, `SNAPSHOT_DELAY_MS`; serialized in slices that yield,
+ * `LexicalIndex.toJSONSliced`); until then the header's `dirty` list
  * says which memories to re-index on open. A failed embedding never loses a memory: it is stored
  * without a vector (lexical only) until `reembed`.
  *
@@ -100,6 +102,12 @@ export interface MemoryStoreDeps {
    * (the import) queues the re-embedding itself once all its batches are written.
    */
   onMissingEmbedding?: () => void;
+  /**
+   * When the open's background work (vector blocks, lexical snapshot, row check) may start: it
+   * waits for this to settle (default: at once). The core passes a promise of the end of its own
+   * start-up, so the first request is answered before that work competes with it.
+   */
+  background?: PromiseLike<unknown>;
 }
 
 /**
@@ -369,11 +377,22 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       });
     },
 
-    nearest: reader.nearest,
+    // Vector searches wait for the vector blocks, which load in the background after a cold start;
+    // lexical ones (the memory manager) and searches with no embedder to ask (no query vector) do not.
+    nearest: async (vector, options) => {
+      await sync.vectorLoad;
+      return reader.nearest(vector, options);
+    },
     inSlot: reader.inSlot,
     embed: reader.embed,
-    search: reader.search,
-    roundsStating: reader.roundsStating,
+    search: async (query, options) => {
+      if ((options?.mode ?? 'hybrid') !== 'lexical' && deps.embedder() !== null) await sync.vectorLoad;
+      return reader.search(query, options);
+    },
+    roundsStating: async (fact) => {
+      await sync.vectorLoad;
+      return reader.roundsStating(fact);
+    },
 
     rebuildIndexes: () =>
       serial(() => {
@@ -400,6 +419,8 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
 
     staleVectors: () => sync.staleVectors.size,
 
+    whenVectorsLoaded: () => sync.vectorLoad,
+
     whenIndexed: async () => {
       await Promise.all([serial(async () => undefined), voyLoad]);
     },
@@ -424,7 +445,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
   // fetched and compiled after the open's background work (lexical snapshot, row check), off the
   // start-up path.
   let Voy: VoyClass | null = null;
-  const opened = await sync.open();
+  const opened = await sync.open(deps.background);
   const voyLoad: Promise<VoyClass | null> = sync.lexicalLoad
     .then(() => loadVoy(deps.loadVoyWasm))
     .catch((error: unknown) => {

@@ -54,7 +54,8 @@ export class BlockIndex {
 
   /**
    * Builds the live index from the records of the `memoryIndex` table (header and snapshot are
-   * ignored); vector blocks are decoded from their stored f16 form (`decodeVectorBlock`).
+   * ignored); vector blocks are decoded from their stored f16 form (`decodeVectorBlock`). Records
+   * without vector blocks give an index of metadata only; `attachVectors` adds them later.
    */
   static fromRecords(records: Iterable<MemoryIndexRecord>): BlockIndex {
     const index = new BlockIndex();
@@ -70,11 +71,6 @@ export class BlockIndex {
       const seg = index.metaSegment(b.namespace);
       seg.blocks[b.block] = b;
     }
-    for (const b of vectors) {
-      const seg = index.vectorSegment(b.model, b.namespace, b.dim);
-      if (b.dim !== seg.dim) continue; // cannot happen for blocks this module wrote
-      seg.blocks[b.block] = b;
-    }
     for (const seg of index.metas.values()) {
       index.finish(
         seg,
@@ -86,14 +82,30 @@ export class BlockIndex {
         },
       );
     }
-    for (const seg of index.vectorSegs.values()) {
-      index.finish(
+    index.attachVectors(vectors);
+    return index;
+  }
+
+  /**
+   * Adds decoded vector blocks (`decodeVectorBlock` of the stored records) to an index that has
+   * none yet (the second step of a store's open: metadata first, vectors in the background).
+   * @throws Error when the index already holds vectors (a write happened before: the store runs
+   *   this first in its write queue, so it cannot).
+   */
+  attachVectors(vectors: readonly VectorBlockRecord[]): void {
+    if (this.vectorSegs.size > 0) throw new Error('attachVectors: the index already holds vectors');
+    for (const b of vectors) {
+      const seg = this.vectorSegment(b.model, b.namespace, b.dim);
+      if (b.dim !== seg.dim) continue; // cannot happen for blocks this module wrote
+      seg.blocks[b.block] = b;
+    }
+    for (const seg of this.vectorSegs.values()) {
+      this.finish(
         seg,
         (b) => emptyVectorBlock(seg.model, seg.namespace, b, seg.dim),
-        (id, slot) => index.vecLoc.set(id, { model: seg.model, namespace: seg.namespace, slot }),
+        (id, slot) => this.vecLoc.set(id, { model: seg.model, namespace: seg.namespace, slot }),
       );
     }
-    return index;
   }
 
   /** Fills holes, computes `next`, `live`, the free list and the id maps of a loaded segment. */
