@@ -29,6 +29,7 @@ import { defineJob, enqueueJob, registerJobs } from '../../jobs/descriptor';
 import { JobDeferred, JobFailedPermanently, type JobQueue } from '../../jobs/queue';
 import { parseMemoryCommand } from './commands';
 import { consolidate, type ConsolidationOptions } from './consolidation';
+import { GUARD_REASONS } from './extraction/guards';
 import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions } from './extraction';
 import { runMaintenance, type MaintenanceReport } from './maintenance';
 import type { LongTermStore } from './types';
@@ -69,6 +70,8 @@ export interface ExtractionStats {
   failed: number;
   /** Items the model extracted (before consolidation). */
   itemsExtracted: number;
+  /** Items the junk guards refused (`extraction/guards.ts`: ungrounded, injected, the assistant about itself). Absent in older stats. */
+  itemsGuarded?: number;
   /** Replies that needed JSON repair. */
   repairedReplies: number;
   /** Consolidation decisions that fell back to ADD because the model's reply was unusable. */
@@ -172,12 +175,14 @@ export const extractJob = defineJob<z.infer<typeof exchangeSchema>, LongTermJobD
     // An explicit memory command was handled as such; extracting it could re-store what "forget" just removed.
     if (parseMemoryCommand(user.content)) return;
     reportProgress(0.05);
+    // What that turn's prompt injected from memory is known already, not a new fact (`extraction/guards.ts`).
+    const injected = await injectedMemoryTexts(db, input.assistantMessageId);
 
     let extraction;
     try {
       extraction = await extractMemories(
         engine,
-        { userText: user.content, assistantText: rememberedReply(assistant), messageTime: user.createdAt },
+        { userText: user.content, assistantText: rememberedReply(assistant), messageTime: user.createdAt, injected },
         { ...deps.extraction, signal },
       );
     } catch (error) {
@@ -220,6 +225,7 @@ export const extractJob = defineJob<z.infer<typeof exchangeSchema>, LongTermJobD
     await updateStats(db, (s) => {
       s.succeeded += 1;
       s.itemsExtracted += extraction.items.length;
+      s.itemsGuarded = (s.itemsGuarded ?? 0) + extraction.dropped.filter((d) => GUARD_REASONS.has(d.reason)).length;
       s.repairedReplies += extraction.repaired ? 1 : 0;
       s.decisionFailures += result.llmFailures.length;
       s.lastRunAt = now();
@@ -227,6 +233,15 @@ export const extractJob = defineJob<z.infer<typeof exchangeSchema>, LongTermJobD
     reportProgress(1);
   },
 });
+
+/**
+ * Texts of the long-term memories (extracted kinds, not episodic rounds) that the prompt of
+ * `assistantMessageId` injected, from its stored trace; `[]` when there is no trace.
+ */
+export async function injectedMemoryTexts(db: RecallDB, assistantMessageId: string): Promise<string[]> {
+  const trace = await db.promptTraces.get(assistantMessageId);
+  return (trace?.trace.memories ?? []).filter((m) => m.kind !== 'episodic').map((m) => m.text);
+}
 
 /**
  * `ltm.reembed`: embeds memories without a vector from the current model (see module doc).
