@@ -7,6 +7,21 @@ import browser from 'webextension-polyfill';
 import { normalizeStrategyConfig } from '../model/strategies';
 import { assertSender, onMessage, type ProtocolMap } from '../messaging/protocol';
 import type { Core } from './index';
+import {
+  acceptSuggestion,
+  countSuggestions,
+  listSuggestions,
+  recentlyLearned,
+  rejectSuggestion,
+  reviewEnabled,
+  setReviewEnabled,
+  undoLearned,
+} from '../memory/long-term/review';
+
+/** The review switch and pending count of `namespace` (`review.status`). */
+async function reviewStatus(c: Core, namespace: string): Promise<{ enabled: boolean; pending: number }> {
+  return { enabled: await reviewEnabled(c.db, namespace), pending: await countSuggestions(c.db, namespace) };
+}
 
 /** Every request the core answers: the protocol's requests but the events and `core.ensure` (the service worker's). */
 export type CoreRequestType = Exclude<keyof ProtocolMap, `event.${string}` | 'core.ensure'>;
@@ -90,6 +105,18 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'history.import': (c, data) => c.importHistoryFile(data),
   'memory.importSaved': (c, data) => c.importSavedMemories(data),
   'memory.eraseAll': (c) => c.eraseAll(),
+
+  // Review before saving (issue 14 item 2).
+  'review.status': (c, { namespace }) => reviewStatus(c, namespace),
+  'review.set': async (c, { namespace, enabled }) => {
+    await setReviewEnabled(c.db, namespace, enabled);
+    return reviewStatus(c, namespace);
+  },
+  'review.suggestions': (c, { namespace }) => listSuggestions(c.db, namespace),
+  'review.accept': (c, data) => acceptSuggestion({ db: c.db, store: c.store }, data),
+  'review.reject': (c, { id }) => rejectSuggestion(c.db, id),
+  'review.recent': (c, { namespace, limit }) => recentlyLearned(c.db, namespace, limit),
+  'review.undo': (c, { id }) => undoLearned(c.store, id),
 
   'settings.get': (c) => c.settings.get(),
   'settings.set': (c, patch) => c.updateSettings(patch),

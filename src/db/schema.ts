@@ -24,6 +24,10 @@
  *       entry in `memoryHistory` (`ADD`, or an `IMPORT` that created it) no longer copies its
  *       text: it is derived from the rows and later entries when read (`./history.ts`); the upgrade
  *       drops the stored copies it can derive exactly.
+ * - v8: `suggestions` (issue 14, review before saving): extracted items waiting for the user's
+ *       accept / edit / reject, and the hashes of rejected texts (never suggested again), keyed
+ *       `id`, indexed `[namespace+hash]` and `[namespace+status]`. New table only; no data migration.
+ *       (Versions 5–7 are other branches' numbers; Dexie does not need them contiguous.)
  */
 import Dexie, { type EntityTable, type Table } from 'dexie';
 import type {
@@ -37,6 +41,7 @@ import type {
   PromptTraceRecord,
   SettingRecord,
   StrategyStateRecord,
+  SuggestionRecord,
   TombstoneRecord,
 } from '../model/records';
 import type { StrategyKind } from '../model/strategies';
@@ -68,6 +73,8 @@ export class RecallDB extends Dexie {
   tombstones!: Table<TombstoneRecord, [string, string]>;
   /** The persisted long-term index (v3; see `retrieval/blocks.ts`). */
   memoryIndex!: Table<MemoryIndexRecord, string>;
+  /** Extracted items waiting for review, and rejected texts' hashes (v8; see `memory/long-term/review`). */
+  suggestions!: EntityTable<SuggestionRecord, 'id'>;
 
   /** @param name database name; tests pass a unique name per test. */
   constructor(name: string = DB_NAME) {
@@ -115,6 +122,7 @@ export class RecallDB extends Dexie {
           });
         await dropDerivableCreationTexts(tx);
       });
+    this.version(8).stores({ suggestions: 'id, [namespace+hash], [namespace+status]' });
     // Rows written with an inline vector bypassed the store's index: mark them (see `pending`).
     const inline = (obj: object) => Object.prototype.hasOwnProperty.call(obj, 'embedding');
     this.memories.hook('creating', (_key, obj) => {
@@ -151,6 +159,8 @@ export const TABLE_DATA: Readonly<Record<string, 'user' | 'settings' | 'device'>
   tombstones: 'user',
   // The lexical snapshot holds the memories' terms: user data, erased with them.
   memoryIndex: 'user',
+  // What extraction suggested and what the user rejected (hashes): their words and choices.
+  suggestions: 'user',
   settings: 'settings',
   localModels: 'device',
 };

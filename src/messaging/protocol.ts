@@ -24,11 +24,19 @@ import type { ModelCatalog } from '../model/catalog';
 import type { EventPayloads, EventType } from '../model/events';
 import type { AffectedMemory, MemoryCommand, MemoryKind } from '../model/memory';
 import type { MemoryView, ConversationRecord, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
+import type { LearnedMemory, SuggestionRecord } from '../model/records';
+import type { FactKind } from '../model/memory';
 import type { JobStats } from '../model/jobs';
 import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
 import type { PromptTrace } from '../model/trace';
 import { MessagingError } from '../model/errors';
+
+/** Review before saving in one namespace: the switch and the number of pending suggestions. */
+export interface ReviewStatus {
+  enabled: boolean;
+  pending: number;
+}
 
 /** A conversation in the list. */
 export interface ConversationSummary {
@@ -192,6 +200,22 @@ export interface ProtocolMap {
   'memory.importNotice'(): InterruptedImport | null;
   /** Erases every memory, conversation, message, trace and job. */
   'memory.eraseAll'(): void;
+
+  // Review before saving (issue 14 item 2; `src/memory/long-term/review`), per namespace.
+  /** Whether extracted items of `namespace` wait for review, and how many wait (the Memory tab's badge). */
+  'review.status'(data: { namespace: string }): ReviewStatus;
+  /** Turns review of `namespace` on or off; pending suggestions stay either way. */
+  'review.set'(data: { namespace: string; enabled: boolean }): ReviewStatus;
+  /** The pending suggestions of `namespace`, oldest first. */
+  'review.suggestions'(data: { namespace: string }): SuggestionRecord[];
+  /** Stores a suggestion (with the user's edits) as a memory; `null` when it duplicated nothing left to show. */
+  'review.accept'(data: { id: string; text?: string; kind?: FactKind }): MemoryView | null;
+  /** Rejects a suggestion: that text is never suggested again in its namespace. */
+  'review.reject'(data: { id: string }): void;
+  /** What extraction saved lately in `namespace` (at most `limit`, default 10), newest first. */
+  'review.recent'(data: { namespace: string; limit?: number }): LearnedMemory[];
+  /** Undoes a learned memory: deleted with its history, no tombstone. */
+  'review.undo'(data: { id: string }): void;
 
   'settings.get'(): Settings;
   'settings.set'(data: Partial<Settings>): Settings;

@@ -9,7 +9,8 @@
  *   already stored as an episodic memory by LTM-A's `ltm.episodic` job. A preempted job (foreground
  *   chat turn) is aborted and re-queued by the queue; re-running is harmless (repeats are exact
  *   duplicates). Items whose text the user deleted or forgot (tombstoned) are dropped before
- *   consolidation.
+ *   consolidation. With review on for the namespace (`./review`), the items go to the Suggested
+ *   list instead of consolidation.
  * - `ltm.reembed` (payload `{ modelId?: string }`): re-embeds memories without a vector or whose
  *   vector comes from another model (`store.reembed`, in bounded pages, resumable; each batch
  *   updates its rows and vector block slots in one transaction, so no index rebuild follows). The core queues it after a model change or an import, on start and when
@@ -30,6 +31,7 @@ import { JobDeferred, JobFailedPermanently, type JobQueue } from '../../jobs/que
 import { parseMemoryCommand } from './commands';
 import { consolidate, type ConsolidationOptions } from './consolidation';
 import { GUARD_REASONS } from './extraction/guards';
+import { reviewEnabled, suggestItems } from './review';
 import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions } from './extraction';
 import { runMaintenance, type MaintenanceReport } from './maintenance';
 import type { LongTermStore } from './types';
@@ -212,6 +214,25 @@ export const extractJob = defineJob<z.infer<typeof exchangeSchema>, LongTermJobD
       extraction.items.map((item) => memoryHash(item.text)),
     );
     const items = extraction.items.filter((item) => !tombstoned.has(memoryHash(item.text)));
+    // Review before saving (per namespace): the items wait in the Suggested list instead.
+    if (await reviewEnabled(db, input.namespace)) {
+      await suggestItems(db, items, {
+        namespace: input.namespace,
+        conversationId: input.conversationId,
+        sourceMessageIds: [input.userMessageId],
+        messageTime: user.createdAt,
+        now: now(),
+      });
+      await updateStats(db, (s) => {
+        s.succeeded += 1;
+        s.itemsExtracted += extraction.items.length;
+        s.itemsGuarded = (s.itemsGuarded ?? 0) + extraction.dropped.filter((d) => GUARD_REASONS.has(d.reason)).length;
+        s.repairedReplies += extraction.repaired ? 1 : 0;
+        s.lastRunAt = now();
+      });
+      reportProgress(1);
+      return;
+    }
     const result = await consolidate(items, {
       store,
       namespace: input.namespace,
