@@ -25,6 +25,7 @@ import { createConversationsStore } from './conversations.svelte';
 import { createEngineStore } from './engine.svelte';
 import { createJobsStore } from './jobs.svelte';
 import { createMemoryStore, type MemoryStore } from './memory.svelte';
+import { createReviewStore } from './review.svelte';
 import { createMessageSourcesStore } from './message-sources.svelte';
 import { createNoticesStore } from './notices.svelte';
 import { applyUiLocale, createSettingsStore } from './settings.svelte';
@@ -56,6 +57,8 @@ export class AppState {
   readonly chat;
   /** Messages in brief for memories' "From …" lines. */
   readonly sources;
+  /** Review before saving and Recently learned (issue 14; the Memory tab's badge). */
+  readonly review;
   #started = false;
   readonly #api: StoreApi;
 
@@ -69,6 +72,7 @@ export class AppState {
     this.conversations = createConversationsStore({ ...base, view: this.view });
     this.chat = createChatStore({ ...base, conversations: this.conversations, chatState: () => this.engine.status?.chat.state });
     this.sources = createMessageSourcesStore(api);
+    this.review = createReviewStore(base);
   }
 
   /**
@@ -117,6 +121,7 @@ export class AppState {
     this.settings.listen();
     this.conversations.listen();
     this.sources.listen();
+    this.review.listen();
     await connect((progress) => {
       // Later reconnects (a request retrying after the core restarted) keep the UI as it is.
       if (this.connection.state === 'connecting') this.connection = { state: 'connecting', ...progress };
@@ -141,6 +146,7 @@ export class AppState {
       this.jobs.stats = jobs;
       await this.settings.show(settings);
       this.connection = { state: 'ready', attempts: 0, lastError: null };
+      void this.review.refresh(); // the Memory tab's badge
       const latest = conversations[0];
       if (latest && !this.conversations.current) await this.conversations.select(latest.id);
     } catch (error) {
@@ -154,6 +160,7 @@ export class AppState {
     this.conversations.closeOpen();
     await this.conversations.refresh();
     await this.jobs.refresh();
+    await this.review.refresh();
   }
 }
 
