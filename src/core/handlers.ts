@@ -17,6 +17,7 @@ import {
   setReviewEnabled,
   undoLearned,
 } from '../memory/long-term/review';
+import { PROFILE_SOURCE_KINDS, queueProfileRebuild, readProfile, saveProfileEdit } from '../memory/long-term/profile-summary';
 
 /** The review switch and pending count of `namespace` (`review.status`). */
 async function reviewStatus(c: Core, namespace: string): Promise<{ enabled: boolean; pending: number }> {
@@ -113,10 +114,19 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
     return reviewStatus(c, namespace);
   },
   'review.suggestions': (c, { namespace }) => listSuggestions(c.db, namespace),
-  'review.accept': (c, data) => acceptSuggestion({ db: c.db, store: c.store }, data),
+  'review.accept': async (c, data) => {
+    const memory = await acceptSuggestion({ db: c.db, store: c.store }, data);
+    if (memory && PROFILE_SOURCE_KINDS.includes(memory.kind)) await queueProfileRebuild(c.jobs, memory.namespace);
+    return memory;
+  },
   'review.reject': (c, { id }) => rejectSuggestion(c.db, id),
   'review.recent': (c, { namespace, limit }) => recentlyLearned(c.db, namespace, limit),
   'review.undo': (c, { id }) => undoLearned(c.store, id),
+
+  // "What Recall knows about me" (issue 14 item 6).
+  'aboutMe.get': (c, { namespace }) => readProfile(c.db, namespace),
+  'aboutMe.save': (c, { namespace, lines }) => saveProfileEdit(c.db, namespace, lines),
+  'aboutMe.rebuild': (c, { namespace }) => queueProfileRebuild(c.jobs, namespace),
 
   'settings.get': (c) => c.settings.get(),
   'settings.set': (c, patch) => c.updateSettings(patch),

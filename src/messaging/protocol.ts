@@ -26,6 +26,7 @@ import type { AffectedMemory, MemoryCommand, MemoryKind } from '../model/memory'
 import type { MemoryView, ConversationRecord, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
 import type { LearnedMemory, SuggestionRecord } from '../model/records';
 import type { FactKind } from '../model/memory';
+import type { AboutMeProfile } from '../model/about-me';
 import type { JobStats } from '../model/jobs';
 import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
@@ -216,6 +217,14 @@ export interface ProtocolMap {
   'review.recent'(data: { namespace: string; limit?: number }): LearnedMemory[];
   /** Undoes a learned memory: deleted with its history, no tombstone. */
   'review.undo'(data: { id: string }): void;
+
+  // "What Recall knows about me" (issue 14 item 6; `src/memory/long-term/profile-summary`), per namespace.
+  /** The stored profile of `namespace` (empty before the first rebuild). */
+  'aboutMe.get'(data: { namespace: string }): AboutMeProfile;
+  /** Stores the user's edit (`pinned` on each line they wrote or changed); removed generated lines are not rebuilt. */
+  'aboutMe.save'(data: { namespace: string; lines: { text: string; pinned: boolean }[] }): AboutMeProfile;
+  /** Queues a rebuild (`ltm.profile`); the new profile arrives with the job's end (`event.jobs`). */
+  'aboutMe.rebuild'(data: { namespace: string }): void;
 
   'settings.get'(): Settings;
   'settings.set'(data: Partial<Settings>): Settings;

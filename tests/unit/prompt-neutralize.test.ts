@@ -64,6 +64,8 @@ const assemble = () =>
     contextWindow: 8192,
     reserveForAnswer: 256,
     conversationTitles: new Map(),
+    // The user's profile ("what Recall knows about me") is stored text too.
+    profile: [EN, ZH],
   });
 
 /** Occurrences of `<tag>` / `</tag>` in `text`, any case, spaces allowed inside the brackets. */

@@ -32,6 +32,7 @@ import { parseMemoryCommand } from './commands';
 import { consolidate, type ConsolidationOptions } from './consolidation';
 import { GUARD_REASONS } from './extraction/guards';
 import { reviewEnabled, suggestItems } from './review';
+import { PROFILE_SOURCE_KINDS, profileJob, queueProfileRebuild } from './profile-summary';
 import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions } from './extraction';
 import { runMaintenance, type MaintenanceReport } from './maintenance';
 import type { LongTermStore } from './types';
@@ -243,6 +244,10 @@ export const extractJob = defineJob<z.infer<typeof exchangeSchema>, LongTermJobD
       signal,
       ...(deps.consolidation ? { options: deps.consolidation } : {}),
     });
+    // "What Recall knows about me" follows new profile, instruction and preference memories.
+    if (result.summary.added + result.summary.updated > 0 && items.some((i) => PROFILE_SOURCE_KINDS.includes(i.kind))) {
+      await queueProfileRebuild(deps.jobs, input.namespace);
+    }
     await updateStats(db, (s) => {
       s.succeeded += 1;
       s.itemsExtracted += extraction.items.length;
@@ -323,11 +328,11 @@ export const maintenanceJob = defineJob<MaintenancePayload, LongTermJobDeps>({
   },
 });
 
-/** The LTM-B jobs, in registration order. */
-export const LONG_TERM_JOBS = [extractJob, reembedJob, maintenanceJob] as const;
+/** The LTM-B jobs, in registration order (`ltm.profile`: `./profile-summary`). */
+export const LONG_TERM_JOBS = [extractJob, reembedJob, maintenanceJob, profileJob] as const;
 
 /**
- * Registers `ltm.extract`, `ltm.reembed` and `ltm.maintenance` on `jobs` (see module doc).
+ * Registers `ltm.extract`, `ltm.reembed`, `ltm.maintenance` and `ltm.profile` on `jobs` (see module doc).
  * @throws when a handler for one of these types is already registered.
  */
 export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps): void {

@@ -26,6 +26,7 @@ import { createEngineStore } from './engine.svelte';
 import { createJobsStore } from './jobs.svelte';
 import { createMemoryStore, type MemoryStore } from './memory.svelte';
 import { createReviewStore } from './review.svelte';
+import { createAboutMeStore } from './about-me.svelte';
 import { createMessageSourcesStore } from './message-sources.svelte';
 import { createNoticesStore } from './notices.svelte';
 import { applyUiLocale, createSettingsStore } from './settings.svelte';
@@ -59,6 +60,8 @@ export class AppState {
   readonly sources;
   /** Review before saving and Recently learned (issue 14; the Memory tab's badge). */
   readonly review;
+  /** "What Recall knows about me" (issue 14). */
+  readonly aboutMe;
   #started = false;
   readonly #api: StoreApi;
 
@@ -73,6 +76,7 @@ export class AppState {
     this.chat = createChatStore({ ...base, conversations: this.conversations, chatState: () => this.engine.status?.chat.state });
     this.sources = createMessageSourcesStore(api);
     this.review = createReviewStore(base);
+    this.aboutMe = createAboutMeStore(base);
   }
 
   /**
@@ -122,6 +126,7 @@ export class AppState {
     this.conversations.listen();
     this.sources.listen();
     this.review.listen();
+    this.aboutMe.listen();
     await connect((progress) => {
       // Later reconnects (a request retrying after the core restarted) keep the UI as it is.
       if (this.connection.state === 'connecting') this.connection = { state: 'connecting', ...progress };
