@@ -148,6 +148,16 @@ const CASES: Case[] = [
     junk: ['Travelling with wife Maria'],
   },
   {
+    // stories260K's kind of output when a grammar forces the JSON shape: story sentences as items.
+    user: 'I live in Lisbon and work as a nurse.',
+    reply: facts([
+      { text: 'Once upon a time there was a little girl named Lily' },
+      { text: 'She loved to play with her ball in the park' },
+      { text: 'The dog was sad' },
+    ]),
+    junk: ['Once upon a time there was a little girl named Lily', 'She loved to play with her ball in the park', 'The dog was sad'],
+  },
+  {
     user: '我不吃香菜。',
     injected: ['喜欢吃火锅'],
     reply: facts([{ text: '不吃香菜' }], ['喜欢吃火锅']),
@@ -181,12 +191,12 @@ async function measure(cases: Case[]) {
 }
 
 describe('junk rate on scripted bad replies', () => {
-  it('cuts the junk rate from 68 % to 11 % and keeps every faithful item', async () => {
+  it('cuts the junk rate from 71 % to 11 % and keeps every faithful item', async () => {
     const { before, after, good } = await measure(CASES);
-    // By hand: 25 items, 17 of them junk (68 %) → 9 items kept, 1 junk (11 %), 8 of 8 faithful kept.
+    // By hand: 28 items, 20 of them junk (71 %) → 9 items kept, 1 junk (11 %), 8 of 8 faithful kept.
     // The junk left: "Paris is the capital of France" for "What is the capital of France?" — the
     // user's words, general knowledge; grounding cannot tell it from a fact about the user.
-    expect(before).toEqual({ items: 25, junk: 17 });
+    expect(before).toEqual({ items: 28, junk: 20 });
     expect(after).toEqual({ items: 9, junk: 1 });
     expect(good).toEqual({ total: 8, kept: 8 });
   });

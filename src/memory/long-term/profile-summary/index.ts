@@ -165,8 +165,8 @@ export interface ProfileDeps {
 /**
  * Rebuilds and stores the profile of `namespace` (module doc).
  * @returns the stored profile.
- * @throws the engine's errors (an unusable reply is not an error: the rules write the profile),
- *   an AbortError when `signal` aborts.
+ * @throws the abort reason when `signal` aborts (an unusable reply or a failed model call is not an
+ *   error: the rules write the profile).
  */
 export async function rebuildProfile(deps: ProfileDeps, namespace: string): Promise<AboutMeProfile> {
   const now = deps.now ?? Date.now;
@@ -178,7 +178,11 @@ export async function rebuildProfile(deps: ProfileDeps, namespace: string): Prom
   let lines = synthesizeProfile(memories, before.lines, suppressed, { count });
   let via: AboutMeProfile['via'] = 'rules';
   if (deps.engine?.isLoaded() && memories.length > 0) {
-    const generated = await llmProfileLines(deps.engine, memories, { ...(deps.signal ? { signal: deps.signal } : {}) });
+    // A failed model call is no reason to keep an old profile: the rules write it (an abort still stops the job).
+    const generated = await llmProfileLines(deps.engine, memories, { ...(deps.signal ? { signal: deps.signal } : {}) }).catch((error: unknown) => {
+      if (deps.signal?.aborted) throw error;
+      return null;
+    });
     if (generated) {
       const fromModel = fillLines(
         before.lines,
