@@ -1,3 +1,4 @@
+// One file (over ~300 lines): the long-term jobs share their deps, payload schemas and extraction stats.
 /**
  * Background jobs of long-term memory (LTM-B), on the persisted queue of `src/jobs/queue.ts`:
  *
@@ -33,7 +34,7 @@ import { consolidate, type ConsolidationOptions } from './consolidation';
 import { GUARD_REASONS } from './extraction/guards';
 import { reviewEnabled, suggestItems } from './review';
 import { PROFILE_SOURCE_KINDS, profileJob, queueProfileRebuild } from './profile-summary';
-import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions } from './extraction';
+import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions, type ExtractionResult } from './extraction';
 import { runMaintenance, type MaintenanceReport } from './maintenance';
 import type { LongTermStore } from './types';
 import { tombstonedHashes } from './store';
@@ -105,6 +106,18 @@ async function updateStats(db: RecallDB, change: (s: ExtractionStats) => void): 
     const stats = await readExtractionStats(db);
     change(stats);
     await db.settings.put({ key: EXTRACTION_STATS_KEY, value: stats });
+  });
+}
+
+/** Counts one successful extraction (`decisionFailures`: consolidation decisions that fell back to ADD). */
+function recordSuccess(db: RecallDB, extraction: ExtractionResult, decisionFailures: number, at: number): Promise<void> {
+  return updateStats(db, (s) => {
+    s.succeeded += 1;
+    s.itemsExtracted += extraction.items.length;
+    s.itemsGuarded = (s.itemsGuarded ?? 0) + extraction.dropped.filter((d) => GUARD_REASONS.has(d.reason)).length;
+    s.repairedReplies += extraction.repaired ? 1 : 0;
+    s.decisionFailures += decisionFailures;
+    s.lastRunAt = at;
   });
 }
 
@@ -224,13 +237,7 @@ export const extractJob = defineJob<z.infer<typeof exchangeSchema>, LongTermJobD
         messageTime: user.createdAt,
         now: now(),
       });
-      await updateStats(db, (s) => {
-        s.succeeded += 1;
-        s.itemsExtracted += extraction.items.length;
-        s.itemsGuarded = (s.itemsGuarded ?? 0) + extraction.dropped.filter((d) => GUARD_REASONS.has(d.reason)).length;
-        s.repairedReplies += extraction.repaired ? 1 : 0;
-        s.lastRunAt = now();
-      });
+      await recordSuccess(db, extraction, 0, now());
       reportProgress(1);
       return;
     }
@@ -248,14 +255,7 @@ export const extractJob = defineJob<z.infer<typeof exchangeSchema>, LongTermJobD
     if (result.summary.added + result.summary.updated > 0 && items.some((i) => PROFILE_SOURCE_KINDS.includes(i.kind))) {
       await queueProfileRebuild(deps.jobs, input.namespace);
     }
-    await updateStats(db, (s) => {
-      s.succeeded += 1;
-      s.itemsExtracted += extraction.items.length;
-      s.itemsGuarded = (s.itemsGuarded ?? 0) + extraction.dropped.filter((d) => GUARD_REASONS.has(d.reason)).length;
-      s.repairedReplies += extraction.repaired ? 1 : 0;
-      s.decisionFailures += result.llmFailures.length;
-      s.lastRunAt = now();
-    });
+    await recordSuccess(db, extraction, result.llmFailures.length, now());
     reportProgress(1);
   },
 });
