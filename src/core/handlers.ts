@@ -7,6 +7,7 @@ import browser from 'webextension-polyfill';
 import { normalizeStrategyConfig } from '../model/strategies';
 import { assertSender, onMessage, type ProtocolMap } from '../messaging/protocol';
 import type { Core } from './index';
+import { toView } from '../memory/long-term/store';
 import {
   acceptSuggestion,
   countSuggestions,
@@ -77,6 +78,7 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'conversations.create': async (c, data) =>
     c.conversations.create({
       ...(data?.title ? { title: data.title } : {}),
+      ...(data?.temporary ? { temporary: true } : {}),
       strategy: normalizeStrategyConfig(data?.strategy ?? (await c.settings.get()).defaultStrategy),
     }),
   'conversations.get': async (c, { id }) => (await c.conversations.get(id)) ?? null,
@@ -94,6 +96,7 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'chat.stop': (c, { requestId }) => c.chat.stop(requestId),
   'chat.live': (c, { conversationId }) => c.chat.live(conversationId),
   'trace.get': async (c, { messageId }) => (await c.db.promptTraces.get(messageId))?.trace ?? null,
+  'trace.sources': (c, { messageIds }) => c.feedback.sources(messageIds),
 
   'memory.list': (c, query) => c.memoryAdmin.list(query),
   'memory.history': (c, query) => c.memoryAdmin.history(query ?? {}),
@@ -106,6 +109,13 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'history.import': (c, data) => c.importHistoryFile(data),
   'memory.importSaved': (c, data) => c.importSavedMemories(data),
   'memory.eraseAll': (c) => c.eraseAll(),
+  'memory.get': async (c, { id }) => {
+    const record = await c.store.get(id);
+    return record ? toView(record) : null;
+  },
+  'memory.feedback': (c, data) => c.feedback.mark(data),
+  'memory.feedbackUndo': (c, { id }) => c.feedback.undo(id),
+  'memory.feedbackList': (c, { messageId }) => c.feedback.list(messageId),
 
   // Review before saving (issue 14 item 2).
   'review.status': (c, { namespace }) => reviewStatus(c, namespace),

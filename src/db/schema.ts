@@ -24,10 +24,14 @@
  *       entry in `memoryHistory` (`ADD`, or an `IMPORT` that created it) no longer copies its
  *       text: it is derived from the rows and later entries when read (`./history.ts`); the upgrade
  *       drops the stored copies it can derive exactly.
+ * - v7: `feedback` (issue 14): "not relevant here" on a memory under a reply — memory id, the
+ *       query (text, content terms, embedding) it was marked under, message and conversation —
+ *       which ranking uses to demote that memory for similar queries
+ *       (`memory/long-term/retrieval/feedback.ts`). New table only; no data migration. User data.
  * - v8: `suggestions` (issue 14, review before saving): extracted items waiting for the user's
  *       accept / edit / reject, and the hashes of rejected texts (never suggested again), keyed
  *       `id`, indexed `[namespace+hash]` and `[namespace+status]`. New table only; no data migration.
- *       (Versions 5–7 are other branches' numbers; Dexie does not need them contiguous.)
+ *       (Dexie does not need version numbers to be contiguous.)
  */
 import Dexie, { type EntityTable, type Table } from 'dexie';
 import type {
@@ -39,6 +43,7 @@ import type {
   MemoryRecord,
   MessageRecord,
   PromptTraceRecord,
+  FeedbackRecord,
   SettingRecord,
   StrategyStateRecord,
   SuggestionRecord,
@@ -73,6 +78,8 @@ export class RecallDB extends Dexie {
   tombstones!: Table<TombstoneRecord, [string, string]>;
   /** The persisted long-term index (v3; see `retrieval/blocks.ts`). */
   memoryIndex!: Table<MemoryIndexRecord, string>;
+  /** "Not relevant here" feedback (v7; see `FeedbackRecord`). */
+  feedback!: EntityTable<FeedbackRecord, 'id'>;
   /** Extracted items waiting for review, and rejected texts' hashes (v8; see `memory/long-term/review`). */
   suggestions!: EntityTable<SuggestionRecord, 'id'>;
 
@@ -122,6 +129,9 @@ export class RecallDB extends Dexie {
           });
         await dropDerivableCreationTexts(tx);
       });
+    this.version(7).stores({
+      feedback: 'id, memoryId, messageId',
+    });
     this.version(8).stores({ suggestions: 'id, [namespace+hash], [namespace+status]' });
     // Rows written with an inline vector bypassed the store's index: mark them (see `pending`).
     const inline = (obj: object) => Object.prototype.hasOwnProperty.call(obj, 'embedding');
@@ -159,6 +169,8 @@ export const TABLE_DATA: Readonly<Record<string, 'user' | 'settings' | 'device'>
   tombstones: 'user',
   // The lexical snapshot holds the memories' terms: user data, erased with them.
   memoryIndex: 'user',
+  // The query texts the user marked memories "not relevant" under.
+  feedback: 'user',
   // What extraction suggested and what the user rejected (hashes): their words and choices.
   suggestions: 'user',
   settings: 'settings',

@@ -23,15 +23,28 @@ import type { EngineStatus, WllamaSource } from '../model/engine';
 import type { ModelCatalog } from '../model/catalog';
 import type { EventPayloads, EventType } from '../model/events';
 import type { AffectedMemory, MemoryCommand, MemoryKind } from '../model/memory';
-import type { MemoryView, ConversationRecord, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
+import type { MemoryView, ConversationRecord, FeedbackView, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
 import type { LearnedMemory, SuggestionRecord } from '../model/records';
 import type { FactKind } from '../model/memory';
 import type { AboutMeProfile } from '../model/about-me';
 import type { JobStats } from '../model/jobs';
 import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
-import type { PromptTrace } from '../model/trace';
+import type { MemoryCitation, PromptTrace } from '../model/trace';
 import { MessagingError } from '../model/errors';
+
+/**
+ * The memories a reply's prompt used, in brief, for the sources under the reply (`trace.sources`):
+ * each one's id, kind, text, whether its line was cut to fit the budget (`shortened`) and whether it
+ * is still stored (`exists`: `false` once deleted or forgotten); `dropped` counts the retrieved
+ * memories left out of the prompt to fit the budget; `feedback` the "not relevant here" rows under
+ * this reply.
+ */
+export interface AnswerSources {
+  memories: (Pick<MemoryCitation, 'memoryId' | 'kind' | 'text' | 'shortened'> & { exists: boolean })[];
+  dropped: number;
+  feedback: FeedbackView[];
+}
 
 /** Review before saving in one namespace: the switch and the number of pending suggestions. */
 export interface ReviewStatus {
@@ -143,7 +156,8 @@ export interface ProtocolMap {
   'conversations.list'(): ConversationSummary[];
   /** Conversations whose title or messages contain every word of `query` (`src/core/conversation-search.ts`). */
   'conversations.search'(data: { query: string }): ConversationSearchHit[];
-  'conversations.create'(data: { title?: string; strategy?: StrategyConfig }): ConversationRecord;
+  /** `temporary: true`: a temporary chat (not learned from, deleted once no panel shows it; `src/core/temporary-chats.ts`). */
+  'conversations.create'(data: { title?: string; strategy?: StrategyConfig; temporary?: boolean }): ConversationRecord;
   'conversations.get'(data: { id: string }): ConversationRecord | null;
   'conversations.update'(data: { id: string; title?: string; strategy?: StrategyConfig }): ConversationRecord;
   'conversations.delete'(data: { id: string }): void;
@@ -165,6 +179,8 @@ export interface ProtocolMap {
   'chat.live'(data: { conversationId: string }): LiveTurn | null;
   /** The prompt trace of an assistant message (context view). */
   'trace.get'(data: { messageId: string }): PromptTrace | null;
+  /** The memories each reply's prompt used, in brief (sources under a reply); replies without a trace are left out. At most 500 ids. */
+  'trace.sources'(data: { messageIds: string[] }): Record<string, AnswerSources>;
 
   'memory.list'(data: MemoryListQuery): MemoryView[];
   'memory.history'(data: { memoryId?: string; limit?: number }): MemoryHistoryRecord[];
@@ -201,6 +217,17 @@ export interface ProtocolMap {
   'memory.importNotice'(): InterruptedImport | null;
   /** Erases every memory, conversation, message, trace and job. */
   'memory.eraseAll'(): void;
+  /**
+   * "Not relevant here": memory `memoryId` did not belong under reply `messageId`; similar questions
+   * rank it last from now on (`src/core/answer-feedback.ts`). Idempotent per pair.
+   */
+  /** One memory by id (the Memory tab opened on a reply's source), `null` when it is gone. */
+  'memory.get'(data: { id: string }): MemoryView | null;
+  'memory.feedback'(data: { messageId: string; memoryId: string }): FeedbackView;
+  /** Undoes a "not relevant here" (feedback row `id`); `false` when it was already gone. */
+  'memory.feedbackUndo'(data: { id: string }): boolean;
+  /** The "not relevant here" rows under reply `messageId`. */
+  'memory.feedbackList'(data: { messageId: string }): FeedbackView[];
 
   // Review before saving (issue 14 item 2; `src/memory/long-term/review`), per namespace.
   /** Whether extracted items of `namespace` wait for review, and how many wait (the Memory tab's badge). */

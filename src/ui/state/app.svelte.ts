@@ -28,6 +28,8 @@ import { createMemoryStore, type MemoryStore } from './memory.svelte';
 import { createReviewStore } from './review.svelte';
 import { createAboutMeStore } from './about-me.svelte';
 import { createMessageSourcesStore } from './message-sources.svelte';
+import { createAnswerSourcesStore } from './answer-sources.svelte';
+import { openPanelPort, type PanelPort } from '../lib/panel-port';
 import { createNoticesStore } from './notices.svelte';
 import { applyUiLocale, createSettingsStore } from './settings.svelte';
 import { createSettingsFormStore, type SettingsFormStore } from './settings-form.svelte';
@@ -62,12 +64,19 @@ export class AppState {
   readonly review;
   /** "What Recall knows about me" (issue 14). */
   readonly aboutMe;
+  /** The memories under each reply and their chips' actions (issue 14). */
+  readonly answerSources;
   #started = false;
   readonly #api: StoreApi;
+  readonly #panelPort: () => PanelPort;
 
-  /** @param api the messaging (the real one by default). */
-  constructor(api: StoreApi = { request, subscribe }) {
+  /**
+   * @param api the messaging (the real one by default).
+   * @param panelPort opens the panel's port to the core (temporary chats; `../lib/panel-port.ts`), once connected.
+   */
+  constructor(api: StoreApi = { request, subscribe }, panelPort: () => PanelPort = openPanelPort) {
     this.#api = api;
+    this.#panelPort = panelPort;
     const base = { ...api, notices: this.notices };
     this.settings = createSettingsStore(base);
     this.jobs = createJobsStore(base);
@@ -77,6 +86,7 @@ export class AppState {
     this.sources = createMessageSourcesStore(api);
     this.review = createReviewStore(base);
     this.aboutMe = createAboutMeStore(base);
+    this.answerSources = createAnswerSourcesStore({ ...base, view: this.view });
   }
 
   /**
@@ -130,6 +140,11 @@ export class AppState {
     await connect((progress) => {
       // Later reconnects (a request retrying after the core restarted) keep the UI as it is.
       if (this.connection.state === 'connecting') this.connection = { state: 'connecting', ...progress };
+    });
+    // The core learns which conversation this panel shows (and when it closes): temporary chats.
+    const port = this.#panelPort();
+    $effect.root(() => {
+      $effect(() => port.show(this.conversations.current?.id ?? null));
     });
     await this.loadAll();
   }
