@@ -26,7 +26,7 @@ async function reviewStatus(c: Core, namespace: string): Promise<{ enabled: bool
 }
 
 /** Every request the core answers: the protocol's requests but the events and `core.ensure` (the service worker's). */
-export type CoreRequestType = Exclude<keyof ProtocolMap, `event.${string}` | 'core.ensure'>;
+export type CoreRequestType = Exclude<keyof ProtocolMap, `event.${string}` | 'core.ensure' | `page.${string}`>;
 
 /** What a handler gets besides the request's data. */
 export interface HandlerContext {
