@@ -34,6 +34,7 @@ import type { Settings } from '../model/settings';
 import type { TokenCounter } from '../model/tokens';
 import type { ChatTurnResult, LiveTurn, MessageFit } from '../messaging/protocol';
 import { maxAnswerTokensFor } from '../prompt/answer-budget';
+import { profileLinesForPrompt } from '../memory/long-term/profile-summary';
 import { assemblePrompt, defaultSystemInstruction, promptFit, shortTermBudget, type AssembledPrompt } from '../prompt/assemble';
 import { cutAtBoundary } from '../text/boundary';
 import { replaceableUserMessage, reviseFrom } from './turn-revision';
@@ -398,6 +399,8 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     }
     // Memories whose source turns are sent verbatim anyway are left out by `assemblePrompt`.
     const titles = await citedTitles(memories);
+    // "What Recall knows about me": its own prompt section (`<about_user>`).
+    const profile = await profileLinesForPrompt(deps.db, plan.namespace);
     let prompt: AssembledPrompt;
     try {
       prompt = assemblePrompt({
@@ -409,6 +412,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
         contextWindow: plan.contextWindow,
         reserveForAnswer: plan.reserve,
         conversationTitles: titles,
+        profile,
         ...(page ? { page } : {}),
       });
     } catch (error) {

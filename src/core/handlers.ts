@@ -8,6 +8,22 @@ import { normalizeStrategyConfig } from '../model/strategies';
 import { assertSender, onMessage, type ProtocolMap } from '../messaging/protocol';
 import type { Core } from './index';
 import { toView } from '../memory/long-term/store';
+import {
+  acceptSuggestion,
+  countSuggestions,
+  listSuggestions,
+  recentlyLearned,
+  rejectSuggestion,
+  reviewEnabled,
+  setReviewEnabled,
+  undoLearned,
+} from '../memory/long-term/review';
+import { PROFILE_SOURCE_KINDS, queueProfileRebuild, readProfile, saveProfileEdit } from '../memory/long-term/profile-summary';
+
+/** The review switch and pending count of `namespace` (`review.status`). */
+async function reviewStatus(c: Core, namespace: string): Promise<{ enabled: boolean; pending: number }> {
+  return { enabled: await reviewEnabled(c.db, namespace), pending: await countSuggestions(c.db, namespace) };
+}
 
 /** Every request the core answers: the protocol's requests but the events and `core.ensure` (the service worker's). */
 export type CoreRequestType = Exclude<keyof ProtocolMap, `event.${string}` | 'core.ensure' | `page.${string}`>;
@@ -100,6 +116,27 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'memory.feedback': (c, data) => c.feedback.mark(data),
   'memory.feedbackUndo': (c, { id }) => c.feedback.undo(id),
   'memory.feedbackList': (c, { messageId }) => c.feedback.list(messageId),
+
+  // Review before saving (issue 14 item 2).
+  'review.status': (c, { namespace }) => reviewStatus(c, namespace),
+  'review.set': async (c, { namespace, enabled }) => {
+    await setReviewEnabled(c.db, namespace, enabled);
+    return reviewStatus(c, namespace);
+  },
+  'review.suggestions': (c, { namespace }) => listSuggestions(c.db, namespace),
+  'review.accept': async (c, data) => {
+    const memory = await acceptSuggestion({ db: c.db, store: c.store }, data);
+    if (memory && PROFILE_SOURCE_KINDS.includes(memory.kind)) await queueProfileRebuild(c.jobs, memory.namespace);
+    return memory;
+  },
+  'review.reject': (c, { id }) => rejectSuggestion(c.db, id),
+  'review.recent': (c, { namespace, limit }) => recentlyLearned(c.db, namespace, limit),
+  'review.undo': (c, { id }) => undoLearned(c.store, id),
+
+  // "What Recall knows about me" (issue 14 item 6).
+  'aboutMe.get': (c, { namespace }) => readProfile(c.db, namespace),
+  'aboutMe.save': (c, { namespace, lines }) => saveProfileEdit(c.db, namespace, lines),
+  'aboutMe.rebuild': (c, { namespace }) => queueProfileRebuild(c.jobs, namespace),
 
   'settings.get': (c) => c.settings.get(),
   'settings.set': (c, patch) => c.updateSettings(patch),

@@ -28,6 +28,10 @@
  *       query (text, content terms, embedding) it was marked under, message and conversation —
  *       which ranking uses to demote that memory for similar queries
  *       (`memory/long-term/retrieval/feedback.ts`). New table only; no data migration. User data.
+ * - v8: `suggestions` (issue 14, review before saving): extracted items waiting for the user's
+ *       accept / edit / reject, and the hashes of rejected texts (never suggested again), keyed
+ *       `id`, indexed `[namespace+hash]` and `[namespace+status]`. New table only; no data migration.
+ *       (Dexie does not need version numbers to be contiguous.)
  */
 import Dexie, { type EntityTable, type Table } from 'dexie';
 import type {
@@ -42,6 +46,7 @@ import type {
   FeedbackRecord,
   SettingRecord,
   StrategyStateRecord,
+  SuggestionRecord,
   TombstoneRecord,
 } from '../model/records';
 import type { StrategyKind } from '../model/strategies';
@@ -75,6 +80,8 @@ export class RecallDB extends Dexie {
   memoryIndex!: Table<MemoryIndexRecord, string>;
   /** "Not relevant here" feedback (v7; see `FeedbackRecord`). */
   feedback!: EntityTable<FeedbackRecord, 'id'>;
+  /** Extracted items waiting for review, and rejected texts' hashes (v8; see `memory/long-term/review`). */
+  suggestions!: EntityTable<SuggestionRecord, 'id'>;
 
   /** @param name database name; tests pass a unique name per test. */
   constructor(name: string = DB_NAME) {
@@ -125,6 +132,7 @@ export class RecallDB extends Dexie {
     this.version(7).stores({
       feedback: 'id, memoryId, messageId',
     });
+    this.version(8).stores({ suggestions: 'id, [namespace+hash], [namespace+status]' });
     // Rows written with an inline vector bypassed the store's index: mark them (see `pending`).
     const inline = (obj: object) => Object.prototype.hasOwnProperty.call(obj, 'embedding');
     this.memories.hook('creating', (_key, obj) => {
@@ -163,6 +171,8 @@ export const TABLE_DATA: Readonly<Record<string, 'user' | 'settings' | 'device'>
   memoryIndex: 'user',
   // The query texts the user marked memories "not relevant" under.
   feedback: 'user',
+  // What extraction suggested and what the user rejected (hashes): their words and choices.
+  suggestions: 'user',
   settings: 'settings',
   localModels: 'device',
 };

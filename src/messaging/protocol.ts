@@ -24,6 +24,9 @@ import type { ModelCatalog } from '../model/catalog';
 import type { EventPayloads, EventType } from '../model/events';
 import type { AffectedMemory, MemoryCommand, MemoryKind } from '../model/memory';
 import type { MemoryView, ConversationRecord, FeedbackView, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
+import type { LearnedMemory, SuggestionRecord } from '../model/records';
+import type { FactKind } from '../model/memory';
+import type { AboutMeProfile } from '../model/about-me';
 import type { JobStats } from '../model/jobs';
 import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
@@ -42,6 +45,12 @@ export interface AnswerSources {
   memories: (Pick<MemoryCitation, 'memoryId' | 'kind' | 'text' | 'shortened'> & { exists: boolean })[];
   dropped: number;
   feedback: FeedbackView[];
+}
+
+/** Review before saving in one namespace: the switch and the number of pending suggestions. */
+export interface ReviewStatus {
+  enabled: boolean;
+  pending: number;
 }
 
 /** A conversation in the list. */
@@ -231,6 +240,30 @@ export interface ProtocolMap {
   'memory.feedbackUndo'(data: { id: string }): boolean;
   /** The "not relevant here" rows under reply `messageId`. */
   'memory.feedbackList'(data: { messageId: string }): FeedbackView[];
+
+  // Review before saving (issue 14 item 2; `src/memory/long-term/review`), per namespace.
+  /** Whether extracted items of `namespace` wait for review, and how many wait (the Memory tab's badge). */
+  'review.status'(data: { namespace: string }): ReviewStatus;
+  /** Turns review of `namespace` on or off; pending suggestions stay either way. */
+  'review.set'(data: { namespace: string; enabled: boolean }): ReviewStatus;
+  /** The pending suggestions of `namespace`, oldest first. */
+  'review.suggestions'(data: { namespace: string }): SuggestionRecord[];
+  /** Stores a suggestion (with the user's edits) as a memory; `null` when it duplicated nothing left to show. */
+  'review.accept'(data: { id: string; text?: string; kind?: FactKind }): MemoryView | null;
+  /** Rejects a suggestion: that text is never suggested again in its namespace. */
+  'review.reject'(data: { id: string }): void;
+  /** What extraction saved lately in `namespace` (at most `limit`, default 10), newest first. */
+  'review.recent'(data: { namespace: string; limit?: number }): LearnedMemory[];
+  /** Undoes a learned memory: deleted with its history, no tombstone. */
+  'review.undo'(data: { id: string }): void;
+
+  // "What Recall knows about me" (issue 14 item 6; `src/memory/long-term/profile-summary`), per namespace.
+  /** The stored profile of `namespace` (empty before the first rebuild). */
+  'aboutMe.get'(data: { namespace: string }): AboutMeProfile;
+  /** Stores the user's edit (`pinned` on each line they wrote or changed); removed generated lines are not rebuilt. */
+  'aboutMe.save'(data: { namespace: string; lines: { text: string; pinned: boolean }[] }): AboutMeProfile;
+  /** Queues a rebuild (`ltm.profile`); the new profile arrives with the job's end (`event.jobs`). */
+  'aboutMe.rebuild'(data: { namespace: string }): void;
 
   'settings.get'(): Settings;
   'settings.set'(data: Partial<Settings>): Settings;

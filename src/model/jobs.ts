@@ -14,6 +14,7 @@ import type { CodedError } from './errors';
  * - `ltm.episodic` (`memory/long-term/index.ts`): store an exchange's round as an episodic memory;
  * - `ltm.extract`, `ltm.reembed`, `ltm.maintenance` (`memory/long-term/jobs.ts`): extraction +
  *   consolidation, re-embedding, periodic maintenance;
+ * - `ltm.profile` (`memory/long-term/profile-summary`): rebuild "what Recall knows about me";
  * - `short-term.summary`, `short-term.fold`, `short-term.entities` (`memory/short-term/summary.ts`,
  *   `summary-buffer.ts`, `entity.ts`): running summary, summary + buffer fold, entity notes.
  */
@@ -22,6 +23,7 @@ export const JOB_TYPES = [
   'ltm.extract',
   'ltm.reembed',
   'ltm.maintenance',
+  'ltm.profile',
   'short-term.summary',
   'short-term.fold',
   'short-term.entities',

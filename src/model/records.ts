@@ -5,7 +5,7 @@
  */
 import type { EngineErrorCode } from './engine';
 import type { CodedError } from './errors';
-import type { AffectedMemory, MemoryCommand, MemoryEvent, MemoryKind } from './memory';
+import type { AffectedMemory, FactKind, MemoryCommand, MemoryEvent, MemoryKind } from './memory';
 import type { StrategyConfig, StrategyKind } from './strategies';
 import type { PromptTrace } from './trace';
 
@@ -290,3 +290,37 @@ export interface FeedbackRecord {
 
 /** A feedback row as the panel sees it (no query text, no vector): which memory it marked under which reply, and when (ms epoch). */
 export type FeedbackView = Pick<FeedbackRecord, 'id' | 'memoryId' | 'messageId' | 'createdAt'>;
+
+/**
+ * An extracted memory item waiting for the user's review ("review before saving", issue 14), or a
+ * text the user rejected (schema v8, table `suggestions`). Rejected rows keep only the hash (the
+ * text is emptied): a rejected text is never suggested again in its namespace. Accepted rows are
+ * deleted once the memory is stored. Times in ms epoch.
+ */
+export interface SuggestionRecord {
+  id: string;
+  namespace: string;
+  /** `memoryHash` of the text (normalized: NFKC, lower case, trailing punctuation dropped). */
+  hash: string;
+  status: 'pending' | 'rejected';
+  kind: FactKind;
+  /** The item's text (relative dates already absolute); `''` once rejected. */
+  text: string;
+  topic?: string;
+  /** 0..1, as extraction prepared it. */
+  importance: number;
+  validFrom: number | null;
+  validUntil: number | null;
+  sourceConversationId: string | null;
+  sourceMessageIds: string[];
+  /** Time of the user message it came from: the memory is created at it when accepted. */
+  messageTime: number;
+  /** When it was suggested (or rejected). */
+  createdAt: number;
+}
+
+/** A memory saved by extraction, for the "Recently learned" list (`learnedAt`: its `ADD` in the history, ms epoch). */
+export interface LearnedMemory {
+  memory: MemoryView;
+  learnedAt: number;
+}

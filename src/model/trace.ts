@@ -9,7 +9,7 @@ import type { StrategyConfig } from './strategies';
 import type { PageTrace } from './page';
 
 /** Kinds of prompt sections, in prompt order. */
-export const PROMPT_SECTION_KINDS = ['system', 'memories', 'summary', 'entities', 'retrieved', 'page', 'recent', 'user'] as const;
+export const PROMPT_SECTION_KINDS = ['system', 'profile', 'memories', 'summary', 'entities', 'retrieved', 'page', 'recent', 'user'] as const;
 
 /** Kind of a prompt section (see `PROMPT_SECTION_KINDS`). */
 export type PromptSectionKind = (typeof PROMPT_SECTION_KINDS)[number];

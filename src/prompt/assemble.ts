@@ -6,7 +6,7 @@
  * message, under a token budget that reserves room for the answer.
  *
  * Layout (chat messages):
- *   system:    instruction + <long_term_memories> + <conversation_summary> + <entities> + <related_past_exchanges>
+ *   system:    instruction + <about_user> + <long_term_memories> + <conversation_summary> + <entities> + <related_past_exchanges>
  *   user/assistant …: recent turns, verbatim, oldest first
  *   user:      the new message
  * The most important context sits at the start (instruction, memories) and the end (recent turns,
@@ -38,7 +38,8 @@ import { PromptError } from '../model/errors';
 import type { PromptPage } from '../model/page';
 import { pageSection } from './page-section';
 
-import { SECTION_SHARES } from './shares';
+import { PROFILE_SHARE, SECTION_SHARES } from './shares';
+import { profileSection } from './profile-section';
 export { SECTION_SHARES };
 
 /**
@@ -129,6 +130,8 @@ export interface AssembleInput {
   reserveForAnswer: number;
   /** Titles of conversations, for memory citations. */
   conversationTitles: ReadonlyMap<string, string>;
+  /** The user's profile lines ("what Recall knows about me"), placed as `<about_user>` under `PROFILE_SHARE` (`./profile-section.ts`). */
+  profile?: readonly string[];
   /** The page the user attached to this message (`<current_page>`, `page-section.ts`), passages best first. */
   page?: PromptPage;
 }
@@ -276,6 +279,14 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
   const sections: PromptSection[] = [];
   const systemParts: string[] = [input.systemInstruction];
   let used = 0;
+
+  // The user's profile, under its own share, right after the instruction.
+  const profile = profileSection(input.profile ?? [], counter, Math.floor(free * PROFILE_SHARE));
+  if (profile.text) {
+    systemParts.push(profile.text);
+    used += profile.section!.tokens;
+  }
+  if (profile.section) sections.push(profile.section);
 
   // Long-term memories, capped and ordered by the retrieval module (most relevant at the ends).
   const memoryCap = Math.floor(free * SECTION_SHARES.memories);

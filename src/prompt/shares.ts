@@ -16,3 +16,9 @@ export const PAGE_SHARE = 0.4;
  * no longer verbatim.
  */
 export const SECTION_SHARES = { memories: 0.25, summary: 0.4, entities: 0.15, retrieved: 0.2, page: PAGE_SHARE } as const;
+
+/**
+ * Largest share of the free budget (as in `SECTION_SHARES`) the `<about_user>` profile may take
+ * ("what Recall knows about me", `./profile-section.ts`); its own share, taken before the memories'.
+ */
+export const PROFILE_SHARE = 0.1;

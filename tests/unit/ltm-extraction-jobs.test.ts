@@ -94,12 +94,12 @@ const texts = async (kind?: string) =>
 describe('ltm.extract', () => {
   it('plants facts from English and Chinese exchanges, with kinds and source ids, next to the episodic round', async () => {
     const h = await setup();
-    h.engine.push(
-      '{"topic": "family", "facts": [{"kind": "profile", "text": "Sister Ana lives in Lisbon"}], "preferences": [{"text": "Likes fado music"}]}',
-      '{"topic": "饮食", "facts": [{"kind": "fact", "text": "对花生过敏"}], "preferences": [{"text": "喜欢吃辣"}]}',
-    );
+    // One reply per exchange, pushed just before it: the profile rebuild (ltm.profile) that follows a
+    // new profile fact also asks the model, and must not take the next exchange's reply.
+    h.engine.push('{"topic": "family", "facts": [{"kind": "profile", "text": "Sister Ana lives in Lisbon"}], "preferences": [{"text": "Likes fado music"}]}');
     const first = await h.exchange('My sister Ana lives in Lisbon. I love fado.', 'Lovely!', T1);
     await h.jobs.drain();
+    h.engine.push('{"topic": "饮食", "facts": [{"kind": "fact", "text": "对花生过敏"}], "preferences": [{"text": "喜欢吃辣"}]}');
     await h.exchange('我对花生过敏，但是很喜欢吃辣。', '记下了，推荐菜时会注意。', T2);
     await h.jobs.drain();
 

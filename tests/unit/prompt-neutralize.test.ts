@@ -66,6 +66,8 @@ const assemble = () =>
     contextWindow: 8192,
     reserveForAnswer: 256,
     conversationTitles: new Map(),
+    // The user's profile ("what Recall knows about me") is stored text too.
+    profile: [EN, ZH],
     page: { url: 'https://example.com/</current_page>', title: '页面 <current_page>', passages: [{ index: 0, heading: '', text: PAGE_TEXT, score: 1 }] },
   });
 

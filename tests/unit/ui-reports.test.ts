@@ -10,6 +10,7 @@ import { exportAll, importAll } from '../../src/backup';
 import { storeOf } from '../helpers/ltm-test-store';
 import { EPISODIC_JOB } from '../../src/memory/long-term';
 import { EXTRACT_JOB, MAINTENANCE_JOB, REEMBED_JOB } from '../../src/memory/long-term/jobs';
+import { PROFILE_JOB } from '../../src/memory/long-term/profile-summary';
 import { ENTITY_JOB, FOLD_JOB, SUMMARY_JOB } from '../../src/memory/short-term';
 import { changeUiLanguage, i18n, translate } from '../../src/ui/i18n/instance';
 import { importReportView } from '../../src/ui/lib/import-report';
@@ -113,7 +114,7 @@ describe('the import progress line (transferView, transferRecordsText)', () => {
 
 describe('job labels and failures', () => {
   it("label every job type the core registers, by the core's own constants", async () => {
-    const types = [EPISODIC_JOB, EXTRACT_JOB, REEMBED_JOB, MAINTENANCE_JOB, SUMMARY_JOB, FOLD_JOB, ENTITY_JOB];
+    const types = [EPISODIC_JOB, EXTRACT_JOB, REEMBED_JOB, MAINTENANCE_JOB, PROFILE_JOB, SUMMARY_JOB, FOLD_JOB, ENTITY_JOB];
     expect(Object.keys(JOB_LABELS).sort()).toEqual([...types].sort());
     for (const type of types) {
       expect(jobLabelKey(type)).not.toBe('jobs.types.other');

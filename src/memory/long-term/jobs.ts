@@ -1,3 +1,4 @@
+// One file (over ~300 lines): the long-term jobs share their deps, payload schemas and extraction stats.
 /**
  * Background jobs of long-term memory (LTM-B), on the persisted queue of `src/jobs/queue.ts`:
  *
@@ -9,7 +10,8 @@
  *   already stored as an episodic memory by LTM-A's `ltm.episodic` job. A preempted job (foreground
  *   chat turn) is aborted and re-queued by the queue; re-running is harmless (repeats are exact
  *   duplicates). Items whose text the user deleted or forgot (tombstoned) are dropped before
- *   consolidation.
+ *   consolidation. With review on for the namespace (`./review`), the items go to the Suggested
+ *   list instead of consolidation.
  * - `ltm.reembed` (payload `{ modelId?: string }`): re-embeds memories without a vector or whose
  *   vector comes from another model (`store.reembed`, in bounded pages, resumable; each batch
  *   updates its rows and vector block slots in one transaction, so no index rebuild follows). The core queues it after a model change or an import, on start and when
@@ -29,7 +31,10 @@ import { defineJob, enqueueJob, registerJobs } from '../../jobs/descriptor';
 import { JobDeferred, JobFailedPermanently, type JobQueue } from '../../jobs/queue';
 import { parseMemoryCommand } from './commands';
 import { consolidate, type ConsolidationOptions } from './consolidation';
-import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions } from './extraction';
+import { GUARD_REASONS } from './extraction/guards';
+import { reviewEnabled, suggestItems } from './review';
+import { PROFILE_SOURCE_KINDS, profileJob, queueProfileRebuild } from './profile-summary';
+import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions, type ExtractionResult } from './extraction';
 import { runMaintenance, type MaintenanceReport } from './maintenance';
 import type { LongTermStore } from './types';
 import { tombstonedHashes } from './store';
@@ -69,6 +74,8 @@ export interface ExtractionStats {
   failed: number;
   /** Items the model extracted (before consolidation). */
   itemsExtracted: number;
+  /** Items the junk guards refused (`extraction/guards.ts`: ungrounded, injected, the assistant about itself). Absent in older stats. */
+  itemsGuarded?: number;
   /** Replies that needed JSON repair. */
   repairedReplies: number;
   /** Consolidation decisions that fell back to ADD because the model's reply was unusable. */
@@ -99,6 +106,18 @@ async function updateStats(db: RecallDB, change: (s: ExtractionStats) => void): 
     const stats = await readExtractionStats(db);
     change(stats);
     await db.settings.put({ key: EXTRACTION_STATS_KEY, value: stats });
+  });
+}
+
+/** Counts one successful extraction (`decisionFailures`: consolidation decisions that fell back to ADD). */
+function recordSuccess(db: RecallDB, extraction: ExtractionResult, decisionFailures: number, at: number): Promise<void> {
+  return updateStats(db, (s) => {
+    s.succeeded += 1;
+    s.itemsExtracted += extraction.items.length;
+    s.itemsGuarded = (s.itemsGuarded ?? 0) + extraction.dropped.filter((d) => GUARD_REASONS.has(d.reason)).length;
+    s.repairedReplies += extraction.repaired ? 1 : 0;
+    s.decisionFailures += decisionFailures;
+    s.lastRunAt = at;
   });
 }
 
@@ -172,12 +191,14 @@ export const extractJob = defineJob<z.infer<typeof exchangeSchema>, LongTermJobD
     // An explicit memory command was handled as such; extracting it could re-store what "forget" just removed.
     if (parseMemoryCommand(user.content)) return;
     reportProgress(0.05);
+    // What that turn's prompt injected from memory is known already, not a new fact (`extraction/guards.ts`).
+    const injected = await injectedMemoryTexts(db, input.assistantMessageId);
 
     let extraction;
     try {
       extraction = await extractMemories(
         engine,
-        { userText: user.content, assistantText: rememberedReply(assistant), messageTime: user.createdAt },
+        { userText: user.content, assistantText: rememberedReply(assistant), messageTime: user.createdAt, injected },
         { ...deps.extraction, signal },
       );
     } catch (error) {
@@ -207,6 +228,19 @@ export const extractJob = defineJob<z.infer<typeof exchangeSchema>, LongTermJobD
       extraction.items.map((item) => memoryHash(item.text)),
     );
     const items = extraction.items.filter((item) => !tombstoned.has(memoryHash(item.text)));
+    // Review before saving (per namespace): the items wait in the Suggested list instead.
+    if (await reviewEnabled(db, input.namespace)) {
+      await suggestItems(db, items, {
+        namespace: input.namespace,
+        conversationId: input.conversationId,
+        sourceMessageIds: [input.userMessageId],
+        messageTime: user.createdAt,
+        now: now(),
+      });
+      await recordSuccess(db, extraction, 0, now());
+      reportProgress(1);
+      return;
+    }
     const result = await consolidate(items, {
       store,
       namespace: input.namespace,
@@ -217,16 +251,23 @@ export const extractJob = defineJob<z.infer<typeof exchangeSchema>, LongTermJobD
       signal,
       ...(deps.consolidation ? { options: deps.consolidation } : {}),
     });
-    await updateStats(db, (s) => {
-      s.succeeded += 1;
-      s.itemsExtracted += extraction.items.length;
-      s.repairedReplies += extraction.repaired ? 1 : 0;
-      s.decisionFailures += result.llmFailures.length;
-      s.lastRunAt = now();
-    });
+    // "What Recall knows about me" follows new profile, instruction and preference memories.
+    if (result.summary.added + result.summary.updated > 0 && items.some((i) => PROFILE_SOURCE_KINDS.includes(i.kind))) {
+      await queueProfileRebuild(deps.jobs, input.namespace);
+    }
+    await recordSuccess(db, extraction, result.llmFailures.length, now());
     reportProgress(1);
   },
 });
+
+/**
+ * Texts of the long-term memories (extracted kinds, not episodic rounds) that the prompt of
+ * `assistantMessageId` injected, from its stored trace; `[]` when there is no trace.
+ */
+export async function injectedMemoryTexts(db: RecallDB, assistantMessageId: string): Promise<string[]> {
+  const trace = await db.promptTraces.get(assistantMessageId);
+  return (trace?.trace.memories ?? []).filter((m) => m.kind !== 'episodic').map((m) => m.text);
+}
 
 /**
  * `ltm.reembed`: embeds memories without a vector from the current model (see module doc).
@@ -287,11 +328,11 @@ export const maintenanceJob = defineJob<MaintenancePayload, LongTermJobDeps>({
   },
 });
 
-/** The LTM-B jobs, in registration order. */
-export const LONG_TERM_JOBS = [extractJob, reembedJob, maintenanceJob] as const;
+/** The LTM-B jobs, in registration order (`ltm.profile`: `./profile-summary`). */
+export const LONG_TERM_JOBS = [extractJob, reembedJob, maintenanceJob, profileJob] as const;
 
 /**
- * Registers `ltm.extract`, `ltm.reembed` and `ltm.maintenance` on `jobs` (see module doc).
+ * Registers `ltm.extract`, `ltm.reembed`, `ltm.maintenance` and `ltm.profile` on `jobs` (see module doc).
  * @throws when a handler for one of these types is already registered.
  */
 export function registerExtractionJobs(jobs: JobQueue, deps: ExtractionJobDeps): void {

@@ -7,7 +7,7 @@
  * overhead not attributed to a section, the answer reserve, then the free part of the window.
  */
 import { PROMPT_SECTION_KINDS, type PromptSectionKind, type PromptTrace } from '../../model/trace';
-import { SECTION_SHARES } from '../../prompt/shares';
+import { PROFILE_SHARE, SECTION_SHARES } from '../../prompt/shares';
 
 /** Kinds of bar segments: the prompt sections plus template overhead, answer reserve and free room. */
 export type BudgetSegmentKind = PromptSectionKind | 'overhead' | 'reserved' | 'free';
@@ -86,7 +86,7 @@ export function computeBudget(trace: Pick<PromptTrace, 'sections' | 'budget'>): 
 }
 
 /**
- * Why items of a prompt section were left out: an optional section (memories, summary, entities,
+ * Why items of a prompt section were left out: an optional section (the profile, memories, summary, entities,
  * retrieved exchanges) may take at most its share of the room left after the instructions and the
  * user message (`SECTION_SHARES`, `percent` 0..100), however much of the window is free; recent
  * turns stop when the window is full; the instructions and the message are never cut (`null`).
@@ -94,5 +94,5 @@ export function computeBudget(trace: Pick<PromptTrace, 'sections' | 'budget'>): 
 export function droppedReason(kind: PromptSectionKind): { kind: 'share'; percent: number } | { kind: 'window' } | null {
   if (kind === 'recent') return { kind: 'window' };
   if (kind === 'system' || kind === 'user') return null;
-  return { kind: 'share', percent: Math.round(SECTION_SHARES[kind] * 100) };
+  return { kind: 'share', percent: Math.round((kind === 'profile' ? PROFILE_SHARE : SECTION_SHARES[kind]) * 100) };
 }

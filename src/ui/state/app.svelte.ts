@@ -25,6 +25,8 @@ import { createConversationsStore } from './conversations.svelte';
 import { createEngineStore } from './engine.svelte';
 import { createJobsStore } from './jobs.svelte';
 import { createMemoryStore, type MemoryStore } from './memory.svelte';
+import { createReviewStore } from './review.svelte';
+import { createAboutMeStore } from './about-me.svelte';
 import { createMessageSourcesStore } from './message-sources.svelte';
 import { createAnswerSourcesStore } from './answer-sources.svelte';
 import { openPanelPort, type PanelPort } from '../lib/panel-port';
@@ -66,6 +68,10 @@ export class AppState {
   readonly chat;
   /** Messages in brief for memories' "From …" lines. */
   readonly sources;
+  /** Review before saving and Recently learned (issue 14; the Memory tab's badge). */
+  readonly review;
+  /** "What Recall knows about me" (issue 14). */
+  readonly aboutMe;
   /** The page attached to the next message (`PageAttach`). */
   readonly page;
   /** The memories under each reply and their chips' actions (issue 14). */
@@ -94,6 +100,8 @@ export class AppState {
       takePage: () => this.page.take(),
     });
     this.sources = createMessageSourcesStore(api);
+    this.review = createReviewStore(base);
+    this.aboutMe = createAboutMeStore(base);
     this.answerSources = createAnswerSourcesStore({ ...base, view: this.view });
   }
 
@@ -143,6 +151,8 @@ export class AppState {
     this.settings.listen();
     this.conversations.listen();
     this.sources.listen();
+    this.review.listen();
+    this.aboutMe.listen();
     this.page.listen();
     await connect((progress) => {
       // Later reconnects (a request retrying after the core restarted) keep the UI as it is.
@@ -174,6 +184,7 @@ export class AppState {
       this.jobs.stats = jobs;
       await this.settings.show(settings);
       this.connection = { state: 'ready', attempts: 0, lastError: null };
+      void this.review.refresh(); // the Memory tab's badge
       const latest = conversations[0];
       if (latest && !this.conversations.current) await this.conversations.select(latest.id);
     } catch (error) {
@@ -187,6 +198,7 @@ export class AppState {
     this.conversations.closeOpen();
     await this.conversations.refresh();
     await this.jobs.refresh();
+    await this.review.refresh();
   }
 }
 

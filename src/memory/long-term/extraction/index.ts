@@ -11,7 +11,10 @@
  * 4. On any problem, retry with the (shortened) bad reply and what was wrong — only the latest
  *    one, so the prompt does not grow — at most `maxAttempts` calls in all; then give up with `ExtractionError` (the caller keeps the exchange as an episodic memory
  *    and records the failure). Nothing is written here: extraction only computes.
- * 5. Prepare each item: relative dates → absolute, kind, importance, validity (`./items.ts`).
+ * 5. Guard against junk (`./guards.ts`): items not grounded in the user's own words, repeats of
+ *    memories injected into that turn's prompt, and the assistant's statements about itself are
+ *    dropped (no retry: the reply was usable, those items are not).
+ * 6. Prepare each item: relative dates → absolute, kind, importance, validity (`./items.ts`).
  */
 import type { ChatEngine, ChatRequest } from '../../../engines/types';
 import { prepareItem, type PreparedItem, type RawItem } from './items';
@@ -21,6 +24,7 @@ import { truncateMiddle } from '../../../text/terms';
 import { buildExtractionMessages, retryMessages, type ExtractionExchange } from './prompt';
 import { EXTRACTION_JSON_SCHEMA, normalizeExtractionReply } from './schema';
 import { JobError } from '../../../model/errors';
+import { guardItems, type GuardReason } from './guards';
 
 export type { ExtractionExchange } from './prompt';
 
@@ -61,8 +65,11 @@ export interface ExtractionResult {
   attempts: number;
   /** `true` when a reply needed JSON repair. */
   repaired: boolean;
-  /** Items refused on the last attempt (e.g. translated out of the user's language), with the reason. */
-  dropped: { text: string; reason: string }[];
+  /**
+   * Items refused on the last attempt, with the reason: translated out of the user's language,
+   * or refused by a junk guard (`reason` is then a `GuardReason`: `ungrounded`, `injected`, `assistant_self`).
+   */
+  dropped: { text: string; reason: string | GuardReason }[];
   /** The model's raw reply of each attempt, in order (for diagnostics and spot checks). */
   replies: string[];
 }
@@ -137,12 +144,13 @@ export async function extractMemories(engine: ChatEngine, exchange: ExtractionEx
       messages = [...base, ...retryMessages(reply, message)];
       continue;
     }
+    const guarded = guardItems(kept, { userText: exchange.userText, injected: exchange.injected ?? [] });
     return {
       topic: normalized.reply.topic,
-      items: kept.map((item) => prepareItem(item, exchange.messageTime)),
+      items: guarded.kept.map((item) => prepareItem(item, exchange.messageTime)),
       attempts: attempt,
       repaired: repairedAny,
-      dropped,
+      dropped: [...dropped, ...guarded.dropped],
       replies,
     };
   }

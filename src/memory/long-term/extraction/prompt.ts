@@ -21,6 +21,11 @@ export interface ExtractionExchange {
   assistantText: string;
   /** Time of the user message: relative dates are resolved against it. */
   messageTime: number;
+  /**
+   * Texts of the long-term memories (not episodic rounds) injected into that turn's prompt
+   * (`PromptTrace.memories`): an item repeating one is not a new fact (`./guards.ts`). Not shown to the model.
+   */
+  injected?: readonly string[];
 }
 
 /**
