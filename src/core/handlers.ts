@@ -55,13 +55,14 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   },
   'models.deleteLocal': (c, { fileName }) => c.deleteLocalModel(fileName),
 
-  'conversations.list': (c) => c.conversations.list(),
-  'conversations.search': (c, { query }) => c.conversations.search(query),
+  'conversations.list': async (c, data) => c.conversations.list(await c.profiles.resolve(data?.namespace)),
+  'conversations.search': async (c, { query, namespace }) => c.conversations.search(query, await c.profiles.resolve(namespace)),
   // Strategy parameters from the UI are clamped to their ranges (see STRATEGIES).
   'conversations.create': async (c, data) =>
     c.conversations.create({
       ...(data?.title ? { title: data.title } : {}),
       strategy: normalizeStrategyConfig(data?.strategy ?? (await c.settings.get()).defaultStrategy),
+      namespace: await c.profiles.resolve(data?.namespace),
     }),
   'conversations.get': async (c, { id }) => (await c.conversations.get(id)) ?? null,
   'conversations.update': (c, { id, title, strategy }) =>
@@ -90,6 +91,12 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'history.import': (c, data) => c.importHistoryFile(data),
   'memory.importSaved': (c, data) => c.importSavedMemories(data),
   'memory.eraseAll': (c) => c.eraseAll(),
+
+  'profiles.list': (c) => c.profiles.list(),
+  'profiles.create': (c, { name }) => c.profiles.create(name),
+  'profiles.rename': (c, { id, name }) => c.profiles.rename(id, name),
+  'profiles.switch': (c, { id }) => c.profiles.switchTo(id),
+  'profiles.delete': (c, { id }) => c.profiles.delete(id),
 
   'settings.get': (c) => c.settings.get(),
   'settings.set': (c, patch) => c.updateSettings(patch),

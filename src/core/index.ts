@@ -31,6 +31,7 @@ import type { EngineManager } from './engine-manager';
 import { createMemoryAdmin, type MemoryAdmin } from './memory-admin';
 import { createSettingsStore, type SettingsStore } from './settings';
 import { eraseUserData } from '../db/erase';
+import { createProfileService, type ProfileService } from './profiles';
 
 /** Platform pieces the core needs. */
 export interface CoreDeps {
@@ -71,6 +72,8 @@ export interface Core {
   longTerm: LongTermMemory;
   memoryAdmin: MemoryAdmin;
   chat: ChatService;
+  /** Profiles: list, create, rename, switch, delete (`./profiles.ts`). */
+  profiles: ProfileService;
   /** Applies a settings patch; switching the embedding model reloads it and re-embeds memories. */
   updateSettings(patch: Partial<Settings>): Promise<Settings>;
   /**
@@ -236,6 +239,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     longTerm,
     memoryAdmin: createMemoryAdmin(db, store),
     chat,
+    profiles: createProfileService({ db, store, jobs, now, onDeleted: () => conversationsChanged(null) }),
     async updateSettings(patch) {
       const before = await settings.get();
       const after = await settings.set(patch);

@@ -24,6 +24,11 @@
  *       entry in `memoryHistory` (`ADD`, or an `IMPORT` that created it) no longer copies its
  *       text: it is derived from the rows and later entries when read (`./history.ts`); the upgrade
  *       drops the stored copies it can derive exactly.
+ * - v9: `profiles` (issue 14): one row per profile (`ProfileRecord`: id = the namespace, name,
+ *       createdAt). New table only; no migration: the default profile needs no row (the core lists
+ *       it whether stored or not), and the namespaces already used by conversations are listed as
+ *       profiles too. `TABLE_PROFILE_LINK` says how every table's rows belong to a profile, so
+ *       deleting one (`src/core/profiles.ts`) leaves nothing of it behind.
  */
 import Dexie, { type EntityTable, type Table } from 'dexie';
 import type {
@@ -32,6 +37,7 @@ import type {
   JobRecord,
   LocalModelRecord,
   MemoryHistoryRecord,
+  ProfileRecord,
   MemoryRecord,
   MessageRecord,
   PromptTraceRecord,
@@ -68,6 +74,8 @@ export class RecallDB extends Dexie {
   tombstones!: Table<TombstoneRecord, [string, string]>;
   /** The persisted long-term index (v3; see `retrieval/blocks.ts`). */
   memoryIndex!: Table<MemoryIndexRecord, string>;
+  /** Profiles (v9; `ProfileRecord`). */
+  profiles!: EntityTable<ProfileRecord, 'id'>;
 
   /** @param name database name; tests pass a unique name per test. */
   constructor(name: string = DB_NAME) {
@@ -115,6 +123,7 @@ export class RecallDB extends Dexie {
           });
         await dropDerivableCreationTexts(tx);
       });
+    this.version(9).stores({ profiles: 'id' });
     // Rows written with an inline vector bypassed the store's index: mark them (see `pending`).
     const inline = (obj: object) => Object.prototype.hasOwnProperty.call(obj, 'embedding');
     this.memories.hook('creating', (_key, obj) => {
@@ -151,6 +160,43 @@ export const TABLE_DATA: Readonly<Record<string, 'user' | 'settings' | 'device'>
   tombstones: 'user',
   // The lexical snapshot holds the memories' terms: user data, erased with them.
   memoryIndex: 'user',
+  // Profile names are the user's words.
+  profiles: 'user',
   settings: 'settings',
   localModels: 'device',
+};
+
+/**
+ * How the rows of each table belong to a profile, for deleting one (`deleteProfile` in
+ * `src/core/profiles.ts`):
+ * - `{ field }`: the row's `field` names the profile's namespace (`namespace`), one of its
+ *   conversations (`conversationId`), memories (`memoryId`) or messages (`messageId`);
+ * - `store`: the long-term store's own tables (memory rows and the persisted index), removed
+ *   through the store so its indexes stay consistent;
+ * - `history`: `memoryHistory` (by `memoryId`; an entry that outlived its memory by the namespace
+ *   its `DELETE` entry names, else by its source conversation);
+ * - `jobs`: a job whose payload names the namespace or one of its conversations;
+ * - `settings`: the per-conversation `state.*` rows of its conversations;
+ * - `profile`: the profile row itself (removed last);
+ * - `none`: rows about the device, not a profile.
+ * A table missing here fails `core-profiles.test.ts`: a table added later must say how its rows
+ * belong to a profile (or that they do not), or deleting a profile could leave them behind.
+ */
+export type ProfileLink = { field: 'namespace' | 'conversationId' | 'memoryId' | 'messageId' } | 'store' | 'history' | 'jobs' | 'settings' | 'profile' | 'none';
+
+/** See `ProfileLink`: one entry per table. */
+export const TABLE_PROFILE_LINK: Readonly<Record<string, ProfileLink>> = {
+  conversations: { field: 'namespace' },
+  messages: { field: 'conversationId' },
+  strategyState: { field: 'conversationId' },
+  entities: { field: 'conversationId' },
+  promptTraces: { field: 'conversationId' },
+  tombstones: { field: 'namespace' },
+  memories: 'store',
+  memoryIndex: 'store',
+  memoryHistory: 'history',
+  jobs: 'jobs',
+  settings: 'settings',
+  profiles: 'profile',
+  localModels: 'none',
 };

@@ -23,11 +23,12 @@ import type { EngineStatus, WllamaSource } from '../model/engine';
 import type { ModelCatalog } from '../model/catalog';
 import type { EventPayloads, EventType } from '../model/events';
 import type { AffectedMemory, MemoryCommand, MemoryKind } from '../model/memory';
-import type { MemoryView, ConversationRecord, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
+import type { MemoryView, ConversationRecord, LocalModelRecord, MemoryHistoryRecord, MessageRecord, ProfileRecord } from '../model/records';
 import type { JobStats } from '../model/jobs';
 import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
 import type { PromptTrace } from '../model/trace';
+import type { ProfileDeleteReport, ProfilesState } from '../model/profiles';
 import { MessagingError } from '../model/errors';
 
 /** A conversation in the list. */
@@ -95,7 +96,7 @@ export interface ChatTurnResult {
 
 /** Filter for the memory list. */
 export interface MemoryListQuery {
-  /** Required: the list never mixes namespaces (profiles). The side panel sends `DEFAULT_NAMESPACE`. */
+  /** Required: the list never mixes namespaces (profiles). The side panel sends its active profile (`ui/state/profiles.svelte.ts`). */
   namespace: string;
   /** Text search over memory text (lexical). */
   search?: string;
@@ -131,10 +132,17 @@ export interface ProtocolMap {
   'models.registerLocal'(data: { fileName: string; displayName: string; sizeBytes: number }): LocalModelRecord;
   'models.deleteLocal'(data: { fileName: string }): void;
 
-  'conversations.list'(): ConversationSummary[];
-  /** Conversations whose title or messages contain every word of `query` (`src/core/conversation-search.ts`). */
-  'conversations.search'(data: { query: string }): ConversationSearchHit[];
-  'conversations.create'(data: { title?: string; strategy?: StrategyConfig }): ConversationRecord;
+  /**
+   * The conversations of profile `namespace`, newest first. `namespace` (here and in
+   * `conversations.search` / `conversations.create`): the side panel sends its active profile;
+   * omitted, the core's persisted active profile (`profiles.list`). An unknown one is refused
+   * (`profile_not_found`).
+   */
+  'conversations.list'(data?: { namespace?: string }): ConversationSummary[];
+  /** Conversations of profile `namespace` whose title or messages contain every word of `query` (`src/core/conversation-search.ts`). */
+  'conversations.search'(data: { query: string; namespace?: string }): ConversationSearchHit[];
+  /** A new conversation in profile `namespace` (its memories are the only ones its turns read and write). */
+  'conversations.create'(data: { title?: string; strategy?: StrategyConfig; namespace?: string }): ConversationRecord;
   'conversations.get'(data: { id: string }): ConversationRecord | null;
   'conversations.update'(data: { id: string; title?: string; strategy?: StrategyConfig }): ConversationRecord;
   'conversations.delete'(data: { id: string }): void;
@@ -192,6 +200,17 @@ export interface ProtocolMap {
   'memory.importNotice'(): InterruptedImport | null;
   /** Erases every memory, conversation, message, trace and job. */
   'memory.eraseAll'(): void;
+
+  // Profiles (`src/core/profiles.ts`): separate memories; the default one always exists.
+  /** Every profile and the active one. */
+  'profiles.list'(): ProfilesState;
+  /** Adds a profile (name trimmed, unique, ≤ `MAX_PROFILE_NAME_CHARS`); it does not become active. */
+  'profiles.create'(data: { name: string }): ProfileRecord;
+  'profiles.rename'(data: { id: string; name: string }): ProfileRecord;
+  /** Makes `id` the active profile (persisted) and answers the new state. */
+  'profiles.switch'(data: { id: string }): ProfilesState;
+  /** Deletes profile `id` with its conversations, memories and everything else of it (not the default one). */
+  'profiles.delete'(data: { id: string }): ProfileDeleteReport;
 
   'settings.get'(): Settings;
   'settings.set'(data: Partial<Settings>): Settings;
