@@ -15,8 +15,8 @@
  * Deleting a profile removes everything of it, driven by `TABLE_PROFILE_LINK` (`db/schema.ts`):
  * its conversations with their messages, traces, short-term state and entity notes, its memories
  * through the store (`FORGET`: their history goes too), history entries that outlived their memory,
- * tombstones, jobs, open-turn markers, and the row itself (last, so a delete cut short can run
- * again). The lexical index is rebuilt afterwards, since MiniSearch keeps a discarded document's
+ * tombstones, jobs, open-turn markers, the active-profile setting when it names it, and the row
+ * itself (last, so a delete cut short can run again). The lexical index is rebuilt afterwards, since MiniSearch keeps a discarded document's
  * terms until it vacuums and the snapshot would still hold them.
  */
 import type { Table } from 'dexie';
@@ -236,6 +236,8 @@ async function deleteRows(db: RecallDB, ns: string, memoryIds: ReadonlySet<strin
           .delete();
       } else if (link === 'settings') {
         const keys = [...messageIds].map((id) => OPEN_TURN_PREFIX + id);
+        // The active-profile row when it names this profile (the default one is active again).
+        if ((await db.settings.get(ACTIVE_PROFILE_KEY))?.value === ns) keys.push(ACTIVE_PROFILE_KEY);
         count = (await db.settings.bulkGet(keys)).filter(Boolean).length;
         await db.settings.bulkDelete(keys);
       }

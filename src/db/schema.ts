@@ -176,7 +176,7 @@ export const TABLE_DATA: Readonly<Record<string, 'user' | 'settings' | 'device'>
  * - `history`: `memoryHistory` (by `memoryId`; an entry that outlived its memory by the namespace
  *   its `DELETE` entry names, else by its source conversation);
  * - `jobs`: a job whose payload names the namespace or one of its conversations;
- * - `settings`: the per-conversation `state.*` rows of its conversations;
+ * - `settings`: the open-turn rows of its messages, and the active-profile row when it names it;
  * - `profile`: the profile row itself (removed last);
  * - `none`: rows about the device, not a profile.
  * A table missing here fails `core-profiles.test.ts`: a table added later must say how its rows

@@ -200,8 +200,10 @@ describe('deleting a profile', () => {
     expect(homeMemories.length).toBeGreaterThanOrEqual(2);
     const homeMessages = (await core.conversations.messages(h.id)).map((m) => m.content);
 
+    await core.profiles.switchTo(work.id); // deleted while active: its id must not stay as the active-profile setting
     const report = await core.profiles.delete(work.id);
-    expect(report.removed).toMatchObject({ conversations: 1, messages: 6, tombstones: 1, profiles: 1, jobs: expect.any(Number) });
+    expect(report.removed).toMatchObject({ conversations: 1, messages: 6, tombstones: 1, profiles: 1, settings: 1, jobs: expect.any(Number) });
+    expect(report.activeId).toBe(home);
     expect(report.removed.memories).toBeGreaterThanOrEqual(4);
 
     const after = await storedStrings(db);

@@ -139,7 +139,9 @@ describe('the active namespace through the panel', () => {
     expect(api.callsOf('memory.list').map((q) => q.namespace)).toEqual(['profile-w', 'profile-w']);
     expect(api.callsOf('memory.add').map((q) => q.namespace)).toEqual(['profile-w']);
 
+    app.view.drawerOpen = true; // the picker is in the drawer: it stays open on the new profile's list
     await app.profiles.switchTo('default');
+    expect(app.view.drawerOpen).toBe(true);
     expect(api.callsOf('conversations.list').at(-1)).toEqual({ namespace: 'default' });
     expect(app.conversations.list.map((c) => c.id)).toEqual(['c-home']);
     expect(app.conversations.current?.id).toBe('c-home');

@@ -165,13 +165,19 @@ export class AppState {
     await this.jobs.refresh();
   }
 
-  /** After the active profile changed: leaves the open conversation and opens the new profile's latest one (or a new chat). */
+  /**
+   * After the active profile changed: leaves the open conversation and opens the new profile's
+   * latest one (or a new chat). The drawer, where the picker is, stays as it was (open: it shows
+   * the new profile's conversations), though opening a conversation closes it otherwise.
+   */
   async afterProfileSwitch(): Promise<void> {
+    const drawerOpen = this.view.drawerOpen;
     this.conversations.closeOpen();
     this.conversations.pendingStrategy = null;
     await this.conversations.refresh();
     const latest = this.conversations.list[0];
     if (latest) await this.conversations.select(latest.id);
+    this.view.drawerOpen = drawerOpen;
   }
 }
 
