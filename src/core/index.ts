@@ -32,6 +32,7 @@ import { createMemoryAdmin, type MemoryAdmin } from './memory-admin';
 import { createSettingsStore, type SettingsStore } from './settings';
 import { eraseUserData } from '../db/erase';
 import { createProfileService, type ProfileService } from './profiles';
+import type { ProfilesState } from '../model/profiles';
 
 /** Platform pieces the core needs. */
 export interface CoreDeps {
@@ -49,6 +50,8 @@ export interface CoreDeps {
     settings?: (settings: Settings) => void;
     /** Progress of an export or import (at most about one event per 1 % or 250 ms). Optional. */
     transfer?: (progress: TransferProgress) => void;
+    /** The profiles or the active one changed (every open panel follows). Optional. */
+    profiles?: (state: ProfilesState) => void;
   };
   /** Root of the file store that holds `backups/` staging files (default: OPFS; tests pass an in-memory one). */
   fileRoot?: StorageRoot;
@@ -239,7 +242,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     longTerm,
     memoryAdmin: createMemoryAdmin(db, store),
     chat,
-    profiles: createProfileService({ db, store, jobs, now, onDeleted: () => conversationsChanged(null) }),
+    profiles: createProfileService({ db, store, jobs, now, onDeleted: () => conversationsChanged(null), onChanged: deps.events.profiles }),
     async updateSettings(patch) {
       const before = await settings.get();
       const after = await settings.set(patch);

@@ -70,6 +70,8 @@ export interface ProfileServiceDeps {
   now?: () => number;
   /** Called after a delete changed conversations (the core broadcasts `event.conversations`). */
   onDeleted?: () => void;
+  /** Called with the new state after every create, rename, switch and delete (the core broadcasts `event.profiles`). A throwing listener does not undo or fail the change. */
+  onChanged?: (state: ProfilesState) => void;
 }
 
 const DEFAULT_PROFILE: ProfileRecord = { id: DEFAULT_NAMESPACE, name: '', createdAt: 0 };
@@ -122,6 +124,17 @@ export function createProfileService(deps: ProfileServiceDeps): ProfileService {
     return typeof stored === 'string' && profiles.some((p) => p.id === stored) ? stored : DEFAULT_NAMESPACE;
   }
 
+  /** Tells `onChanged` the state after a change; returns `value`. */
+  async function changed<T>(value: T): Promise<T> {
+    if (!deps.onChanged) return value;
+    try {
+      deps.onChanged(await service.list());
+    } catch (error) {
+      console.warn('[profiles] change listener failed:', error);
+    }
+    return value;
+  }
+
   const service: ProfileService = {
     async list() {
       const profiles = await all();
@@ -137,16 +150,17 @@ export function createProfileService(deps: ProfileServiceDeps): ProfileService {
     },
     async create(name) {
       const clean = cleanName(name);
-      return db.transaction('rw', [db.profiles, db.conversations], async () => {
+      const record = await db.transaction('rw', [db.profiles, db.conversations], async () => {
         assertFree(await all(), clean, null);
-        const record: ProfileRecord = { id: `${PROFILE_ID_PREFIX}${crypto.randomUUID()}`, name: clean, createdAt: now() };
-        await db.profiles.add(record);
-        return record;
+        const created: ProfileRecord = { id: `${PROFILE_ID_PREFIX}${crypto.randomUUID()}`, name: clean, createdAt: now() };
+        await db.profiles.add(created);
+        return created;
       });
+      return changed(record);
     },
     async rename(id, name) {
       const clean = cleanName(name);
-      return db.transaction('rw', [db.profiles, db.conversations], async () => {
+      const renamed = await db.transaction('rw', [db.profiles, db.conversations], async () => {
         const profiles = await all();
         const found = profiles.find((p) => p.id === id);
         if (!found) throw new MemoryError('profile_not_found', `Unknown profile ${id}`);
@@ -155,11 +169,12 @@ export function createProfileService(deps: ProfileServiceDeps): ProfileService {
         await db.profiles.put(record);
         return record;
       });
+      return changed(renamed);
     },
     async switchTo(id) {
       await find(id);
       await db.settings.put({ key: ACTIVE_PROFILE_KEY, value: id });
-      return service.list();
+      return changed(await service.list());
     },
     async delete(id) {
       if (id === DEFAULT_NAMESPACE) throw new MemoryError('profile_default_kept', 'The default profile cannot be deleted');
@@ -179,7 +194,7 @@ export function createProfileService(deps: ProfileServiceDeps): ProfileService {
       }
       deps.onDeleted?.();
       for (const key of Object.keys(removed)) if (removed[key] === 0) delete removed[key];
-      return { removed, activeId: await service.activeId() };
+      return changed({ removed, activeId: await service.activeId() });
     },
   };
   return service;

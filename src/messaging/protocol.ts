@@ -225,6 +225,8 @@ export interface ProtocolMap {
   'event.settings'(data: EventPayloads['event.settings']): void;
   /** Progress of the export or import running now. */
   'event.transfer'(data: EventPayloads['event.transfer']): void;
+  /** The profiles or the active one changed (`src/core/profiles.ts`). */
+  'event.profiles'(data: EventPayloads['event.profiles']): void;
 }
 
 /** Compile-time check: the protocol's `event.*` messages are exactly `EVENT_TYPES`. */

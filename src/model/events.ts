@@ -6,10 +6,19 @@
 import type { TransferProgress } from './backup';
 import type { EngineStatus } from './engine';
 import type { JobStats } from './jobs';
+import type { ProfilesState } from './profiles';
 import type { Settings } from './settings';
 
 /** Every event type, one per `EventPayloads` entry. */
-export const EVENT_TYPES = ['event.chatDelta', 'event.engine', 'event.jobs', 'event.conversations', 'event.settings', 'event.transfer'] as const;
+export const EVENT_TYPES = [
+  'event.chatDelta',
+  'event.engine',
+  'event.jobs',
+  'event.conversations',
+  'event.settings',
+  'event.transfer',
+  'event.profiles',
+] as const;
 
 /** Type of an event broadcast by the core (see `EVENT_TYPES`). */
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -36,4 +45,6 @@ export interface EventPayloads {
   'event.settings': Settings;
   /** Progress of the export or import running now. */
   'event.transfer': TransferProgress;
+  /** The profiles or the active one changed (created, renamed, switched, deleted): every open panel follows. */
+  'event.profiles': ProfilesState;
 }

@@ -75,9 +75,17 @@ describe('profile records', () => {
   });
 
   it('keeps the active profile across a restart; an erase or a deleted profile makes the default one active', async () => {
-    const first = await cores.start();
+    const told: string[][] = [];
+    const first = await cores.start({ events: { profiles: (s) => void told.push([s.activeId, ...s.profiles.map((p) => p.name)]) } });
     const work = await first.core.profiles.create('Work');
     expect((await first.core.profiles.switchTo(work.id)).activeId).toBe(work.id);
+    await first.core.profiles.rename(work.id, 'Office');
+    // Every change is announced with the state after it (event.profiles).
+    expect(told).toEqual([
+      ['default', '', 'Work'],
+      [work.id, '', 'Work'],
+      [work.id, '', 'Office'],
+    ]);
     await first.core.stop();
     const second = await cores.start({ db: first.db });
     expect(await second.core.profiles.activeId()).toBe(work.id);

@@ -90,6 +90,20 @@ describe('profiles store', () => {
     await profiles.confirmDelete();
     expect(switched).toBe(3);
   });
+
+  it('follows a change made in another panel (event.profiles): a new active profile is followed once, a rename only shown', () => {
+    const api = createFakeApi();
+    let switched = 0;
+    const profiles = createProfilesStore({ ...api, notices: createNoticesStore(), onSwitched: async () => void (switched += 1) });
+    const stop = profiles.listen();
+    api.emit('event.profiles', { profiles: [DEFAULT, WORK], activeId: 'default' });
+    expect([profiles.profiles.length, switched]).toEqual([2, 0]);
+    api.emit('event.profiles', { profiles: [DEFAULT, WORK], activeId: 'profile-w' });
+    api.emit('event.profiles', { profiles: [DEFAULT, { ...WORK, name: 'Office' }], activeId: 'profile-w' });
+    expect([profiles.namespace, profiles.active.name, switched]).toEqual(['profile-w', 'Office', 1]);
+    stop();
+    expect(api.listeners('event.profiles')).toBe(0);
+  });
 });
 
 describe('the active namespace through the panel', () => {

@@ -122,6 +122,7 @@ export class AppState {
     this.chat.listen();
     this.settings.listen();
     this.conversations.listen();
+    this.profiles.listen();
     this.sources.listen();
     await connect((progress) => {
       // Later reconnects (a request retrying after the core restarted) keep the UI as it is.

@@ -4,7 +4,8 @@
  * manager, history import, pasted memories) reads `namespace` from here and names it in its
  * request, so switching the profile switches all of them. Also the picker's own form state: the
  * name typed for a new profile, the profile being renamed, the delete question
- * (`ProfilePicker.svelte`). Creating a profile switches to it. Failures become notices.
+ * (`ProfilePicker.svelte`). Creating a profile switches to it. The active profile is the core's
+ * (persisted): a switch in another panel is followed here (`event.profiles`). Failures become notices.
  */
 import { DEFAULT_NAMESPACE } from '../../model/memory';
 import type { ProfilesState } from '../../model/profiles';
@@ -60,6 +61,16 @@ export class ProfilesStore {
     this.profiles = state.profiles;
     this.activeId = state.activeId;
     return changed;
+  }
+
+  /**
+   * Follows `event.profiles` (a change made here or in another panel): shows the new state, and
+   * when the active profile changed the panel follows it (`onSwitched`). @returns the unsubscribe.
+   */
+  listen(): () => void {
+    return this.#deps.subscribe('event.profiles', (state) => {
+      if (this.show(state)) void this.#deps.onSwitched();
+    });
   }
 
   /** Reads the profiles and the active one (first load). Failures become a notice. */
