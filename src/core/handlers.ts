@@ -80,16 +80,17 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'chat.live': (c, { conversationId }) => c.chat.live(conversationId),
   'trace.get': async (c, { messageId }) => (await c.db.promptTraces.get(messageId))?.trace ?? null,
 
-  'memory.list': (c, query) => c.memoryAdmin.list(query),
+  // The namespace of a memory request must be a profile (a panel that missed a delete is refused, nothing lands in a ghost profile).
+  'memory.list': async (c, query) => c.memoryAdmin.list(query?.namespace ? { ...query, namespace: await c.profiles.resolve(query.namespace) } : query),
   'memory.history': (c, query) => c.memoryAdmin.history(query ?? {}),
-  'memory.add': (c, data) => c.memoryAdmin.add(data),
+  'memory.add': async (c, data) => c.memoryAdmin.add({ ...data, namespace: await c.profiles.resolve(data.namespace) }),
   'memory.update': (c, data) => c.memoryAdmin.update(data),
   'memory.delete': (c, { id }) => c.memoryAdmin.delete(id),
   'memory.export': (c, data) => c.exportToFile(data?.passphrase),
   'memory.import': (c, { fileName, passphrase }) => c.importFile(fileName, passphrase),
   'memory.importNotice': (c) => c.importNotice(),
-  'history.import': (c, data) => c.importHistoryFile(data),
-  'memory.importSaved': (c, data) => c.importSavedMemories(data),
+  'history.import': async (c, data) => c.importHistoryFile({ ...data, namespace: await c.profiles.resolve(data.namespace) }),
+  'memory.importSaved': async (c, data) => c.importSavedMemories({ ...data, namespace: await c.profiles.resolve(data.namespace) }),
   'memory.eraseAll': (c) => c.eraseAll(),
 
   'profiles.list': (c) => c.profiles.list(),

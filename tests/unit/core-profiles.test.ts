@@ -156,6 +156,18 @@ describe('the namespace through the conversation requests', () => {
     expect((await call(core, 'conversations.search', { query: 'garden', namespace: DEFAULT_NAMESPACE })).map((c) => c.id)).toEqual([inDefault.id]);
     expect((await call(core, 'conversations.search', { query: 'garden' })).map((c) => c.id).sort()).toEqual([inWork.id, byActive.id].sort());
     await expect(call(core, 'conversations.create', { namespace: 'profile-unknown' })).rejects.toMatchObject({ code: 'profile_not_found' });
+    // Memory requests too: a panel that missed a delete writes nothing into a profile that is gone.
+    expect((await call(core, 'memory.add', { namespace: work.id, kind: 'fact', text: 'Standup at nine' })).namespace).toBe(work.id);
+    expect((await call(core, 'memory.list', { namespace: work.id })).map((m) => m.text)).toEqual(['Standup at nine']);
+    expect(await call(core, 'memory.list', { namespace: DEFAULT_NAMESPACE })).toEqual([]);
+    for (const [type, data] of [
+      ['memory.add', { namespace: 'profile-unknown', kind: 'fact', text: 'x' }],
+      ['memory.list', { namespace: 'profile-unknown' }],
+      ['memory.importSaved', { namespace: 'profile-unknown', text: '- x' }],
+    ] as const) {
+      await expect(call(core, type, data as never), type).rejects.toMatchObject({ code: 'profile_not_found' });
+    }
+    expect(await core.db.memories.count()).toBe(1);
     await expect(call(core, 'conversations.list', { namespace: 'profile-unknown' })).rejects.toMatchObject({ code: 'profile_not_found' });
   });
 });
