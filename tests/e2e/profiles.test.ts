@@ -75,6 +75,18 @@ async function lastPrompt(page: Page): Promise<string> {
   return trace.messages.map((m) => m.content).join('\n');
 }
 
+/** Starts a new chat and waits until the transcript is empty (`sendFromPanel` counts the replies shown before it sends). */
+async function newChat(page: Page): Promise<void> {
+  await page.getByTestId('new-conversation').click();
+  await expect.poll(() => page.getByTestId('message').count()).toBe(0);
+}
+
+/** Waits until a switch to profile `namespace` has opened its latest conversation (the drawer marks it current). */
+async function openedLatest(page: Page, namespace: string): Promise<void> {
+  const [latest] = await callCore<{ id: string }[]>(page, 'conversations.list', { namespace });
+  await page.locator(`[data-testid="conversation-item"].current[data-id="${latest!.id}"]`).waitFor({ state: 'attached' });
+}
+
 async function openDrawer(page: Page): Promise<void> {
   await page.getByTestId('conversations-toggle').click();
   await page.getByTestId('profile-picker').waitFor();
@@ -117,7 +129,7 @@ describe.skipIf(!GGUF)('profiles keep memories apart (real extension, real model
     expect(profiles.map((p) => p.name)).toEqual(['Home', 'Work']);
 
     // In a new Work conversation the secrets come back as memories (so the checks below can fail).
-    await page.getByTestId('new-conversation').click();
+    await newChat(page);
     await send(page, 'What is my locker code?');
     expect(await lastPrompt(page)).toContain('4711');
     await send(page, '我的储物柜密码是什么？');
@@ -127,8 +139,9 @@ describe.skipIf(!GGUF)('profiles keep memories apart (real extension, real model
     await openDrawer(page);
     await page.getByTestId('profile-select').selectOption('default');
     await expect.poll(() => page.getByTestId('conversation-item').count()).toBe(1);
+    await openedLatest(page, 'default');
     await closeDrawer(page);
-    await page.getByTestId('new-conversation').click();
+    await newChat(page);
     for (const question of ['What is my locker code?', '我的储物柜密码是什么？']) {
       await send(page, question);
       const prompt = await lastPrompt(page);
@@ -141,6 +154,7 @@ describe.skipIf(!GGUF)('profiles keep memories apart (real extension, real model
     // Delete Work from the picker (it asks first).
     await openDrawer(page);
     await page.getByTestId('profile-select').selectOption(workId);
+    await openedLatest(page, workId);
     await page.getByTestId('profile-delete').click();
     await page.getByTestId('profile-delete-confirm').click();
     await page.locator('[data-testid="profile-select"] option', { hasText: 'Work' }).waitFor({ state: 'detached' });
