@@ -58,7 +58,18 @@ export async function* exportChunks(
 ): AsyncGenerator<string> {
   const includeEmbeddings = options.includeEmbeddings ?? true;
   const n = Math.max(1, options.pageSize ?? EXPORT_PAGE_SIZE);
-  const total = (await Promise.all([db.memories.count(), db.memoryHistory.count(), db.conversations.count(), db.messages.count()])).reduce((a, b) => a + b, 0);
+  // A temporary chat is not kept (issue 14): neither it nor its messages go into a backup.
+  const temporary = new Set((await db.conversations.filter((c) => c.temporary === true).primaryKeys()) as string[]);
+  const left =
+    temporary.size > 0
+      ? temporary.size +
+        (await db.messages
+          .where('conversationId')
+          .anyOf([...temporary])
+          .count())
+      : 0;
+  const total =
+    (await Promise.all([db.memories.count(), db.memoryHistory.count(), db.conversations.count(), db.messages.count()])).reduce((a, b) => a + b, 0) - left;
   let done = 0;
   yield `{\n  "format": ${JSON.stringify(EXPORT_FORMAT)},\n  "version": ${EXPORT_VERSION},\n  "exportedAt": ${options.exportedAt ?? Date.now()}`;
   const sections: [string, AsyncGenerator<unknown[]>][] = [
@@ -86,18 +97,24 @@ export async function* exportChunks(
     ],
     [
       'conversations',
-      pagesOf(
-        () => db.conversations.orderBy(':id').limit(n).toArray(),
-        (k: string) => db.conversations.where(':id').above(k).limit(n).toArray(),
-        (c) => c.id,
+      keptOnly(
+        pagesOf(
+          () => db.conversations.orderBy(':id').limit(n).toArray(),
+          (k: string) => db.conversations.where(':id').above(k).limit(n).toArray(),
+          (c) => c.id,
+        ),
+        (c) => !temporary.has(c.id),
       ),
     ],
     [
       'messages',
-      pagesOf(
-        () => db.messages.orderBy('[conversationId+seq]').limit(n).toArray(),
-        (k: [string, number]) => db.messages.where('[conversationId+seq]').above(k).limit(n).toArray(),
-        (m) => [m.conversationId, m.seq] as [string, number],
+      keptOnly(
+        pagesOf(
+          () => db.messages.orderBy('[conversationId+seq]').limit(n).toArray(),
+          (k: [string, number]) => db.messages.where('[conversationId+seq]').above(k).limit(n).toArray(),
+          (m) => [m.conversationId, m.seq] as [string, number],
+        ),
+        (m) => !temporary.has(m.conversationId),
       ),
     ],
   ];
@@ -117,6 +134,11 @@ export async function* exportChunks(
     yield first ? ']' : '\n  ]';
   }
   yield '\n}\n';
+}
+
+/** Every page with only the records `keep` accepts (a page may come out shorter, or empty). */
+async function* keptOnly<T>(pages: AsyncGenerator<T[]>, keep: (record: T) => boolean): AsyncGenerator<T[]> {
+  for await (const page of pages) yield page.every(keep) ? page : page.filter(keep);
 }
 
 /** Maps every record of every page with `fn`. */

@@ -71,7 +71,10 @@ export async function searchConversations(
 ): Promise<ConversationSearchHit[]> {
   const terms = searchTerms(query);
   if (terms.length === 0) return [];
-  const conversations = namespace === undefined ? await db.conversations.toArray() : await db.conversations.where('namespace').equals(namespace).toArray();
+  // A temporary chat is not kept, so it is not found either.
+  const conversations = (
+    namespace === undefined ? await db.conversations.toArray() : await db.conversations.where('namespace').equals(namespace).toArray()
+  ).filter((c) => !c.temporary);
   /** Per conversation: terms found so far, message count, and the best message. */
   const found = new Map<
     string,

@@ -17,7 +17,7 @@ const TITLE_CHARS = 40;
 
 /** Conversation CRUD. */
 export interface ConversationStore {
-  /** The conversations of profile `namespace` (every profile's when omitted), newest first. */
+  /** The kept conversations of profile `namespace` (every profile's when omitted), newest first (temporary chats are not listed: they are not kept). */
   list(namespace?: string): Promise<ConversationSummary[]>;
   /**
    * Conversations whose title or messages contain every word of `query` (`searchConversations`),
@@ -29,7 +29,8 @@ export interface ConversationStore {
   get(id: string): Promise<ConversationRecord | undefined>;
   /** @throws Error when `id` does not exist. */
   require(id: string): Promise<ConversationRecord>;
-  create(input: { title?: string; strategy: StrategyConfig; namespace?: string }): Promise<ConversationRecord>;
+  /** Creates a conversation; `temporary: true` makes a temporary chat (`ConversationRecord.temporary`). */
+  create(input: { title?: string; strategy: StrategyConfig; namespace?: string; temporary?: boolean }): Promise<ConversationRecord>;
   /**
    * Renames and/or changes the strategy. `updatedAt` is the time of the last message (it orders
    * the list and the drawer shows it), so a rename or strategy change leaves it as it is.
@@ -38,6 +39,8 @@ export interface ConversationStore {
   update(id: string, patch: { title?: string; strategy?: StrategyConfig }): Promise<ConversationRecord>;
   /** Deletes the conversation, its messages, traces and short-term state (long-term memories stay). */
   delete(id: string): Promise<void>;
+  /** Deletes every temporary chat (`delete` each; the core runs it at start: none outlives a restart). @returns their ids. */
+  deleteTemporary(): Promise<string[]>;
   messages(conversationId: string): Promise<MessageRecord[]>;
   /** Appends a message with the next `seq`; sets the title from the first user message. */
   append(message: Omit<MessageRecord, 'seq'>): Promise<MessageRecord>;
@@ -69,10 +72,11 @@ export function titleFrom(text: string): string {
 export function createConversationStore(db: RecallDB, now: () => number = Date.now): ConversationStore {
   const store: ConversationStore = {
     async list(namespace) {
-      const all =
+      const all = (
         namespace === undefined
           ? await db.conversations.orderBy('updatedAt').reverse().toArray()
-          : (await db.conversations.where('namespace').equals(namespace).toArray()).sort((a, b) => b.updatedAt - a.updatedAt);
+          : (await db.conversations.where('namespace').equals(namespace).toArray()).sort((a, b) => b.updatedAt - a.updatedAt)
+      ).filter((c) => !c.temporary);
       return Promise.all(
         all.map(async (c) => ({
           id: c.id,
@@ -90,7 +94,7 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
       if (!c) throw new MemoryError('conversation_not_found', `Unknown conversation ${id}`);
       return c;
     },
-    async create({ title, strategy, namespace }) {
+    async create({ title, strategy, namespace, temporary }) {
       const t = now();
       const record: ConversationRecord = {
         id: crypto.randomUUID(),
@@ -99,6 +103,7 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
         strategy,
         createdAt: t,
         updatedAt: t,
+        ...(temporary ? { temporary: true as const } : {}),
       };
       await db.conversations.add(record);
       return record;
@@ -123,6 +128,11 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
         await db.entities.where('conversationId').equals(id).delete();
         await db.conversations.delete(id);
       });
+    },
+    async deleteTemporary() {
+      const ids = (await db.conversations.toArray()).filter((c) => c.temporary).map((c) => c.id);
+      for (const id of ids) await store.delete(id);
+      return ids;
     },
     messages: (conversationId) => db.messages.where('[conversationId+seq]').between([conversationId, -Infinity], [conversationId, Infinity]).toArray(),
     async append(message) {
@@ -189,6 +199,11 @@ export function withChangeEvents(store: ConversationStore, onChange: (conversati
     async delete(id) {
       await store.delete(id);
       tell(id);
+    },
+    async deleteTemporary() {
+      const ids = await store.deleteTemporary();
+      ids.forEach(tell);
+      return ids;
     },
     async append(message) {
       const record = await store.append(message);

@@ -7,6 +7,7 @@ import browser from 'webextension-polyfill';
 import { normalizeStrategyConfig } from '../model/strategies';
 import { assertSender, onMessage, type ProtocolMap } from '../messaging/protocol';
 import type { Core } from './index';
+import { toView } from '../memory/long-term/store';
 
 /** Every request the core answers: the protocol's requests but the events and `core.ensure` (the service worker's). */
 export type CoreRequestType = Exclude<keyof ProtocolMap, `event.${string}` | 'core.ensure'>;
@@ -61,6 +62,7 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'conversations.create': async (c, data) =>
     c.conversations.create({
       ...(data?.title ? { title: data.title } : {}),
+      ...(data?.temporary ? { temporary: true } : {}),
       strategy: normalizeStrategyConfig(data?.strategy ?? (await c.settings.get()).defaultStrategy),
       namespace: await c.profiles.resolve(data?.namespace),
     }),
@@ -79,6 +81,7 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'chat.stop': (c, { requestId }) => c.chat.stop(requestId),
   'chat.live': (c, { conversationId }) => c.chat.live(conversationId),
   'trace.get': async (c, { messageId }) => (await c.db.promptTraces.get(messageId))?.trace ?? null,
+  'trace.sources': (c, { messageIds }) => c.feedback.sources(messageIds),
 
   // The namespace of a memory request must be a profile (a panel that missed a delete is refused, nothing lands in a ghost profile).
   'memory.list': async (c, query) => c.memoryAdmin.list(query?.namespace ? { ...query, namespace: await c.profiles.resolve(query.namespace) } : query),
@@ -92,6 +95,13 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'history.import': async (c, data) => c.importHistoryFile({ ...data, namespace: await c.profiles.resolve(data.namespace) }),
   'memory.importSaved': async (c, data) => c.importSavedMemories({ ...data, namespace: await c.profiles.resolve(data.namespace) }),
   'memory.eraseAll': (c) => c.eraseAll(),
+  'memory.get': async (c, { id }) => {
+    const record = await c.store.get(id);
+    return record ? toView(record) : null;
+  },
+  'memory.feedback': (c, data) => c.feedback.mark(data),
+  'memory.feedbackUndo': (c, { id }) => c.feedback.undo(id),
+  'memory.feedbackList': (c, { messageId }) => c.feedback.list(messageId),
 
   'profiles.list': (c) => c.profiles.list(),
   'profiles.create': (c, { name }) => c.profiles.create(name),

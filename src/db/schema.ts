@@ -24,6 +24,10 @@
  *       entry in `memoryHistory` (`ADD`, or an `IMPORT` that created it) no longer copies its
  *       text: it is derived from the rows and later entries when read (`./history.ts`); the upgrade
  *       drops the stored copies it can derive exactly.
+ * - v7: `feedback` (issue 14): "not relevant here" on a memory under a reply — memory id, the
+ *       query (text, content terms, embedding) it was marked under, message and conversation —
+ *       which ranking uses to demote that memory for similar queries
+ *       (`memory/long-term/retrieval/feedback.ts`). New table only; no data migration. User data.
  * - v9: `profiles` (issue 14): one row per profile (`ProfileRecord`: id = the namespace, name,
  *       createdAt). New table only; no migration: the default profile needs no row (the core lists
  *       it whether stored or not), and the namespaces already used by conversations are listed as
@@ -41,6 +45,7 @@ import type {
   MemoryRecord,
   MessageRecord,
   PromptTraceRecord,
+  FeedbackRecord,
   SettingRecord,
   StrategyStateRecord,
   TombstoneRecord,
@@ -74,6 +79,8 @@ export class RecallDB extends Dexie {
   tombstones!: Table<TombstoneRecord, [string, string]>;
   /** The persisted long-term index (v3; see `retrieval/blocks.ts`). */
   memoryIndex!: Table<MemoryIndexRecord, string>;
+  /** "Not relevant here" feedback (v7; see `FeedbackRecord`). */
+  feedback!: EntityTable<FeedbackRecord, 'id'>;
   /** Profiles (v9; `ProfileRecord`). */
   profiles!: EntityTable<ProfileRecord, 'id'>;
 
@@ -123,6 +130,9 @@ export class RecallDB extends Dexie {
           });
         await dropDerivableCreationTexts(tx);
       });
+    this.version(7).stores({
+      feedback: 'id, memoryId, messageId',
+    });
     this.version(9).stores({ profiles: 'id' });
     // Rows written with an inline vector bypassed the store's index: mark them (see `pending`).
     const inline = (obj: object) => Object.prototype.hasOwnProperty.call(obj, 'embedding');
@@ -160,6 +170,8 @@ export const TABLE_DATA: Readonly<Record<string, 'user' | 'settings' | 'device'>
   tombstones: 'user',
   // The lexical snapshot holds the memories' terms: user data, erased with them.
   memoryIndex: 'user',
+  // The query texts the user marked memories "not relevant" under.
+  feedback: 'user',
   // Profile names are the user's words.
   profiles: 'user',
   settings: 'settings',
@@ -195,6 +207,8 @@ export const TABLE_PROFILE_LINK: Readonly<Record<string, ProfileLink>> = {
   memories: 'store',
   memoryIndex: 'store',
   memoryHistory: 'history',
+  // Its rows also go with their memory (the store's remove); any left name the namespace.
+  feedback: { field: 'namespace' },
   jobs: 'jobs',
   settings: 'settings',
   profiles: 'profile',

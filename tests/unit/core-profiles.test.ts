@@ -125,7 +125,7 @@ describe('schema v9', () => {
     v4.close();
     const db = cores.track(new RecallDB(name));
     const { core } = await cores.start({ db });
-    expect(db.verno).toBe(9);
+    expect(db.verno).toBeGreaterThanOrEqual(9);
     expect(await db.profiles.count()).toBe(0);
     expect(await db.messages.count()).toBe(2);
     expect((await core.profiles.list()).profiles.map((p) => [p.id, p.name])).toEqual([

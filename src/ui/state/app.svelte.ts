@@ -26,6 +26,8 @@ import { createEngineStore } from './engine.svelte';
 import { createJobsStore } from './jobs.svelte';
 import { createMemoryStore, type MemoryStore } from './memory.svelte';
 import { createMessageSourcesStore } from './message-sources.svelte';
+import { createAnswerSourcesStore } from './answer-sources.svelte';
+import { openPanelPort, type PanelPort } from '../lib/panel-port';
 import { createNoticesStore } from './notices.svelte';
 import { createProfilesStore } from './profiles.svelte';
 import { applyUiLocale, createSettingsStore } from './settings.svelte';
@@ -59,12 +61,19 @@ export class AppState {
   readonly chat;
   /** Messages in brief for memories' "From …" lines. */
   readonly sources;
+  /** The memories under each reply and their chips' actions (issue 14). */
+  readonly answerSources;
   #started = false;
   readonly #api: StoreApi;
+  readonly #panelPort: () => PanelPort;
 
-  /** @param api the messaging (the real one by default). */
-  constructor(api: StoreApi = { request, subscribe }) {
+  /**
+   * @param api the messaging (the real one by default).
+   * @param panelPort opens the panel's port to the core (temporary chats; `../lib/panel-port.ts`), once connected.
+   */
+  constructor(api: StoreApi = { request, subscribe }, panelPort: () => PanelPort = openPanelPort) {
     this.#api = api;
+    this.#panelPort = panelPort;
     const base = { ...api, notices: this.notices };
     this.settings = createSettingsStore(base);
     this.jobs = createJobsStore(base);
@@ -74,6 +83,7 @@ export class AppState {
     this.conversations = createConversationsStore({ ...base, view: this.view, namespace });
     this.chat = createChatStore({ ...base, conversations: this.conversations, chatState: () => this.engine.status?.chat.state });
     this.sources = createMessageSourcesStore(api);
+    this.answerSources = createAnswerSourcesStore({ ...base, view: this.view });
   }
 
   /**
@@ -127,6 +137,11 @@ export class AppState {
     await connect((progress) => {
       // Later reconnects (a request retrying after the core restarted) keep the UI as it is.
       if (this.connection.state === 'connecting') this.connection = { state: 'connecting', ...progress };
+    });
+    // The core learns which conversation this panel shows (and when it closes): temporary chats.
+    const port = this.#panelPort();
+    $effect.root(() => {
+      $effect(() => port.show(this.conversations.current?.id ?? null));
     });
     await this.loadAll();
   }
