@@ -17,6 +17,7 @@ export const EVENT_TYPES = [
   'event.conversations',
   'event.settings',
   'event.transfer',
+  'event.page',
   'event.profiles',
 ] as const;
 
@@ -45,6 +46,8 @@ export interface EventPayloads {
   'event.settings': Settings;
   /** Progress of the export or import running now. */
   'event.transfer': TransferProgress;
+  /** The service worker has a page or selection for the panel to attach (a context menu or the shortcut); take it with `page.takePending`. */
+  'event.page': { at: number };
   /** The profiles or the active one changed (created, renamed, switched, deleted): every open panel follows. */
   'event.profiles': ProfilesState;
 }

@@ -158,6 +158,9 @@ describe('the namespace through the conversation requests', () => {
     await expect(call(core, 'conversations.create', { namespace: 'profile-unknown' })).rejects.toMatchObject({ code: 'profile_not_found' });
     // Memory requests too: a panel that missed a delete writes nothing into a profile that is gone.
     expect((await call(core, 'memory.add', { namespace: work.id, kind: 'fact', text: 'Standup at nine' })).namespace).toBe(work.id);
+    // Without a namespace (the service worker's "Remember this"): the active profile, Work here.
+    expect((await call(core, 'memory.add', { kind: 'fact', text: 'Desk by the window' })).namespace).toBe(work.id);
+    await core.memoryAdmin.delete((await core.memoryAdmin.list({ namespace: work.id, search: 'window' }))[0]!.id);
     expect((await call(core, 'memory.list', { namespace: work.id })).map((m) => m.text)).toEqual(['Standup at nine']);
     expect(await call(core, 'memory.list', { namespace: DEFAULT_NAMESPACE })).toEqual([]);
     for (const [type, data] of [

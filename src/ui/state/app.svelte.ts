@@ -30,6 +30,7 @@ import { createAnswerSourcesStore } from './answer-sources.svelte';
 import { openPanelPort, type PanelPort } from '../lib/panel-port';
 import { createNoticesStore } from './notices.svelte';
 import { createProfilesStore } from './profiles.svelte';
+import { createPageStore } from './page.svelte';
 import { applyUiLocale, createSettingsStore } from './settings.svelte';
 import { createSettingsFormStore, type SettingsFormStore } from './settings-form.svelte';
 import { createViewStore } from './view.svelte';
@@ -47,6 +48,13 @@ export interface ConnectionState {
   lastError: string | null;
 }
 
+/** The side panel's window and, when it is opened as a tab (tests, development), its tab (`page.read`). */
+async function panelLocation(): Promise<{ windowId?: number; panelTabId?: number }> {
+  if (typeof chrome === 'undefined' || !chrome.windows || !chrome.tabs) return {};
+  const [win, tab] = await Promise.all([chrome.windows.getCurrent(), chrome.tabs.getCurrent()]);
+  return { ...(win.id !== undefined ? { windowId: win.id } : {}), ...(tab?.id !== undefined ? { panelTabId: tab.id } : {}) };
+}
+
 /** See module doc. */
 export class AppState {
   connection = $state<ConnectionState>({ state: 'connecting', attempts: 0, lastError: null });
@@ -61,6 +69,8 @@ export class AppState {
   readonly chat;
   /** Messages in brief for memories' "From …" lines. */
   readonly sources;
+  /** The page attached to the next message (`PageAttach`). */
+  readonly page;
   /** The memories under each reply and their chips' actions (issue 14). */
   readonly answerSources;
   #started = false;
@@ -81,7 +91,13 @@ export class AppState {
     this.profiles = createProfilesStore({ ...base, onSwitched: () => this.afterProfileSwitch() });
     const namespace = () => this.profiles.namespace;
     this.conversations = createConversationsStore({ ...base, view: this.view, namespace });
-    this.chat = createChatStore({ ...base, conversations: this.conversations, chatState: () => this.engine.status?.chat.state });
+    this.page = createPageStore({ ...base, whereAmI: panelLocation });
+    this.chat = createChatStore({
+      ...base,
+      conversations: this.conversations,
+      chatState: () => this.engine.status?.chat.state,
+      takePage: () => this.page.take(),
+    });
     this.sources = createMessageSourcesStore(api);
     this.answerSources = createAnswerSourcesStore({ ...base, view: this.view });
   }
@@ -134,6 +150,7 @@ export class AppState {
     this.conversations.listen();
     this.profiles.listen();
     this.sources.listen();
+    this.page.listen();
     await connect((progress) => {
       // Later reconnects (a request retrying after the core restarted) keep the UI as it is.
       if (this.connection.state === 'connecting') this.connection = { state: 'connecting', ...progress };
@@ -144,6 +161,7 @@ export class AppState {
       $effect(() => port.show(this.conversations.current?.id ?? null));
     });
     await this.loadAll();
+    await this.page.takePending();
   }
 
   /** (Re)reads everything from the core and opens the latest conversation. Failures become a notice. */
