@@ -9,7 +9,6 @@
  */
 import browser from 'webextension-polyfill';
 import { assertSender, emitEvent, onMessage, sendMessage } from '../messaging/protocol';
-import { DEFAULT_NAMESPACE } from '../model/memory';
 import { PageError, RecallError } from '../model/errors';
 import type { PageAttachment, PendingPage } from '../model/page';
 import { readTab, selectionAttachment, type ReadableTab } from '../page/read-tab';
@@ -72,8 +71,8 @@ export async function onMenuClick(deps: PageDeps, info: MenuClick, tab: Readable
       return null;
     }
     if (info.menuItemId !== MENU_REMEMBER) return null;
+    // No namespace: the core stores it in the active profile (the worker does not know it).
     const memory = await sendMessage('memory.add', {
-      namespace: DEFAULT_NAMESPACE,
       kind: 'fact',
       text: attachment.selection!,
       pinned: true,

@@ -59,14 +59,22 @@ export function snippetAround(text: string, term: string): string {
  * The conversations that contain every term of `query` (see module doc): title matches first,
  * then by `updatedAt`, newest first; at most `limit` (default `CONVERSATION_SEARCH_LIMIT`). Each
  * hit names the newest message containing the most terms (`messageId`, `snippet` around its first
- * matched term); both `null` when the title alone matched. A blank query returns `[]`.
+ * matched term); both `null` when the title alone matched. A blank query returns `[]`. With
+ * `namespace`, only that profile's conversations are searched (other profiles' messages are skipped).
  * @throws whatever Dexie throws reading the tables.
  */
-export async function searchConversations(db: RecallDB, query: string, limit = CONVERSATION_SEARCH_LIMIT): Promise<ConversationSearchHit[]> {
+export async function searchConversations(
+  db: RecallDB,
+  query: string,
+  limit = CONVERSATION_SEARCH_LIMIT,
+  namespace?: string,
+): Promise<ConversationSearchHit[]> {
   const terms = searchTerms(query);
   if (terms.length === 0) return [];
   // A temporary chat is not kept, so it is not found either.
-  const conversations = (await db.conversations.toArray()).filter((c) => !c.temporary);
+  const conversations = (
+    namespace === undefined ? await db.conversations.toArray() : await db.conversations.where('namespace').equals(namespace).toArray()
+  ).filter((c) => !c.temporary);
   /** Per conversation: terms found so far, message count, and the best message. */
   const found = new Map<
     string,

@@ -17,10 +17,13 @@ const TITLE_CHARS = 40;
 
 /** Conversation CRUD. */
 export interface ConversationStore {
-  /** Every kept conversation, newest first (temporary chats are not listed: they are not kept). */
-  list(): Promise<ConversationSummary[]>;
-  /** Conversations whose title or messages contain every word of `query` (`searchConversations`); `[]` for a blank query. */
-  search(query: string): Promise<ConversationSearchHit[]>;
+  /** The kept conversations of profile `namespace` (every profile's when omitted), newest first (temporary chats are not listed: they are not kept). */
+  list(namespace?: string): Promise<ConversationSummary[]>;
+  /**
+   * Conversations whose title or messages contain every word of `query` (`searchConversations`),
+   * only profile `namespace`'s when given; `[]` for a blank query.
+   */
+  search(query: string, namespace?: string): Promise<ConversationSearchHit[]>;
   /** The messages of `ids` that exist, in brief (`messageSnippets`), in the order of `ids`. @throws MessagingError('bad_request') for more than 500 ids. */
   snippets(ids: string[]): Promise<MessageSnippet[]>;
   get(id: string): Promise<ConversationRecord | undefined>;
@@ -68,8 +71,12 @@ export function titleFrom(text: string): string {
 /** Creates the store over `db`. `now` is the clock in ms. */
 export function createConversationStore(db: RecallDB, now: () => number = Date.now): ConversationStore {
   const store: ConversationStore = {
-    async list() {
-      const all = (await db.conversations.orderBy('updatedAt').reverse().toArray()).filter((c) => !c.temporary);
+    async list(namespace) {
+      const all = (
+        namespace === undefined
+          ? await db.conversations.orderBy('updatedAt').reverse().toArray()
+          : (await db.conversations.where('namespace').equals(namespace).toArray()).sort((a, b) => b.updatedAt - a.updatedAt)
+      ).filter((c) => !c.temporary);
       return Promise.all(
         all.map(async (c) => ({
           id: c.id,
@@ -79,7 +86,7 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
         })),
       );
     },
-    search: (query) => searchConversations(db, query),
+    search: (query, namespace) => searchConversations(db, query, undefined, namespace),
     snippets: (ids) => messageSnippets(db, ids),
     get: (id) => db.conversations.get(id),
     async require(id) {

@@ -72,14 +72,15 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   },
   'models.deleteLocal': (c, { fileName }) => c.deleteLocalModel(fileName),
 
-  'conversations.list': (c) => c.conversations.list(),
-  'conversations.search': (c, { query }) => c.conversations.search(query),
+  'conversations.list': async (c, data) => c.conversations.list(await c.profiles.resolve(data?.namespace)),
+  'conversations.search': async (c, { query, namespace }) => c.conversations.search(query, await c.profiles.resolve(namespace)),
   // Strategy parameters from the UI are clamped to their ranges (see STRATEGIES).
   'conversations.create': async (c, data) =>
     c.conversations.create({
       ...(data?.title ? { title: data.title } : {}),
       ...(data?.temporary ? { temporary: true } : {}),
       strategy: normalizeStrategyConfig(data?.strategy ?? (await c.settings.get()).defaultStrategy),
+      namespace: await c.profiles.resolve(data?.namespace),
     }),
   'conversations.get': async (c, { id }) => (await c.conversations.get(id)) ?? null,
   'conversations.update': (c, { id, title, strategy }) =>
@@ -98,16 +99,17 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'trace.get': async (c, { messageId }) => (await c.db.promptTraces.get(messageId))?.trace ?? null,
   'trace.sources': (c, { messageIds }) => c.feedback.sources(messageIds),
 
-  'memory.list': (c, query) => c.memoryAdmin.list(query),
+  // The namespace of a memory request must be a profile (a panel that missed a delete is refused, nothing lands in a ghost profile).
+  'memory.list': async (c, query) => c.memoryAdmin.list(query?.namespace ? { ...query, namespace: await c.profiles.resolve(query.namespace) } : query),
   'memory.history': (c, query) => c.memoryAdmin.history(query ?? {}),
-  'memory.add': (c, data) => c.memoryAdmin.add(data),
+  'memory.add': async (c, data) => c.memoryAdmin.add({ ...data, namespace: await c.profiles.resolve(data.namespace) }),
   'memory.update': (c, data) => c.memoryAdmin.update(data),
   'memory.delete': (c, { id }) => c.memoryAdmin.delete(id),
   'memory.export': (c, data) => c.exportToFile(data?.passphrase),
   'memory.import': (c, { fileName, passphrase }) => c.importFile(fileName, passphrase),
   'memory.importNotice': (c) => c.importNotice(),
-  'history.import': (c, data) => c.importHistoryFile(data),
-  'memory.importSaved': (c, data) => c.importSavedMemories(data),
+  'history.import': async (c, data) => c.importHistoryFile({ ...data, namespace: await c.profiles.resolve(data.namespace) }),
+  'memory.importSaved': async (c, data) => c.importSavedMemories({ ...data, namespace: await c.profiles.resolve(data.namespace) }),
   'memory.eraseAll': (c) => c.eraseAll(),
   'memory.get': async (c, { id }) => {
     const record = await c.store.get(id);
@@ -137,6 +139,12 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'aboutMe.get': (c, { namespace }) => readProfile(c.db, namespace),
   'aboutMe.save': (c, { namespace, lines }) => saveProfileEdit(c.db, namespace, lines),
   'aboutMe.rebuild': (c, { namespace }) => queueProfileRebuild(c.jobs, namespace),
+
+  'profiles.list': (c) => c.profiles.list(),
+  'profiles.create': (c, { name }) => c.profiles.create(name),
+  'profiles.rename': (c, { id, name }) => c.profiles.rename(id, name),
+  'profiles.switch': (c, { id }) => c.profiles.switchTo(id),
+  'profiles.delete': (c, { id }) => c.profiles.delete(id),
 
   'settings.get': (c) => c.settings.get(),
   'settings.set': (c, patch) => c.updateSettings(patch),

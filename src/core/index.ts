@@ -33,6 +33,8 @@ import type { EngineManager } from './engine-manager';
 import { createMemoryAdmin, type MemoryAdmin } from './memory-admin';
 import { createSettingsStore, type SettingsStore } from './settings';
 import { eraseUserData } from '../db/erase';
+import { createProfileService, type ProfileService } from './profiles';
+import type { ProfilesState } from '../model/profiles';
 
 /** Platform pieces the core needs. */
 export interface CoreDeps {
@@ -50,6 +52,8 @@ export interface CoreDeps {
     settings?: (settings: Settings) => void;
     /** Progress of an export or import (at most about one event per 1 % or 250 ms). Optional. */
     transfer?: (progress: TransferProgress) => void;
+    /** The profiles or the active one changed (every open panel follows). Optional. */
+    profiles?: (state: ProfilesState) => void;
   };
   /** Root of the file store that holds `backups/` staging files (default: OPFS; tests pass an in-memory one). */
   fileRoot?: StorageRoot;
@@ -77,6 +81,8 @@ export interface Core {
   feedback: AnswerFeedback;
   /** Deletes a temporary chat once no open panel shows it (`./temporary-chats.ts`). */
   temporaryChats: TemporaryChatKeeper;
+  /** Profiles: list, create, rename, switch, delete (`./profiles.ts`). */
+  profiles: ProfileService;
   /** Applies a settings patch; switching the embedding model reloads it and re-embeds memories. */
   updateSettings(patch: Partial<Settings>): Promise<Settings>;
   /**
@@ -263,6 +269,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     chat,
     feedback: createAnswerFeedback(db, store),
     temporaryChats: createTemporaryChatKeeper(conversations),
+    profiles: createProfileService({ db, store, jobs, now, onDeleted: () => conversationsChanged(null), onChanged: deps.events.profiles }),
     async updateSettings(patch) {
       const before = await settings.get();
       const after = await settings.set(patch);

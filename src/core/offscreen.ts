@@ -45,6 +45,7 @@ export function startCoreInOffscreen(): void {
         conversations: (event) => emitEvent('event.conversations', event),
         settings: (settings) => emitEvent('event.settings', settings),
         transfer: (progress) => emitEvent('event.transfer', progress),
+        profiles: (state) => emitEvent('event.profiles', state),
       },
       deleteModelFile,
       eraseUserFiles: () => eraseUserFiles(),

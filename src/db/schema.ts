@@ -32,6 +32,11 @@
  *       accept / edit / reject, and the hashes of rejected texts (never suggested again), keyed
  *       `id`, indexed `[namespace+hash]` and `[namespace+status]`. New table only; no data migration.
  *       (Dexie does not need version numbers to be contiguous.)
+ * - v9: `profiles` (issue 14): one row per profile (`ProfileRecord`: id = the namespace, name,
+ *       createdAt). New table only; no migration: the default profile needs no row (the core lists
+ *       it whether stored or not), and the namespaces already used by conversations are listed as
+ *       profiles too. `TABLE_PROFILE_LINK` says how every table's rows belong to a profile, so
+ *       deleting one (`src/core/profiles.ts`) leaves nothing of it behind.
  */
 import Dexie, { type EntityTable, type Table } from 'dexie';
 import type {
@@ -40,6 +45,7 @@ import type {
   JobRecord,
   LocalModelRecord,
   MemoryHistoryRecord,
+  ProfileRecord,
   MemoryRecord,
   MessageRecord,
   PromptTraceRecord,
@@ -82,6 +88,8 @@ export class RecallDB extends Dexie {
   feedback!: EntityTable<FeedbackRecord, 'id'>;
   /** Extracted items waiting for review, and rejected texts' hashes (v8; see `memory/long-term/review`). */
   suggestions!: EntityTable<SuggestionRecord, 'id'>;
+  /** Profiles (v9; `ProfileRecord`). */
+  profiles!: EntityTable<ProfileRecord, 'id'>;
 
   /** @param name database name; tests pass a unique name per test. */
   constructor(name: string = DB_NAME) {
@@ -133,6 +141,7 @@ export class RecallDB extends Dexie {
       feedback: 'id, memoryId, messageId',
     });
     this.version(8).stores({ suggestions: 'id, [namespace+hash], [namespace+status]' });
+    this.version(9).stores({ profiles: 'id' });
     // Rows written with an inline vector bypassed the store's index: mark them (see `pending`).
     const inline = (obj: object) => Object.prototype.hasOwnProperty.call(obj, 'embedding');
     this.memories.hook('creating', (_key, obj) => {
@@ -173,6 +182,48 @@ export const TABLE_DATA: Readonly<Record<string, 'user' | 'settings' | 'device'>
   feedback: 'user',
   // What extraction suggested and what the user rejected (hashes): their words and choices.
   suggestions: 'user',
+  // Profile names are the user's words.
+  profiles: 'user',
   settings: 'settings',
   localModels: 'device',
+};
+
+/**
+ * How the rows of each table belong to a profile, for deleting one (`deleteProfile` in
+ * `src/core/profiles.ts`):
+ * - `{ field }`: the row's `field` names the profile's namespace (`namespace`), one of its
+ *   conversations (`conversationId`), memories (`memoryId`) or messages (`messageId`);
+ * - `store`: the long-term store's own tables (memory rows and the persisted index), removed
+ *   through the store so its indexes stay consistent;
+ * - `history`: `memoryHistory` (by `memoryId`; an entry that outlived its memory by the namespace
+ *   its `DELETE` entry names, else by its source conversation);
+ * - `jobs`: a job whose payload names the namespace or one of its conversations;
+ * - `settings`: the open-turn rows of its messages, its review switch and "about me" profile
+ *   (`review.<ns>`, `aboutMe.<ns>`), and the active-profile row when it names it;
+ * - `profile`: the profile row itself (removed last);
+ * - `none`: rows about the device, not a profile.
+ * A table missing here fails `core-profiles.test.ts`: a table added later must say how its rows
+ * belong to a profile (or that they do not), or deleting a profile could leave them behind.
+ */
+export type ProfileLink = { field: 'namespace' | 'conversationId' | 'memoryId' | 'messageId' } | 'store' | 'history' | 'jobs' | 'settings' | 'profile' | 'none';
+
+/** See `ProfileLink`: one entry per table. */
+export const TABLE_PROFILE_LINK: Readonly<Record<string, ProfileLink>> = {
+  conversations: { field: 'namespace' },
+  messages: { field: 'conversationId' },
+  strategyState: { field: 'conversationId' },
+  entities: { field: 'conversationId' },
+  promptTraces: { field: 'conversationId' },
+  tombstones: { field: 'namespace' },
+  memories: 'store',
+  memoryIndex: 'store',
+  memoryHistory: 'history',
+  // Its rows also go with their memory (the store's remove); any left name the namespace.
+  feedback: { field: 'namespace' },
+  // Pending suggestions and rejected hashes of the profile.
+  suggestions: { field: 'namespace' },
+  jobs: 'jobs',
+  settings: 'settings',
+  profiles: 'profile',
+  localModels: 'none',
 };

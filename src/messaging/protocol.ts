@@ -23,7 +23,7 @@ import type { EngineStatus, WllamaSource } from '../model/engine';
 import type { ModelCatalog } from '../model/catalog';
 import type { EventPayloads, EventType } from '../model/events';
 import type { AffectedMemory, MemoryCommand, MemoryKind } from '../model/memory';
-import type { MemoryView, ConversationRecord, FeedbackView, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
+import type { MemoryView, ConversationRecord, FeedbackView, LocalModelRecord, MemoryHistoryRecord, MessageRecord, ProfileRecord } from '../model/records';
 import type { LearnedMemory, SuggestionRecord } from '../model/records';
 import type { FactKind } from '../model/memory';
 import type { AboutMeProfile } from '../model/about-me';
@@ -31,6 +31,7 @@ import type { JobStats } from '../model/jobs';
 import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
 import type { MemoryCitation, PromptTrace } from '../model/trace';
+import type { ProfileDeleteReport, ProfilesState } from '../model/profiles';
 import { MessagingError } from '../model/errors';
 import type { PageAttachment, PendingPage } from '../model/page';
 
@@ -118,7 +119,7 @@ export interface ChatTurnResult {
 
 /** Filter for the memory list. */
 export interface MemoryListQuery {
-  /** Required: the list never mixes namespaces (profiles). The side panel sends `DEFAULT_NAMESPACE`. */
+  /** Required: the list never mixes namespaces (profiles). The side panel sends its active profile (`ui/state/profiles.svelte.ts`). */
   namespace: string;
   /** Text search over memory text (lexical). */
   search?: string;
@@ -163,11 +164,20 @@ export interface ProtocolMap {
   'models.registerLocal'(data: { fileName: string; displayName: string; sizeBytes: number }): LocalModelRecord;
   'models.deleteLocal'(data: { fileName: string }): void;
 
-  'conversations.list'(): ConversationSummary[];
-  /** Conversations whose title or messages contain every word of `query` (`src/core/conversation-search.ts`). */
-  'conversations.search'(data: { query: string }): ConversationSearchHit[];
-  /** `temporary: true`: a temporary chat (not learned from, deleted once no panel shows it; `src/core/temporary-chats.ts`). */
-  'conversations.create'(data: { title?: string; strategy?: StrategyConfig; temporary?: boolean }): ConversationRecord;
+  /**
+   * The conversations of profile `namespace`, newest first. `namespace` (here and in
+   * `conversations.search` / `conversations.create`): the side panel sends its active profile;
+   * omitted, the core's persisted active profile (`profiles.list`). An unknown one is refused
+   * (`profile_not_found`).
+   */
+  'conversations.list'(data?: { namespace?: string }): ConversationSummary[];
+  /** Conversations of profile `namespace` whose title or messages contain every word of `query` (`src/core/conversation-search.ts`). */
+  'conversations.search'(data: { query: string; namespace?: string }): ConversationSearchHit[];
+  /**
+   * A new conversation in profile `namespace` (its memories are the only ones its turns read and write).
+   * `temporary: true`: a temporary chat (not learned from, deleted once no panel shows it; `src/core/temporary-chats.ts`).
+   */
+  'conversations.create'(data: { title?: string; strategy?: StrategyConfig; namespace?: string; temporary?: boolean }): ConversationRecord;
   'conversations.get'(data: { id: string }): ConversationRecord | null;
   'conversations.update'(data: { id: string; title?: string; strategy?: StrategyConfig }): ConversationRecord;
   'conversations.delete'(data: { id: string }): void;
@@ -196,7 +206,8 @@ export interface ProtocolMap {
   'memory.list'(data: MemoryListQuery): MemoryView[];
   'memory.history'(data: { memoryId?: string; limit?: number }): MemoryHistoryRecord[];
   /** `source`: the page the text was saved from ("Remember this"), kept as the memory's `sourceUrl` / `sourceTitle`. */
-  'memory.add'(data: { namespace: string; kind: MemoryKind; text: string; pinned?: boolean; source?: { url: string; title: string } }): MemoryView;
+  /** `namespace` omitted (the service worker's "Remember this", which knows no profile): the core's active profile. */
+  'memory.add'(data: { namespace?: string; kind: MemoryKind; text: string; pinned?: boolean; source?: { url: string; title: string } }): MemoryView;
   'memory.update'(data: { id: string; text?: string; kind?: MemoryKind; pinned?: boolean; importance?: number }): MemoryView;
   /** Returns the rounds that state the deleted fact (see `MemoryAdmin.delete`). */
   'memory.delete'(data: { id: string }): { rounds: MemoryView[] };
@@ -265,6 +276,17 @@ export interface ProtocolMap {
   /** Queues a rebuild (`ltm.profile`); the new profile arrives with the job's end (`event.jobs`). */
   'aboutMe.rebuild'(data: { namespace: string }): void;
 
+  // Profiles (`src/core/profiles.ts`): separate memories; the default one always exists.
+  /** Every profile and the active one. */
+  'profiles.list'(): ProfilesState;
+  /** Adds a profile (name trimmed, unique, ≤ `MAX_PROFILE_NAME_CHARS`); it does not become active. */
+  'profiles.create'(data: { name: string }): ProfileRecord;
+  'profiles.rename'(data: { id: string; name: string }): ProfileRecord;
+  /** Makes `id` the active profile (persisted) and answers the new state. */
+  'profiles.switch'(data: { id: string }): ProfilesState;
+  /** Deletes profile `id` with its conversations, memories and everything else of it (not the default one). */
+  'profiles.delete'(data: { id: string }): ProfileDeleteReport;
+
   'settings.get'(): Settings;
   'settings.set'(data: Partial<Settings>): Settings;
   'jobs.stats'(): JobStats;
@@ -280,6 +302,8 @@ export interface ProtocolMap {
   'event.transfer'(data: EventPayloads['event.transfer']): void;
   /** The service worker left a page or selection for the panel (`page.takePending`). */
   'event.page'(data: EventPayloads['event.page']): void;
+  /** The profiles or the active one changed (`src/core/profiles.ts`). */
+  'event.profiles'(data: EventPayloads['event.profiles']): void;
 }
 
 /** Compile-time check: the protocol's `event.*` messages are exactly `EVENT_TYPES`. */

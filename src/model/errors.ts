@@ -64,6 +64,12 @@ export const MEMORY_ERROR_CODES = [
   'removed_during_update',
   'conversation_not_found',
   'message_not_found',
+  // Profiles (`src/core/profiles.ts`).
+  'profile_not_found',
+  'profile_name_empty',
+  'profile_name_too_long',
+  'profile_name_taken',
+  'profile_default_kept',
 ] as const;
 /** Requests between the panel and the core. */
 export const MESSAGING_ERROR_CODES = ['rejected_sender', 'bad_request', 'message_empty', 'message_too_long', 'core_timeout'] as const;

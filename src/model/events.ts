@@ -6,10 +6,20 @@
 import type { TransferProgress } from './backup';
 import type { EngineStatus } from './engine';
 import type { JobStats } from './jobs';
+import type { ProfilesState } from './profiles';
 import type { Settings } from './settings';
 
 /** Every event type, one per `EventPayloads` entry. */
-export const EVENT_TYPES = ['event.chatDelta', 'event.engine', 'event.jobs', 'event.conversations', 'event.settings', 'event.transfer', 'event.page'] as const;
+export const EVENT_TYPES = [
+  'event.chatDelta',
+  'event.engine',
+  'event.jobs',
+  'event.conversations',
+  'event.settings',
+  'event.transfer',
+  'event.page',
+  'event.profiles',
+] as const;
 
 /** Type of an event broadcast by the core (see `EVENT_TYPES`). */
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -38,4 +48,6 @@ export interface EventPayloads {
   'event.transfer': TransferProgress;
   /** The service worker has a page or selection for the panel to attach (a context menu or the shortcut); take it with `page.takePending`. */
   'event.page': { at: number };
+  /** The profiles or the active one changed (created, renamed, switched, deleted): every open panel follows. */
+  'event.profiles': ProfilesState;
 }

@@ -186,6 +186,11 @@ export interface MemoryHistoryRecord {
   at: number;
   /** What caused it: `conversation:<id>`, `user`, `maintenance`, `import`, … */
   source: string;
+  /**
+   * The memory's namespace (profile), on `DELETE` entries only (written since v9): they outlive
+   * their memory, and deleting a profile finds them by it. Absent on older entries.
+   */
+  namespace?: string;
 }
 
 /**
@@ -323,4 +328,19 @@ export interface SuggestionRecord {
 export interface LearnedMemory {
   memory: MemoryView;
   learnedAt: number;
+}
+
+/**
+ * A profile (issue 14): a named, separate memory — its conversations, memories, tombstones and jobs
+ * all carry its `id` as their `namespace`. The default profile (`DEFAULT_NAMESPACE`) always exists
+ * and cannot be deleted; its `name` is `''` until the user renames it (the panel shows its
+ * translated default name then). Names are unique (compared by `profileNameKey`, `src/model/profiles.ts`).
+ */
+export interface ProfileRecord {
+  /** The namespace string (`DEFAULT_NAMESPACE`, or `profile-<uuid>` for one the user created). */
+  id: string;
+  /** Display name, trimmed, at most `MAX_PROFILE_NAME_CHARS` characters; `''` only for the default profile. */
+  name: string;
+  /** ms epoch; 0 for the default profile when it was never stored. */
+  createdAt: number;
 }

@@ -17,3 +17,14 @@ export const V1_STORES = {
   settings: 'key',
   localModels: 'fileName, addedAt',
 } as const;
+
+/**
+ * Version 4's stores, the newest before v9 added `profiles`: v1's with `tombstones` (v2),
+ * `memoryIndex` (v3) and the fewer `memories` indexes of v4.
+ */
+export const V4_STORES = {
+  ...V1_STORES,
+  memories: 'id, hash, *sourceMessageIds, pending',
+  tombstones: '[namespace+hash], deletedAt',
+  memoryIndex: 'key',
+} as const;

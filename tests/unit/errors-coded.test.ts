@@ -182,6 +182,7 @@ describe('a coded error from each domain reaches the panel as its translated sen
       request,
       subscribe: () => () => undefined,
       notices,
+      namespace: () => DEFAULT_NAMESPACE,
       refreshConversations: async () => undefined,
       beforeEraseAll: () => () => undefined,
       afterEraseAll: async () => undefined,

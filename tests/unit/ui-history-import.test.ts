@@ -9,6 +9,7 @@ import { importRouteOf } from '../../src/ui/lib/import-file';
 import { createMemoryStore } from '../../src/ui/state/memory.svelte';
 import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { createFakeApi } from '../helpers/fake-api';
+import { DEFAULT_NAMESPACE } from '../../src/model/memory';
 
 function setup() {
   const api = createFakeApi();
@@ -16,6 +17,7 @@ function setup() {
   const memory = createMemoryStore({
     ...api,
     notices: createNoticesStore(),
+    namespace: () => DEFAULT_NAMESPACE,
     refreshConversations: async () => undefined,
     beforeEraseAll: () => () => undefined,
     afterEraseAll: async () => undefined,

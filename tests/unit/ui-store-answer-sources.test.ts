@@ -13,6 +13,7 @@ import { createConversationsStore } from '../../src/ui/state/conversations.svelt
 import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { createViewStore } from '../../src/ui/state/view.svelte';
 import { createFakeApi } from '../helpers/fake-api';
+import { DEFAULT_NAMESPACE } from '../../src/model/memory';
 
 const sources = (memoryIds: string[], feedback: FeedbackView[] = []): AnswerSources => ({
   memories: memoryIds.map((memoryId) => ({ memoryId, kind: 'fact', text: `text of ${memoryId}`, exists: true })),
@@ -112,12 +113,12 @@ describe('temporary chat in the conversations store', () => {
     const api = createFakeApi();
     const notices = createNoticesStore();
     const view = createViewStore();
-    const conversations = createConversationsStore({ ...api, notices, view });
+    const conversations = createConversationsStore({ ...api, notices, view, namespace: () => DEFAULT_NAMESPACE });
     let n = 0;
     api.on('conversations.create', (data) => record(`c${++n}`, data?.temporary === true));
     api.on('conversations.list', () => []);
     await conversations.startTemporary();
-    expect(api.callsOf('conversations.create')).toEqual([{ temporary: true }]);
+    expect(api.callsOf('conversations.create')).toEqual([{ namespace: DEFAULT_NAMESPACE, temporary: true }]);
     expect([conversations.current?.id, conversations.temporary]).toEqual(['c1', true]);
     await conversations.startTemporary(); // already in an empty one: no second
     expect(api.callsOf('conversations.create')).toHaveLength(1);

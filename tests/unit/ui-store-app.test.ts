@@ -140,6 +140,7 @@ describe('composition root', () => {
     api.on('engine.status', () => engine);
     api.on('engine.catalog', () => ({ webllm: [], wllama: [], localFiles: [], defaultWebllmModel: '' }));
     api.on('settings.get', () => settings('en'));
+    api.on('profiles.list', () => ({ profiles: [{ id: 'default', name: '', createdAt: 0 }], activeId: 'default' }));
     api.on('conversations.list', () => [{ id: 'c2', title: 'Latest', updatedAt: 2, messageCount: 0 }]);
     api.on('jobs.stats', () => jobs);
     api.on('conversations.get', ({ id }) => ({ id, title: 'Latest', namespace: 'default', strategy: DEFAULT_STRATEGY, createdAt: 1, updatedAt: 2 }));
@@ -157,6 +158,7 @@ describe('composition root', () => {
 
   it('a first load that fails shows the retry screen and a notice', async () => {
     const api = createFakeApi();
+    api.on('profiles.list', () => ({ profiles: [{ id: 'default', name: '', createdAt: 0 }], activeId: 'default' }));
     api.on('engine.status', () => {
       throw new Error('core not answering');
     });
@@ -169,6 +171,7 @@ describe('composition root', () => {
   it('erasing everything from the memory manager closes the open conversation', async () => {
     const api = createFakeApi();
     api.on('memory.eraseAll', () => undefined);
+    api.on('profiles.list', () => ({ profiles: [{ id: 'default', name: '', createdAt: 0 }], activeId: 'default' }));
     api.on('conversations.list', () => []);
     api.on('jobs.stats', () => jobs);
     api.on('memory.list', () => []);
@@ -181,6 +184,7 @@ describe('composition root', () => {
 
   it('erasing everything shows no "conversation no longer exists" error, though the core announces the erase before it answers', async () => {
     const api = createFakeApi();
+    api.on('profiles.list', () => ({ profiles: [{ id: 'default', name: '', createdAt: 0 }], activeId: 'default' }));
     api.on('conversations.list', () => []);
     api.on('jobs.stats', () => jobs);
     api.on('memory.list', () => []);
@@ -211,6 +215,7 @@ describe('composition root', () => {
     });
     api.on('conversations.get', () => null);
     api.on('messages.list', () => []);
+    api.on('profiles.list', () => ({ profiles: [{ id: 'default', name: '', createdAt: 0 }], activeId: 'default' }));
     api.on('conversations.list', () => []);
     const app = new AppState(api);
     app.conversations.current = { id: 'c1', title: '', namespace: 'default', strategy: DEFAULT_STRATEGY, createdAt: 1, updatedAt: 1 };

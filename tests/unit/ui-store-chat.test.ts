@@ -12,6 +12,7 @@ import { createConversationsStore } from '../../src/ui/state/conversations.svelt
 import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { createViewStore } from '../../src/ui/state/view.svelte';
 import { createFakeApi, deferred } from '../helpers/fake-api';
+import { DEFAULT_NAMESPACE } from '../../src/model/memory';
 
 const conv = (id: string): ConversationRecord => ({ id, title: '', namespace: 'default', strategy: DEFAULT_STRATEGY, createdAt: 1, updatedAt: 1 });
 const msg = (id: string, seq: number, role: 'user' | 'assistant', content: string, conversationId = 'c1'): MessageRecord => ({
@@ -29,7 +30,7 @@ function setup() {
   const api = createFakeApi();
   const notices = createNoticesStore();
   const view = createViewStore();
-  const conversations = createConversationsStore({ ...api, notices, view });
+  const conversations = createConversationsStore({ ...api, notices, view, namespace: () => DEFAULT_NAMESPACE });
   let chatState: 'ready' | 'idle' = 'ready';
   const chat = createChatStore({ ...api, notices, conversations, chatState: () => chatState });
   api.on('conversations.list', () => []);
@@ -266,7 +267,7 @@ describe('chat store', () => {
     conversations.pendingStrategy = { kind: 'token-buffer', maxTokens: 500 };
     chat.draft = 'hello';
     await chat.send();
-    expect(api.callsOf('conversations.create')).toEqual([{ strategy: { kind: 'token-buffer', maxTokens: 500 } }]);
+    expect(api.callsOf('conversations.create')).toEqual([{ namespace: 'default', strategy: { kind: 'token-buffer', maxTokens: 500 } }]);
     expect(chat.draft).toBe('hello');
     expect(notices.list.map((n) => [n.kind, n.detail])).toEqual([['error', 'disk gone']]);
     expect(api.callsOf('chat.send')).toEqual([]);

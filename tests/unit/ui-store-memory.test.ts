@@ -4,7 +4,7 @@
  * cannot run in Node); the store, the import-file check and the notices are the real ones.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MAX_MEMORY_TEXT_CHARS } from '../../src/model/memory';
+import { DEFAULT_NAMESPACE, MAX_MEMORY_TEXT_CHARS } from '../../src/model/memory';
 import type { MemoryView } from '../../src/model/records';
 import type { ImportReport } from '../../src/model/backup';
 import { createMemoryItemStore } from '../../src/ui/state/memory-item.svelte';
@@ -37,6 +37,7 @@ function setup() {
   const memory = createMemoryStore({
     ...api,
     notices,
+    namespace: () => DEFAULT_NAMESPACE,
     refreshConversations: async () => void events.push('refreshConversations'),
     beforeEraseAll: () => {
       events.push('beforeEraseAll');

@@ -14,6 +14,7 @@ import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { createPageStore } from '../../src/ui/state/page.svelte';
 import { createViewStore } from '../../src/ui/state/view.svelte';
 import { createFakeApi } from '../helpers/fake-api';
+import { DEFAULT_NAMESPACE } from '../../src/model/memory';
 
 const page: PageAttachment = { url: 'https://news.example/a', title: 'News', blocks: [{ kind: 'text', text: 'Hello.' }] };
 const conv = (id: string): ConversationRecord => ({ id, title: '', namespace: 'default', strategy: DEFAULT_STRATEGY, createdAt: 1, updatedAt: 1 });
@@ -73,7 +74,7 @@ describe('page store', () => {
 
   it('the attachment goes with the next message only', async () => {
     const { api, notices, store } = setup();
-    const conversations = createConversationsStore({ ...api, notices, view: createViewStore() });
+    const conversations = createConversationsStore({ ...api, notices, view: createViewStore(), namespace: () => DEFAULT_NAMESPACE });
     const chat = createChatStore({ ...api, notices, conversations, chatState: () => 'ready', takePage: () => store.take() });
     api.on('conversations.list', () => []);
     api.on('conversations.get', ({ id }) => conv(id));

@@ -22,6 +22,7 @@ import { SAVED_MARK_MS, createSettingsFormStore } from '../../src/ui/state/setti
 import { createSettingsStore } from '../../src/ui/state/settings.svelte';
 import { createViewStore } from '../../src/ui/state/view.svelte';
 import { createFakeApi, deferred, settingsFixture } from '../helpers/fake-api';
+import { DEFAULT_NAMESPACE } from '../../src/model/memory';
 
 const SETTINGS = settingsFixture({ preferredEngine: 'webllm', episodicRetentionDays: 30 });
 const conv = (id: string, title = ''): ConversationRecord => ({ id, title, namespace: 'default', strategy: DEFAULT_STRATEGY, createdAt: 1, updatedAt: 1 });
@@ -127,7 +128,7 @@ describe('conversation drawer store', () => {
   function setup() {
     const api = createFakeApi();
     const notices = createNoticesStore();
-    const conversations = createConversationsStore({ ...api, notices, view: createViewStore() });
+    const conversations = createConversationsStore({ ...api, notices, view: createViewStore(), namespace: () => DEFAULT_NAMESPACE });
     api.on('conversations.list', () => []);
     api.on('conversations.update', ({ id, title }) => conv(id, title));
     api.on('conversations.delete', () => undefined);
@@ -181,7 +182,7 @@ describe('conversation drawer store', () => {
     await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS - 1);
     expect(api.callsOf('conversations.search')).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
-    expect(api.callsOf('conversations.search')).toEqual([{ query: 'hang' }]);
+    expect(api.callsOf('conversations.search')).toEqual([{ query: 'hang', namespace: 'default' }]);
     expect(drawer.results).toEqual([hit('c1', 'Hangzhou')]);
     drawer.setQuery('  ');
     expect(drawer.results).toBeNull();
@@ -279,7 +280,7 @@ describe('message sources store (a memory\'s "From …" line)', () => {
 describe('context view store', () => {
   function setup() {
     const api = createFakeApi();
-    const conversations = createConversationsStore({ ...api, notices: createNoticesStore(), view: createViewStore() });
+    const conversations = createConversationsStore({ ...api, notices: createNoticesStore(), view: createViewStore(), namespace: () => DEFAULT_NAMESPACE });
     return { api, conversations, view: createContextViewStore({ conversations }) };
   }
 

@@ -31,6 +31,7 @@ import { createMessageSourcesStore } from './message-sources.svelte';
 import { createAnswerSourcesStore } from './answer-sources.svelte';
 import { openPanelPort, type PanelPort } from '../lib/panel-port';
 import { createNoticesStore } from './notices.svelte';
+import { createProfilesStore } from './profiles.svelte';
 import { createPageStore } from './page.svelte';
 import { applyUiLocale, createSettingsStore } from './settings.svelte';
 import { createSettingsFormStore, type SettingsFormStore } from './settings-form.svelte';
@@ -62,6 +63,8 @@ export class AppState {
   readonly notices = createNoticesStore();
   readonly view = createViewStore();
   readonly settings;
+  /** The profiles and the active one: the namespace of every request that lists, searches or creates. */
+  readonly profiles;
   readonly jobs;
   readonly engine;
   readonly conversations;
@@ -91,7 +94,9 @@ export class AppState {
     this.settings = createSettingsStore(base);
     this.jobs = createJobsStore(base);
     this.engine = createEngineStore(base);
-    this.conversations = createConversationsStore({ ...base, view: this.view });
+    this.profiles = createProfilesStore({ ...base, onSwitched: () => this.afterProfileSwitch() });
+    const namespace = () => this.profiles.namespace;
+    this.conversations = createConversationsStore({ ...base, view: this.view, namespace });
     this.page = createPageStore({ ...base, whereAmI: panelLocation });
     this.chat = createChatStore({
       ...base,
@@ -114,6 +119,7 @@ export class AppState {
     return createMemoryStore({
       ...this.#api,
       notices: this.notices,
+      namespace: () => this.profiles.namespace,
       refreshConversations: () => this.conversations.refresh(),
       beforeEraseAll: () => this.conversations.expectAllGone(),
       afterEraseAll: () => this.afterEraseAll(),
@@ -150,6 +156,7 @@ export class AppState {
     this.chat.listen();
     this.settings.listen();
     this.conversations.listen();
+    this.profiles.listen();
     this.sources.listen();
     this.review.listen();
     this.aboutMe.listen();
@@ -171,11 +178,13 @@ export class AppState {
   async loadAll(): Promise<void> {
     const { request } = this.#api;
     try {
+      // The active profile first: the conversation list is that profile's.
+      this.profiles.show(await request('profiles.list', undefined, { retry: true }));
       const [engine, catalog, settings, conversations, jobs] = await Promise.all([
         request('engine.status', undefined, { retry: true }),
         request('engine.catalog', undefined, { retry: true }),
         request('settings.get', undefined, { retry: true }),
-        request('conversations.list', undefined, { retry: true }),
+        request('conversations.list', { namespace: this.profiles.namespace }, { retry: true }),
         request('jobs.stats', undefined, { retry: true }),
       ]);
       this.engine.status = engine;
@@ -196,9 +205,25 @@ export class AppState {
   /** Forgets the open conversation after "erase everything" (the core erased it) and re-reads the lists. */
   async afterEraseAll(): Promise<void> {
     this.conversations.closeOpen();
+    await this.profiles.load(); // the profiles went too: the default one is active again
     await this.conversations.refresh();
     await this.jobs.refresh();
     await this.review.refresh();
+  }
+
+  /**
+   * After the active profile changed: leaves the open conversation and opens the new profile's
+   * latest one (or a new chat). The drawer, where the picker is, stays as it was (open: it shows
+   * the new profile's conversations), though opening a conversation closes it otherwise.
+   */
+  async afterProfileSwitch(): Promise<void> {
+    const drawerOpen = this.view.drawerOpen;
+    this.conversations.closeOpen();
+    this.conversations.pendingStrategy = null;
+    await this.conversations.refresh();
+    const latest = this.conversations.list[0];
+    if (latest) await this.conversations.select(latest.id);
+    this.view.drawerOpen = drawerOpen;
   }
 }
 

@@ -27,6 +27,8 @@ export interface ActiveTurn {
 export interface ConversationsStoreDeps extends StoreApi {
   notices: NoticesStore;
   view: ViewStore;
+  /** The active profile's namespace (`ProfilesStore.namespace`): the list, search and new conversations are that profile's. */
+  namespace: () => string;
 }
 
 /** See module doc. Created by `createConversationsStore`. */
@@ -98,7 +100,7 @@ export class ConversationsStore {
         while (this.#listStale) {
           this.#listStale = false;
           try {
-            this.list = await this.#deps.request('conversations.list', undefined, { retry: true });
+            this.list = await this.#deps.request('conversations.list', { namespace: this.#deps.namespace() }, { retry: true });
           } catch (error) {
             this.#deps.notices.fail('errors.loadFailed', error);
           }
@@ -117,7 +119,7 @@ export class ConversationsStore {
    */
   async search(query: string): Promise<ConversationSearchHit[]> {
     try {
-      return await this.#deps.request('conversations.search', { query }, { retry: true });
+      return await this.#deps.request('conversations.search', { query, namespace: this.#deps.namespace() }, { retry: true });
     } catch (error) {
       this.#deps.notices.fail('errors.searchFailed', error);
       return [];
@@ -199,7 +201,10 @@ export class ConversationsStore {
    * @throws the core's error (the caller says what failed).
    */
   async createPending(): Promise<ConversationRecord> {
-    const created = await this.#deps.request('conversations.create', this.pendingStrategy ? { strategy: $state.snapshot(this.pendingStrategy) } : {});
+    const created = await this.#deps.request('conversations.create', {
+      namespace: this.#deps.namespace(),
+      ...(this.pendingStrategy ? { strategy: $state.snapshot(this.pendingStrategy) } : {}),
+    });
     this.current = created;
     this.pendingStrategy = null;
     return created;
@@ -246,7 +251,8 @@ export class ConversationsStore {
     this.#creating = true;
     try {
       const strategy = this.pendingStrategy ? { strategy: $state.snapshot(this.pendingStrategy) } : {};
-      this.current = await request('conversations.create', { ...strategy, temporary: true });
+      // In the active profile: a temporary chat reads that profile's memories (and learns nothing).
+      this.current = await request('conversations.create', { namespace: this.#deps.namespace(), ...strategy, temporary: true });
       this.pendingStrategy = null;
       this.messages = [];
       this.lastTrace = null;

@@ -14,7 +14,7 @@
  * concern (each action ends in `load()` with the same filters); the per-item state is already apart.
  */
 import type { MemoryHistoryRecord, MemoryView } from '../../model/records';
-import { type MemoryKind, MAX_MEMORY_TEXT_CHARS, DEFAULT_NAMESPACE } from '../../model/memory';
+import { type MemoryKind, MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
 import type { ImportReport } from '../../model/backup';
 import { t } from '../i18n/index.svelte';
 import { errorKey, errorText } from '../lib/errors';
@@ -36,6 +36,8 @@ export interface MemoryFiles {
 /** What the memory store needs: the api, notices, and what to refresh when memories and conversations were replaced. */
 export interface MemoryStoreDeps extends StoreApi {
   notices: NoticesStore;
+  /** The active profile's namespace (`ProfilesStore.namespace`): the list, new memories and imports are that profile's. */
+  namespace: () => string;
   /** Re-reads the conversation list (after an import). */
   refreshConversations: () => Promise<void>;
   /**
@@ -106,7 +108,7 @@ export class MemoryStore {
     const mine = (this.#seq += 1);
     try {
       const query = {
-        namespace: DEFAULT_NAMESPACE,
+        namespace: this.#deps.namespace(),
         search: this.search.trim() || undefined,
         includeInvalid: this.includePast,
         kinds: this.kind === 'all' ? undefined : [this.kind],
@@ -132,6 +134,7 @@ export class MemoryStore {
   loadSoon(): () => void {
     void this.kind;
     void this.includePast;
+    void this.#deps.namespace(); // a profile switch lists the new profile's memories
     const timer = setTimeout(() => void this.load(), this.search ? 250 : 0);
     return () => clearTimeout(timer);
   }
@@ -159,7 +162,7 @@ export class MemoryStore {
     const trimmed = text.trim();
     if (!trimmed) return false;
     try {
-      await this.#deps.request('memory.add', { namespace: DEFAULT_NAMESPACE, kind, text: trimmed, pinned: true });
+      await this.#deps.request('memory.add', { namespace: this.#deps.namespace(), kind, text: trimmed, pinned: true });
       await this.load();
       return true;
     } catch (error) {
@@ -290,7 +293,7 @@ export class MemoryStore {
         (bytes) => (this.transfer = { phase: 'upload', fraction: file.size > 0 ? bytes / file.size : 1, records: null }),
       );
       if (route === 'history') {
-        const data = { fileName, displayName: file.name, namespace: DEFAULT_NAMESPACE, modifiedAt: file.lastModified };
+        const data = { fileName, displayName: file.name, namespace: this.#deps.namespace(), modifiedAt: file.lastModified };
         this.historyReport = await this.#deps.request('history.import', data);
       } else {
         const data = check.encrypted ? { fileName, passphrase: this.passphrase } : { fileName };
@@ -316,7 +319,7 @@ export class MemoryStore {
     if (!this.pastedMemories.trim()) return;
     this.pasting = true;
     try {
-      this.savedReport = await this.#deps.request('memory.importSaved', { namespace: DEFAULT_NAMESPACE, text: this.pastedMemories });
+      this.savedReport = await this.#deps.request('memory.importSaved', { namespace: this.#deps.namespace(), text: this.pastedMemories });
       this.pastedMemories = '';
       await this.load();
     } catch (error) {

@@ -358,7 +358,9 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
               await db.memoryHistory.where('memoryId').anyOf(found).delete();
               await db.memoryHistory.bulkAdd(found.map((memoryId) => ({ memoryId, event: 'FORGET' as const, oldText: null, newText: null, at: t, source })));
             } else {
-              await db.memoryHistory.bulkAdd(records.map((r) => ({ memoryId: r.id, event: 'DELETE' as const, oldText: r.text, newText: null, at: t, source })));
+              await db.memoryHistory.bulkAdd(
+                records.map((r) => ({ memoryId: r.id, event: 'DELETE' as const, oldText: r.text, newText: null, at: t, source, namespace: r.namespace })),
+              );
             }
             unique.forEach((id) => batch.remove(id));
             await feedback.dropForMemories(found); // its "not relevant here" rows go with it
