@@ -3,8 +3,10 @@
  * `EXPORT_PAGE_SIZE` records, one record per line), as UTF-8 bytes, or as one string.
  */
 import type { RecallDB } from '../db/schema';
+import { readSettings } from '../db/settings';
 import type { MemoryRecord } from '../model/records';
 import type { TransferProgress } from '../model/backup';
+import { PORTABLE_SETTING_KEYS } from '../model/settings';
 import { EXPORT_FORMAT, EXPORT_VERSION, vectorToBase64, type ExportFile } from './format';
 
 /** Records read per page when exporting. */
@@ -44,7 +46,10 @@ async function* pagesOf<T, K extends string | number | (string | number)[]>(
 }
 
 /**
- * The export file as a stream of text pieces (version 1, one record per line; see module doc).
+ * The export file as a stream of text pieces (version 2, one record per line; see `./format.ts`):
+ * memories, their history, conversations, messages, entity notes, strategy states, the stored
+ * portable settings (`PORTABLE_SETTING_KEYS`: only keys the user set) and, last, the namespaces
+ * the memories and conversations use (`profiles`, gathered while they are written).
  * Tables are read in pages of `pageSize` records (default `EXPORT_PAGE_SIZE`), each page in its
  * own read, so the export of a store of any size holds one page at a time. Records changed while
  * the export runs may or may not be in it (each record is whole either way).
@@ -58,9 +63,23 @@ export async function* exportChunks(
 ): AsyncGenerator<string> {
   const includeEmbeddings = options.includeEmbeddings ?? true;
   const n = Math.max(1, options.pageSize ?? EXPORT_PAGE_SIZE);
-  const total = (await Promise.all([db.memories.count(), db.memoryHistory.count(), db.conversations.count(), db.messages.count()])).reduce((a, b) => a + b, 0);
+  const [{ settings, stored }, settingRows, ...counts] = await Promise.all([
+    readSettings(db),
+    db.settings.bulkGet([...PORTABLE_SETTING_KEYS]),
+    db.memories.count(),
+    db.memoryHistory.count(),
+    db.conversations.count(),
+    db.messages.count(),
+    db.entities.count(),
+    db.strategyState.count(),
+  ]);
+  const portable = settingRows.flatMap((row) =>
+    row && stored.has(row.key as (typeof PORTABLE_SETTING_KEYS)[number]) ? [{ key: row.key, value: row.value }] : [],
+  );
+  const namespaces = new Set<string>();
+  const total = counts.reduce((a, b) => a + b, 0) + portable.length;
   let done = 0;
-  yield `{\n  "format": ${JSON.stringify(EXPORT_FORMAT)},\n  "version": ${EXPORT_VERSION},\n  "exportedAt": ${options.exportedAt ?? Date.now()}`;
+  yield `{\n  "format": ${JSON.stringify(EXPORT_FORMAT)},\n  "version": ${EXPORT_VERSION},\n  "exportedAt": ${options.exportedAt ?? Date.now()},\n  "embeddingModel": ${JSON.stringify(settings.embeddingModelId)}`;
   const sections: [string, AsyncGenerator<unknown[]>][] = [
     [
       'memories',
@@ -70,7 +89,10 @@ export async function* exportChunks(
           (k: string) => db.memories.where(':id').above(k).limit(n).toArray(),
           (m) => m.id,
         ),
-        (m) => exportedMemory(m, includeEmbeddings),
+        (m) => {
+          namespaces.add(m.namespace);
+          return exportedMemory(m, includeEmbeddings);
+        },
       ),
     ],
     [
@@ -86,10 +108,16 @@ export async function* exportChunks(
     ],
     [
       'conversations',
-      pagesOf(
-        () => db.conversations.orderBy(':id').limit(n).toArray(),
-        (k: string) => db.conversations.where(':id').above(k).limit(n).toArray(),
-        (c) => c.id,
+      mapPages(
+        pagesOf(
+          () => db.conversations.orderBy(':id').limit(n).toArray(),
+          (k: string) => db.conversations.where(':id').above(k).limit(n).toArray(),
+          (c) => c.id,
+        ),
+        (c) => {
+          namespaces.add(c.namespace);
+          return c;
+        },
       ),
     ],
     [
@@ -100,6 +128,25 @@ export async function* exportChunks(
         (m) => [m.conversationId, m.seq] as [string, number],
       ),
     ],
+    [
+      'entities',
+      pagesOf(
+        () => db.entities.orderBy(':id').limit(n).toArray(),
+        (k: string) => db.entities.where(':id').above(k).limit(n).toArray(),
+        (e) => e.id,
+      ),
+    ],
+    [
+      'strategyState',
+      pagesOf(
+        () => db.strategyState.orderBy(':id').limit(n).toArray(),
+        (k: [string, string]) => db.strategyState.where(':id').above(k).limit(n).toArray(),
+        (r) => [r.conversationId, r.strategy] as [string, string],
+      ),
+    ],
+    ['settings', onePage(portable)],
+    // Written last: the namespaces met in the memories and conversations above.
+    ['profiles', onePage(() => [...namespaces].sort().map((namespace) => ({ namespace })))],
   ];
   for (const [name, pages] of sections) {
     yield `,\n  ${JSON.stringify(name)}: [`;
@@ -111,12 +158,19 @@ export async function* exportChunks(
         first = false;
       }
       yield lines.join('');
+      if (name === 'profiles') continue; // not counted in `total`: known only at the end
       done += page.length;
       options.onProgress?.({ phase: 'export', done, total });
     }
     yield first ? ']' : '\n  ]';
   }
   yield '\n}\n';
+}
+
+/** One page of records (none when empty); `records` may be a function, called when the page is read. */
+async function* onePage<T>(records: T[] | (() => T[])): AsyncGenerator<T[]> {
+  const page = typeof records === 'function' ? records() : records;
+  if (page.length > 0) yield page;
 }
 
 /** Maps every record of every page with `fn`. */
