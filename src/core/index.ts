@@ -339,6 +339,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
         await store.rebuildIndexes();
         await jobs.start();
         conversationsChanged(null);
+        // The settings are the defaults again: every open panel shows them.
+        deps.events.settings?.(await settings.get());
       }
       await scheduleMaintenance();
     },

@@ -257,6 +257,37 @@ describe("the manager's own forms", () => {
   });
 });
 
+describe('export options and the other erase choices', () => {
+  it('the export sends the passphrase and, when unticked, leaves the embeddings out', async () => {
+    const { api, memory } = setup();
+    api.on('memory.export', () => ({ fileName: 'exp.json', downloadName: 'recall.json', sizeBytes: 1 }));
+    await memory.exportAll();
+    memory.includeEmbeddings = false;
+    memory.passphrase = 'pass';
+    await memory.exportAll();
+    expect(api.callsOf('memory.export')).toEqual([undefined, { passphrase: 'pass', includeEmbeddings: false }]);
+  });
+
+  it('erasing all memories reloads the list, closes the question and says so; a failure keeps it open with a notice', async () => {
+    const { api, memory, notices, events, setListed } = setup();
+    memory.eraseAsked = true;
+    api.on('memory.eraseMemories', () => {
+      throw new Error('busy');
+    });
+    expect(await memory.eraseMemories()).toBe(false);
+    expect(memory.eraseAsked).toBe(true);
+    expect(notices.list.map((n) => n.kind)).toEqual(['error']);
+    api.on('memory.eraseMemories', () => undefined);
+    setListed([]);
+    expect(await memory.eraseMemories()).toBe(true);
+    expect([memory.eraseAsked, memory.memories]).toEqual([false, []]);
+    expect(notices.list.at(-1)?.text).toBe('All memories were erased.');
+    // Not "erase all data": the conversations are not touched.
+    expect(events).toEqual([]);
+    expect(api.callsOf('memory.eraseAll')).toHaveLength(0);
+  });
+});
+
 describe('memory item store', () => {
   it('edit: the editor opens on the text, closes once saved, stays open on failure; too long (as typed) cannot be saved', async () => {
     const { api, memory } = setup();

@@ -25,6 +25,7 @@ import { createConversationsStore } from './conversations.svelte';
 import { createEngineStore } from './engine.svelte';
 import { createJobsStore } from './jobs.svelte';
 import { createMemoryStore, type MemoryStore } from './memory.svelte';
+import { createDownloadedModelsStore, type DownloadedModelsStore } from './downloaded-models.svelte';
 import { createMessageSourcesStore } from './message-sources.svelte';
 import { createNoticesStore } from './notices.svelte';
 import { applyUiLocale, createSettingsStore } from './settings.svelte';
@@ -91,6 +92,11 @@ export class AppState {
     return createSettingsFormStore({ settings: this.settings });
   }
 
+  /** The downloaded models of one "Erase → downloaded models" list on screen (`load()` reads them). */
+  createDownloadedModels(): DownloadedModelsStore {
+    return createDownloadedModelsStore({ ...this.#api, notices: this.notices });
+  }
+
   /** The rename field and delete question of one conversation drawer on screen. */
   createConversationDrawer(): ConversationDrawerStore {
     return createConversationDrawerStore({ conversations: this.conversations });
@@ -151,6 +157,8 @@ export class AppState {
 
   /** Forgets the open conversation after "erase everything" (the core erased it) and re-reads the lists. */
   async afterEraseAll(): Promise<void> {
+    // The panel's own small preferences (`src/ui/lib/ui-prefs.ts`) go with the rest of the user's data.
+    globalThis.localStorage?.clear();
     this.conversations.closeOpen();
     await this.conversations.refresh();
     await this.jobs.refresh();

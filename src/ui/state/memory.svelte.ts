@@ -66,6 +66,8 @@ export class MemoryStore {
   exporting = $state(false);
   /** Optional backup passphrase: a non-empty one encrypts the export (age) and opens an encrypted import. */
   passphrase = $state('');
+  /** Whether the export carries the memories' vectors (a bigger file; without them the importing side embeds again). */
+  includeEmbeddings = $state(true);
   erasing = $state(false);
   importReport = $state<ImportReport | null>(null);
   /** The last history import's report: the format found and the counts. */
@@ -241,9 +243,8 @@ export class MemoryStore {
     this.exporting = true;
     this.transfer = { phase: 'export', fraction: 0, records: null };
     try {
-      const { fileName, downloadName } = await this.#deps.request('memory.export', this.passphrase ? { passphrase: this.passphrase } : undefined, {
-        retry: true,
-      });
+      const options = { ...(this.passphrase ? { passphrase: this.passphrase } : {}), ...(this.includeEmbeddings ? {} : { includeEmbeddings: false }) };
+      const { fileName, downloadName } = await this.#deps.request('memory.export', Object.keys(options).length > 0 ? options : undefined, { retry: true });
       await this.#files.download(fileName, downloadName);
     } catch (error) {
       this.#deps.notices.fail('errors.exportFailed', error);
@@ -333,7 +334,28 @@ export class MemoryStore {
     this.importError = null;
   }
 
-  /** Erases every memory, conversation, message, trace and job, then says so (and closes the question). Failures become a notice. @returns `true` when erased. */
+  /**
+   * Erases every long-term memory (conversations and settings stay), reloads the list, says so
+   * and closes the question. Failures become a notice. @returns `true` when erased.
+   */
+  async eraseMemories(): Promise<boolean> {
+    this.erasing = true;
+    try {
+      await this.#deps.request('memory.eraseMemories');
+      this.staleRounds = null;
+      await this.load();
+      this.eraseAsked = false;
+      this.#deps.notices.notify('info', t('memory.erase.memoriesDone'));
+      return true;
+    } catch (error) {
+      this.#deps.notices.fail('errors.eraseFailed', error);
+      return false;
+    } finally {
+      this.erasing = false;
+    }
+  }
+
+  /** Erases all data (memories, conversations, messages, traces, jobs, settings), then says so (and closes the question). Failures become a notice. @returns `true` when erased. */
   async eraseAll(): Promise<boolean> {
     this.erasing = true;
     const undoExpect = this.#deps.beforeEraseAll();
