@@ -141,3 +141,16 @@ export async function deleteDownloadedModel(id: string, storage: ModelStorage = 
   }
   return deleted;
 }
+
+/**
+ * Deletes every Cache Storage cache that is not an engine's model cache (`MODEL_CACHES`), for
+ * "Erase all data": Recall writes no user data there, but nothing the extension's pages put in a
+ * cache of another name may outlive the erase.
+ * @returns the names deleted, sorted (none where there is no Cache Storage).
+ */
+export async function eraseUserCaches(caches: Pick<CacheStorage, 'keys' | 'delete'> | null = globalThis.caches ?? null): Promise<string[]> {
+  if (!caches) return [];
+  const doomed = (await caches.keys()).filter((name) => !Object.hasOwn(MODEL_CACHES, name)).sort();
+  for (const name of doomed) await caches.delete(name);
+  return doomed;
+}

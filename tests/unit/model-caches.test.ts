@@ -5,7 +5,7 @@
  * one of tests/helpers/fixture-opfs.ts. The sizes are the bytes written below, summed by hand.
  */
 import { describe, expect, it } from 'vitest';
-import { deleteDownloadedModel, listDownloadedModels, modelOfUrl } from '../../src/platform/model-caches';
+import { deleteDownloadedModel, eraseUserCaches, listDownloadedModels, modelOfUrl } from '../../src/platform/model-caches';
 import { useTestCores } from '../helpers/core-harness';
 import { createFakeOpfs, type FakeOpfs } from '../helpers/fixture-opfs';
 
@@ -88,6 +88,18 @@ describe('downloaded models', () => {
     expect(modelOfUrl(`${HF}/${MINILM}/resolve/main/onnx/model.onnx`)).toBe(MINILM);
     expect(modelOfUrl('https://cdn-lfs.hf.co/repos/ab/cd/file')).toBe('repos/ab');
     expect(modelOfUrl('https://raw.githubusercontent.com/mlc-ai/binary-mlc-llm-libs/main/x.wasm')).toBe('raw.githubusercontent.com/mlc-ai');
+  });
+
+  it('"erase all data" deletes every cache but the engines\' model caches', async () => {
+    const caches = fakeCaches();
+    const deleted: string[] = [];
+    await put(caches, 'webllm/model', `${HF}/${QWEN}/resolve/main/params_shard_0.bin`, 1);
+    await put(caches, 'transformers-cache', `${HF}/${MINILM}/resolve/main/tokenizer.json`, 1);
+    await put(caches, 'page-cache', 'https://example.com/notes', 1);
+    const withDelete = { keys: () => caches.keys(), delete: async (name: string) => (deleted.push(name), true) };
+    expect(await eraseUserCaches(withDelete)).toEqual(['page-cache']);
+    expect(deleted).toEqual(['page-cache']);
+    expect(await eraseUserCaches(null)).toEqual([]);
   });
 
   it('lists nothing where there is no Cache Storage and no OPFS', async () => {
