@@ -238,4 +238,34 @@ describe('export, erase all data, import — plain and encrypted', () => {
     expect(await importFromPanel(page, cutPlain)).toEqual({ error: expect.stringMatching(/cut off|not valid JSON/) });
     expect(await snapshot(page)).toEqual(before);
   });
+
+  it('Erase… lists the downloaded models with their sizes and deletes one after its own question; "all memories" keeps the conversations', async () => {
+    const hf = 'https://huggingface.co/Xenova/paraphrase-multilingual-MiniLM-L12-v2/resolve/main';
+    await page.evaluate(async (base) => {
+      const cache = await caches.open('transformers-cache');
+      await cache.put(`${base}/onnx/model_quantized.onnx`, new Response(new Uint8Array(3000), { headers: { 'content-length': '3000' } }));
+      await cache.put(`${base}/tokenizer.json`, new Response(new Uint8Array(500)));
+      const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('cache', { create: true });
+      const writable = await (await dir.getFileHandle(`${'c'.repeat(40)}_stories.gguf`, { create: true })).createWritable();
+      await writable.write(new Uint8Array(1200));
+      await writable.close();
+    }, hf);
+    await page.getByTestId('erase-all').click();
+    const rows = page.getByTestId('downloaded-model');
+    await expect.poll(() => rows.count(), { timeout: 30_000 }).toBe(2);
+    expect(await rows.evaluateAll((els) => els.map((e) => [e.getAttribute('data-id'), e.getAttribute('data-size')]))).toEqual([
+      ['transformers:Xenova/paraphrase-multilingual-MiniLM-L12-v2', '3500'],
+      [`wllama:${'c'.repeat(40)}_stories.gguf`, '1200'],
+    ]);
+    const first = rows.first();
+    await first.getByTestId('model-delete').click();
+    await first.getByTestId('model-delete-confirm').click();
+    await expect.poll(() => rows.count(), { timeout: 30_000 }).toBe(1);
+    expect(await page.evaluate(async () => (await (await caches.open('transformers-cache')).keys()).length)).toBe(0);
+
+    await page.getByTestId('erase-memories-confirm').click();
+    await expect.poll(async () => (await snapshot(page)).memories, { timeout: 30_000 }).toEqual([]);
+    const left = await snapshot(page);
+    expect([left.conversations, left.messages, left.memoryTopK]).toEqual([before.conversations, before.messages, before.memoryTopK]);
+  });
 });
