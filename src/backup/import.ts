@@ -27,6 +27,9 @@
  * `validUntil`, vectors re-normalized; a vector of another dimension than the current embedder's
  * (or, without one, the file's most common dimension for that model), with NaN/±Infinity or a
  * zero norm is dropped and its memory re-embedded (`vectorsDropped`, `needsEmbedding`).
+ * Entity notes and strategy states (v2) follow the same rule as conversations (absent: added;
+ * newer `updatedAt`: replaced, the old row kept in the undo); the file's settings (validated in
+ * pass 1) are written in the commit transaction, so they land with the records or not at all.
  * A corrupt file, another format or another version throws `ImportError` with a readable message
  * and changes nothing. Records that already exist are merged (`decideMemories` for memories): the
  * newer `updatedAt` wins; identical or older ones are skipped; a memory whose text duplicates a
