@@ -63,9 +63,20 @@ export async function* exportChunks(
 ): AsyncGenerator<string> {
   const includeEmbeddings = options.includeEmbeddings ?? true;
   const n = Math.max(1, options.pageSize ?? EXPORT_PAGE_SIZE);
-  const [{ settings, stored }, settingRows, ...counts] = await Promise.all([
+  // A temporary chat is not kept (issue 14): neither it nor its messages, entity notes or strategy states go into a backup.
+  const temporary = new Set((await db.conversations.filter((c) => c.temporary === true).primaryKeys()) as string[]);
+  const ofTemporary = (table: 'messages' | 'entities' | 'strategyState') =>
+    temporary.size > 0
+      ? db
+          .table(table)
+          .where('conversationId')
+          .anyOf([...temporary])
+          .count()
+      : Promise.resolve(0);
+  const [{ settings, stored }, settingRows, left, ...counts] = await Promise.all([
     readSettings(db),
     db.settings.bulkGet([...PORTABLE_SETTING_KEYS]),
+    Promise.all([ofTemporary('messages'), ofTemporary('entities'), ofTemporary('strategyState')]).then((n) => temporary.size + n.reduce((a, b) => a + b, 0)),
     db.memories.count(),
     db.memoryHistory.count(),
     db.conversations.count(),
@@ -77,7 +88,7 @@ export async function* exportChunks(
     row && stored.has(row.key as (typeof PORTABLE_SETTING_KEYS)[number]) ? [{ key: row.key, value: row.value }] : [],
   );
   const namespaces = new Set<string>();
-  const total = counts.reduce((a, b) => a + b, 0) + portable.length;
+  const total = counts.reduce((a, b) => a + b, 0) + portable.length - left;
   let done = 0;
   yield `{\n  "format": ${JSON.stringify(EXPORT_FORMAT)},\n  "version": ${EXPORT_VERSION},\n  "exportedAt": ${options.exportedAt ?? Date.now()},\n  "embeddingModel": ${JSON.stringify(settings.embeddingModelId)}`;
   const sections: [string, AsyncGenerator<unknown[]>][] = [
@@ -109,10 +120,13 @@ export async function* exportChunks(
     [
       'conversations',
       mapPages(
-        pagesOf(
-          () => db.conversations.orderBy(':id').limit(n).toArray(),
-          (k: string) => db.conversations.where(':id').above(k).limit(n).toArray(),
-          (c) => c.id,
+        keptOnly(
+          pagesOf(
+            () => db.conversations.orderBy(':id').limit(n).toArray(),
+            (k: string) => db.conversations.where(':id').above(k).limit(n).toArray(),
+            (c) => c.id,
+          ),
+          (c) => !temporary.has(c.id),
         ),
         (c) => {
           namespaces.add(c.namespace);
@@ -122,26 +136,35 @@ export async function* exportChunks(
     ],
     [
       'messages',
-      pagesOf(
-        () => db.messages.orderBy('[conversationId+seq]').limit(n).toArray(),
-        (k: [string, number]) => db.messages.where('[conversationId+seq]').above(k).limit(n).toArray(),
-        (m) => [m.conversationId, m.seq] as [string, number],
+      keptOnly(
+        pagesOf(
+          () => db.messages.orderBy('[conversationId+seq]').limit(n).toArray(),
+          (k: [string, number]) => db.messages.where('[conversationId+seq]').above(k).limit(n).toArray(),
+          (m) => [m.conversationId, m.seq] as [string, number],
+        ),
+        (m) => !temporary.has(m.conversationId),
       ),
     ],
     [
       'entities',
-      pagesOf(
-        () => db.entities.orderBy(':id').limit(n).toArray(),
-        (k: string) => db.entities.where(':id').above(k).limit(n).toArray(),
-        (e) => e.id,
+      keptOnly(
+        pagesOf(
+          () => db.entities.orderBy(':id').limit(n).toArray(),
+          (k: string) => db.entities.where(':id').above(k).limit(n).toArray(),
+          (e) => e.id,
+        ),
+        (e) => !temporary.has(e.conversationId),
       ),
     ],
     [
       'strategyState',
-      pagesOf(
-        () => db.strategyState.orderBy(':id').limit(n).toArray(),
-        (k: [string, string]) => db.strategyState.where(':id').above(k).limit(n).toArray(),
-        (r) => [r.conversationId, r.strategy] as [string, string],
+      keptOnly(
+        pagesOf(
+          () => db.strategyState.orderBy(':id').limit(n).toArray(),
+          (k: [string, string]) => db.strategyState.where(':id').above(k).limit(n).toArray(),
+          (r) => [r.conversationId, r.strategy] as [string, string],
+        ),
+        (r) => !temporary.has(r.conversationId),
       ),
     ],
     ['settings', onePage(portable)],
@@ -171,6 +194,11 @@ export async function* exportChunks(
 async function* onePage<T>(records: T[] | (() => T[])): AsyncGenerator<T[]> {
   const page = typeof records === 'function' ? records() : records;
   if (page.length > 0) yield page;
+}
+
+/** Every page with only the records `keep` accepts (a page may come out shorter, or empty). */
+async function* keptOnly<T>(pages: AsyncGenerator<T[]>, keep: (record: T) => boolean): AsyncGenerator<T[]> {
+  for await (const page of pages) yield page.every(keep) ? page : page.filter(keep);
 }
 
 /** Maps every record of every page with `fn`. */

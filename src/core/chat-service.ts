@@ -24,8 +24,9 @@ import type { RecallDB } from '../db/schema';
 import type { MessageRecord } from '../model/records';
 import { EngineError, type ChatEngine, type ChatResult } from '../engines/types';
 import type { JobQueue } from '../jobs/queue';
-import type { LongTermMemory, LongTermStore } from '../memory/long-term/types';
+import type { LongTermMemory, LongTermStore, MemoryCommandResult } from '../memory/long-term/types';
 import { MAX_MEMORY_TEXT_CHARS } from '../model/memory';
+import { parseMemoryCommand } from '../memory/long-term/commands';
 import type { RetrievedMemory, ShortTermContext } from '../model/context';
 import type { ContextStrategy } from '../memory/short-term/types';
 import type { StrategyConfig } from '../model/strategies';
@@ -136,6 +137,8 @@ interface TurnPlan {
   reserve: number;
   systemInstruction: string;
   memoryTopK: number;
+  /** A temporary chat (`ConversationRecord.temporary`): nothing is learned from it. */
+  temporary: boolean;
 }
 
 /** Creates the chat service. */
@@ -159,7 +162,10 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   }
 
   /** The engine, counter and token budget of this turn (read when the turn starts, inside the lock). */
-  function planTurn(base: Pick<TurnPlan, 'conversationId' | 'namespace' | 'strategyConfig' | 'content' | 'requestId'>, settings: Settings): TurnPlan {
+  function planTurn(
+    base: Pick<TurnPlan, 'conversationId' | 'namespace' | 'strategyConfig' | 'content' | 'requestId' | 'temporary'>,
+    settings: Settings,
+  ): TurnPlan {
     const engine: ChatEngine | null = deps.engines.chatEngine();
     const contextWindow = engine?.contextWindow() ?? 4096;
     return {
@@ -212,7 +218,11 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
    */
   async function answerCommand(plan: TurnPlan, userMessage: MessageRecord): Promise<ChatTurnResult | null> {
     const { conversationId, content } = plan;
-    const command = await deps.longTerm.runCommand(content, { namespace: plan.namespace, conversationId, messageId: userMessage.id });
+    // A temporary chat saves nothing: "remember …" is answered with a refusal, nothing is stored ("forget …" still acts).
+    const command =
+      plan.temporary && parseMemoryCommand(content)?.command === 'remember'
+        ? { command: 'remember' as const, affected: [], refused: 'temporary' as const }
+        : await deps.longTerm.runCommand(content, { namespace: plan.namespace, conversationId, messageId: userMessage.id });
     if (!command) return null;
     await deps.db.messages.update(userMessage.id, { command: { kind: command.command } });
     const assistantMessage = await deps.conversations.append({
@@ -337,7 +347,9 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
    */
   async function handOff(plan: TurnPlan, strategy: ContextStrategy, userMessage: MessageRecord, assistant: MessageRecord): Promise<void> {
     const exchange = { userMessageId: userMessage.id, assistantMessageId: assistant.id };
+    // A temporary chat's short-term state (summary, entity notes) is deleted with it; long-term memory learns nothing from it.
     if (assistant.content.trim()) await strategy.onExchange(plan.conversationId, exchange);
+    if (plan.temporary) return;
     if (assistant.content.trim() || assistant.status === 'aborted') {
       await deps.longTerm.onExchange({ conversationId: plan.conversationId, namespace: plan.namespace, ...exchange });
     }
@@ -423,7 +435,14 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       const controller = new AbortController();
       running.set(requestId, controller);
       let openTurnKey: string | null = null;
-      const base = { conversationId, namespace: conversation.namespace, strategyConfig: conversation.strategy, content, requestId };
+      const base = {
+        conversationId,
+        namespace: conversation.namespace,
+        strategyConfig: conversation.strategy,
+        content,
+        requestId,
+        temporary: conversation.temporary === true,
+      };
       const turn = turns.runExclusive(() =>
         deps.jobs.runForeground(async () => {
           if (replaceFrom) await replaceTurns(replaceFrom, conversation.namespace);
@@ -550,10 +569,15 @@ export const COMMAND_QUOTE_CHARS = 120;
 
 /** The reply to an explicit memory command, in the language of the command (a refusal says why and that nothing changed). */
 export function describeCommand(
-  result: { command: 'remember' | 'forget'; affected: { text: string }[]; refused?: 'forget_all' | 'too_long' },
+  result: { command: 'remember' | 'forget'; affected: { text: string }[]; refused?: MemoryCommandResult['refused'] },
   commandText: string,
 ): string {
   const zh = /[\u3400-\u9fff]/.test(commandText);
+  if (result.refused === 'temporary') {
+    return zh
+      ? '这是临时聊天：这里说的内容都不会保存，所以我没有记住这一条。要保存它，请在普通聊天里说“记住…”，或在“记忆”页添加。'
+      : 'This is a temporary chat: nothing said here is saved, so I did not remember that. To keep it, say “remember …” in a normal chat or add it in the Memory tab.';
+  }
   if (result.refused === 'too_long') {
     return zh
       ? `这段内容太长，无法作为一条记忆保存（最多 ${MAX_MEMORY_TEXT_CHARS} 个字符）。请缩短后再说“记住…”。这次没有保存任何内容。`

@@ -65,7 +65,8 @@ export function snippetAround(text: string, term: string): string {
 export async function searchConversations(db: RecallDB, query: string, limit = CONVERSATION_SEARCH_LIMIT): Promise<ConversationSearchHit[]> {
   const terms = searchTerms(query);
   if (terms.length === 0) return [];
-  const conversations = await db.conversations.toArray();
+  // A temporary chat is not kept, so it is not found either.
+  const conversations = (await db.conversations.toArray()).filter((c) => !c.temporary);
   /** Per conversation: terms found so far, message count, and the best message. */
   const found = new Map<
     string,

@@ -17,6 +17,7 @@ const TITLE_CHARS = 40;
 
 /** Conversation CRUD. */
 export interface ConversationStore {
+  /** Every kept conversation, newest first (temporary chats are not listed: they are not kept). */
   list(): Promise<ConversationSummary[]>;
   /** Conversations whose title or messages contain every word of `query` (`searchConversations`); `[]` for a blank query. */
   search(query: string): Promise<ConversationSearchHit[]>;
@@ -25,7 +26,8 @@ export interface ConversationStore {
   get(id: string): Promise<ConversationRecord | undefined>;
   /** @throws Error when `id` does not exist. */
   require(id: string): Promise<ConversationRecord>;
-  create(input: { title?: string; strategy: StrategyConfig; namespace?: string }): Promise<ConversationRecord>;
+  /** Creates a conversation; `temporary: true` makes a temporary chat (`ConversationRecord.temporary`). */
+  create(input: { title?: string; strategy: StrategyConfig; namespace?: string; temporary?: boolean }): Promise<ConversationRecord>;
   /**
    * Renames and/or changes the strategy. `updatedAt` is the time of the last message (it orders
    * the list and the drawer shows it), so a rename or strategy change leaves it as it is.
@@ -34,6 +36,8 @@ export interface ConversationStore {
   update(id: string, patch: { title?: string; strategy?: StrategyConfig }): Promise<ConversationRecord>;
   /** Deletes the conversation, its messages, traces and short-term state (long-term memories stay). */
   delete(id: string): Promise<void>;
+  /** Deletes every temporary chat (`delete` each; the core runs it at start: none outlives a restart). @returns their ids. */
+  deleteTemporary(): Promise<string[]>;
   messages(conversationId: string): Promise<MessageRecord[]>;
   /** Appends a message with the next `seq`; sets the title from the first user message. */
   append(message: Omit<MessageRecord, 'seq'>): Promise<MessageRecord>;
@@ -65,7 +69,7 @@ export function titleFrom(text: string): string {
 export function createConversationStore(db: RecallDB, now: () => number = Date.now): ConversationStore {
   const store: ConversationStore = {
     async list() {
-      const all = await db.conversations.orderBy('updatedAt').reverse().toArray();
+      const all = (await db.conversations.orderBy('updatedAt').reverse().toArray()).filter((c) => !c.temporary);
       return Promise.all(
         all.map(async (c) => ({
           id: c.id,
@@ -83,7 +87,7 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
       if (!c) throw new MemoryError('conversation_not_found', `Unknown conversation ${id}`);
       return c;
     },
-    async create({ title, strategy, namespace }) {
+    async create({ title, strategy, namespace, temporary }) {
       const t = now();
       const record: ConversationRecord = {
         id: crypto.randomUUID(),
@@ -92,6 +96,7 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
         strategy,
         createdAt: t,
         updatedAt: t,
+        ...(temporary ? { temporary: true as const } : {}),
       };
       await db.conversations.add(record);
       return record;
@@ -116,6 +121,11 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
         await db.entities.where('conversationId').equals(id).delete();
         await db.conversations.delete(id);
       });
+    },
+    async deleteTemporary() {
+      const ids = (await db.conversations.toArray()).filter((c) => c.temporary).map((c) => c.id);
+      for (const id of ids) await store.delete(id);
+      return ids;
     },
     messages: (conversationId) => db.messages.where('[conversationId+seq]').between([conversationId, -Infinity], [conversationId, Infinity]).toArray(),
     async append(message) {
@@ -182,6 +192,11 @@ export function withChangeEvents(store: ConversationStore, onChange: (conversati
     async delete(id) {
       await store.delete(id);
       tell(id);
+    },
+    async deleteTemporary() {
+      const ids = await store.deleteTemporary();
+      ids.forEach(tell);
+      return ids;
     },
     async append(message) {
       const record = await store.append(message);

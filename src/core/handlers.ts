@@ -7,6 +7,7 @@ import browser from 'webextension-polyfill';
 import { normalizeStrategyConfig } from '../model/strategies';
 import { assertSender, onMessage, type ProtocolMap } from '../messaging/protocol';
 import type { Core } from './index';
+import { toView } from '../memory/long-term/store';
 
 /** Every request the core answers: the protocol's requests but the events and `core.ensure` (the service worker's). */
 export type CoreRequestType = Exclude<keyof ProtocolMap, `event.${string}` | 'core.ensure'>;
@@ -61,6 +62,7 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'conversations.create': async (c, data) =>
     c.conversations.create({
       ...(data?.title ? { title: data.title } : {}),
+      ...(data?.temporary ? { temporary: true } : {}),
       strategy: normalizeStrategyConfig(data?.strategy ?? (await c.settings.get()).defaultStrategy),
     }),
   'conversations.get': async (c, { id }) => (await c.conversations.get(id)) ?? null,
@@ -78,6 +80,7 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'chat.stop': (c, { requestId }) => c.chat.stop(requestId),
   'chat.live': (c, { conversationId }) => c.chat.live(conversationId),
   'trace.get': async (c, { messageId }) => (await c.db.promptTraces.get(messageId))?.trace ?? null,
+  'trace.sources': (c, { messageIds }) => c.feedback.sources(messageIds),
 
   'memory.list': (c, query) => c.memoryAdmin.list(query),
   'memory.history': (c, query) => c.memoryAdmin.history(query ?? {}),
@@ -93,6 +96,13 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'memory.eraseMemories': (c) => c.eraseMemories(),
   'models.downloaded': (c) => c.downloadedModels(),
   'models.deleteDownloaded': (c, { id }) => c.deleteDownloadedModel(id),
+  'memory.get': async (c, { id }) => {
+    const record = await c.store.get(id);
+    return record ? toView(record) : null;
+  },
+  'memory.feedback': (c, data) => c.feedback.mark(data),
+  'memory.feedbackUndo': (c, { id }) => c.feedback.undo(id),
+  'memory.feedbackList': (c, { messageId }) => c.feedback.list(messageId),
 
   'settings.get': (c) => c.settings.get(),
   'settings.set': (c, patch) => c.updateSettings(patch),

@@ -26,6 +26,8 @@ import type { StrategyConfig } from '../model/strategies';
 import type { ImportReport, InterruptedImport, TransferProgress } from '../model/backup';
 import type { Settings } from '../model/settings';
 import { createChatService, type ChatService } from './chat-service';
+import { createAnswerFeedback, type AnswerFeedback } from './answer-feedback';
+import { createTemporaryChatKeeper, type TemporaryChatKeeper } from './temporary-chats';
 import { createConversationStore, withChangeEvents, type ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import { createMemoryAdmin, type MemoryAdmin } from './memory-admin';
@@ -75,6 +77,10 @@ export interface Core {
   longTerm: LongTermMemory;
   memoryAdmin: MemoryAdmin;
   chat: ChatService;
+  /** "Not relevant here" under a reply (`./answer-feedback.ts`). */
+  feedback: AnswerFeedback;
+  /** Deletes a temporary chat once no open panel shows it (`./temporary-chats.ts`). */
+  temporaryChats: TemporaryChatKeeper;
   /** Applies a settings patch; switching the embedding model reloads it and re-embeds memories. */
   updateSettings(patch: Partial<Settings>): Promise<Settings>;
   /**
@@ -237,7 +243,9 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     now,
   });
 
-  // Before any request is served: a turn the previous core was killed in gets its error reply.
+  // Before any request is served: temporary chats do not outlive the core that held them, and a
+  // turn the previous core was killed in gets its error reply.
+  await conversations.deleteTemporary();
   await chat.recoverInterruptedTurns();
   /** The periodic maintenance, first run a minute after start (or after an erase); it reschedules itself. */
   const scheduleMaintenance = () => jobs.enqueue(MAINTENANCE_JOB, {}, { dedupeKey: MAINTENANCE_JOB, delayMs: 60_000 });
@@ -255,6 +263,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     longTerm,
     memoryAdmin: createMemoryAdmin(db, store),
     chat,
+    feedback: createAnswerFeedback(db, store),
+    temporaryChats: createTemporaryChatKeeper(conversations),
     async updateSettings(patch) {
       const before = await settings.get();
       const after = await settings.set(patch);

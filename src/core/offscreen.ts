@@ -2,7 +2,10 @@
  * Starts the core in the offscreen document: opens the database, creates the engine manager,
  * registers the protocol handlers, then restores the engines the user had loaded.
  */
+import browser from 'webextension-polyfill';
 import { RecallDB } from '../db/schema';
+import { assertSender } from '../messaging/protocol';
+import { isPanelPortMessage, PANEL_PORT_NAME } from '../messaging/panel-port';
 import { emitEvent } from '../messaging/protocol';
 import { loadVoyWasm, packagedModelsUrl, readPackagedModels, readPackagedWebllmLibs, wllamaWasmUrl } from '../platform/assets';
 import { probeGpu } from '../platform/gpu';
@@ -47,6 +50,23 @@ export function startCoreInOffscreen(): void {
     });
   });
   registerCoreHandlers(core, startedAt);
+  // Each panel's port: which conversation it shows, and when it closes (temporary chats).
+  browser.runtime.onConnect.addListener((port) => {
+    if (port.name !== PANEL_PORT_NAME) return;
+    try {
+      assertSender(port.sender ?? {}, ['sidepanel'], browser.runtime.id);
+    } catch (error) {
+      console.warn('[core] panel port refused:', error);
+      port.disconnect();
+      return;
+    }
+    const panelId = crypto.randomUUID();
+    const failed = (error: unknown) => console.warn('[core] temporary chats not followed:', error);
+    port.onMessage.addListener((message: unknown) => {
+      if (isPanelPortMessage(message)) core.then((c) => c.temporaryChats.show(panelId, message.open)).catch(failed);
+    });
+    port.onDisconnect.addListener(() => void core.then((c) => c.temporaryChats.close(panelId)).catch(failed));
+  });
   Promise.all([core, packaged])
     .then(([c, [manifest]]) => restoreEngines(c, manifest))
     .catch((error: unknown) => console.error('[core] failed to start', error));

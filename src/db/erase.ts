@@ -7,7 +7,7 @@
  *   is as freshly installed, but for the model files). Only `device` tables stay (`localModels`,
  *   the GGUF files opened on this device; delete them one by one, like the other downloaded models).
  * - **All memories** (`eraseMemories`): the long-term memory tables (`MEMORY_TABLES`: memories,
- *   their history, the persisted index, the tombstones) and the queued long-term jobs
+ *   their history, the persisted index, the tombstones, the "not relevant here" feedback) and the queued long-term jobs
  *   (`ltm.*`: extraction, episodic rounds, re-embedding — they would write memories again).
  *   Conversations, messages, strategy states and settings stay.
  */
@@ -47,7 +47,7 @@ export async function eraseUserData(db: RecallDB): Promise<EraseReport> {
 }
 
 /** The tables of long-term memory, cleared by `eraseMemories`. */
-export const MEMORY_TABLES = ['memories', 'memoryHistory', 'memoryIndex', 'tombstones'] as const;
+export const MEMORY_TABLES = ['memories', 'memoryHistory', 'memoryIndex', 'tombstones', 'feedback'] as const;
 
 /** Prefix of the long-term memory jobs' types (`ltm.extract`, `ltm.episodic`, `ltm.reembed`, `ltm.maintenance`). */
 export const MEMORY_JOB_PREFIX = 'ltm.';

@@ -24,6 +24,10 @@
  *       entry in `memoryHistory` (`ADD`, or an `IMPORT` that created it) no longer copies its
  *       text: it is derived from the rows and later entries when read (`./history.ts`); the upgrade
  *       drops the stored copies it can derive exactly.
+ * - v7: `feedback` (issue 14): "not relevant here" on a memory under a reply — memory id, the
+ *       query (text, content terms, embedding) it was marked under, message and conversation —
+ *       which ranking uses to demote that memory for similar queries
+ *       (`memory/long-term/retrieval/feedback.ts`). New table only; no data migration. User data.
  */
 import Dexie, { type EntityTable, type Table } from 'dexie';
 import type {
@@ -35,6 +39,7 @@ import type {
   MemoryRecord,
   MessageRecord,
   PromptTraceRecord,
+  FeedbackRecord,
   SettingRecord,
   StrategyStateRecord,
   TombstoneRecord,
@@ -68,6 +73,8 @@ export class RecallDB extends Dexie {
   tombstones!: Table<TombstoneRecord, [string, string]>;
   /** The persisted long-term index (v3; see `retrieval/blocks.ts`). */
   memoryIndex!: Table<MemoryIndexRecord, string>;
+  /** "Not relevant here" feedback (v7; see `FeedbackRecord`). */
+  feedback!: EntityTable<FeedbackRecord, 'id'>;
 
   /** @param name database name; tests pass a unique name per test. */
   constructor(name: string = DB_NAME) {
@@ -115,6 +122,9 @@ export class RecallDB extends Dexie {
           });
         await dropDerivableCreationTexts(tx);
       });
+    this.version(7).stores({
+      feedback: 'id, memoryId, messageId',
+    });
     // Rows written with an inline vector bypassed the store's index: mark them (see `pending`).
     const inline = (obj: object) => Object.prototype.hasOwnProperty.call(obj, 'embedding');
     this.memories.hook('creating', (_key, obj) => {
@@ -150,6 +160,8 @@ export const TABLE_DATA: Readonly<Record<string, 'user' | 'settings' | 'device'>
   tombstones: 'user',
   // The lexical snapshot holds the memories' terms: user data, erased with them.
   memoryIndex: 'user',
+  // The query texts the user marked memories "not relevant" under.
+  feedback: 'user',
   settings: 'settings',
   localModels: 'device',
 };

@@ -23,12 +23,25 @@ import type { DownloadedModel, EngineStatus, WllamaSource } from '../model/engin
 import type { ModelCatalog } from '../model/catalog';
 import type { EventPayloads, EventType } from '../model/events';
 import type { AffectedMemory, MemoryCommand, MemoryKind } from '../model/memory';
-import type { MemoryView, ConversationRecord, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
+import type { MemoryView, ConversationRecord, FeedbackView, LocalModelRecord, MemoryHistoryRecord, MessageRecord } from '../model/records';
 import type { JobStats } from '../model/jobs';
 import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
-import type { PromptTrace } from '../model/trace';
+import type { MemoryCitation, PromptTrace } from '../model/trace';
 import { MessagingError } from '../model/errors';
+
+/**
+ * The memories a reply's prompt used, in brief, for the sources under the reply (`trace.sources`):
+ * each one's id, kind, text, whether its line was cut to fit the budget (`shortened`) and whether it
+ * is still stored (`exists`: `false` once deleted or forgotten); `dropped` counts the retrieved
+ * memories left out of the prompt to fit the budget; `feedback` the "not relevant here" rows under
+ * this reply.
+ */
+export interface AnswerSources {
+  memories: (Pick<MemoryCitation, 'memoryId' | 'kind' | 'text' | 'shortened'> & { exists: boolean })[];
+  dropped: number;
+  feedback: FeedbackView[];
+}
 
 /** A conversation in the list. */
 export interface ConversationSummary {
@@ -138,7 +151,8 @@ export interface ProtocolMap {
   'conversations.list'(): ConversationSummary[];
   /** Conversations whose title or messages contain every word of `query` (`src/core/conversation-search.ts`). */
   'conversations.search'(data: { query: string }): ConversationSearchHit[];
-  'conversations.create'(data: { title?: string; strategy?: StrategyConfig }): ConversationRecord;
+  /** `temporary: true`: a temporary chat (not learned from, deleted once no panel shows it; `src/core/temporary-chats.ts`). */
+  'conversations.create'(data: { title?: string; strategy?: StrategyConfig; temporary?: boolean }): ConversationRecord;
   'conversations.get'(data: { id: string }): ConversationRecord | null;
   'conversations.update'(data: { id: string; title?: string; strategy?: StrategyConfig }): ConversationRecord;
   'conversations.delete'(data: { id: string }): void;
@@ -160,6 +174,8 @@ export interface ProtocolMap {
   'chat.live'(data: { conversationId: string }): LiveTurn | null;
   /** The prompt trace of an assistant message (context view). */
   'trace.get'(data: { messageId: string }): PromptTrace | null;
+  /** The memories each reply's prompt used, in brief (sources under a reply); replies without a trace are left out. At most 500 ids. */
+  'trace.sources'(data: { messageIds: string[] }): Record<string, AnswerSources>;
 
   'memory.list'(data: MemoryListQuery): MemoryView[];
   'memory.history'(data: { memoryId?: string; limit?: number }): MemoryHistoryRecord[];
@@ -199,6 +215,17 @@ export interface ProtocolMap {
   'memory.eraseAll'(): void;
   /** Erases every long-term memory (with history, index, tombstones, queued memory jobs); conversations and settings stay. */
   'memory.eraseMemories'(): void;
+  /**
+   * "Not relevant here": memory `memoryId` did not belong under reply `messageId`; similar questions
+   * rank it last from now on (`src/core/answer-feedback.ts`). Idempotent per pair.
+   */
+  /** One memory by id (the Memory tab opened on a reply's source), `null` when it is gone. */
+  'memory.get'(data: { id: string }): MemoryView | null;
+  'memory.feedback'(data: { messageId: string; memoryId: string }): FeedbackView;
+  /** Undoes a "not relevant here" (feedback row `id`); `false` when it was already gone. */
+  'memory.feedbackUndo'(data: { id: string }): boolean;
+  /** The "not relevant here" rows under reply `messageId`. */
+  'memory.feedbackList'(data: { messageId: string }): FeedbackView[];
 
   'settings.get'(): Settings;
   'settings.set'(data: Partial<Settings>): Settings;

@@ -19,6 +19,12 @@ export interface ConversationRecord {
   strategy: StrategyConfig;
   createdAt: number;
   updatedAt: number;
+  /**
+   * A temporary chat (issue 14): nothing is learned from it (no round, extraction or other
+   * long-term job; "remember …" is refused) and it is deleted with its messages and traces when
+   * the panel leaves it, closes, or the core restarts. Absent for a normal conversation.
+   */
+  temporary?: true;
 }
 
 /** Roles of a stored message (the system instruction is never stored). */
@@ -252,3 +258,32 @@ export interface LocalModelRecord {
   url?: string;
   addedAt: number;
 }
+
+/**
+ * "Not relevant here" feedback on a memory (schema v7, issue 14): the user said that memory
+ * `memoryId` did not belong under the reply to `query`. Retrieval demotes that memory for
+ * similar queries (`retrieval/feedback.ts`: cosine of the query embeddings of the same model, else
+ * overlap of `terms`). Deleted with its memory (delete, forget, erase) or by an undo.
+ */
+export interface FeedbackRecord {
+  /** Random UUID. */
+  id: string;
+  memoryId: string;
+  /** The memory's namespace (feedback acts within it). */
+  namespace: string;
+  /** The user message the reply answered (the retrieval query), verbatim, at most 8,000 characters. */
+  query: string;
+  /** Content terms of `query` (`contentTerms` of `src/text/terms.ts`: normalized, no stop words). */
+  terms: string[];
+  /** L2-normalized embedding of `query` by `embeddingModel`, or `null` when no embedder was ready. */
+  embedding: Float32Array | null;
+  embeddingModel: string | null;
+  /** The assistant message whose sources chip the user clicked, and its conversation. */
+  messageId: string;
+  conversationId: string;
+  /** ms epoch. */
+  createdAt: number;
+}
+
+/** A feedback row as the panel sees it (no query text, no vector): which memory it marked under which reply, and when (ms epoch). */
+export type FeedbackView = Pick<FeedbackRecord, 'id' | 'memoryId' | 'messageId' | 'createdAt'>;

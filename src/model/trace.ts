@@ -56,6 +56,8 @@ export interface MemoryCitation {
   sourceConversationTitle: string | null;
   sourceMessageIds: string[];
   createdAt: number;
+  /** Its line was cut (a prefix of its text, "…") to fit the memories' token share; absent when sent whole (and in older traces). */
+  shortened?: true;
 }
 
 /** The token budget of one prompt (all values in tokens). */

@@ -278,8 +278,8 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
       ? formatMemoriesForPrompt(input.memories, counter, memoryCap - wrapperTokens)
       : { text: '', included: [] as RetrievedMemory[], dropped: input.memories.length, neighbours: undefined };
   const memoryCitations: MemoryCitation[] = formatted.included
-    .map((p) => prepared.get(p)?.original ?? p)
-    .map((r) => ({
+    .map((p) => ({ r: prepared.get(p)?.original ?? p, cut: 'shortened' in formatted && formatted.shortened?.has(p) === true }))
+    .map(({ r, cut }) => ({
       memoryId: r.memory.id,
       kind: r.memory.kind,
       text: r.memory.text,
@@ -289,6 +289,7 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
       sourceConversationTitle: r.memory.sourceConversationId ? (input.conversationTitles.get(r.memory.sourceConversationId) ?? null) : null,
       sourceMessageIds: r.memory.sourceMessageIds,
       createdAt: r.memory.createdAt,
+      ...(cut ? { shortened: true as const } : {}),
     }));
   if (formatted.included.length > 0) {
     const text = wrap('long_term_memories', INTROS.memories, formatted.text);

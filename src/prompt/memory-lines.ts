@@ -25,6 +25,8 @@ export interface FormattedMemories {
   dropped: number;
   /** For each memory of `included` shown with neighbour rounds: those rounds, in conversation order. Absent when no memory was shown with any. */
   neighbours?: Map<RetrievedMemory, MemoryView[]>;
+  /** The memories of `included` whose line was cut to fit (`fitMemoryLine` shortened it). Absent when none was. */
+  shortened?: Set<RetrievedMemory>;
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -140,6 +142,7 @@ export function formatMemoriesForPrompt(memories: RetrievedMemory[], counter: To
   const included: RetrievedMemory[] = [];
   const lines = new Map<RetrievedMemory, string>();
   const neighbours = new Map<RetrievedMemory, MemoryView[]>();
+  const shortened = new Set<RetrievedMemory>();
   const render = (items: RetrievedMemory[]) =>
     lostInTheMiddleOrder(items)
       .map((m) => lines.get(m)!)
@@ -160,6 +163,7 @@ export function formatMemoriesForPrompt(memories: RetrievedMemory[], counter: To
       }
       included.push(memory);
       if (shown.length > 0) neighbours.set(memory, shown);
+      else if (line !== formatMemoryLine(memory.memory)) shortened.add(memory);
       used = total;
       break;
     }
@@ -169,5 +173,6 @@ export function formatMemoriesForPrompt(memories: RetrievedMemory[], counter: To
     included,
     dropped: memories.length - included.length,
     ...(neighbours.size > 0 ? { neighbours } : {}),
+    ...(shortened.size > 0 ? { shortened } : {}),
   };
 }

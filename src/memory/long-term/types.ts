@@ -5,7 +5,7 @@
  * implements it.
  */
 import type { AffectedMemory, MemoryCommand, MemoryEvent, MemoryKind } from '../../model/memory';
-import type { MemoryView, MemoryRecord, SpeakerNames } from '../../model/records';
+import type { FeedbackRecord, MemoryView, MemoryRecord, SpeakerNames } from '../../model/records';
 import type { RetrievedMemory } from '../../model/context';
 import type { SlotKey } from './slots';
 import type { FusionWeights, WeightingOptions } from './retrieval/fusion';
@@ -41,9 +41,10 @@ export interface MemoryCommandResult {
   /**
    * Set when the command was understood but not carried out: "forget everything" is done in
    * Memory → Erase everything… (`forget_all`); a "remember …" text longer than
-   * `MAX_MEMORY_TEXT_CHARS` is not stored (`too_long`).
+   * `MAX_MEMORY_TEXT_CHARS` is not stored (`too_long`); "remember …" in a temporary chat stores
+   * nothing (`temporary`: the chat service answers it so, without running the command).
    */
-  refused?: 'forget_all' | 'too_long';
+  refused?: 'forget_all' | 'too_long' | 'temporary';
 }
 
 /** What the chat core needs from long-term memory. */
@@ -285,4 +286,16 @@ export interface LongTermStore {
   roundsStating(fact: Pick<MemoryRecord, 'id' | 'namespace' | 'kind' | 'text' | 'sourceMessageIds'>): Promise<MemoryView[]>;
   /** Sizes and state of the indexes (no row is read). */
   indexStats(): IndexStats;
+  /**
+   * Records "not relevant here" (issue 14): memory `input.memoryId` did not belong under the reply
+   * to `input.query`. The query is embedded with the current embedder (none or a failure: its
+   * content terms only); hybrid searches then demote that memory for similar queries
+   * (`retrieval/feedback.ts`). The same memory under the same message twice gives the stored row.
+   * Rows are deleted with their memory (`remove`) and by "Erase everything".
+   */
+  addFeedback(input: { memoryId: string; namespace: string; query: string; messageId: string; conversationId: string }): Promise<FeedbackRecord>;
+  /** Deletes feedback row `id` (undo). @returns whether it existed. */
+  removeFeedback(id: string): Promise<boolean>;
+  /** The feedback rows recorded under assistant message `messageId`, oldest first. */
+  feedbackFor(messageId: string): Promise<FeedbackRecord[]>;
 }

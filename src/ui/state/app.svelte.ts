@@ -27,6 +27,8 @@ import { createJobsStore } from './jobs.svelte';
 import { createMemoryStore, type MemoryStore } from './memory.svelte';
 import { createDownloadedModelsStore, type DownloadedModelsStore } from './downloaded-models.svelte';
 import { createMessageSourcesStore } from './message-sources.svelte';
+import { createAnswerSourcesStore } from './answer-sources.svelte';
+import { openPanelPort, type PanelPort } from '../lib/panel-port';
 import { createNoticesStore } from './notices.svelte';
 import { applyUiLocale, createSettingsStore } from './settings.svelte';
 import { createSettingsFormStore, type SettingsFormStore } from './settings-form.svelte';
@@ -57,12 +59,19 @@ export class AppState {
   readonly chat;
   /** Messages in brief for memories' "From …" lines. */
   readonly sources;
+  /** The memories under each reply and their chips' actions (issue 14). */
+  readonly answerSources;
   #started = false;
   readonly #api: StoreApi;
+  readonly #panelPort: () => PanelPort;
 
-  /** @param api the messaging (the real one by default). */
-  constructor(api: StoreApi = { request, subscribe }) {
+  /**
+   * @param api the messaging (the real one by default).
+   * @param panelPort opens the panel's port to the core (temporary chats; `../lib/panel-port.ts`), once connected.
+   */
+  constructor(api: StoreApi = { request, subscribe }, panelPort: () => PanelPort = openPanelPort) {
     this.#api = api;
+    this.#panelPort = panelPort;
     const base = { ...api, notices: this.notices };
     this.settings = createSettingsStore(base);
     this.jobs = createJobsStore(base);
@@ -70,6 +79,7 @@ export class AppState {
     this.conversations = createConversationsStore({ ...base, view: this.view });
     this.chat = createChatStore({ ...base, conversations: this.conversations, chatState: () => this.engine.status?.chat.state });
     this.sources = createMessageSourcesStore(api);
+    this.answerSources = createAnswerSourcesStore({ ...base, view: this.view });
   }
 
   /**
@@ -126,6 +136,11 @@ export class AppState {
     await connect((progress) => {
       // Later reconnects (a request retrying after the core restarted) keep the UI as it is.
       if (this.connection.state === 'connecting') this.connection = { state: 'connecting', ...progress };
+    });
+    // The core learns which conversation this panel shows (and when it closes): temporary chats.
+    const port = this.#panelPort();
+    $effect.root(() => {
+      $effect(() => port.show(this.conversations.current?.id ?? null));
     });
     await this.loadAll();
   }

@@ -205,12 +205,12 @@ export class ConversationsStore {
     return created;
   }
 
-  /** Starts a new conversation (created right away); stays on the open one while it is still empty. Failures become a notice. */
+  /** Starts a new conversation (created right away); stays on the open one while it is still empty (unless it is a temporary chat). Failures become a notice. */
   async startNew(): Promise<void> {
     if (this.#creating) return; // a double click makes one conversation
     const { notices, view } = this.#deps;
     // The open conversation is still empty: it already is a new one (no pile of empty chats).
-    if (this.current && this.messages.length === 0 && !this.active) {
+    if (this.current && this.messages.length === 0 && !this.active && !this.temporary) {
       view.showChat();
       return;
     }
@@ -223,6 +223,36 @@ export class ConversationsStore {
       view.contextMessageId = null;
       view.showChat();
       await this.refresh();
+    } catch (error) {
+      notices.fail('errors.createFailed', error);
+    } finally {
+      this.#creating = false;
+    }
+  }
+
+  /** `true` while the open conversation is a temporary chat (not learned from; deleted once no panel shows it). */
+  get temporary(): boolean {
+    return this.current?.temporary === true;
+  }
+
+  /**
+   * Starts a temporary chat (created right away; the core deletes it once this panel shows another
+   * conversation or closes). Stays on the open one when it already is an empty temporary chat. Failures become a notice.
+   */
+  async startTemporary(): Promise<void> {
+    if (this.#creating || this.active) return;
+    const { notices, request, view } = this.#deps;
+    if (this.temporary && this.messages.length === 0) return view.showChat();
+    this.#creating = true;
+    try {
+      const strategy = this.pendingStrategy ? { strategy: $state.snapshot(this.pendingStrategy) } : {};
+      this.current = await request('conversations.create', { ...strategy, temporary: true });
+      this.pendingStrategy = null;
+      this.messages = [];
+      this.lastTrace = null;
+      this.highlighted = [];
+      view.contextMessageId = null;
+      view.showChat();
     } catch (error) {
       notices.fail('errors.createFailed', error);
     } finally {

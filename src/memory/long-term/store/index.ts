@@ -56,6 +56,7 @@ import { createSerial, indexLexical, IndexSync } from './index-sync';
 import { checkText, installReadingHook, KINDS, recordAccess, toRow, validAt } from './rows';
 import { createStoreSearch } from './search';
 import { missingVectors, reembed } from './reembed';
+import { FeedbackBook } from './feedback';
 import { EngineError, MemoryError, withItemContext } from '../../../model/errors';
 
 export { recordAccess, recordAccesses, isTombstoned, tombstonedHashes, toView } from './rows';
@@ -118,7 +119,8 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
   if (fusionWeights) convexFusion([], [], fusionWeights); // validates: RangeError when < 0 or not finite
   const serial = createSerial();
   const sync = new IndexSync(db, serial);
-  const reader = createStoreSearch({ db, sync, embedder: deps.embedder, now, fusionWeights });
+  const feedback = new FeedbackBook(db, now);
+  const reader = createStoreSearch({ db, sync, embedder: deps.embedder, now, fusionWeights, feedback: (ns) => feedback.signals(ns) });
 
   /** Embeds `memory` for storage (its `embeddingInput`); a failure is logged and gives `null` (the memory is kept, lexical only). */
   async function embedForStorage(memory: MemoryRecord): Promise<{ embedding: Float32Array | null; embeddingModel: string | null }> {
@@ -332,30 +334,37 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         const unique = [...new Set(ids)];
         const t = now();
         let found: string[] = [];
-        await sync.writeIndexed(unique, async (batch) => {
-          const records = (await db.memories.bulkGet(unique)).filter((r): r is MemoryRecord => r !== undefined);
-          found = records.map((r) => r.id);
-          await db.memories.bulkDelete(found);
-          // What the user removed stays removed: re-runs and imports check these (no text is stored).
-          if (source === 'user') {
-            await db.tombstones.bulkPut(records.map((r) => ({ namespace: r.namespace, hash: r.hash, deletedAt: t, reason: event })));
-          }
-          if (event === 'FORGET') {
-            // Erase every trace of the text; keep a content-free record that something was forgotten.
-            await db.memoryHistory.where('memoryId').anyOf(found).delete();
-            await db.memoryHistory.bulkAdd(found.map((memoryId) => ({ memoryId, event: 'FORGET' as const, oldText: null, newText: null, at: t, source })));
-          } else {
-            await db.memoryHistory.bulkAdd(records.map((r) => ({ memoryId: r.id, event: 'DELETE' as const, oldText: r.text, newText: null, at: t, source })));
-          }
-          unique.forEach((id) => batch.remove(id));
-          return {
-            countDelta: -found.length,
-            lexical: () =>
-              unique.forEach((id) => {
-                sync.lexical.delete(id);
-              }),
-          };
-        });
+        await sync.writeIndexed(
+          unique,
+          async (batch) => {
+            const records = (await db.memories.bulkGet(unique)).filter((r): r is MemoryRecord => r !== undefined);
+            found = records.map((r) => r.id);
+            await db.memories.bulkDelete(found);
+            // What the user removed stays removed: re-runs and imports check these (no text is stored).
+            if (source === 'user') {
+              await db.tombstones.bulkPut(records.map((r) => ({ namespace: r.namespace, hash: r.hash, deletedAt: t, reason: event })));
+            }
+            if (event === 'FORGET') {
+              // Erase every trace of the text; keep a content-free record that something was forgotten.
+              await db.memoryHistory.where('memoryId').anyOf(found).delete();
+              await db.memoryHistory.bulkAdd(found.map((memoryId) => ({ memoryId, event: 'FORGET' as const, oldText: null, newText: null, at: t, source })));
+            } else {
+              await db.memoryHistory.bulkAdd(records.map((r) => ({ memoryId: r.id, event: 'DELETE' as const, oldText: r.text, newText: null, at: t, source })));
+            }
+            unique.forEach((id) => batch.remove(id));
+            await feedback.dropForMemories(found); // its "not relevant here" rows go with it
+            return {
+              countDelta: -found.length,
+              lexical: () => {
+                unique.forEach((id) => {
+                  sync.lexical.delete(id);
+                });
+                feedback.forgetMemories(found);
+              },
+            };
+          },
+          { tables: [db.feedback] },
+        );
       });
     },
 
@@ -365,7 +374,22 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     search: reader.search,
     roundsStating: reader.roundsStating,
 
-    rebuildIndexes: () => serial(() => sync.rebuild()),
+    rebuildIndexes: () =>
+      serial(() => {
+        feedback.reset(); // after an erase the rows are gone too
+        return sync.rebuild();
+      }),
+
+    async addFeedback(input) {
+      const model = deps.embedder()?.modelId ?? null;
+      const vector = await reader.embed(input.query).catch((error: unknown) => {
+        console.warn('[ltm] feedback query not embedded; similar queries are matched by their words:', error);
+        return null;
+      });
+      return feedback.add(input, vector, model);
+    },
+    removeFeedback: (id) => feedback.remove(id),
+    feedbackFor: (messageId) => feedback.forMessage(messageId),
 
     recordAccess: (ids, at = now()) => recordAccess(db, ids, at),
 

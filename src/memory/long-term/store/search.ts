@@ -23,6 +23,7 @@ import {
   weightedScore,
   type FusionWeights,
 } from '../retrieval/fusion';
+import { demoteByFeedback, type FeedbackSignal } from '../retrieval/feedback';
 import { applyTimeBoost, asksForCurrentState, parseSessionReference, parseTimeFilter, sessionWindow } from '../retrieval/time-filter';
 import type { IndexSync } from './index-sync';
 import { toView } from './rows';
@@ -71,6 +72,8 @@ export interface SearchContext {
   /** Default weights of the lexical and vector lists in convex fusion. */
   /** Store-wide override of the fusion weights (else the embedder's calibrated weights). */
   fusionWeights: FusionWeights | undefined;
+  /** "Not relevant here" rows of a namespace (`store/feedback.ts`), for the demotion stage of hybrid searches; absent: none. */
+  feedback?: (namespace: string) => Promise<readonly FeedbackSignal[]>;
 }
 
 /** The store's read side (`LongTermStore`'s search, nearest, inSlot, embed, roundsStating) plus `activeModel`. */
@@ -146,8 +149,9 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     const lexicalIds = lexicalHits.map((h) => h.id);
     let vectorHits: { id: string; score: number }[] = [];
     const embedder = ctx.embedder();
+    let q: Float32Array | null = null;
     if (mode !== 'lexical' && embedder && text.trim() && sync.index.vectorCounts().has(embedder.modelId)) {
-      const q = await embed(text);
+      q = await embed(text);
       const vectorOf = (f: ScanFilter) => sync.index.search(embedder.modelId, ns, q!, depth, f).map((h) => ({ id: h.id, score: h.similarity }));
       if (q) vectorHits = withWindowHits(vectorOf(scan), windowScan ? vectorOf(windowScan) : []);
     }
@@ -205,6 +209,9 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
         ranked = order.map((id, i) => ({ id, score: before[i]!.score }));
       }
     }
+    // Relevance feedback: memories marked "not relevant here" under a similar query rank last (`retrieval/feedback.ts`).
+    const feedback = ctx.feedback && mode === 'hybrid' ? await ctx.feedback(ns) : [];
+    if (feedback.length > 0) ranked = demoteByFeedback(ranked, { terms: contentTerms(text), embedding: q, embeddingModel: q && embedder!.modelId }, feedback);
     const top = ranked.slice(0, k);
     // Rows (texts) are read for the top-k only.
     const records = await db.memories.bulkGet(top.map((r) => r.id));
