@@ -21,10 +21,11 @@ const LAYERS = {
   memory: ['model', 'text', 'platform', 'tokens', 'engines', 'db', 'jobs', 'prompt'],
   backup: ['model', 'text', 'db', 'memory'],
   importers: ['model', 'text'],
+  page: ['model', 'text'],
   messaging: ['model'],
-  core: ['model', 'text', 'gguf', 'platform', 'tokens', 'engines', 'db', 'jobs', 'prompt', 'memory', 'backup', 'importers', 'messaging'],
-  background: ['model', 'messaging'],
-  ui: ['model', 'text', 'gguf', 'messaging', 'platform', 'prompt'],
+  core: ['model', 'text', 'gguf', 'platform', 'tokens', 'engines', 'db', 'jobs', 'prompt', 'memory', 'backup', 'importers', 'messaging', 'page'],
+  background: ['model', 'messaging', 'page'],
+  ui: ['model', 'text', 'gguf', 'messaging', 'platform', 'prompt', 'page'],
 };
 
 /**

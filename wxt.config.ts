@@ -42,7 +42,19 @@ export default defineConfig({
       'offscreen',
       // memory and cached models must not be evicted under storage pressure
       'unlimitedStorage',
+      // "Ask about this page": access to the one tab the user invokes Recall on (toolbar button,
+      // context menu, shortcut), for that tab only, and the reader script injected into it.
+      // No host permission: no page is ever readable without the user's gesture.
+      'activeTab',
+      'scripting',
+      // "Ask Recall about the selection" and "Remember this"
+      'contextMenus',
     ],
+    // Changeable at chrome://extensions/shortcuts.
+    commands: {
+      'open-side-panel': { suggested_key: { default: 'Alt+Shift+R' }, description: '__MSG_commandOpenPanel__' },
+      'ask-about-page': { suggested_key: { default: 'Alt+Shift+P' }, description: '__MSG_commandAskPage__' },
+    },
     // Only the hosts that model weights and tokenizers (data, not code) are downloaded from. WebLLM's
     // model libraries (WebAssembly) are never downloaded at run time: the package ships them.
     host_permissions: ['https://huggingface.co/*', 'https://*.huggingface.co/*', 'https://*.hf.co/*'],

@@ -17,7 +17,9 @@
  * `glove`, `hashed` (default all four; `model2vec` and `glove` are skipped, with the reason
  * printed, when ../shared/fixtures is absent); RETRIEVAL_BENCH_SIZES = comma-separated sizes (overrides
  * the parameters: quick run 1000, `--full` 1000,10000 — ingesting 10k rounds takes ~10 min of
- * the bench's time here); RETRIEVAL_BENCH_SEED (2; seed 1 is the tuning seed).
+ * the bench's time here); RETRIEVAL_BENCH_SEED (2; seed 1 is the tuning seed); RETRIEVAL_BENCH_CALIBRATE=1
+ * sweeps the fusion weight α per embedder and prints `chooseLexicalWeight`'s choice, pooled over
+ * every seed of RETRIEVAL_BENCH_SEED (a comma list, e.g. 1,3,4: the calibration split; 2 is held out).
  * Dexie runs on fake-indexeddb (Node): absolute times are Node's, not Chrome's.
  */
 import 'fake-indexeddb/auto';
@@ -29,7 +31,7 @@ import { composeLongTermMemory } from '../src/memory/long-term/compose';
 import { REEMBED_JOB } from '../src/memory/long-term/jobs';
 import { createMemoryStore, type SearchOptions } from '../src/memory/long-term/store';
 import { evaluateDataset, ingestDataset, type EvalSummary, type Retriever } from '../src/memory/long-term/retrieval/evaluate';
-import { fusionWeightsFor } from '../src/memory/long-term/retrieval/fusion';
+import { chooseLexicalWeight, fusionWeightsFor, type CalibrationMetrics } from '../src/memory/long-term/retrieval/fusion';
 import { tokenize } from '../src/memory/long-term/retrieval/tokenize';
 import { l2normalize } from '../src/memory/long-term/retrieval/vector';
 import { loadVoy, voyResource } from '../src/memory/long-term/retrieval/voy';
@@ -229,13 +231,24 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
         };
       }
       if (process.env.RETRIEVAL_BENCH_CALIBRATE === '1') {
-        // Calibration of the convex fusion weight for this model (run it on the tuning seed, 1).
-        const sweep: string[] = [];
+        // Calibration of the convex fusion weight for this model (run it on the tuning seed, 1):
+        // α from 0 to 1 in steps of 0.1, chosen by `chooseLexicalWeight` (see fusion.ts).
+        const metricsOf = (m: Pick<EvalSummary, 'recall' | 'mrr'>): CalibrationMetrics => ({
+          recall: { 1: m.recall[1]!, 5: m.recall[5]!, 10: m.recall[10]! },
+          mrr: m.mrr,
+        });
+        const sweep: (CalibrationMetrics & { alpha: number })[] = [];
         for (let a = 0; a <= 10; a += 1) {
           const { summary } = await evaluateDataset(data, store_('hybrid', { fusion: { lexical: a / 10, vector: 1 - a / 10 } }), [1, 5, 10]);
-          sweep.push(`α=${(a / 10).toFixed(1)} MRR ${summary.mrr.toFixed(3)} R@5 ${(summary.recall[5]! * 100).toFixed(1)}`);
+          sweep.push({ alpha: a / 10, ...metricsOf(summary) });
         }
-        console.log(`\ncalibration ${named.embedder!.modelId} (seed ${seed}, ${rounds} rounds):\n  ${sweep.join('\n  ')}`);
+        const row = (m: CalibrationMetrics) =>
+          `R@1 ${(m.recall[1] * 100).toFixed(1)} R@5 ${(m.recall[5] * 100).toFixed(1)} R@10 ${(m.recall[10] * 100).toFixed(1)} MRR ${m.mrr.toFixed(3)}`;
+        const [lexical, vector] = [metricsOf(modes.lexical!), metricsOf(modes.vector!)];
+        calibrations.push({ modelId: named.embedder!.modelId, seed, rounds, lexical, vector, sweep });
+        console.log(
+          `\ncalibration ${named.embedder!.modelId} (seed ${seed}, ${rounds} rounds): chosen α = ${chooseLexicalWeight(sweep, lexical, vector)}\n  lexical ${row(lexical)}\n  vector  ${row(vector)}\n  ${sweep.map((p) => `α=${p.alpha.toFixed(1)} ${row(p)}`).join('\n  ')}`,
+        );
       }
       embedders.push({ name: names[index]!, modelId: named.embedder!.modelId, description: named.description, vectors, modes });
       // Restore is measured with the first embedder's vectors (the BERT fixture: 384-d, MiniLM's size).
@@ -257,6 +270,36 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
   }
 }
 
+/** One calibration sweep (`RETRIEVAL_BENCH_CALIBRATE=1`): one model on one seed and size. */
+interface CalibrationRun {
+  modelId: string;
+  seed: number;
+  rounds: number;
+  lexical: CalibrationMetrics;
+  vector: CalibrationMetrics;
+  sweep: (CalibrationMetrics & { alpha: number })[];
+}
+
+/** The calibration sweeps of this run, in order. */
+const calibrations: CalibrationRun[] = [];
+
+/** Mean of metrics over runs (every seed has the same number of questions, so this is the pooled mean over all questions). */
+function meanMetrics(ms: readonly CalibrationMetrics[]): CalibrationMetrics {
+  const mean = (f: (m: CalibrationMetrics) => number) => ms.reduce((sum, m) => sum + f(m), 0) / ms.length;
+  return { recall: { 1: mean((m) => m.recall[1]), 5: mean((m) => m.recall[5]), 10: mean((m) => m.recall[10]) }, mrr: mean((m) => m.mrr) };
+}
+
+/** Per model and size: α chosen by `chooseLexicalWeight` over the questions of every calibration seed pooled. */
+function pooledCalibration(): string[] {
+  const groups = new Map<string, CalibrationRun[]>();
+  for (const c of calibrations) groups.set(`${c.modelId}\u0000${c.rounds}`, [...(groups.get(`${c.modelId}\u0000${c.rounds}`) ?? []), c]);
+  return [...groups.values()].map((runs) => {
+    const sweep = runs[0]!.sweep.map((p, i) => ({ alpha: p.alpha, ...meanMetrics(runs.map((r) => r.sweep[i]!)) }));
+    const alpha = chooseLexicalWeight(sweep, meanMetrics(runs.map((r) => r.lexical)), meanMetrics(runs.map((r) => r.vector)));
+    return `${runs[0]!.modelId}, ${runs[0]!.rounds} rounds, seeds ${runs.map((r) => r.seed).join('+')}: α = ${alpha}`;
+  });
+}
+
 /** The row of what the chat gets: the facade's retrieval (hybrid, then neighbour expansion: a unit counts its adjacent rounds' turns). */
 const FACADE = 'hybrid via LongTermMemory.retrieve';
 
@@ -276,14 +319,17 @@ export default defineBench<{ sizes: number[] }>({
     const names = embedderNames();
     if (names.length === 0) throw new Error('No embedder to benchmark (RETRIEVAL_BENCH_EMBEDDERS)');
     const sizes = process.env.RETRIEVAL_BENCH_SIZES ? process.env.RETRIEVAL_BENCH_SIZES.split(',').map(Number) : params.sizes;
-    const seed = Number(process.env.RETRIEVAL_BENCH_SEED ?? 2);
+    // RETRIEVAL_BENCH_SEED may list several seeds when calibrating (pooled; the report shows the first).
+    const [seed, ...calibrationSeeds] = (process.env.RETRIEVAL_BENCH_SEED ?? '2').split(',').map(Number) as [number, ...number[]];
     console.log(`embedders: ${names.join(', ')} (the first one's vectors are made at ingestion, the others' by the ltm.reembed job)\nseed: ${seed}`);
     const results: SizeResult[] = [];
     for (const rounds of sizes) {
       const r = await runSize(rounds, seed, names);
       results.push(r);
       console.log(`\n${r.memories} memories (${r.rounds} rounds), ingested once in ${r.ingestSeconds.toFixed(0)} s`);
+      if (process.env.RETRIEVAL_BENCH_CALIBRATE === '1') for (const more of calibrationSeeds) await runSize(rounds, more, names);
     }
+    if (calibrations.length > 0) console.log(`\ncalibrated α (pooled over the calibration seeds):\n  ${pooledCalibration().join('\n  ')}`);
     const short = (e: EmbedderResult) => {
       const w = fusionWeightsFor(e.modelId);
       return `${e.name.replace('fixture-', '')} (α ${w.lexical})`;

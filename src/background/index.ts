@@ -6,6 +6,7 @@
 import browser from 'webextension-polyfill';
 import { assertSender, onMessage, sendMessage } from '../messaging/protocol';
 import { MessagingError } from '../model/errors';
+import { registerPageListeners } from './page';
 
 /** Path of the offscreen document inside the package. */
 export const OFFSCREEN_PATH = 'offscreen.html';
@@ -56,5 +57,11 @@ export function startBackground(): void {
     await ensureOffscreenDocument();
     await waitForCore(20_000);
     return { ready: true as const };
+  });
+  registerPageListeners({
+    ensureCore: async () => {
+      await ensureOffscreenDocument();
+      await waitForCore(20_000);
+    },
   });
 }

@@ -153,6 +153,9 @@ export const memorySchema = z.object({
     .object({ user: z.string().min(1).max(200).optional(), assistant: z.string().min(1).max(200).optional() })
     .strict()
     .optional(),
+  /** The web page it was saved from (`MemoryRecord.sourceUrl` / `sourceTitle`); older files have none. */
+  sourceUrl: z.string().min(1).max(4096).optional(),
+  sourceTitle: z.string().max(1000).optional(),
 });
 
 /** One history entry of the file (no auto-increment id). */

@@ -42,6 +42,8 @@ import type { ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import type { SettingsStore } from './settings';
 import { codedErrorOf, MemoryError, MessagingError } from '../model/errors';
+import type { PageAttachment, PromptPage } from '../model/page';
+import { rankPagePassages } from './page-context';
 
 /** Dependencies of the chat service. */
 export interface ChatServiceDeps {
@@ -62,7 +64,7 @@ export interface ChatServiceDeps {
 /** Runs chat turns; see module doc. */
 export interface ChatService {
   /** Runs one turn. Resolves when the reply is stored (also when it failed: the assistant message then has `status: 'error'`). */
-  send(input: { conversationId: string; text: string; requestId: string }): Promise<ChatTurnResult>;
+  send(input: { conversationId: string; text: string; requestId: string; page?: PageAttachment }): Promise<ChatTurnResult>;
   /**
    * Runs the last turn of the conversation again: its user message and everything after it are
    * replaced (`reviseFrom`: removed, with what memory learned from them) and the same text is sent
@@ -137,6 +139,8 @@ interface TurnPlan {
   reserve: number;
   systemInstruction: string;
   memoryTopK: number;
+  /** The page the user attached to this message (never stored; used for this prompt only). */
+  page?: PageAttachment;
   /** A temporary chat (`ConversationRecord.temporary`): nothing is learned from it. */
   temporary: boolean;
 }
@@ -163,7 +167,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 
   /** The engine, counter and token budget of this turn (read when the turn starts, inside the lock). */
   function planTurn(
-    base: Pick<TurnPlan, 'conversationId' | 'namespace' | 'strategyConfig' | 'content' | 'requestId' | 'temporary'>,
+    base: Pick<TurnPlan, 'conversationId' | 'namespace' | 'strategyConfig' | 'content' | 'requestId' | 'temporary' | 'page'>,
     settings: Settings,
   ): TurnPlan {
     const engine: ChatEngine | null = deps.engines.chatEngine();
@@ -218,11 +222,12 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
    */
   async function answerCommand(plan: TurnPlan, userMessage: MessageRecord): Promise<ChatTurnResult | null> {
     const { conversationId, content } = plan;
+    const page = plan.page ? { url: plan.page.url, title: plan.page.title } : undefined;
     // A temporary chat saves nothing: "remember …" is answered with a refusal, nothing is stored ("forget …" still acts).
     const command =
       plan.temporary && parseMemoryCommand(content)?.command === 'remember'
         ? { command: 'remember' as const, affected: [], refused: 'temporary' as const }
-        : await deps.longTerm.runCommand(content, { namespace: plan.namespace, conversationId, messageId: userMessage.id });
+        : await deps.longTerm.runCommand(content, { namespace: plan.namespace, conversationId, messageId: userMessage.id, ...(page ? { page } : {}) });
     if (!command) return null;
     await deps.db.messages.update(userMessage.id, { command: { kind: command.command } });
     const assistantMessage = await deps.conversations.append({
@@ -385,6 +390,12 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     } catch (error) {
       return fail(error);
     }
+    let page: PromptPage | undefined;
+    try {
+      page = plan.page ? await rankPagePassages(plan.page, plan.content, deps.engines.embedder(), signal) : undefined;
+    } catch (error) {
+      return fail(error);
+    }
     // Memories whose source turns are sent verbatim anyway are left out by `assemblePrompt`.
     const titles = await citedTitles(memories);
     let prompt: AssembledPrompt;
@@ -398,6 +409,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
         contextWindow: plan.contextWindow,
         reserveForAnswer: plan.reserve,
         conversationTitles: titles,
+        ...(page ? { page } : {}),
       });
     } catch (error) {
       return fail(error);
@@ -405,7 +417,18 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 
     const result = await streamReply(plan, engine, prompt, assistantId, signal);
     if ('failed' in result) return fail(result.failed);
-    const assistantMessage = await storeReply(plan, engine, assistantId, result, traceOf(plan, engine, prompt, shortTerm, result));
+    const trace = traceOf(plan, engine, prompt, shortTerm, result);
+    if (page) {
+      const included = prompt.sections.find((s) => s.kind === 'page');
+      trace.page = {
+        url: page.url,
+        title: page.title,
+        passages: page.passages.length,
+        included: Math.max(0, (included?.items ?? 0) - (page.selection && included?.text.includes('Selected text:') ? 1 : 0)),
+        selection: page.selection !== undefined,
+      };
+    }
+    const assistantMessage = await storeReply(plan, engine, assistantId, result, trace);
     await handOff(plan, strategy, userMessage, assistantMessage);
     return { userMessage, assistantMessage };
   }
@@ -427,7 +450,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   }
 
   const service: ChatService = {
-    async send({ conversationId, text, requestId }, replaceFrom?: MessageRecord) {
+    async send({ conversationId, text, requestId, page }, replaceFrom?: MessageRecord) {
       const content = checkedText(text);
       const conversation = await deps.conversations.require(conversationId);
       const settings = await deps.settings.get();
@@ -442,6 +465,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
         content,
         requestId,
         temporary: conversation.temporary === true,
+        ...(page ? { page } : {}),
       };
       const turn = turns.runExclusive(() =>
         deps.jobs.runForeground(async () => {

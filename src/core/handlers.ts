@@ -10,7 +10,7 @@ import type { Core } from './index';
 import { toView } from '../memory/long-term/store';
 
 /** Every request the core answers: the protocol's requests but the events and `core.ensure` (the service worker's). */
-export type CoreRequestType = Exclude<keyof ProtocolMap, `event.${string}` | 'core.ensure'>;
+export type CoreRequestType = Exclude<keyof ProtocolMap, `event.${string}` | 'core.ensure' | `page.${string}`>;
 
 /** What a handler gets besides the request's data. */
 export interface HandlerContext {

@@ -28,7 +28,8 @@ export interface MemoryAdmin {
   list(query: MemoryListQuery): Promise<MemoryView[]>;
   /** History entries, newest first; a creation entry's text is derived (`withCreationTexts`: not stored since schema v4). */
   history(query: { memoryId?: string; limit?: number }): Promise<MemoryHistoryRecord[]>;
-  add(input: { namespace: string; kind: MemoryKind; text: string; pinned?: boolean }): Promise<MemoryView>;
+  /** `source`: the web page the text comes from ("Remember this"), kept as `sourceUrl` / `sourceTitle`. */
+  add(input: { namespace: string; kind: MemoryKind; text: string; pinned?: boolean; source?: { url: string; title: string } }): Promise<MemoryView>;
   update(input: { id: string; text?: string; kind?: MemoryKind; pinned?: boolean; importance?: number }): Promise<MemoryView>;
   /**
    * Deletes a memory (history event `DELETE`, tombstone). Returns the conversation rounds
@@ -75,10 +76,11 @@ export function createMemoryAdmin(db: RecallDB, store: LongTermStore): MemoryAdm
         : await db.memoryHistory.orderBy('at').reverse().limit(limit).toArray();
       return withCreationTexts(db, rows.sort((a, b) => b.at - a.at).slice(0, limit));
     },
-    async add({ namespace, kind, text, pinned = true }) {
+    async add({ namespace, kind, text, pinned = true, source }) {
       const clean = text.trim();
       if (!clean) throw new MemoryError('text_empty', 'A memory needs some text');
-      const { memory } = await store.add({ namespace, kind, text: clean, pinned, importance: pinned ? 0.9 : 0.5 }, 'user');
+      const from = source?.url ? { sourceUrl: source.url.slice(0, 4096), sourceTitle: (source.title || source.url).slice(0, 1000) } : {};
+      const { memory } = await store.add({ namespace, kind, text: clean, pinned, importance: pinned ? 0.9 : 0.5, ...from }, 'user');
       return toView(memory);
     },
     async update({ id, text, kind, pinned, importance }) {

@@ -29,6 +29,7 @@ import type { Settings } from '../model/settings';
 import type { StrategyConfig } from '../model/strategies';
 import type { MemoryCitation, PromptTrace } from '../model/trace';
 import { MessagingError } from '../model/errors';
+import type { PageAttachment, PendingPage } from '../model/page';
 
 /**
  * The memories a reply's prompt used, in brief, for the sources under the reply (`trace.sources`):
@@ -122,6 +123,15 @@ export interface ProtocolMap {
   // ── handled by the service worker ───────────────────────────────────────────
   /** Creates the offscreen engine host if needed and waits until it answers. */
   'core.ensure'(): { ready: true };
+  /**
+   * Reads the active tab of `windowId` (the panel's window) on the user's gesture: blocked and
+   * unreadable pages are refused before any script runs (`src/page/read-tab.ts`). `panelTabId`: the
+   * panel's own tab when it is opened as a tab (never read; the tab used before it is).
+   * @throws PageError `no_tab`, `no_access`, `unreadable`, `blocked`, `empty`.
+   */
+  'page.read'(data: { windowId?: number; panelTabId?: number }): PageAttachment;
+  /** The page or selection a context menu or the shortcut left for the panel (once; then `null`). */
+  'page.takePending'(): PendingPage | null;
 
   // ── handled by the offscreen core ───────────────────────────────────────────
   /**
@@ -161,7 +171,8 @@ export interface ProtocolMap {
   'messages.snippets'(data: { ids: string[] }): MessageSnippet[];
 
   /** Runs one turn; text streams via `event.chatDelta`. Resolves when the reply is stored. */
-  'chat.send'(data: { conversationId: string; text: string; requestId: string }): ChatTurnResult;
+  /** `page`: the page (or selection) the user attached, used for this prompt only and never stored (`src/core/page-context.ts`). */
+  'chat.send'(data: { conversationId: string; text: string; requestId: string; page?: PageAttachment }): ChatTurnResult;
   /** Runs the last turn again, replacing it (see `ChatService.regenerate`); streams like `chat.send`. */
   'chat.regenerate'(data: { conversationId: string; requestId: string }): ChatTurnResult;
   /** Replaces user message `messageId` with `text` and the turns after it, then runs the turn (`ChatService.edit`). */
@@ -179,7 +190,8 @@ export interface ProtocolMap {
 
   'memory.list'(data: MemoryListQuery): MemoryView[];
   'memory.history'(data: { memoryId?: string; limit?: number }): MemoryHistoryRecord[];
-  'memory.add'(data: { namespace: string; kind: MemoryKind; text: string; pinned?: boolean }): MemoryView;
+  /** `source`: the page the text was saved from ("Remember this"), kept as the memory's `sourceUrl` / `sourceTitle`. */
+  'memory.add'(data: { namespace: string; kind: MemoryKind; text: string; pinned?: boolean; source?: { url: string; title: string } }): MemoryView;
   'memory.update'(data: { id: string; text?: string; kind?: MemoryKind; pinned?: boolean; importance?: number }): MemoryView;
   /** Returns the rounds that state the deleted fact (see `MemoryAdmin.delete`). */
   'memory.delete'(data: { id: string }): { rounds: MemoryView[] };
@@ -240,6 +252,8 @@ export interface ProtocolMap {
   'event.settings'(data: EventPayloads['event.settings']): void;
   /** Progress of the export or import running now. */
   'event.transfer'(data: EventPayloads['event.transfer']): void;
+  /** The service worker left a page or selection for the panel (`page.takePending`). */
+  'event.page'(data: EventPayloads['event.page']): void;
 }
 
 /** Compile-time check: the protocol's `event.*` messages are exactly `EVENT_TYPES`. */

@@ -80,6 +80,14 @@ export const JOB_ERROR_CODES = [
   'reembed_incomplete',
 ] as const;
 
+/**
+ * Reading the page the user is on (`src/page/`): `unreadable` (a browser page, the Web Store, a
+ * viewer Recall cannot read), `blocked` (on the user's list of sites never to read), `empty` (no
+ * readable text), `no_access` (no gesture granted access to the tab), `no_tab` (no tab to read).
+ * `params.host` names the site where there is one.
+ */
+export const PAGE_ERROR_CODES = ['unreadable', 'blocked', 'empty', 'no_access', 'no_tab'] as const;
+
 /** Every domain with its codes. The UI's translation keys and the locale test derive from this. */
 export const ERROR_CODES = {
   engine: ENGINE_ERROR_CODES,
@@ -91,6 +99,7 @@ export const ERROR_CODES = {
   messaging: MESSAGING_ERROR_CODES,
   prompt: PROMPT_ERROR_CODES,
   jobs: JOB_ERROR_CODES,
+  page: PAGE_ERROR_CODES,
 } as const;
 
 /** An error domain (`engine`, `storage`, …). */
@@ -264,5 +273,13 @@ export class JobError extends RecallError<'jobs'> {
   constructor(code: JobErrorCode, message: string, options?: RecallErrorOptions) {
     super('jobs', code, message, options);
     this.name = 'JobError';
+  }
+}
+
+/** A page that could not be read (`PAGE_ERROR_CODES`); nothing was read from it. */
+export class PageError extends RecallError<'page'> {
+  constructor(code: ErrorCodeOf<'page'>, message: string, options?: RecallErrorOptions) {
+    super('page', code, message, options);
+    this.name = 'PageError';
   }
 }

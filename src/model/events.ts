@@ -9,7 +9,7 @@ import type { JobStats } from './jobs';
 import type { Settings } from './settings';
 
 /** Every event type, one per `EventPayloads` entry. */
-export const EVENT_TYPES = ['event.chatDelta', 'event.engine', 'event.jobs', 'event.conversations', 'event.settings', 'event.transfer'] as const;
+export const EVENT_TYPES = ['event.chatDelta', 'event.engine', 'event.jobs', 'event.conversations', 'event.settings', 'event.transfer', 'event.page'] as const;
 
 /** Type of an event broadcast by the core (see `EVENT_TYPES`). */
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -36,4 +36,6 @@ export interface EventPayloads {
   'event.settings': Settings;
   /** Progress of the export or import running now. */
   'event.transfer': TransferProgress;
+  /** The service worker has a page or selection for the panel to attach (a context menu or the shortcut); take it with `page.takePending`. */
+  'event.page': { at: number };
 }

@@ -155,6 +155,9 @@ export interface MemoryRecord {
    * text where the memory is indexed, embedded and shown in the prompt (`labelSpeakers`). Not indexed.
    */
   speakers?: SpeakerNames;
+  /** The web page the text was saved from ("Remember this" on a selection): its URL and title at that time. Not indexed. */
+  sourceUrl?: string;
+  sourceTitle?: string;
   /**
    * Set (to 1) by the table's own hooks when a row is written WITH an inline `embedding` field,
    * i.e. not by the long-term store (an import, an undo): the persisted index may not describe it

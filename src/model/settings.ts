@@ -33,7 +33,15 @@ export interface Settings {
   episodicRetentionDays: number | null;
   /** UI language. */
   locale: (typeof LOCALES)[number];
+  /**
+   * Sites Recall never reads (`src/page/sites.ts` patterns: `example.com`, `example.com/private`,
+   * `127.0.0.1:8080`), checked before any script runs in a tab; at most `MAX_BLOCKED_SITES`.
+   */
+  blockedSites: string[];
 }
+
+/** Most blocked-site patterns kept. */
+export const MAX_BLOCKED_SITES = 500;
 
 /** Name of one setting (a key of the `settings` table that is a preference). */
 export type SettingKey = keyof Settings;
@@ -52,6 +60,7 @@ export const DEFAULT_SETTINGS: Settings = {
   memoryTopK: 8,
   episodicRetentionDays: null,
   locale: 'auto',
+  blockedSites: [],
 };
 
 /** Every setting's key, in `DEFAULT_SETTINGS` order. */
@@ -85,6 +94,7 @@ export const settingsSchema = z.object({
   memoryTopK: z.number().int().min(0).max(50),
   episodicRetentionDays: z.number().int().min(1).max(36_500).nullable(),
   locale: z.enum(LOCALES),
+  blockedSites: z.array(z.string().min(1).max(300)).max(MAX_BLOCKED_SITES),
 }) satisfies z.ZodType<Settings>;
 
 /** Validates a partial settings update (`settings.set`); unknown keys are rejected. */

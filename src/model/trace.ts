@@ -6,9 +6,10 @@
 import type { ChatMessage, TokenUsage } from './engine';
 import type { MemoryKind } from './memory';
 import type { StrategyConfig } from './strategies';
+import type { PageTrace } from './page';
 
 /** Kinds of prompt sections, in prompt order. */
-export const PROMPT_SECTION_KINDS = ['system', 'memories', 'summary', 'entities', 'retrieved', 'recent', 'user'] as const;
+export const PROMPT_SECTION_KINDS = ['system', 'memories', 'summary', 'entities', 'retrieved', 'page', 'recent', 'user'] as const;
 
 /** Kind of a prompt section (see `PROMPT_SECTION_KINDS`). */
 export type PromptSectionKind = (typeof PROMPT_SECTION_KINDS)[number];
@@ -56,6 +57,9 @@ export interface MemoryCitation {
   sourceConversationTitle: string | null;
   sourceMessageIds: string[];
   createdAt: number;
+  /** The web page the memory was saved from ("Remember this"), when it was. */
+  sourceUrl?: string;
+  sourceTitle?: string;
   /** Its line was cut (a prefix of its text, "…") to fit the memories' token share; absent when sent whole (and in older traces). */
   shortened?: true;
 }
@@ -96,4 +100,6 @@ export interface PromptTrace {
   engineUsage: TokenUsage | null;
   /** Notices about this prompt (absent in traces stored by older versions). */
   notices?: PromptNotice[];
+  /** The page attached to this message, when one was (title, URL, passages; the text is in the `page` section). */
+  page?: PageTrace;
 }

@@ -35,6 +35,8 @@ import { countPromptTokens } from '../tokens/prompt'; // not the index: it would
 import { capChars, indentContinuation, MAX_INJECTED_TEXT_CHARS, MAX_RECENT_TURN_CHARS, mergeReports, neutralizerFor, sealNeutralized } from './neutralize';
 import type { MemoryCitation, NeutralizedReport, PromptBudget, PromptSection, PromptSectionKind } from '../model/trace';
 import { PromptError } from '../model/errors';
+import type { PromptPage } from '../model/page';
+import { pageSection } from './page-section';
 
 import { SECTION_SHARES } from './shares';
 export { SECTION_SHARES };
@@ -127,6 +129,8 @@ export interface AssembleInput {
   reserveForAnswer: number;
   /** Titles of conversations, for memory citations. */
   conversationTitles: ReadonlyMap<string, string>;
+  /** The page the user attached to this message (`<current_page>`, `page-section.ts`), passages best first. */
+  page?: PromptPage;
 }
 
 /** Output of `assemblePrompt`. */
@@ -262,9 +266,12 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
   if (instructionTokens + userTokens > available) {
     throw new PromptTooLongError(instructionTokens + userTokens, Math.max(0, available));
   }
-  const free = available - instructionTokens - userTokens;
+  const freeBeforePage = available - instructionTokens - userTokens;
   // Separator between system-message parts ("\n\n") is counted with each added part.
   const partTokens = (text: string) => counter.count(`\n\n${text}`);
+  // The attached page takes its share first (the user asked about it); the others share the rest.
+  const page = input.page ? pageSection(input.page, counter, Math.floor(freeBeforePage * SECTION_SHARES.page), gate) : null;
+  const free = freeBeforePage - (page?.tokens ?? 0);
 
   const sections: PromptSection[] = [];
   const systemParts: string[] = [input.systemInstruction];
@@ -289,6 +296,7 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
       sourceConversationTitle: r.memory.sourceConversationId ? (input.conversationTitles.get(r.memory.sourceConversationId) ?? null) : null,
       sourceMessageIds: r.memory.sourceMessageIds,
       createdAt: r.memory.createdAt,
+      ...(r.memory.sourceUrl ? { sourceUrl: r.memory.sourceUrl, sourceTitle: r.memory.sourceTitle ?? r.memory.sourceUrl } : {}),
       ...(cut ? { shortened: true as const } : {}),
     }));
   if (formatted.included.length > 0) {
@@ -356,6 +364,13 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
       dropped: section.items.length - kept,
       ...neutralizedField(mergeReports(section.reports.slice(0, kept))),
     });
+  }
+
+  if (page) {
+    systemParts.push(page.text);
+    sections.push({ kind: 'page', text: page.text, tokens: page.tokens, items: page.items, dropped: page.dropped, ...neutralizedField(page.report) });
+  } else if (input.page) {
+    sections.push({ kind: 'page', text: '', tokens: 0, items: 0, dropped: input.page.passages.length + (input.page.selection ? 1 : 0) });
   }
 
   // Recent turns: newest first until the budget is spent; never start on an assistant reply.

@@ -21,7 +21,7 @@ import { isChatTokenCounter } from '../tokens/counter';
 import type { NeutralizedReport } from '../model/trace';
 
 /** Tag names of the delimited sections of the system message, as `assemble.ts` writes them. */
-export const SECTION_TAGS = ['long_term_memories', 'conversation_summary', 'entities', 'related_past_exchanges'] as const;
+export const SECTION_TAGS = ['long_term_memories', 'conversation_summary', 'entities', 'related_past_exchanges', 'current_page'] as const;
 
 /**
  * Chat-template control tokens of common model families, neutralized whatever the active model:

@@ -80,6 +80,7 @@ export function settingsFixture(over: Partial<Settings> = {}): Settings {
     memoryTopK: 5,
     episodicRetentionDays: null,
     locale: 'en',
+    blockedSites: [],
     ...over,
   };
 }

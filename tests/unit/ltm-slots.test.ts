@@ -1,6 +1,6 @@
 /** The bilingual slot classifier used for consolidation candidates, and the store's same-slot listing (nothing faked but the test embedder). */
 import { describe, expect, it, vi } from 'vitest';
-import { memorySlot, sameSlot, SLOT_CLASSIFIER_VERSION } from '../../src/memory/long-term/slots';
+import { memorySlot, sameSlot, SLOT_CLASSIFIER_VERSION, statementSlot } from '../../src/memory/long-term/slots';
 import { createMemoryStore } from '../../src/memory/long-term/store';
 import type { MetaBlockRecord } from '../../src/memory/long-term/retrieval/blocks/records';
 import { openTestStore } from '../helpers/ltm-test-store';
@@ -57,6 +57,20 @@ describe('memorySlot', () => {
     ['I was born and raised in Adelaide.', null],
     ['I saw a stray cat in the park today.', null],
     ['今天在公园看到一只流浪猫。', null],
+    // Version 3: a slot word that is only a topic talked, read or written about states nobody's attribute.
+    ['We talked about remote work for a while at lunch.', null],
+    ['Explain the school play in simple terms.', null],
+    ['Our team meeting about the gym schedule ran long.', null],
+    ['关于作息时间的邮件太多了。', null],
+    ['早上看了一篇讲作息时间的文章。', null],
+    ['午饭的时候我们聊了一会儿作息时间。', null],
+    ['用简单的话解释一下学校演出。', null],
+    ['I studied philosophy at university.', 'user:school'],
+    // Version 3: someone else's partner or pet has that person as subject.
+    ["My boss's wife is a data analyst.", 'colleague:partner'],
+    ['我老板的老婆是药剂师。', 'colleague:partner'],
+    ['邻居家养了一只狗。', 'neighbour:pet'],
+    ["I'm dating Daniel now, things with Lucas ended.", 'user:partner'],
   ];
   for (const [text, expected] of cases) {
     it(`${text} → ${expected}`, () => {
@@ -64,6 +78,19 @@ describe('memorySlot', () => {
       expect(key ? `${key.subject}:${key.slot}` : null).toBe(expected);
     });
   }
+
+  it('statementSlot: a stored text states a slot only in its sentences that are not questions', () => {
+    const label = (key: ReturnType<typeof memorySlot>) => (key ? `${key.subject}:${key.slot}` : null);
+    // Rounds made of questions state nothing (before version 3 they were user:schedule / user:school / user:work).
+    expect(label(statementSlot('User: 作息时间是怎么回事？\nAssistant: 嗯，我想想。后来怎么样了？'))).toBeNull();
+    expect(label(statementSlot('User: Can you remind me how the school play works?\nAssistant: Okay. That sounds like a plan.'))).toBeNull();
+    expect(label(statementSlot('User: Where do I work now?\nAssistant: At KPMG.'))).toBeNull();
+    // Statements keep their slot, whatever the reply asks.
+    expect(label(statementSlot('User: 健身时间换了，现在是周三。\nAssistant: 我记住了。'))).toBe('user:schedule');
+    expect(label(statementSlot("User: I've moved to Bristol.\nAssistant: How do you like it?"))).toBe('user:residence');
+    // A query is classified whole.
+    expect(label(memorySlot('Where do I work now?'))).toBe('user:work');
+  });
 
   it('sameSlot needs the same subject and slot, and never matches an unclassified text', () => {
     expect(sameSlot(memorySlot('Lives in Shenzhen'), memorySlot('搬到了杭州'))).toBe(true);
@@ -120,6 +147,6 @@ describe('slot classifier version', () => {
     expect(reopened.indexStats().open.via).toBe('rebuilt');
     expect((await reopened.inSlot({ subject: 'user', slot: 'schedule' }, { namespace: 'default', k: 5 })).map((m) => m.id)).toEqual([memory.id]);
     expect(await reopened.inSlot({ subject: 'user', slot: 'residence' }, { namespace: 'default', k: 5 })).toEqual([]);
-    expect(SLOT_CLASSIFIER_VERSION).toBe(2);
+    expect(SLOT_CLASSIFIER_VERSION).toBe(3);
   });
 });

@@ -189,6 +189,31 @@ describe('hybrid retrieval', () => {
     );
   });
 
+  it('with the vector weight 0, hybrid ranks exactly as lexical, also when BM25 finds no query term (the vector list does not count alone)', async () => {
+    const store = await open();
+    // Newer distractors (not the meeting that "moved", which the slot classifier also reads as a
+    // residence); the one memory about where the user lives shares no word with the question.
+    await addAll(
+      store,
+      DISTRACTORS_EN.filter((t) => !t.includes('moved')),
+      (i) => NOW - (i + 1) * DAY,
+    );
+    const [moved] = await addAll(store, ["I've moved to Bristol."], () => NOW - 60 * DAY);
+    await store.whenIndexed();
+    // "live" is in no memory, so the lexical list is empty; the slot bonus (user:residence) makes
+    // the move the one lexical candidate. Before, an empty lexical list let the vector list count
+    // alone at full scale, and with the "now" weighting its recent hits came first.
+    const query = { text: 'Where do I live now?', namespace: 'default', k: 5 };
+    const lexical = await store.search(query, { mode: 'lexical' });
+    const hybrid = await store.search(query, { mode: 'hybrid', fusion: { lexical: 1, vector: 0 } });
+    expect(lexical.map((r) => r.memory.id)).toEqual([moved!.id]);
+    expect(hybrid.map((r) => [r.memory.id, r.score])).toEqual(lexical.map((r) => [r.memory.id, r.score]));
+    // With a vector weight > 0 the vector hits join, scaled by their weight: the slot memory stays first.
+    const weighted = await store.search(query, { mode: 'hybrid', fusion: { lexical: 0.8, vector: 0.2 } });
+    expect(weighted[0]!.memory.id).toBe(moved!.id);
+    expect(weighted.length).toBe(5);
+  });
+
   it('lets relevance decide: a year-old best match stays above a new weak match (recency only breaks near-ties)', async () => {
     const store = await open();
     const [old] = await addAll(store, ['Passport renewal appointment at the embassy on the ninth.'], () => NOW - 365 * DAY);

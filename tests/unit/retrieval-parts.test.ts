@@ -12,6 +12,7 @@ import { firstPersonTerms, lightStem, porterStep1b, sStem, tokenize } from '../.
 import { asksForCurrentState, parseSmallNumber, parseTimeFilter } from '../../src/memory/long-term/retrieval/time-filter';
 import {
   CALIBRATED_FUSION,
+  chooseLexicalWeight,
   CURRENT_STATE_WEIGHTING,
   DEFAULT_FUSION_WEIGHTS,
   RRF_K,
@@ -128,6 +129,19 @@ describe('tokenize', () => {
     expect(firstPersonTerms('我的领导是王经理。')).toEqual(['1p:领']);
     expect(firstPersonTerms('我和父母住在深圳。')).toEqual(['1p:父']);
     expect(firstPersonTerms('')).toEqual([]);
+  });
+
+  it("ends a first-person term at another person's pronoun, and drops light verbs (go / get / take)", () => {
+    // "me … you like": the liking is the other person's, so no 1p:like (it matched "Which band do I like most?").
+    expect(firstPersonTerms('Nice! Tell me more if you like.')).toEqual([]);
+    expect(firstPersonTerms('Which band do I like most?')).toEqual(['1p:like']);
+    expect(firstPersonTerms('我告诉你他喜欢猫。')).toEqual([]);
+    // Light verbs carry no topic: "When do I go climbing?" is about climbing, not about "My go-to coffee".
+    expect(tokenize('When do I go climbing?')).toEqual(['climb']);
+    expect(firstPersonTerms('When do I go climbing?')).toEqual(['1p:climb']);
+    expect(tokenize('My go-to coffee is a latte.')).toEqual(['coffee', 'latte']);
+    expect(firstPersonTerms('How do I take my coffee?')).toEqual(['1p:coffee']);
+    expect(firstPersonTerms('Every morning I take the ferry.')).toEqual(['1p:ferry']);
   });
 
   it('mixed Chinese and English text keeps both', () => {
@@ -381,8 +395,8 @@ describe('fusion and weighting', () => {
     expect(fused.get('d')).toBeCloseTo(0.2, 12);
     // Weights need not sum to 1 (divided by their sum): 3 / 2 is the same as 0.6 / 0.4.
     expect(convexFusion(lexical, vector, { lexical: 3, vector: 2 }).get('b')).toBeCloseTo(0.7, 12);
-    // An empty list (lexical mode, no embedder) or weight 0 leaves the other list's order and scale.
-    expect([...convexFusion(lexical, [], { lexical: 0.6, vector: 0.4 })]).toEqual([
+    // A list not searched (null: lexical mode, no embedder) or of weight 0 leaves the other list's order and scale.
+    expect([...convexFusion(lexical, null, { lexical: 0.6, vector: 0.4 })]).toEqual([
       ['a', 1],
       ['b', 0.5],
       ['c', 0.25],
@@ -393,12 +407,39 @@ describe('fusion and weighting', () => {
       ['c', 0.25],
     ]);
     expect(convexFusion([], [], { lexical: 1, vector: 1 }).size).toBe(0);
-    // A weight-0 list that is the only one with hits counts alone (vector-only search).
-    const vectorOnly = convexFusion([], vector, { lexical: 1, vector: 0 });
+    // Vector-only search (lexical not searched): the vector list counts alone, whatever its weight.
+    const vectorOnly = convexFusion(null, vector, { lexical: 1, vector: 0 });
     expect([...vectorOnly.keys()]).toEqual(['b', 'd', 'a']);
     expect(vectorOnly.get('d')).toBeCloseTo(0.5, 12);
+    // Lexical searched but nothing found (no query term in the index): its weight still counts, so
+    // a weight-0 vector list stays off (hybrid = lexical: nothing) and a weight-0.4 one keeps 0.4 of the scale.
+    expect(convexFusion([], vector, { lexical: 1, vector: 0 }).size).toBe(0);
+    const weak = convexFusion([], vector, { lexical: 0.6, vector: 0.4 });
+    expect(weak.get('b')).toBeCloseTo(0.4, 12); // 0.4 · 1
+    expect(weak.get('d')).toBeCloseTo(0.2, 12); // 0.4 · 0.5
+    expect(weak.get('a')).toBeCloseTo(0, 12);
     expect(() => convexFusion(lexical, vector, { lexical: -1, vector: 1 })).toThrow(RangeError);
     expect(() => convexFusion(lexical, vector, { lexical: 1, vector: Number.NaN })).toThrow(RangeError);
+  });
+
+  it('chooses the calibrated α: the best MRR among the α that beat both single lists on every metric, else the better list alone', () => {
+    const m = (r1: number, r5: number, r10: number, mrr: number) => ({ recall: { 1: r1, 5: r5, 10: r10 }, mrr });
+    const lexical = m(0.5, 0.7, 0.75, 0.6);
+    const vector = m(0.3, 0.5, 0.8, 0.4);
+    const sweep = [
+      { alpha: 0, ...vector },
+      { alpha: 0.5, ...m(0.55, 0.72, 0.82, 0.66) }, // ≥ both on all four: qualifies
+      { alpha: 0.7, ...m(0.6, 0.75, 0.79, 0.7) }, // best MRR, but R@10 0.79 < vector's 0.8: excluded
+      { alpha: 0.8, ...m(0.55, 0.74, 0.8, 0.66) }, // qualifies, same MRR as 0.5 and larger R@5
+      { alpha: 1, ...lexical },
+    ];
+    expect(chooseLexicalWeight(sweep, lexical, vector)).toBe(0.8);
+    // Same MRR and R@5: the α nearer 0.5.
+    expect(chooseLexicalWeight([sweep[1]!, { ...sweep[3]!, recall: { ...sweep[3]!.recall, 5: 0.72 } }], lexical, vector)).toBe(0.5);
+    // Nothing beats both lists everywhere: the better single list (lexical by MRR: α 1; vector: α 0).
+    expect(chooseLexicalWeight([sweep[0]!, sweep[2]!, sweep[4]!], lexical, vector)).toBe(1);
+    expect(chooseLexicalWeight([sweep[2]!], vector, lexical)).toBe(0);
+    expect(() => chooseLexicalWeight([{ alpha: 1.5, ...lexical }], lexical, vector)).toThrow(RangeError);
   });
 
   it('looks up the fusion weights calibrated for an embedding model, with a fallback', () => {

@@ -15,6 +15,7 @@ const settings: Settings = {
   memoryTopK: 8,
   episodicRetentionDays: null,
   locale: 'auto',
+  blockedSites: [],
 };
 
 describe('parseIntInRange', () => {

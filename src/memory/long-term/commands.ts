@@ -39,6 +39,11 @@ export interface MemoryCommandContext {
   conversationId: string;
   messageId: string;
   now?: number;
+  /**
+   * The page attached to the message (issue 15): "remember …" stores what the user said, with the
+   * page as the memory's source (`sourceUrl` / `sourceTitle`); the page's own text is not stored.
+   */
+  page?: { url: string; title: string };
 }
 
 /**
@@ -166,6 +171,7 @@ async function remember(store: LongTermStore, argument: string, context: MemoryC
       sourceConversationId: context.conversationId,
       sourceMessageIds: [context.messageId],
       createdAt: now,
+      ...(context.page ? { sourceUrl: context.page.url, sourceTitle: context.page.title } : {}),
     },
     'user',
   );

@@ -30,6 +30,11 @@
  * `user:partner`). Relation words are normalized to one English label per relation
  * ("姐姐", "sister" → `sister`), so the same slot matches across languages.
  *
+ * A slot word that is only a topic talked, read or written about ("We talked about remote work",
+ * "关于作息时间的邮件") is no slot (version 3): such texts state nobody's job or schedule, and as
+ * same-slot candidates of retrieval they pushed the user's own statements down. Someone else's
+ * partner or pet ("My boss's wife is …", "同事家的猫…") has that person as subject.
+ *
  * The classifier is a heuristic for candidate selection only: a wrong slot costs one more
  * candidate shown to the model (which still decides), never a change to a memory.
  */
@@ -37,8 +42,12 @@
 /** The slots, see the module doc. */
 export type MemorySlot = 'project' | 'schedule' | 'diet' | 'manager' | 'residence' | 'work' | 'school' | 'age' | 'phone' | 'email' | 'name' | 'partner' | 'pet';
 
-/** Version of `SLOT_PATTERNS` (2: the routine slots, first-person `work`, 交往/分手, 经理); stored with the index's slot column. */
-export const SLOT_CLASSIFIER_VERSION = 2;
+/**
+ * Version of the classifier (2: the routine slots, first-person `work`, 交往/分手, 经理; 3: topic
+ * mentions are no slot, someone else's partner or pet has that person as subject, and a stored
+ * text's questions state no slot: `statementSlot`); stored with the index's slot column.
+ */
+export const SLOT_CLASSIFIER_VERSION = 3;
 
 /** A slot of a subject: `subject` is `'user'` or a relation label (`sister`, `dog`, …). */
 export interface SlotKey {
@@ -169,12 +178,64 @@ const matches = (p: { en: RegExp; zh: RegExp }, text: string) => p.en.test(text)
  * @example memorySlot('Likes oolong tea') // null
  */
 export function memorySlot(text: string): SlotKey | null {
-  const normalized = text.normalize('NFKC');
+  const normalized = withoutTopicMentions(text.normalize('NFKC'));
   const slot = SLOT_PATTERNS.find((p) => matches(p, normalized))?.slot;
   if (!slot) return null;
-  if (!ATTRIBUTE_SLOTS.has(slot)) return { subject: 'user', slot };
+  if (!ATTRIBUTE_SLOTS.has(slot)) {
+    // "My boss's wife is an architect", "同事家的猫叫橘子": the partner or pet of someone else.
+    const owner = POSSESSORS.find((r) => r.label !== slot && !OWN_RELATION_LABELS[slot]?.has(r.label) && matches(r, normalized));
+    return { subject: owner?.label ?? 'user', slot };
+  }
   const relation = RELATIONS.find((r) => matches(r, normalized));
   return { subject: relation?.label ?? 'user', slot };
+}
+
+/**
+ * Topic mentions: a slot word that is only what was talked, read or written about ("We talked
+ * about remote work", "Explain the school play", "关于作息时间的邮件", "讲作息时间的文章", "聊了一会儿
+ * 作息时间") states nobody's job, school or schedule. `withoutTopicMentions` blanks these phrases
+ * before the slot patterns are matched.
+ */
+const TOPIC_MENTIONS: readonly RegExp[] = [
+  /\b(?:about|regarding|explain(?:ed|ing|s)?)\s+(?:[\p{L}\p{N}'’-]+\s*){1,4}/giu,
+  /(?:关于|有关|讲|解释一下|聊了一会儿|聊了聊|谈了谈)[^，。！？；,.!?;]{1,12}/gu,
+];
+
+/** `text` with its topic mentions (`TOPIC_MENTIONS`) replaced by a space. */
+function withoutTopicMentions(text: string): string {
+  return TOPIC_MENTIONS.reduce((t, pattern) => t.replace(pattern, ' '), text);
+}
+
+/**
+ * A relation word in possessive form ("my boss's", "her sister's", "老板的", "同事家的"): the
+ * owner of the partner or pet a text is about, when that is not the user.
+ */
+const POSSESSORS = RELATION_WORDS.map(({ label, en, zh }) => ({
+  label,
+  en: new RegExp(`\\b(?:${en})['’]s\\b`, 'iu'),
+  zh: new RegExp(`(?:${zh})(?:家)?的|(?:${zh})家`, 'u'),
+}));
+
+/** Relation labels that name the partner or pet itself (not an owner) for the `partner` and `pet` slots. */
+const OWN_RELATION_LABELS: Partial<Record<MemorySlot, ReadonlySet<string>>> = {
+  partner: new Set(['partner']),
+  pet: new Set(['dog', 'cat', 'pet']),
+};
+
+/** A sentence and its end mark (`.`, `!`, `?`, `。`, `！`, `？`, `；`, a line break), for `statementSlot`. */
+const SENTENCE = /[^.!?。！？；\n]+[.!?。！？；\n]*/gu;
+
+/**
+ * The slot a stored text *states*: `memorySlot` of its sentences that are not questions. "What's
+ * the school play about?", "作息时间是怎么回事？" or a user's own "Where do I work now?" state no
+ * attribute, so a stored round made of questions is about no slot; the question a user asks at
+ * retrieval time is classified whole with `memorySlot`. Version 3 of the classifier.
+ * @param text a memory text (an episodic round holds both turns; each sentence is judged alone).
+ * @returns `memorySlot` of the statement sentences joined, or `null` when there is none.
+ */
+export function statementSlot(text: string): SlotKey | null {
+  const statements = (text.normalize('NFKC').match(SENTENCE) ?? []).filter((sentence) => !/[?？]\s*$/u.test(sentence));
+  return statements.length === 0 ? null : memorySlot(statements.join(' '));
 }
 
 /** `true` when two texts are about the same slot of the same subject (both classified, equal). */

@@ -57,7 +57,11 @@ export interface LongTermMemory {
    * Runs an explicit memory command if `text` is one, else returns `null`.
    * @param source conversation id or `'user'`, recorded in the memory history.
    */
-  runCommand(text: string, context: { namespace: string; conversationId: string; messageId: string }): Promise<MemoryCommandResult | null>;
+  /** `context.page`: the page attached to the message, if any (see `MemoryCommandContext.page`). */
+  runCommand(
+    text: string,
+    context: { namespace: string; conversationId: string; messageId: string; page?: { url: string; title: string } },
+  ): Promise<MemoryCommandResult | null>;
 }
 
 /** Fields of a new memory; the store fills ids, times, hash, embedding and validity flags. */
@@ -76,6 +80,9 @@ export interface NewMemory {
   createdAt?: number;
   /** Named speakers of the source conversation (see `MemoryRecord.speakers`); absent for the app's own chats. */
   speakers?: SpeakerNames;
+  /** The web page the text was saved from (`MemoryRecord.sourceUrl` / `sourceTitle`). */
+  sourceUrl?: string;
+  sourceTitle?: string;
 }
 
 /** Fields that may change on an existing memory. */

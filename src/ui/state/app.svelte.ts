@@ -30,6 +30,7 @@ import { createMessageSourcesStore } from './message-sources.svelte';
 import { createAnswerSourcesStore } from './answer-sources.svelte';
 import { openPanelPort, type PanelPort } from '../lib/panel-port';
 import { createNoticesStore } from './notices.svelte';
+import { createPageStore } from './page.svelte';
 import { applyUiLocale, createSettingsStore } from './settings.svelte';
 import { createSettingsFormStore, type SettingsFormStore } from './settings-form.svelte';
 import { createViewStore } from './view.svelte';
@@ -47,6 +48,13 @@ export interface ConnectionState {
   lastError: string | null;
 }
 
+/** The side panel's window and, when it is opened as a tab (tests, development), its tab (`page.read`). */
+async function panelLocation(): Promise<{ windowId?: number; panelTabId?: number }> {
+  if (typeof chrome === 'undefined' || !chrome.windows || !chrome.tabs) return {};
+  const [win, tab] = await Promise.all([chrome.windows.getCurrent(), chrome.tabs.getCurrent()]);
+  return { ...(win.id !== undefined ? { windowId: win.id } : {}), ...(tab?.id !== undefined ? { panelTabId: tab.id } : {}) };
+}
+
 /** See module doc. */
 export class AppState {
   connection = $state<ConnectionState>({ state: 'connecting', attempts: 0, lastError: null });
@@ -59,6 +67,8 @@ export class AppState {
   readonly chat;
   /** Messages in brief for memories' "From …" lines. */
   readonly sources;
+  /** The page attached to the next message (`PageAttach`). */
+  readonly page;
   /** The memories under each reply and their chips' actions (issue 14). */
   readonly answerSources;
   #started = false;
@@ -77,7 +87,13 @@ export class AppState {
     this.jobs = createJobsStore(base);
     this.engine = createEngineStore(base);
     this.conversations = createConversationsStore({ ...base, view: this.view });
-    this.chat = createChatStore({ ...base, conversations: this.conversations, chatState: () => this.engine.status?.chat.state });
+    this.page = createPageStore({ ...base, whereAmI: panelLocation });
+    this.chat = createChatStore({
+      ...base,
+      conversations: this.conversations,
+      chatState: () => this.engine.status?.chat.state,
+      takePage: () => this.page.take(),
+    });
     this.sources = createMessageSourcesStore(api);
     this.answerSources = createAnswerSourcesStore({ ...base, view: this.view });
   }
@@ -133,6 +149,7 @@ export class AppState {
     this.settings.listen();
     this.conversations.listen();
     this.sources.listen();
+    this.page.listen();
     await connect((progress) => {
       // Later reconnects (a request retrying after the core restarted) keep the UI as it is.
       if (this.connection.state === 'connecting') this.connection = { state: 'connecting', ...progress };
@@ -143,6 +160,7 @@ export class AppState {
       $effect(() => port.show(this.conversations.current?.id ?? null));
     });
     await this.loadAll();
+    await this.page.takePending();
   }
 
   /** (Re)reads everything from the core and opens the latest conversation. Failures become a notice. */

@@ -12,6 +12,7 @@
  * The transcript itself lives in the conversations store.
  */
 import type { EngineState } from '../../model/engine';
+import type { PageAttachment } from '../../model/page';
 import type { ChatTurnResult, MessageFit } from '../../messaging/protocol';
 import { isStorageFull } from '../lib/connect';
 import { errorText } from '../lib/errors';
@@ -38,6 +39,8 @@ export interface ChatStoreDeps extends StoreApi {
   notices: NoticesStore;
   conversations: ConversationsStore;
   chatState: () => EngineState | undefined;
+  /** The page attached in the composer (`PageStore.take`: handed over once, then cleared), sent with the next message. */
+  takePage?: () => PageAttachment | null;
 }
 
 /** How long (ms) the input must rest before its text is measured (`chat.measure`). */
@@ -48,6 +51,7 @@ interface QueuedTurn {
   requestId: string;
   conversationId: string;
   text: string;
+  page?: PageAttachment;
 }
 
 /** How a turn reaches the core: a plain send, or one that replaces turns from `replaceFrom` (a message id shown now). */
@@ -169,12 +173,15 @@ export class ChatStore {
     }
     const requestId = crypto.randomUUID();
     const conversationId = conversation.id;
+    const page = this.#deps.takePage?.() ?? null;
     if (c.active) {
-      this.#queue.push({ requestId, conversationId, text });
+      this.#queue.push({ requestId, conversationId, text, ...(page ? { page } : {}) });
       c.messages = queueTurn(c.messages, { requestId, text, now: Date.now() });
       return;
     }
-    await this.#run(conversationId, text, requestId, { call: (id) => this.#deps.request('chat.send', { conversationId, text, requestId: id }) });
+    await this.#run(conversationId, text, requestId, {
+      call: (id) => this.#deps.request('chat.send', { conversationId, text, requestId: id, ...(page ? { page } : {}) }),
+    });
   }
 
   /** Removes a waiting message (`queued`) before it is sent; its text goes back into an empty input. */
@@ -290,8 +297,10 @@ export class ChatStore {
   async #next(): Promise<void> {
     const next = this.#queue.shift();
     if (!next) return;
-    const { conversationId, text } = next;
-    await this.#run(conversationId, text, next.requestId, { call: (id) => this.#deps.request('chat.send', { conversationId, text, requestId: id }) });
+    const { conversationId, text, page } = next;
+    await this.#run(conversationId, text, next.requestId, {
+      call: (id) => this.#deps.request('chat.send', { conversationId, text, requestId: id, ...(page ? { page } : {}) }),
+    });
   }
 
   /** Stops the reply being generated (the partial reply is kept, status `aborted`). Failures become a notice. */

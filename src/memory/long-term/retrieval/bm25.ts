@@ -19,7 +19,7 @@
  * Every posting of every query term is still scored (no pruning bounds), so the results cannot
  * depend on an approximation.
  */
-import { EMPTY_I32, EMPTY_U32, PostingsCache, type FieldPostings, type MiniSearchInternals, type TermPostings } from './postings';
+import { EMPTY_I32, EMPTY_U32, NO_LENGTH, PostingsCache, type FieldPostings, type MiniSearchInternals, type TermPostings } from './postings';
 
 export type { MiniSearchInternals } from './postings';
 
@@ -198,9 +198,18 @@ export class Bm25Scorer {
     this.postings = new PostingsCache(fields);
   }
 
-  /** A document was discarded (re-indexed or deleted): no copied list can be trusted. */
-  discarded(): void {
-    this.postings.clear();
+  /**
+   * Memory `id` is about to be discarded from `ms` (re-indexed or deleted; call before
+   * `MiniSearch.discard`): only the cached lists that hold it are dropped, at their next use
+   * (`PostingsCache.discarding`).
+   */
+  discarding(ms: MiniSearchInternals, id: string): void {
+    this.postings.discarding(ms, id);
+  }
+
+  /** Whether the posting lists of `term` are cached (diagnostics and tests). */
+  caches(term: string): boolean {
+    return this.postings.has(term);
   }
 
   /** Document `docId` (the newest short id) was just added; see `PostingsCache.appendDocument`. */
@@ -271,10 +280,12 @@ export class Bm25Scorer {
         rec.tfs = new Uint32Array(matching);
         rec.lengths = new Uint32Array(matching);
         let idf = Math.log(1 + (count - matching + 0.5) / (matching + 0.5));
+        const fieldLengths = this.postings.lengthsOf(ms, fieldId);
         for (const [docId, tf] of freqs) {
-          // `discard` deletes a document's id and field lengths together, so one lookup tells both.
-          const docLengths = ms._fieldLength.get(docId);
-          if (docLengths === undefined) {
+          // `discard` deletes a document's id and field lengths together, so one lookup tells both
+          // (`lengthsOf` mirrors `_fieldLength`; a short id beyond it is read from the Map).
+          const fieldLength = docId < fieldLengths.length ? fieldLengths[docId]! : (ms._fieldLength.get(docId)?.[fieldId] ?? NO_LENGTH);
+          if (fieldLength === NO_LENGTH) {
             // A discarded document not yet vacuumed: MiniSearch drops the posting here too.
             ms.removeTerm(fieldId, docId, term);
             matching -= 1;
@@ -282,7 +293,6 @@ export class Bm25Scorer {
             clean = false;
             continue;
           }
-          const fieldLength = docLengths[fieldId]!;
           if (clean) {
             rec.docs[rec.n] = docId;
             rec.tfs[rec.n] = tf;

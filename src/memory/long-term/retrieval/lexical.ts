@@ -56,11 +56,12 @@ const FIELDS: ReadonlyArray<readonly [string, number]> = [
 
 /**
  * Version of the persisted snapshot (`toJSON`): the MiniSearch serialization wrapped with the
- * field set it was built with. 2 added the `chars` field; a snapshot of another version (1 was
+ * field set it was built with. 2 added the `chars` field; 3: terms of the tokenizer without light
+ * verbs (go / get / take) and without `1p:` terms across another person's pronoun; a snapshot of another version (1 was
  * MiniSearch's bare JSON) is refused with `OutdatedLexicalSnapshotError`, and the store rebuilds
  * the index from the rows.
  */
-export const LEXICAL_SNAPSHOT_VERSION = 2;
+export const LEXICAL_SNAPSHOT_VERSION = 3;
 
 /** A lexical snapshot written by another version of `LexicalIndex` (its fields differ). */
 export class OutdatedLexicalSnapshotError extends Error {
@@ -144,8 +145,8 @@ export class LexicalIndex {
   /** Indexes (or re-indexes) one memory. */
   set(id: string, text: string, topic?: string): void {
     if (this.index.has(id)) {
+      this.scorer.discarding(this.index as unknown as MiniSearchInternals, id);
       this.index.discard(id);
-      this.scorer.discarded();
     }
     this.index.add({ id, text, topic: topic ?? '', phrases: text, chars: text });
     const ms = this.index as unknown as MiniSearchInternals;
@@ -156,8 +157,8 @@ export class LexicalIndex {
   /** Removes one memory; unknown ids are ignored. */
   delete(id: string): void {
     if (this.index.has(id)) {
+      this.scorer.discarding(this.index as unknown as MiniSearchInternals, id);
       this.index.discard(id);
-      this.scorer.discarded();
     }
   }
 

@@ -14,7 +14,7 @@
  *   plurals with Harman's "S" stemmer (D. Harman, "How effective is suffixing?", JASIS 1991),
  *   then `-ed`/`-ing` with step 1b of Porter's stemmer ("living" → "live", "moved" → "move").
  *   This replaces prefix matching at query time, which matched "live" to "Liverpool".
- * - Stop words (function words, question words) in both languages are dropped.
+ * - Stop words (function words, question words, light verbs such as go / get / take) in both languages are dropped.
  * - `firstPersonTerms` adds terms that tie a first-person word to what follows ("my cat" →
  *   `1p:cat`), indexed in their own field.
  * The text is never translated.
@@ -29,6 +29,9 @@ const EN_STOP = new Set(
     'i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers herself it its itself ' +
     'they them their theirs themselves this that these those am is are was were be been being have has had having do does did doing ' +
     'would could shall may might must also ever still yet really please tell remind know think user assistant ' +
+    // Light verbs (as in the SMART stop list): "When do I go climbing?" is about climbing, and
+    // "I take the ferry" says nothing about how I take my coffee.
+    'go goes going gone went get gets getting got gotten take takes taking took taken ' +
     "i'm i've i'd i'll you're you've it's that's what's don't doesn't didn't isn't aren't wasn't can't won't"
   ).split(' '),
 );
@@ -224,6 +227,10 @@ function isZhStop(segment: string): boolean {
 
 /** English first-person words (subject, object, possessive; singular and plural; contractions). */
 const EN_FIRST_PERSON = new Set("i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll".split(' '));
+/** Second- and third-person pronouns: between a first-person word and the next content word, they end its `1p:` term. */
+const EN_OTHER_PERSON = new Set("you your yours he him his she her hers they them their theirs you're you've he's she's they're".split(' '));
+/** Chinese second- and third-person pronouns (ICU segments), as `EN_OTHER_PERSON`. */
+const ZH_OTHER_PERSON = /^(?:你们的|你们|你的|你|您的|您|他们的|他们|他的|他|她们的|她们|她的|她)$/u;
 /** Chinese first-person words (ICU segments): 我, 我的, 我们, 咱们 …. */
 const ZH_FIRST_PERSON = /^(?:我们的|我们|咱们的|咱们|我的|我)$/u;
 
@@ -233,7 +240,7 @@ export const FIRST_PERSON_PREFIX = '1p:';
 /**
  * First-person terms: for each first-person word ("I", "my", "our", "我", "我的", …), a term
  * `1p:<w>` joining it to the next content word `w` (stop words and commas or colons in between
- * are skipped; a sentence end — `.`, `!`, `?`, `;`, `。`, `！`, `？`, `；` — ends the search). In Chinese, `w` is the first character of the next
+ * are skipped; another person's pronoun — "you", "she", 你, 他 — or a sentence end — `.`, `!`, `?`, `;`, `。`, `！`, `？`, `；` — ends the search). In Chinese, `w` is the first character of the next
  * non-stop segment, and an ICU word that starts with 我 ("我家", "我姐") counts as 我 + rest.
  * Personal memory is mostly about the user: "What's my cat's name?" gives `1p:cat`, which
  * "My cat is called Mochi" has and "My colleague's cat is called Luna" (`1p:colleague`) does not;
@@ -261,6 +268,10 @@ export function firstPersonTerms(text: string): string[] {
         pending = false;
         continue;
       }
+      if (ZH_OTHER_PERSON.test(segment)) {
+        pending = false;
+        continue;
+      }
       if (!pending || isZhStop(segment)) continue;
       const first = Array.from(segment).find((c) => !ZH_STOP_CHARS.has(c));
       if (first) terms.add(`${FIRST_PERSON_PREFIX}${first}`);
@@ -269,6 +280,11 @@ export function firstPersonTerms(text: string): string[] {
     }
     if (EN_FIRST_PERSON.has(segment)) {
       pending = true;
+      continue;
+    }
+    // "Tell me more if you like": another person's pronoun takes over before the next content word.
+    if (EN_OTHER_PERSON.has(segment)) {
+      pending = false;
       continue;
     }
     const word = segment.replace(/['’]s$/u, '');

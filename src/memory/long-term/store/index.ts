@@ -225,6 +225,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
             text: input.text,
             ...(input.topic ? { topic: input.topic } : {}),
             ...(input.speakers && (input.speakers.user || input.speakers.assistant) ? { speakers: { ...input.speakers } } : {}),
+            ...(input.sourceUrl ? { sourceUrl: input.sourceUrl, sourceTitle: input.sourceTitle ?? input.sourceUrl } : {}),
             embedding: null,
             embeddingModel: null,
             importance: Math.min(1, Math.max(0, input.importance ?? 0.5)),

@@ -138,26 +138,35 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     const filter = options.timeFilters === false ? null : timeWindowOf(query.text, t, () => live.idsWhere(ns, scan).map(timeOf));
     const text = filter ? filter.rest : query.text;
     const windowScan: ScanFilter | null = filter ? { ...scan, range: { start: filter.start, end: filter.end } } : null;
-    const inWindow = (id: string) => windowScan !== null && live.accepts(id, ns, windowScan);
+    // The window's members, read once from the meta columns (what `accepts(id, ns, windowScan)` says
+    // for each id): the window lists, the boost and the tie-break ask about an id many times.
+    const windowIds = windowScan ? live.idsWhere(ns, windowScan) : [];
+    const windowSet = new Set(windowIds);
+    const inWindow = (id: string) => windowSet.has(id);
+    // An empty window has no window hits: its lists are not searched.
+    const windowSearch = windowScan !== null && windowIds.length > 0;
 
     // Cold start: until the lexical snapshot is loaded, the lexical list comes from the catalog.
     const fromCatalog = mode !== 'vector' && !sync.lexicalReady;
     // With a time window, each list is also searched inside it, so the window's candidates are
     // found at any depth (the same scores: one query, one index).
     const lexicalOf = (accept: (id: string) => boolean) => (fromCatalog ? catalogMatches(ns, text, depth, accept) : sync.lexical.search(text, depth, accept));
-    const lexicalHits = mode === 'vector' ? [] : withWindowHits(lexicalOf(isEligible), windowScan ? lexicalOf(inWindow) : []);
+    const lexicalHits = mode === 'vector' ? [] : withWindowHits(lexicalOf(isEligible), windowSearch ? lexicalOf(inWindow) : []);
     const lexicalIds = lexicalHits.map((h) => h.id);
     let vectorHits: { id: string; score: number }[] = [];
+    // Whether the vector list was searched (`convexFusion`: an unsearched list's weight is dropped).
+    let vectorSearched = false;
     const embedder = ctx.embedder();
     let q: Float32Array | null = null;
     if (mode !== 'lexical' && embedder && text.trim() && sync.index.vectorCounts().has(embedder.modelId)) {
       q = await embed(text);
       const vectorOf = (f: ScanFilter) => sync.index.search(embedder.modelId, ns, q!, depth, f).map((h) => ({ id: h.id, score: h.similarity }));
-      if (q) vectorHits = withWindowHits(vectorOf(scan), windowScan ? vectorOf(windowScan) : []);
+      if (q) [vectorHits, vectorSearched] = [withWindowHits(vectorOf(scan), windowSearch ? vectorOf(windowScan!) : []), true];
     }
 
     const vectorIds = vectorHits.map((h) => h.id);
-    const fused = convexFusion(lexicalHits, vectorHits, options.fusion ?? ctx.fusionWeights ?? fusionWeightsFor(embedder?.modelId));
+    const weights = options.fusion ?? ctx.fusionWeights ?? fusionWeightsFor(embedder?.modelId);
+    const fused = convexFusion(mode === 'vector' ? null : lexicalHits, vectorSearched ? vectorHits : null, weights);
     // Same subject and slot as the question ("Where do I work now?" → user:work): candidates even
     // with no shared word ("New job! I'm a product manager at KPMG now."), see `SLOT_MATCH_WEIGHT`.
     const querySlot = mode === 'vector' ? null : memorySlotLabel(text);
@@ -174,13 +183,12 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     let ranked: { id: string; score: number }[];
     if (fused.size === 0 && windowScan) {
       // "What did I say last week?": nothing to match on but a time range — newest first.
-      ranked = sync.index
-        .idsWhere(ns, windowScan)
+      ranked = windowIds
         .map((id) => ({ id, score: 0, at: metaOfId(id).validFrom ?? metaOfId(id).createdAt }))
         .sort((a, b) => b.at - a.at)
         .map(({ id, score }) => ({ id, score }));
     } else {
-      if (filter && windowScan) applyTimeBoost(fused, filter, inWindow, () => live.idsWhere(ns, windowScan), k);
+      if (filter && windowScan) applyTimeBoost(fused, filter, inWindow, () => windowIds, k);
       ranked = [...fused]
         .filter(([id]) => sync.index.has(id))
         .map(([id, relevance]) => {

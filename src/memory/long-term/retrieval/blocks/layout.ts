@@ -1,13 +1,16 @@
 /** The whole layout built from memory rows (repair, migration), and what the index keeps of a row. */
 
-import { memorySlot } from '../../slots';
+import { memorySlot, statementSlot } from '../../slots';
 import { normalizeMemoryText } from '../../text';
 import { BlockIndex } from './block-index';
 import type { IndexedMemory, IndexHeaderRecord, MemoryIndexRecord } from './records';
 
-/** The `subject:slot` label of a memory text (`memorySlot` of `slots.ts`), `null` when it is about no slot. */
-export function memorySlotLabel(text: string): string | null {
-  const key = memorySlot(text);
+/**
+ * The `subject:slot` label of a text, `null` when it is about no slot: a query classified whole
+ * (`memorySlot` of `slots.ts`), a stored memory by its statements only (`statementSlot`: its questions state nothing).
+ */
+export function memorySlotLabel(text: string, as: 'query' | 'statement' = 'query'): string | null {
+  const key = as === 'statement' ? statementSlot(text) : memorySlot(text);
   return key ? `${key.subject}:${key.slot}` : null;
 }
 
@@ -24,7 +27,7 @@ export function indexedOf(r: LayoutRow): IndexedMemory {
     pinned: r.pinned,
     current: r.current,
     kind: r.kind,
-    slot: memorySlotLabel(r.text),
+    slot: memorySlotLabel(r.text, 'statement'),
     normalized: normalizeMemoryText(r.text),
   };
 }

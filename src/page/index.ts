@@ -1,0 +1,8 @@
+/**
+ * The page the user is on: which pages may be read (`sites`), reading a tab on the user's gesture
+ * (`read-tab`), and splitting its text into passages (`passages`). The DOM side (`extract`) runs
+ * only in the content script and is not re-exported here.
+ */
+export { assertReadable, blockingPattern, hostOf, normalizeSitePattern, unreadableReason } from './sites';
+export { splitPassages, HEADING_SEPARATOR } from './passages';
+export { readTab, selectionAttachment, PAGE_READER_SCRIPT, type ReadableTab } from './read-tab';
