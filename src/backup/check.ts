@@ -4,15 +4,19 @@
  */
 import type { RecallDB } from '../db/schema';
 import { isUsableVector } from '../memory/long-term/retrieval/vector';
+import { settingsSchema, type Settings } from '../model/settings';
 import { base64ToVector, refuse, type ExportFile } from './format';
 import { readExportRecords } from './reader';
 
-/** What the check pass learned about a file (ids and dimensions, no records). */
+/** What the check pass learned about a file (ids and dimensions, no records but its few settings). */
 export interface ImportPlan {
   memoryIds: Set<string>;
   /** Dimension each embedding model's vectors must have. */
   dimensions: Map<string, number>;
+  /** Records of the file, every section counted (the write pass's progress total). */
   records: number;
+  /** The file's settings (v2), each value validated against its setting's schema; written at the import's commit. */
+  settings: Partial<Settings>;
 }
 
 /** Decodes a file vector, or `null` when it cannot be used (see `isUsableVector`). */
@@ -49,13 +53,25 @@ export async function checkFile(
   const messageConversations = new Map<string, string>();
   const dimensionCounts = new Map<string, Map<number, number>>();
   let records = 0;
+  const settings: Record<string, unknown> = {};
   const label = { memories: 'memories', conversations: 'conversations', messages: 'messages' } as const;
   await readExportRecords(
     source,
     async (batch) => {
       for (const r of batch) {
+        // The profiles list sums up the namespaces of the records: not counted as records (the export's total leaves it out too).
+        if (r.section === 'profiles') continue;
         records += 1;
-        if (r.section === 'memoryHistory') continue;
+        if (r.section === 'settings') {
+          const parsed = settingsSchema.shape[r.value.key].safeParse(r.value.value);
+          if (!parsed.success)
+            throw refuse('damaged', `The export file is damaged: settings.${r.index} (${r.value.key}) is not a valid value.`, {
+              problems: `settings.${r.index}`,
+            });
+          settings[r.value.key] = parsed.data;
+          continue;
+        }
+        if (r.section !== 'memories' && r.section !== 'conversations' && r.section !== 'messages') continue;
         const seen = ids[r.section];
         if (seen.has(r.value.id)) throw refuse('inconsistent', `The file holds two ${label[r.section]} with the id "${r.value.id}"; it is inconsistent.`);
         seen.add(r.value.id);
@@ -98,5 +114,5 @@ export async function checkFile(
     else dimensions.set(model, [...counts].sort((a, b) => b[1] - a[1])[0]![0]);
   }
   if (embedder?.modelId && embedder.dimension) dimensions.set(embedder.modelId, embedder.dimension);
-  return { memoryIds: ids.memories, dimensions, records };
+  return { memoryIds: ids.memories, dimensions, records, settings: settings as Partial<Settings> };
 }

@@ -74,18 +74,35 @@ export async function* encryptChunks(chunks: AsyncIterable<Uint8Array>, passphra
  * passphrase) is checked before this resolves; the payload is authenticated chunk by chunk as
  * it is read, so a cut-off or altered file throws while reading, at the damaged chunk.
  * @param source the age file (e.g. the staged `File` from OPFS, read lazily).
+ * @param options.onBytes called as the encrypted file is read, with the bytes read so far (of `source.size`).
  * @returns the plaintext as byte chunks.
  * @throws ImportError `passphrase_required` (empty passphrase), `wrong_passphrase` (the
  *   passphrase does not open the file, or it has no passphrase recipient), `encrypted_damaged`
  *   (invalid header; while iterating: cut off or altered).
  */
-export async function decryptChunks(source: Blob, passphrase: string): Promise<AsyncGenerator<Uint8Array>> {
+export async function decryptChunks(
+  source: Blob,
+  passphrase: string,
+  options: { onBytes?: (bytes: number) => void } = {},
+): Promise<AsyncGenerator<Uint8Array>> {
   if (!passphrase) throw new ImportError('passphrase_required', 'This backup is encrypted: enter its passphrase. Nothing was imported.');
   const decrypter = new Decrypter();
   decrypter.addPassphrase(passphrase);
   let plain: ReadableStream<Uint8Array>;
+  let read = 0;
+  const counted = options.onBytes
+    ? source.stream().pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            read += chunk.byteLength;
+            options.onBytes!(read);
+            controller.enqueue(chunk);
+          },
+        }),
+      )
+    : source.stream();
   try {
-    plain = await decrypter.decrypt(source.stream());
+    plain = await decrypter.decrypt(counted);
   } catch (error) {
     if (/no identity matched/i.test((error as Error).message))
       throw new ImportError('wrong_passphrase', 'The passphrase does not open this backup. Nothing was imported.', { cause: error });

@@ -1,28 +1,39 @@
 /**
- * The backup file format, `recall-export` version 1: its markers, the zod schema of every record,
- * the vector codec, and the error an unreadable file raises.
+ * The backup file format, `recall-export` version 2 (version 1 files still import): its markers,
+ * the zod schema of every record, the vector codec, and the error an unreadable file raises.
  *
- * File format (JSON, UTF-8), version 1:
+ * File format (JSON, UTF-8, one record per line), version 2:
  * ```json
  * {
  *   "format": "recall-export",
- *   "version": 1,
+ *   "version": 2,
  *   "exportedAt": 1715322600000,            // ms epoch
+ *   "embeddingModel": "Xenova/…" | null,   // the embedding model chosen when exported (v2)
  *   "memories": [ { ...MemoryRecord, "embedding": "<base64 of little-endian float32>" | null } ],
  *   "memoryHistory": [ { "memoryId", "event", "oldText", "newText", "at", "source" } ],
  *   "conversations": [ ConversationRecord ],
- *   "messages": [ MessageRecord ]
+ *   "messages": [ MessageRecord ],
+ *   "entities": [ EntityRecord ],            // v2: entity-memory notes per conversation
+ *   "strategyState": [ StrategyStateRecord ],// v2: running summaries and fold watermarks
+ *   "settings": [ { "key", "value" } ],      // v2: the user's portable settings (`PORTABLE_SETTING_KEYS`)
+ *   "profiles": [ { "namespace", "name"?, "createdAt"? } ]  // v2: the namespaces in use, with their profile names (written last)
  * }
  * ```
- * Field meanings are those of `src/db/schema.ts` (times in ms epoch). Embeddings are optional
- * (`embedding: null`); a memory keeps the id of the model that made its vector
- * (`embeddingModel`), and memories whose model is not the current one are re-embedded by the
- * `ltm.reembed` job. Not exported (derived or private to a device): prompt traces, short-term
- * strategy state (summaries are rebuilt), entities, jobs, settings, vector snapshots, model files.
+ * Version 1 has the first four sections only; a missing section reads as empty, so a v1 file
+ * imports as before. Field meanings are those of `src/db/schema.ts` (times in ms epoch).
+ * Embeddings are optional (`embedding: null`); a memory keeps the id of the model that made its
+ * vector (`embeddingModel`), and memories without a vector, or whose model is not the current
+ * one, are re-embedded by the `ltm.reembed` job. Not exported (derived, or facts of this
+ * device): prompt traces, jobs, the persisted index (vector blocks, lexical snapshot),
+ * tombstones, job bookkeeping (`stats.*`, `state.*`), the engine choices (`preferredEngine`,
+ * `webllmModelId`, `wllamaSource`: they name models downloaded or opened on this device) and the
+ * model files themselves.
  */
+import { MAX_PROFILE_NAME_CHARS } from '../model/profiles';
 import { z } from 'zod';
 import { MEMORY_COMMANDS, MEMORY_EVENTS, MEMORY_KINDS } from '../model/memory';
 import { MESSAGE_ROLES, MESSAGE_STATUSES } from '../model/records';
+import { PORTABLE_SETTING_KEYS } from '../model/settings';
 import { strategyKindSchema } from '../model/strategies';
 import {
   BackupError,
@@ -38,8 +49,10 @@ import {
 
 /** `format` marker of an export file. */
 export const EXPORT_FORMAT = 'recall-export';
-/** Current (and only readable) version of the export format. */
-export const EXPORT_VERSION = 1;
+/** Version of the export format written now. */
+export const EXPORT_VERSION = 2;
+/** Versions this reader imports (1: memories, history, conversations and messages only). */
+export const READABLE_VERSIONS: readonly number[] = [1, 2];
 
 /** An import that was refused; nothing was written. `message` is meant for the user. */
 export class ImportError extends BackupError {
@@ -205,30 +218,83 @@ export const messageSchema = z.object({
     .optional(),
 });
 
-/** zod schema of an export file, version 1. */
+/** One entity note of the file (`EntityRecord`, v2). */
+export const entitySchema = z.object({
+  id: z.string().min(1),
+  conversationId: z.string().min(1),
+  key: z.string().min(1),
+  name: z.string(),
+  summary: z.string(),
+  updatedAt: time,
+  lastSeenSeq: z.number().int(),
+});
+
+/** One strategy state of the file (`StrategyStateRecord`, v2): its `state` is the strategy's own JSON. */
+export const strategyStateSchema = z.object({
+  conversationId: z.string().min(1),
+  strategy: strategyKindSchema,
+  state: z.unknown().refine((v) => v !== undefined, { message: 'state is missing' }),
+  updatedAt: time,
+});
+
+/** One setting of the file (v2): a portable key; its value is validated against that setting's schema on import. */
+export const settingSchema = z.object({ key: z.enum(PORTABLE_SETTING_KEYS), value: z.unknown() });
+
+/** One profile of the file (v2): a namespace in use. */
+export const profileSchema = z.object({
+  namespace: z.string().min(1),
+  /** The profile's display name (`ProfileRecord.name`), when the user named it. */
+  name: z.string().max(MAX_PROFILE_NAME_CHARS).optional(),
+  /** When the profile was created, ms epoch. */
+  createdAt: time.optional(),
+});
+
+/** zod schema of an export file, version 1 or 2 (the v2 sections default to empty). */
 export const exportFileSchema = z.object({
   format: z.literal(EXPORT_FORMAT),
-  version: z.literal(EXPORT_VERSION),
+  version: z.union([z.literal(1), z.literal(2)]),
   exportedAt: time,
+  embeddingModel: z.string().min(1).nullable().optional(),
   memories: z.array(memorySchema),
   memoryHistory: z.array(historySchema),
   conversations: z.array(conversationSchema),
   messages: z.array(messageSchema),
+  entities: z.array(entitySchema).default([]),
+  strategyState: z.array(strategyStateSchema).default([]),
+  settings: z.array(settingSchema).default([]),
+  profiles: z.array(profileSchema).default([]),
 });
 
-/** The parsed shape of an export file. */
-export type ExportFile = z.infer<typeof exportFileSchema>;
+/** The shape of an export file (v1 files lack the v2 sections; `parseExportFile` fills them with `[]`). */
+export type ExportFile = z.input<typeof exportFileSchema>;
+/** One record of each v2 section, as validated. */
+export type FileEntity = z.infer<typeof entitySchema>;
+export type FileStrategyState = z.infer<typeof strategyStateSchema>;
+export type FileSetting = z.infer<typeof settingSchema>;
+export type FileProfile = z.infer<typeof profileSchema>;
 
 /** The record sections of a file, in the order they are written. */
-export const SECTIONS = ['memories', 'memoryHistory', 'conversations', 'messages'] as const;
+export const SECTIONS = ['memories', 'memoryHistory', 'conversations', 'messages', 'entities', 'strategyState', 'settings', 'profiles'] as const;
 /** One record section of a file. */
 export type Section = (typeof SECTIONS)[number];
 /** The schema of each section's records. */
-export const SECTION_SCHEMAS = { memories: memorySchema, memoryHistory: historySchema, conversations: conversationSchema, messages: messageSchema };
+export const SECTION_SCHEMAS = {
+  memories: memorySchema,
+  memoryHistory: historySchema,
+  conversations: conversationSchema,
+  messages: messageSchema,
+  entities: entitySchema,
+  strategyState: strategyStateSchema,
+  settings: settingSchema,
+  profiles: profileSchema,
+};
 
 /** An `ImportError` for a refused file: `what` followed by "Nothing was imported.", with its `code` and `params`. */
 export const refuse = (code: BackupErrorCode, what: string, params?: ErrorParams) =>
   new ImportError(code, `${what} Nothing was imported.`, params ? { params } : {});
 
 /** The `params` of an `unsupported_version` refusal (the file's version cut to 40 characters). */
-export const versionParams = (version: unknown): ErrorParams => ({ version: String(JSON.stringify(version)).slice(0, 40), supported: EXPORT_VERSION });
+export const versionParams = (version: unknown): ErrorParams => ({
+  version: String(JSON.stringify(version)).slice(0, 40),
+  supported: Math.max(...READABLE_VERSIONS),
+});

@@ -27,6 +27,9 @@
  * `validUntil`, vectors re-normalized; a vector of another dimension than the current embedder's
  * (or, without one, the file's most common dimension for that model), with NaN/±Infinity or a
  * zero norm is dropped and its memory re-embedded (`vectorsDropped`, `needsEmbedding`).
+ * Entity notes and strategy states (v2) follow the same rule as conversations (absent: added;
+ * newer `updatedAt`: replaced, the old row kept in the undo); the file's settings (validated in
+ * pass 1) are written in the commit transaction, so they land with the records or not at all.
  * A corrupt file, another format or another version throws `ImportError` with a readable message
  * and changes nothing. Records that already exist are merged (`decideMemories` for memories): the
  * newer `updatedAt` wins; identical or older ones are skipped; a memory whose text duplicates a
@@ -34,15 +37,16 @@
  * event in its history.
  */
 import type { RecallDB } from '../db/schema';
-import type { ConversationRecord, MemoryHistoryRecord, MemoryRecord, MessageRecord } from '../model/records';
+import type { ConversationRecord, EntityRecord, MemoryHistoryRecord, MemoryRecord, MessageRecord, StrategyStateRecord } from '../model/records';
 import type { LongTermStore } from '../memory/long-term/types';
 import type { ImportReport, TransferProgress } from '../model/backup';
-import { MAINTENANCE_STATE_KEY } from '../model/settings';
+import { MAINTENANCE_STATE_KEY, type Settings } from '../model/settings';
 import { checkFile } from './check';
 import { ImportError, refuse, type ExportFile } from './format';
 import { IMPORT_JOURNAL_KEY, IMPORT_UNDO_PREFIX, rollbackImport, undoKey, type ImportJournal, type ImportUndo } from './journal';
 import { bulkAddOrThrow, decideMemories, storedPositions, toMemoryRecord } from './merge';
 import { readExportRecords, type FileRecord } from './reader';
+import type { FileProfile } from './format';
 
 /** Records written per import batch (one transaction + one undo record each). */
 export const IMPORT_BATCH_SIZE = 500;
@@ -58,6 +62,10 @@ export interface ImportResult extends ImportReport {
   vectorsDropped: number;
   /** Memories of the file left out because the user deleted or forgot them here (tombstones); counted in `skipped` too. */
   forgotten: number;
+  /** How many settings the file carried (v2; absent when none): all of them were written at the commit. */
+  settingsRestored?: number;
+  /** The settings written (absent when none; the core reloads the embedder when `embeddingModelId` changed). */
+  restoredSettings?: Partial<Settings>;
 }
 
 /**
@@ -103,7 +111,16 @@ export async function importAll(
     await db.settings.put({ key: IMPORT_JOURNAL_KEY, value: journal });
   });
 
-  const report: ImportResult = { added: 0, updated: 0, skipped: 0, errors: [], needsEmbedding: 0, vectorsDropped: 0, forgotten: 0 };
+  const report: ImportResult = {
+    added: 0,
+    updated: 0,
+    skipped: 0,
+    errors: [],
+    needsEmbedding: 0,
+    vectorsDropped: 0,
+    forgotten: 0,
+    ...(Object.keys(plan.settings).length > 0 ? { settingsRestored: Object.keys(plan.settings).length, restoredSettings: plan.settings } : {}),
+  };
   const imported = new Set<string>();
   const processedMemories = new Set<string>();
   const deferredHistory: ExportFile['memoryHistory'] = [];
@@ -111,6 +128,25 @@ export async function importAll(
   let batchNo = 0;
   let recordsWritten = 0;
   let queue: FileRecord[] = [];
+
+  /**
+   * Whether a file record replaces `stored` (absent, or older `updatedAt`), counting it in the
+   * report and calling `onAdd` / `onReplace(stored)` for the undo.
+   */
+  const newer = <T extends { updatedAt: number }>(record: T, stored: T | undefined, onAdd: () => void, onReplace: (stored: T) => void): boolean => {
+    if (!stored) {
+      onAdd();
+      report.added += 1;
+      return true;
+    }
+    if (record.updatedAt > stored.updatedAt) {
+      onReplace(stored);
+      report.updated += 1;
+      return true;
+    }
+    report.skipped += 1;
+    return false;
+  };
 
   /** A history entry's identity: two entries of one memory with the same event, time and texts are the same entry. */
   const historyKey = (h: Omit<ExportFile['memoryHistory'][number], 'source'>) => JSON.stringify([h.memoryId, h.event, h.at, h.oldText, h.newText]);
@@ -144,9 +180,17 @@ export async function importAll(
     });
   };
 
+  /** The file's `profiles` entries (written with the commit). */
+  const fileProfiles: FileProfile[] = [];
   const writeBatch = async (records: FileRecord[], history: ExportFile['memoryHistory'] = []) => {
-    const undo: ImportUndo = { added: { memories: [], conversations: [], messages: [], memoryHistory: [] }, before: { memories: [], conversations: [] } };
+    const undo: ImportUndo = {
+      added: { memories: [], conversations: [], messages: [], memoryHistory: [], entities: [], strategyState: [] },
+      before: { memories: [], conversations: [], entities: [], strategyState: [] },
+    };
+    for (const r of records) if (r.section === 'profiles') fileProfiles.push(r.value);
     const conversationsOfBatch = records.filter((r) => r.section === 'conversations').map((r) => r.value as ConversationRecord);
+    const entitiesOfBatch = records.flatMap((r) => (r.section === 'entities' ? [r.value as EntityRecord] : []));
+    const statesOfBatch = records.flatMap((r) => (r.section === 'strategyState' ? [r.value as StrategyStateRecord] : []));
     const messagesOfBatch = records.filter((r) => r.section === 'messages').map((r) => r.value as MessageRecord);
     const memoriesOfBatch = records.flatMap((r) => (r.section === 'memories' ? [toMemoryRecord(r.value, r.index, plan, now)] : []));
     for (const { record } of memoriesOfBatch) processedMemories.add(record.id);
@@ -160,7 +204,7 @@ export async function importAll(
     let stored: MemoryRecord[] = [];
     // A batch without memories (conversations, messages, history) leaves the store's index alone:
     // its own transaction over the same tables, without the index header's read and write.
-    const tables = [db.conversations, db.messages, db.settings];
+    const tables = [db.conversations, db.messages, db.settings, db.entities, db.strategyState];
     const inTransaction: ImportStore['putMemories'] =
       memoriesOfBatch.length > 0
         ? (write) => store.putMemories(write, { tables })
@@ -174,14 +218,33 @@ export async function importAll(
       // per conversation), the memories' ids, tombstones and hashes (`decideMemories`). That
       // decides as a look-up per record would: the check pass refused files with two records of
       // one id or two messages at one position, so a record of the batch cannot meet another one.
-      const [storedConversationRows, storedMessageRows, decisions] = await Promise.all([
+      const [storedConversationRows, storedMessageRows, decisions, storedEntities, storedStates] = await Promise.all([
         db.conversations.bulkGet(conversationsOfBatch.map((c) => c.id)),
         messagesOfBatch.length > 0 ? db.messages.bulkGet(messagesOfBatch.map((m) => m.id)) : Promise.resolve([]),
         decideMemories(
           db,
           memoriesOfBatch.map((m) => m.record),
         ),
+        entitiesOfBatch.length > 0 ? db.entities.bulkGet(entitiesOfBatch.map((e) => e.id)) : Promise.resolve([]),
+        statesOfBatch.length > 0 ? db.strategyState.bulkGet(statesOfBatch.map((r) => [r.conversationId, r.strategy])) : Promise.resolve([]),
       ]);
+      // Entity notes and strategy states: added when absent, replaced when the file's is newer (`updatedAt`).
+      const newerEntities = entitiesOfBatch.filter((e, i) =>
+        newer(
+          e,
+          storedEntities[i],
+          () => undo.added.entities!.push(e.id),
+          (old) => undo.before.entities!.push(old),
+        ),
+      );
+      const newerStates = statesOfBatch.filter((r, i) =>
+        newer(
+          r,
+          storedStates[i],
+          () => undo.added.strategyState!.push([r.conversationId, r.strategy]),
+          (old) => undo.before.strategyState!.push(old),
+        ),
+      );
       const storedConversations = new Map<string, ConversationRecord>();
       for (const c of storedConversationRows) if (c) storedConversations.set(c.id, c);
       const storedMessageIds = new Set(storedMessageRows.flatMap((m) => (m ? [m.id] : [])));
@@ -258,6 +321,8 @@ export async function importAll(
         bulkAddOrThrow(db.conversations, newConversations),
         newerConversations.length > 0 ? db.conversations.bulkPut(newerConversations) : Promise.resolve(),
         bulkAddOrThrow(db.messages, newMessages),
+        newerEntities.length > 0 ? db.entities.bulkPut(newerEntities) : Promise.resolve(),
+        newerStates.length > 0 ? db.strategyState.bulkPut(newerStates) : Promise.resolve(),
       ]);
       undo.added.memoryHistory.push(...(historyIds as number[]));
       await db.settings.put({ key: undoKey(importId, batchNo), value: undo });
@@ -268,7 +333,7 @@ export async function importAll(
     report.vectorsDropped += unindexed.length;
     report.needsEmbedding += stored.filter((m) => !m.embedding).length;
     batchNo += 1;
-    recordsWritten += records.length + history.length;
+    recordsWritten += records.filter((r) => r.section !== 'profiles').length + history.length;
     options.onProgress?.({ phase: 'write', done: recordsWritten, total: plan.records });
   };
 
@@ -280,10 +345,18 @@ export async function importAll(
     if (queue.length > 0) await writeBatch(queue.splice(0));
     while (deferredHistory.length > 0) await writeBatch([], deferredHistory.splice(0, batchSize));
     // Commit point: the journal and every undo record go in one transaction.
-    await db.transaction('rw', db.settings, async () => {
+    await db.transaction('rw', db.settings, db.profiles, async () => {
+      // Profile names of the file, for namespaces that have no profile row here (a local name wins).
+      for (const profile of fileProfiles) {
+        if (!profile.name || (await db.profiles.get(profile.namespace))) continue;
+        await db.profiles.add({ id: profile.namespace, name: profile.name, createdAt: profile.createdAt ?? now });
+      }
       const undoRows = await db.settings.where('key').startsWith(`${IMPORT_UNDO_PREFIX}${importId}.`).primaryKeys();
       await db.settings.bulkDelete(undoRows);
       await db.settings.delete(IMPORT_JOURNAL_KEY);
+      // The file's settings (validated by the check pass) are part of the commit: all or nothing.
+      const restored = Object.entries(plan.settings).map(([key, value]) => ({ key, value }));
+      if (restored.length > 0) await db.settings.bulkPut(restored);
       // Imported memories keep their old `updatedAt`: the next maintenance run must compare them all.
       await db.settings.delete(MAINTENANCE_STATE_KEY);
     });

@@ -1,7 +1,9 @@
 /**
- * Backup: export and import of everything the user would expect to take along — long-term
- * memories with their change history, and conversations with their messages — as one versioned
- * JSON file (`./format.ts`), written as a stream (`./writer.ts`) and read as a stream
+ * Backup: export and import of everything needed to restore the user's state — long-term
+ * memories with their change history (and, optionally, their vectors), conversations with their
+ * messages, entity notes, strategy states (running summaries), the portable settings, the
+ * namespaces in use and the embedding model id — as one versioned JSON file (`./format.ts`, v2;
+ * v1 files import too), written as a stream (`./writer.ts`) and read as a stream
  * (`./reader.ts`) in two passes (`./check.ts`, then `./import.ts` with `./merge.ts`), under a
  * journal that makes an import all-or-nothing (`./journal.ts`).
  */

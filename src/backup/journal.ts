@@ -3,7 +3,8 @@
  * undo itself (on failure, and at start-up for an import a killed context left behind).
  */
 import type { RecallDB } from '../db/schema';
-import type { ConversationRecord, MemoryRecord } from '../model/records';
+import type { ConversationRecord, EntityRecord, MemoryRecord, StrategyStateRecord } from '../model/records';
+import type { StrategyKind } from '../model/strategies';
 import type { InterruptedImport } from '../model/backup';
 
 /** Settings key of the journal of the import being written: written before its first batch, deleted at its commit. */
@@ -22,10 +23,20 @@ export interface ImportJournal {
   startedAt: number;
 }
 
-/** Undo record of one written batch (settings row `IMPORT_UNDO_PREFIX<importId>.<batch>`). */
+/**
+ * Undo record of one written batch (settings row `IMPORT_UNDO_PREFIX<importId>.<batch>`). The
+ * entity and strategy-state lists (format v2) are absent from undo rows written before them.
+ */
 export interface ImportUndo {
-  added: { memories: string[]; conversations: string[]; messages: string[]; memoryHistory: number[] };
-  before: { memories: MemoryRecord[]; conversations: ConversationRecord[] };
+  added: {
+    memories: string[];
+    conversations: string[];
+    messages: string[];
+    memoryHistory: number[];
+    entities?: string[];
+    strategyState?: [string, StrategyKind][];
+  };
+  before: { memories: MemoryRecord[]; conversations: ConversationRecord[]; entities?: EntityRecord[]; strategyState?: StrategyStateRecord[] };
 }
 
 /** Settings key of the undo row of batch `batch` of import `importId` (zero-padded, so keys sort by batch). */
@@ -37,7 +48,7 @@ export const undoKey = (importId: string, batch: number) => `${IMPORT_UNDO_PREFI
  * then removes the journal row.
  */
 export async function rollbackImport(db: RecallDB, importId: string): Promise<void> {
-  const tables = [db.memories, db.memoryHistory, db.conversations, db.messages, db.settings, db.tombstones];
+  const tables = [db.memories, db.memoryHistory, db.conversations, db.messages, db.settings, db.tombstones, db.entities, db.strategyState];
   const keys = (await db.settings.where('key').startsWith(`${IMPORT_UNDO_PREFIX}${importId}.`).primaryKeys()).sort().reverse();
   for (const key of keys) {
     await db.transaction('rw', tables, async () => {
@@ -50,6 +61,10 @@ export async function rollbackImport(db: RecallDB, importId: string): Promise<vo
         await db.conversations.bulkDelete(undo.added.conversations);
         await db.memories.bulkPut(undo.before.memories);
         await db.conversations.bulkPut(undo.before.conversations);
+        await db.entities.bulkDelete(undo.added.entities ?? []);
+        await db.strategyState.bulkDelete(undo.added.strategyState ?? []);
+        await db.entities.bulkPut(undo.before.entities ?? []);
+        await db.strategyState.bulkPut(undo.before.strategyState ?? []);
       }
       await db.settings.delete(key);
     });

@@ -3,17 +3,22 @@
  * (`@streamparser/json`), or whole from a string (small files, tests).
  */
 import { JSONParser } from '@streamparser/json';
+import type { z } from 'zod';
 import {
   EXPORT_FORMAT,
-  EXPORT_VERSION,
   exportFileSchema,
   ImportError,
+  READABLE_VERSIONS,
   refuse,
   SECTION_SCHEMAS,
   SECTIONS,
   time,
   versionParams,
   type ExportFile,
+  type FileEntity,
+  type FileProfile,
+  type FileSetting,
+  type FileStrategyState,
   type Section,
 } from './format';
 
@@ -23,7 +28,7 @@ import {
  * @throws ImportError for invalid JSON, another format, another version, or invalid records
  *   (the message names up to five problems with their JSON paths).
  */
-export function parseExportFile(json: string): ExportFile {
+export function parseExportFile(json: string): z.infer<typeof exportFileSchema> {
   let data: unknown;
   try {
     data = JSON.parse(json);
@@ -34,10 +39,10 @@ export function parseExportFile(json: string): ExportFile {
     throw new ImportError('not_backup', 'This is not a Recall export file (missing "format": "recall-export"). Nothing was imported.');
   }
   const version = (data as { version?: unknown }).version;
-  if (version !== EXPORT_VERSION) {
+  if (!READABLE_VERSIONS.includes(version as number)) {
     throw new ImportError(
       'unsupported_version',
-      `This export file has version ${JSON.stringify(version)}; this version of Recall reads version ${EXPORT_VERSION}. Nothing was imported.`,
+      `This export file has version ${JSON.stringify(version)}; this version of Recall reads versions ${READABLE_VERSIONS.join(' and ')}. Nothing was imported.`,
       { params: versionParams(version) },
     );
   }
@@ -57,7 +62,11 @@ export type FileRecord =
   | { section: 'memories'; index: number; value: ExportFile['memories'][number] }
   | { section: 'memoryHistory'; index: number; value: ExportFile['memoryHistory'][number] }
   | { section: 'conversations'; index: number; value: ExportFile['conversations'][number] }
-  | { section: 'messages'; index: number; value: ExportFile['messages'][number] };
+  | { section: 'messages'; index: number; value: ExportFile['messages'][number] }
+  | { section: 'entities'; index: number; value: FileEntity }
+  | { section: 'strategyState'; index: number; value: FileStrategyState }
+  | { section: 'settings'; index: number; value: FileSetting }
+  | { section: 'profiles'; index: number; value: FileProfile };
 
 /**
  * Reads an export file record by record with a streaming JSON parser: `onRecords` gets the
@@ -74,16 +83,16 @@ export async function readExportRecords(source: Blob, onRecords: (records: FileR
   let problem: ImportError | null = null;
   const checkHeader = () => {
     if (format !== undefined && format !== EXPORT_FORMAT) throw refuse('not_backup', 'This is not a Recall export file (missing "format": "recall-export").');
-    if (version !== undefined && version !== EXPORT_VERSION) {
+    if (version !== undefined && !READABLE_VERSIONS.includes(version as number)) {
       throw refuse(
         'unsupported_version',
-        `This export file has version ${JSON.stringify(version)}; this version of Recall reads version ${EXPORT_VERSION}.`,
+        `This export file has version ${JSON.stringify(version)}; this version of Recall reads versions ${READABLE_VERSIONS.join(' and ')}.`,
         versionParams(version),
       );
     }
   };
   const parser = new JSONParser({
-    paths: ['$.format', '$.version', '$.exportedAt', ...SECTIONS.map((s) => `$.${s}.*`)],
+    paths: ['$.format', '$.version', '$.exportedAt', '$.embeddingModel', ...SECTIONS.map((s) => `$.${s}.*`)],
     keepStack: false,
     stringBufferSize: 0,
   });
@@ -95,6 +104,8 @@ export async function readExportRecords(source: Blob, onRecords: (records: FileR
         else if (key === 'version') version = value;
         else if (key === 'exportedAt' && !time.safeParse(value).success)
           throw refuse('damaged', 'The export file is damaged: exportedAt is not a time.', { problems: 'exportedAt' });
+        else if (key === 'embeddingModel' && value !== null && typeof value !== 'string')
+          throw refuse('damaged', 'The export file is damaged: embeddingModel is not a model id.', { problems: 'embeddingModel' });
         checkHeader();
         return;
       }

@@ -3,8 +3,10 @@
  * `EXPORT_PAGE_SIZE` records, one record per line), as UTF-8 bytes, or as one string.
  */
 import type { RecallDB } from '../db/schema';
-import type { MemoryRecord } from '../model/records';
+import { readSettings } from '../db/settings';
+import type { MemoryRecord, ProfileRecord } from '../model/records';
 import type { TransferProgress } from '../model/backup';
+import { PORTABLE_SETTING_KEYS } from '../model/settings';
 import { EXPORT_FORMAT, EXPORT_VERSION, vectorToBase64, type ExportFile } from './format';
 
 /** Records read per page when exporting. */
@@ -44,7 +46,10 @@ async function* pagesOf<T, K extends string | number | (string | number)[]>(
 }
 
 /**
- * The export file as a stream of text pieces (version 1, one record per line; see module doc).
+ * The export file as a stream of text pieces (version 2, one record per line; see `./format.ts`):
+ * memories, their history, conversations, messages, entity notes, strategy states, the stored
+ * portable settings (`PORTABLE_SETTING_KEYS`: only keys the user set) and, last, the namespaces
+ * the memories and conversations use (`profiles`, gathered while they are written).
  * Tables are read in pages of `pageSize` records (default `EXPORT_PAGE_SIZE`), each page in its
  * own read, so the export of a store of any size holds one page at a time. Records changed while
  * the export runs may or may not be in it (each record is whole either way).
@@ -58,20 +63,36 @@ export async function* exportChunks(
 ): AsyncGenerator<string> {
   const includeEmbeddings = options.includeEmbeddings ?? true;
   const n = Math.max(1, options.pageSize ?? EXPORT_PAGE_SIZE);
-  // A temporary chat is not kept (issue 14): neither it nor its messages go into a backup.
+  // A temporary chat is not kept (issue 14): neither it nor its messages, entity notes or strategy states go into a backup.
   const temporary = new Set((await db.conversations.filter((c) => c.temporary === true).primaryKeys()) as string[]);
-  const left =
+  const ofTemporary = (table: 'messages' | 'entities' | 'strategyState') =>
     temporary.size > 0
-      ? temporary.size +
-        (await db.messages
+      ? db
+          .table(table)
           .where('conversationId')
           .anyOf([...temporary])
-          .count())
-      : 0;
-  const total =
-    (await Promise.all([db.memories.count(), db.memoryHistory.count(), db.conversations.count(), db.messages.count()])).reduce((a, b) => a + b, 0) - left;
+          .count()
+      : Promise.resolve(0);
+  const [{ settings, stored }, settingRows, left, ...counts] = await Promise.all([
+    readSettings(db),
+    db.settings.bulkGet([...PORTABLE_SETTING_KEYS]),
+    Promise.all([ofTemporary('messages'), ofTemporary('entities'), ofTemporary('strategyState')]).then((n) => temporary.size + n.reduce((a, b) => a + b, 0)),
+    db.memories.count(),
+    db.memoryHistory.count(),
+    db.conversations.count(),
+    db.messages.count(),
+    db.entities.count(),
+    db.strategyState.count(),
+  ]);
+  const portable = settingRows.flatMap((row) =>
+    row && stored.has(row.key as (typeof PORTABLE_SETTING_KEYS)[number]) ? [{ key: row.key, value: row.value }] : [],
+  );
+  const namespaces = new Set<string>();
+  // Profile names (v9 `profiles`): a restored profile keeps its name, not only its namespace.
+  const names = new Map((await db.profiles.toArray()).map((p) => [p.id, p] as const));
+  const total = counts.reduce((a, b) => a + b, 0) + portable.length - left;
   let done = 0;
-  yield `{\n  "format": ${JSON.stringify(EXPORT_FORMAT)},\n  "version": ${EXPORT_VERSION},\n  "exportedAt": ${options.exportedAt ?? Date.now()}`;
+  yield `{\n  "format": ${JSON.stringify(EXPORT_FORMAT)},\n  "version": ${EXPORT_VERSION},\n  "exportedAt": ${options.exportedAt ?? Date.now()},\n  "embeddingModel": ${JSON.stringify(settings.embeddingModelId)}`;
   const sections: [string, AsyncGenerator<unknown[]>][] = [
     [
       'memories',
@@ -81,7 +102,10 @@ export async function* exportChunks(
           (k: string) => db.memories.where(':id').above(k).limit(n).toArray(),
           (m) => m.id,
         ),
-        (m) => exportedMemory(m, includeEmbeddings),
+        (m) => {
+          namespaces.add(m.namespace);
+          return exportedMemory(m, includeEmbeddings);
+        },
       ),
     ],
     [
@@ -97,13 +121,19 @@ export async function* exportChunks(
     ],
     [
       'conversations',
-      keptOnly(
-        pagesOf(
-          () => db.conversations.orderBy(':id').limit(n).toArray(),
-          (k: string) => db.conversations.where(':id').above(k).limit(n).toArray(),
-          (c) => c.id,
+      mapPages(
+        keptOnly(
+          pagesOf(
+            () => db.conversations.orderBy(':id').limit(n).toArray(),
+            (k: string) => db.conversations.where(':id').above(k).limit(n).toArray(),
+            (c) => c.id,
+          ),
+          (c) => !temporary.has(c.id),
         ),
-        (c) => !temporary.has(c.id),
+        (c) => {
+          namespaces.add(c.namespace);
+          return c;
+        },
       ),
     ],
     [
@@ -117,6 +147,31 @@ export async function* exportChunks(
         (m) => !temporary.has(m.conversationId),
       ),
     ],
+    [
+      'entities',
+      keptOnly(
+        pagesOf(
+          () => db.entities.orderBy(':id').limit(n).toArray(),
+          (k: string) => db.entities.where(':id').above(k).limit(n).toArray(),
+          (e) => e.id,
+        ),
+        (e) => !temporary.has(e.conversationId),
+      ),
+    ],
+    [
+      'strategyState',
+      keptOnly(
+        pagesOf(
+          () => db.strategyState.orderBy(':id').limit(n).toArray(),
+          (k: [string, string]) => db.strategyState.where(':id').above(k).limit(n).toArray(),
+          (r) => [r.conversationId, r.strategy] as [string, string],
+        ),
+        (r) => !temporary.has(r.conversationId),
+      ),
+    ],
+    ['settings', onePage(portable)],
+    // Written last: the namespaces met in the memories and conversations above.
+    ['profiles', onePage(() => [...namespaces].sort().map((namespace) => profileEntry(namespace, names.get(namespace))))],
   ];
   for (const [name, pages] of sections) {
     yield `,\n  ${JSON.stringify(name)}: [`;
@@ -128,12 +183,19 @@ export async function* exportChunks(
         first = false;
       }
       yield lines.join('');
+      if (name === 'profiles') continue; // not counted in `total`: known only at the end
       done += page.length;
       options.onProgress?.({ phase: 'export', done, total });
     }
     yield first ? ']' : '\n  ]';
   }
   yield '\n}\n';
+}
+
+/** One page of records (none when empty); `records` may be a function, called when the page is read. */
+async function* onePage<T>(records: T[] | (() => T[])): AsyncGenerator<T[]> {
+  const page = typeof records === 'function' ? records() : records;
+  if (page.length > 0) yield page;
 }
 
 /** Every page with only the records `keep` accepts (a page may come out shorter, or empty). */
@@ -181,4 +243,9 @@ export async function exportAll(db: RecallDB, options: { includeEmbeddings?: boo
   }))
     parts.push(text);
   return { fileName: exportFileName(exportedAt), json: parts.join('') };
+}
+
+/** One `profiles` entry: the namespace, with its name and creation time when a profile row names it. */
+function profileEntry(namespace: string, profile: ProfileRecord | undefined): { namespace: string; name?: string; createdAt?: number } {
+  return profile && profile.name ? { namespace, name: profile.name, createdAt: profile.createdAt } : { namespace };
 }

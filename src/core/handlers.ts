@@ -105,12 +105,15 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'memory.add': async (c, data) => c.memoryAdmin.add({ ...data, namespace: await c.profiles.resolve(data.namespace) }),
   'memory.update': (c, data) => c.memoryAdmin.update(data),
   'memory.delete': (c, { id }) => c.memoryAdmin.delete(id),
-  'memory.export': (c, data) => c.exportToFile(data?.passphrase),
+  'memory.export': (c, data) => c.exportToFile(data?.passphrase, { includeEmbeddings: data?.includeEmbeddings !== false }),
   'memory.import': (c, { fileName, passphrase }) => c.importFile(fileName, passphrase),
   'memory.importNotice': (c) => c.importNotice(),
   'history.import': async (c, data) => c.importHistoryFile({ ...data, namespace: await c.profiles.resolve(data.namespace) }),
   'memory.importSaved': async (c, data) => c.importSavedMemories({ ...data, namespace: await c.profiles.resolve(data.namespace) }),
   'memory.eraseAll': (c) => c.eraseAll(),
+  'memory.eraseMemories': (c) => c.eraseMemories(),
+  'models.downloaded': (c) => c.downloadedModels(),
+  'models.deleteDownloaded': (c, { id }) => c.deleteDownloadedModel(id),
   'memory.get': async (c, { id }) => {
     const record = await c.store.get(id);
     return record ? toView(record) : null;

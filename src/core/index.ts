@@ -24,7 +24,7 @@ import { createStrategy, registerShortTermJobs, type StrategyDeps } from '../mem
 import type { RetrievedExchange } from '../model/context';
 import type { StrategyConfig } from '../model/strategies';
 import type { ImportReport, InterruptedImport, TransferProgress } from '../model/backup';
-import { type Settings, DEFAULT_SETTINGS } from '../model/settings';
+import type { Settings } from '../model/settings';
 import { createChatService, type ChatService } from './chat-service';
 import { createAnswerFeedback, type AnswerFeedback } from './answer-feedback';
 import { createTemporaryChatKeeper, type TemporaryChatKeeper } from './temporary-chats';
@@ -32,7 +32,9 @@ import { createConversationStore, withChangeEvents, type ConversationStore } fro
 import type { EngineManager } from './engine-manager';
 import { createMemoryAdmin, type MemoryAdmin } from './memory-admin';
 import { createSettingsStore, type SettingsStore } from './settings';
-import { eraseUserData } from '../db/erase';
+import { eraseMemories, eraseUserData } from '../db/erase';
+import { deleteDownloadedModel, listDownloadedModels, type ModelStorage } from '../platform/model-caches';
+import type { DownloadedModel } from '../model/engine';
 import { createProfileService, type ProfileService } from './profiles';
 import type { ProfilesState } from '../model/profiles';
 
@@ -61,6 +63,8 @@ export interface CoreDeps {
   deleteModelFile?: (fileName: string) => Promise<void>;
   /** Removes the user's files from OPFS on "Erase everything" (all but `models/`: `eraseUserFiles`). */
   eraseUserFiles?: () => Promise<unknown>;
+  /** Where downloaded models are listed and deleted (default: the browser's Cache Storage and OPFS; tests pass fakes). */
+  modelStorage?: ModelStorage;
   /** scrypt work factor (log2 N) of encrypted exports (default `AGE_SCRYPT_WORK_FACTOR`, 18; tests pass less). */
   scryptWorkFactor?: number;
   now?: () => number;
@@ -87,12 +91,14 @@ export interface Core {
   updateSettings(patch: Partial<Settings>): Promise<Settings>;
   /**
    * Writes the export file into `backups/` of the file store, in pages (see `exportBytes`); with a
-   * non-empty `passphrase`, streamed through age encryption (`encryptChunks`) into the same file.
+   * non-empty `passphrase`, streamed through age encryption (`encryptChunks`) into the same file
+   * (progress phase `encrypt` instead of `export`). `options.includeEmbeddings: false` leaves the
+   * vectors out (a smaller file; the importing side re-embeds).
    * @returns the staging `fileName`, the name to download it as (`.json`, or `.json.age` when
    *   encrypted), and its size in bytes.
    * @throws ModelFileError when the file cannot be written (e.g. `quota`).
    */
-  exportToFile(passphrase?: string): Promise<{ fileName: string; downloadName: string; sizeBytes: number }>;
+  exportToFile(passphrase?: string, options?: { includeEmbeddings?: boolean }): Promise<{ fileName: string; downloadName: string; sizeBytes: number }>;
   /**
    * Imports `backups/<fileName>` (see `importAll`) and deletes it afterwards, whatever the outcome.
    * An age file is first decrypted with `passphrase` into a second staging file (deleted too).
@@ -113,15 +119,28 @@ export interface Core {
   /** Stores a pasted list of saved memories as pinned memories (see `importSavedMemories`). */
   importSavedMemories(input: { namespace: string; text: string }): Promise<SavedMemoriesReport>;
   /**
-   * Erases everything derived from the user (`eraseUserData`: every table holding user data —
-   * conversations, messages, memories, history, tombstones, jobs, traces, strategy state, entities —
-   * and every settings row but the preferences), the user's OPFS files (`eraseUserFiles`: all but
-   * `models/`), and the in-memory indexes; then schedules the daily maintenance again. Model files
-   * and preferences stay. Tombstones go too, so a re-import of an old export afterwards brings its
-   * memories back (by design: nothing about the erased data remains to refuse them).
+   * Erases all data (`eraseUserData`: every table holding user data — conversations, messages,
+   * memories, history, tombstones, jobs, traces, strategy state, entities, settings), the user's
+   * OPFS files (`eraseUserFiles`: all but the model folders), and the in-memory indexes; then
+   * schedules the daily maintenance again. Only model files stay (and `localModels`, their
+   * list). Tombstones go too, so a re-import of an old export afterwards brings its memories back
+   * (by design: nothing about the erased data remains to refuse them).
    */
   eraseAll(): Promise<void>;
+  /**
+   * Erases every long-term memory (`eraseMemories`: memories, history, index, tombstones, queued
+   * `ltm.*` jobs) and empties the in-memory indexes; conversations, messages and settings stay.
+   * Then schedules the daily maintenance again.
+   */
+  eraseMemories(): Promise<void>;
   deleteLocalModel(fileName: string): Promise<void>;
+  /** Every downloaded or opened model with its size (`listDownloadedModels`). */
+  downloadedModels(): Promise<DownloadedModel[]>;
+  /**
+   * Deletes one model's files (`deleteDownloadedModel`); an opened GGUF (`local:`) loses its
+   * `localModels` row too. @returns the files removed.
+   */
+  deleteDownloadedModel(id: string): Promise<{ deleted: number }>;
   stop(): Promise<void>;
 }
 
@@ -280,11 +299,12 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       deps.events.settings?.(after);
       return after;
     },
-    async exportToFile(passphrase) {
+    async exportToFile(passphrase, options = {}) {
       await store.whenVectorsLoaded(); // rows are read with their vectors (the store's reading hook)
       const exportedAt = now();
       const downloadName = `${exportFileName(exportedAt)}${passphrase ? '.age' : ''}`;
-      const plain = exportBytes(db, { exportedAt, onProgress: transfer });
+      const onProgress = (p: TransferProgress) => transfer(passphrase ? { ...p, phase: 'encrypt' } : p);
+      const plain = exportBytes(db, { exportedAt, onProgress, ...(options.includeEmbeddings === false ? { includeEmbeddings: false } : {}) });
       const chunks = passphrase ? encryptChunks(plain, passphrase, { workFactor: deps.scryptWorkFactor }) : plain;
       const { fileName, sizeBytes } = await writeFileChunks(`export-${exportedAt}-${downloadName}`, chunks, files);
       return { fileName, downloadName, sizeBytes };
@@ -295,7 +315,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       try {
         let file = await openModelFile(fileName, files);
         if (await isAgeFile(file)) {
-          const chunks = await decryptChunks(file, passphrase ?? '');
+          const size = file.size;
+          const chunks = await decryptChunks(file, passphrase ?? '', { onBytes: (done) => transfer({ phase: 'decrypt', done, total: size }) });
           // writeFileChunks wraps an error of its source as ModelFileError('io'): unwrap the refusal.
           const plain = await writeFileChunks(`${fileName}.plain`, chunks, files).catch((error: unknown) => {
             throw error instanceof ModelFileError && error.cause instanceof ImportError ? error.cause : error;
@@ -303,13 +324,23 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
           decrypted = plain.fileName;
           file = await openModelFile(decrypted, files);
         }
+        const embeddingModelBefore = (await settings.get()).embeddingModelId;
         const report = await importAll(db, store, file, { now, embedder: engines.status().embedder, fileName, onProgress: transfer });
-        // Imported memories without a vector (or from another embedding model) are embedded in the background.
-        if (report.needsEmbedding > 0) {
+        const after = await settings.get();
+        if (after.embeddingModelId !== embeddingModelBefore) {
+          // The backup chose another embedding model: load it; every memory is re-embedded for it (as a settings change does).
+          void engines.loadEmbedder(after.embeddingModelId);
+          await jobs.enqueue(REEMBED_JOB, { modelId: after.embeddingModelId }, { dedupeKey: REEMBED_JOB });
+        } else if (report.needsEmbedding > 0) {
+          // Imported memories without a vector are embedded in the background.
           await jobs.enqueue(REEMBED_JOB, { modelId: engines.status().embedder.modelId }, { dedupeKey: REEMBED_JOB });
+        } else {
+          // Vectors of another embedding model than the loaded one: the same re-embed path as at start-up.
+          await ensureEmbedded();
         }
+        if (report.settingsRestored) deps.events.settings?.(after);
         conversationsChanged(null);
-        const { needsEmbedding: _n, ...rest } = report;
+        const { needsEmbedding: _n, restoredSettings: _r, ...rest } = report;
         return rest;
       } finally {
         for (const name of decrypted ? [fileName, decrypted] : [fileName])
@@ -338,14 +369,32 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     async eraseAll() {
       await jobs.stop();
       try {
-        await eraseUserData(db, { isPreference: (key) => Object.hasOwn(DEFAULT_SETTINGS, key) });
+        await eraseUserData(db);
         await deps.eraseUserFiles?.();
       } finally {
         await store.rebuildIndexes();
         await jobs.start();
         conversationsChanged(null);
+        // The settings are the defaults again: every open panel shows them.
+        deps.events.settings?.(await settings.get());
       }
       await scheduleMaintenance();
+    },
+    async eraseMemories() {
+      await jobs.stop();
+      try {
+        await eraseMemories(db);
+      } finally {
+        await store.rebuildIndexes();
+        await jobs.start();
+      }
+      await scheduleMaintenance();
+    },
+    downloadedModels: () => listDownloadedModels(deps.modelStorage),
+    async deleteDownloadedModel(id) {
+      const deleted = await deleteDownloadedModel(id, deps.modelStorage);
+      if (id.startsWith('local:')) await db.localModels.delete(id.slice('local:'.length));
+      return { deleted };
     },
     async deleteLocalModel(fileName) {
       await deps.deleteModelFile?.(fileName);

@@ -11,6 +11,7 @@ import { loadVoyWasm, packagedModelsUrl, readPackagedModels, readPackagedWebllmL
 import { probeGpu } from '../platform/gpu';
 import { deleteModelFile } from '../platform/model-files';
 import { eraseUserFiles } from '../platform/user-files';
+import { eraseUserCaches } from '../platform/model-caches';
 import { createEngineManager } from './engine-manager';
 import { registerCoreHandlers } from './handlers';
 import { createCore, restoreEngines } from './index';
@@ -48,7 +49,8 @@ export function startCoreInOffscreen(): void {
         profiles: (state) => emitEvent('event.profiles', state),
       },
       deleteModelFile,
-      eraseUserFiles: () => eraseUserFiles(),
+      // "Erase all data": the user's OPFS files and any Cache Storage cache that is not a model cache.
+      eraseUserFiles: () => Promise.all([eraseUserFiles(), eraseUserCaches()]),
     });
   });
   registerCoreHandlers(core, startedAt);

@@ -159,10 +159,9 @@ export class RecallDB extends Dexie {
 }
 
 /**
- * What each table holds, for "Erase everything" (`eraseUserData` in `./erase.ts`):
+ * What each table holds, for "Erase all data" (`eraseUserData` in `./erase.ts`):
  * - `user`: derived from what the user said or did — erased whole;
- * - `settings`: erased row by row by key (`settingHoldsUserData`: preferences stay, `stats.*`,
- *   `state.*` and unknown keys go);
+ * - `settings`: the user's settings and the jobs' bookkeeping (`stats.*`, `state.*`) — erased whole too;
  * - `device`: about this device, not the user's words (GGUF model files they opened) — kept.
  * A table missing here is treated as `user` (erased), so a new table is never left behind.
  */

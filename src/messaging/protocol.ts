@@ -19,7 +19,7 @@ import { defineExtensionMessaging } from '@webext-core/messaging';
 import type { Runtime } from 'webextension-polyfill';
 import type { ImportReport, InterruptedImport } from '../model/backup';
 import type { HistoryImportReport, SavedMemoriesReport } from '../model/history-import';
-import type { EngineStatus, WllamaSource } from '../model/engine';
+import type { DownloadedModel, EngineStatus, WllamaSource } from '../model/engine';
 import type { ModelCatalog } from '../model/catalog';
 import type { EventPayloads, EventType } from '../model/events';
 import type { AffectedMemory, MemoryCommand, MemoryKind } from '../model/memory';
@@ -163,6 +163,10 @@ export interface ProtocolMap {
   /** Records a GGUF the side panel just wrote to OPFS `models/`. */
   'models.registerLocal'(data: { fileName: string; displayName: string; sizeBytes: number }): LocalModelRecord;
   'models.deleteLocal'(data: { fileName: string }): void;
+  /** Every model the engines downloaded or the user opened, with sizes (`src/platform/model-caches.ts`), biggest first. */
+  'models.downloaded'(): DownloadedModel[];
+  /** Deletes one model of `models.downloaded` by its `id`; `deleted`: files removed. */
+  'models.deleteDownloaded'(data: { id: string }): { deleted: number };
 
   /**
    * The conversations of profile `namespace`, newest first. `namespace` (here and in
@@ -217,8 +221,9 @@ export interface ProtocolMap {
    * `event.transfer`. The panel downloads the file as `downloadName` and then deletes it.
    * `sizeBytes` in bytes. With a non-empty `passphrase` the file is an age file
    * (`src/backup/encryption.ts`, scrypt recipient; `downloadName` ends in `.json.age`).
+   * `includeEmbeddings: false` leaves the vectors out (default: included).
    */
-  'memory.export'(data?: { passphrase?: string }): { fileName: string; downloadName: string; sizeBytes: number };
+  'memory.export'(data?: { passphrase?: string; includeEmbeddings?: boolean }): { fileName: string; downloadName: string; sizeBytes: number };
   /**
    * Imports the export file the panel copied into OPFS `backups/<fileName>` (the file never travels
    * in a message); progress via `event.transfer`. The staging file is deleted afterwards, whatever
@@ -238,8 +243,10 @@ export interface ProtocolMap {
   'memory.importSaved'(data: { namespace: string; text: string }): SavedMemoriesReport;
   /** The import undone at the last start-up (context killed or browser closed mid-import), once; then `null`. */
   'memory.importNotice'(): InterruptedImport | null;
-  /** Erases every memory, conversation, message, trace and job. */
+  /** Erases all data: every memory, conversation, message, trace, job and setting (`Core.eraseAll`); model files stay. */
   'memory.eraseAll'(): void;
+  /** Erases every long-term memory (with history, index, tombstones, queued memory jobs); conversations and settings stay. */
+  'memory.eraseMemories'(): void;
   /**
    * "Not relevant here": memory `memoryId` did not belong under reply `messageId`; similar questions
    * rank it last from now on (`src/core/answer-feedback.ts`). Idempotent per pair.

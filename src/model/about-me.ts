@@ -14,6 +14,9 @@ export interface AboutMeLine {
   sourceIds: string[];
 }
 
+/** Settings-table key prefix of the stored profiles: `aboutMe.<namespace>` (erased with the memories). */
+export const ABOUT_ME_KEY_PREFIX = 'aboutMe.';
+
 /** The profile of one namespace, as stored (settings table, key `aboutMe.<namespace>`). Times in ms epoch. */
 export interface AboutMeProfile {
   namespace: string;

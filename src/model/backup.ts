@@ -18,15 +18,19 @@ export interface ImportReport {
   vectorsDropped?: number;
   /** Memories left out because the user deleted or forgot them on this device (tombstones); also counted in `skipped`. */
   forgotten?: number;
+  /** Settings the file carried that were written (format v2; not counted in added / updated / skipped). */
+  settingsRestored?: number;
 }
 
 /**
  * Progress of an export or import (`event.transfer`): `done` of `total` — records for `export`
- * and for `write` (the import's writing pass: records of the file written, of all its records as
- * the check pass counted them), bytes of the file for `check` (the import's validation pass).
+ * and `encrypt` (an export with a passphrase: records read into the age stream) and for `write`
+ * (the import's writing pass: records of the file written, of all its records as the check pass
+ * counted them), bytes of the file for `decrypt` (an age file being decrypted before the import:
+ * encrypted bytes read of the file's size) and `check` (the import's validation pass).
  */
 export interface TransferProgress {
-  phase: 'export' | 'check' | 'write';
+  phase: 'export' | 'encrypt' | 'decrypt' | 'check' | 'write';
   done: number;
   total: number;
   /** `check` only: records validated so far (how many the file holds is known when the pass ends). */

@@ -99,3 +99,16 @@ export interface ModelOption {
 
 /** Where wllama loads a GGUF from. */
 export type WllamaSource = { type: 'catalog'; id: string } | { type: 'opfs'; fileName: string };
+
+/**
+ * A model whose files an engine downloaded (or the user opened), as "Erase → downloaded models"
+ * lists it (`src/platform/model-caches.ts`): `id` names it for deletion (`<engine>:<model or file>`),
+ * `name` is the Hugging Face `<owner>/<repo>` or the file name, `sizeBytes` its files' bytes.
+ */
+export interface DownloadedModel {
+  id: string;
+  engine: 'webllm' | 'transformers' | 'wllama' | 'local';
+  name: string;
+  sizeBytes: number;
+  files: number;
+}

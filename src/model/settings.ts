@@ -66,6 +66,20 @@ export const DEFAULT_SETTINGS: Settings = {
 /** Every setting's key, in `DEFAULT_SETTINGS` order. */
 export const SETTING_KEYS = Object.keys(DEFAULT_SETTINGS) as SettingKey[];
 
+/**
+ * Settings a backup carries to another device (`src/backup/format.ts`): the user's choices about
+ * memory, prompts and language. Left out: the engine choices (`preferredEngine`, `webllmModelId`,
+ * `wllamaSource`), which name a model downloaded or opened on this device.
+ */
+export const PORTABLE_SETTING_KEYS = [
+  'embeddingModelId',
+  'defaultStrategy',
+  'maxAnswerTokens',
+  'memoryTopK',
+  'episodicRetentionDays',
+  'locale',
+] as const satisfies readonly SettingKey[];
+
 /** The schema of every setting (all keys required). */
 export const settingsSchema = z.object({
   preferredEngine: z.enum(PREFERRED_ENGINES),

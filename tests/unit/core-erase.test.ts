@@ -1,9 +1,10 @@
 /**
- * "Erase everything" leaves nothing derived from the user: a secret is planted everywhere a user
+ * "Erase all data" leaves nothing derived from the user: a secret is planted everywhere a user
  * action can put it (chat turns with several strategies, an extraction failure, "remember …",
  * memory manager add/delete, OPFS staging files), then, after erase, EVERY table of the schema
  * (`db.tables`, so a table added later is covered), every settings key and the OPFS listing are
- * searched for it and for the conversation/message ids. Preferences and model files stay. The
+ * searched for it and for the conversation/message ids. Settings go too (preferences included);
+ * model files stay. "Erase all memories" removes the long-term memory only. The
  * daily maintenance is scheduled again at once. The whole core runs (tests/helpers/core-harness.ts);
  * only the chat model is scripted (an instruction-following LLM cannot run here); OPFS is the
  * in-memory fake (tests/helpers/fixture-opfs.ts), as Node has none.
@@ -40,7 +41,7 @@ async function writeFile(opfs: FakeOpfs, dir: string, name: string, text: string
 }
 
 describe('erase everything', () => {
-  it('leaves no trace of the user in any table, setting, index or OPFS file, keeps preferences and models, and reschedules maintenance', async () => {
+  it('leaves no trace of the user in any table, setting, index or OPFS file, keeps the model files, and reschedules maintenance', async () => {
     const opfs = createFakeOpfs();
     // Chat replies repeat the secret; extraction replies are unusable and quote it (an extraction failure is recorded).
     const chat = createScriptedEngine({
@@ -51,6 +52,8 @@ describe('erase everything', () => {
     const c = core;
     await c.updateSettings({ memoryTopK: 3, locale: 'zh_CN' });
     await saveModelFile(new File([new Uint8Array([71, 71, 85, 70, 3, 0, 0, 0])], 'tiny.gguf'), undefined, { root: opfs.root });
+    // A catalog GGUF wllama downloaded into its OPFS cache (weights, not the user's words).
+    await writeFile(opfs, 'cache', `${'a'.repeat(40)}_tiny.gguf`, 'GGUF');
     await db.localModels.put({ fileName: 'tiny.gguf', displayName: 'tiny.gguf', sizeBytes: 8, source: 'file', addedAt: 1 });
 
     const ids: string[] = [];
@@ -100,12 +103,12 @@ describe('erase everything', () => {
       for (const id of ids) expect(after[table.name], `${table.name} keeps id ${id}`).not.toContain(id);
       if (kind === 'user') expect(await table.count(), table.name).toBe(table.name === 'jobs' ? 1 : 0);
     }
-    // Only preferences stay in settings: no stats.*, state.* or unknown key.
-    const keys = (await db.settings.toArray()).map((r) => r.key).sort();
-    expect(keys.every((k) => Object.hasOwn(DEFAULT_SETTINGS, k))).toBe(true);
-    expect(await c.settings.get()).toMatchObject({ memoryTopK: 3, locale: 'zh_CN' });
-    // OPFS: only the model folder and its file remain.
-    expect(opfs.list([])).toEqual(['models']);
+    // No setting stays (the user's choices are theirs too): the defaults of a fresh install.
+    expect(await db.settings.count()).toBe(0);
+    expect(await c.settings.get()).toEqual(DEFAULT_SETTINGS);
+    // OPFS: only the model folders and their files remain.
+    expect(opfs.list([])?.sort()).toEqual(['cache', 'models']);
+    expect(opfs.list(['cache'])).toEqual([`${'a'.repeat(40)}_tiny.gguf`]);
     expect(opfs.list(['models'])).toEqual(['tiny.gguf']);
     expect(await db.localModels.count()).toBe(1);
     // In-memory indexes are empty.
@@ -115,5 +118,37 @@ describe('erase everything', () => {
     }
     // The one job left is the daily maintenance, scheduled again at once (not after a browser restart).
     expect((await db.jobs.toArray()).map((j) => [j.type, j.status])).toEqual([[MAINTENANCE_JOB, 'queued']]);
+  });
+});
+
+describe('erase all memories', () => {
+  it('removes every memory, its history, index, tombstones and queued memory jobs; conversations, messages and settings stay', async () => {
+    const chat = createScriptedEngine({ fallback: () => 'Noted.' });
+    ({ core, db } = await cores.start({ chat: () => chat }));
+    const c = core;
+    await c.updateSettings({ memoryTopK: 3 });
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    await c.chat.send({ conversationId: conversation.id, text: `My locker code is ${SECRET}`, requestId: 'r1' });
+    await c.jobs.drain(); // the round becomes an episodic memory
+    const kept = await c.memoryAdmin.add({ namespace: 'default', kind: 'fact', text: `Bike lock ${SECRET}` });
+    const gone = await c.memoryAdmin.add({ namespace: 'work', kind: 'fact', text: 'Desk 12' });
+    await c.memoryAdmin.delete(gone.id); // a tombstone
+    // A memory job still queued (as after a turn whose extraction has not run yet).
+    await c.jobs.enqueue('ltm.extract', { conversationId: conversation.id }, { delayMs: 60_000 });
+    const messages = await db.messages.count();
+    expect(await db.memories.count()).toBeGreaterThanOrEqual(2); // the round and the bike lock
+    expect(await db.tombstones.count()).toBe(1);
+    expect(kept.id).toBeTruthy();
+
+    await c.eraseMemories();
+
+    for (const table of ['memories', 'memoryHistory', 'memoryIndex', 'tombstones']) expect(await db.table(table).count(), table).toBe(0);
+    expect((await db.jobs.toArray()).map((j) => [j.type, j.status])).toEqual([[MAINTENANCE_JOB, 'queued']]);
+    expect(await db.conversations.count()).toBe(1);
+    expect(await db.messages.count()).toBe(messages);
+    expect((await c.settings.get()).memoryTopK).toBe(3);
+    expect((c.store as unknown as LongTermStore).indexStats()).toMatchObject({ memories: 0, lexical: 0 });
+    expect(await c.memoryAdmin.list({ namespace: 'default' })).toEqual([]);
+    expect(await c.store.search({ text: `bike lock ${SECRET}`, namespace: 'default', k: 10, includeInvalid: true }, { mode: 'hybrid' })).toEqual([]);
   });
 });

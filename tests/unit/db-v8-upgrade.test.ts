@@ -89,7 +89,7 @@ describe('schema v8', () => {
     expect(await db.suggestions.where('[namespace+status]').equals(['default', 'pending']).toArray()).toEqual([row]);
     expect(await db.suggestions.where('[namespace+hash]').equals(['default', 'h3']).count()).toBe(1);
 
-    await eraseUserData(db, { isPreference: () => false });
+    await eraseUserData(db);
     expect(await db.suggestions.count()).toBe(0);
   });
 });

@@ -222,10 +222,10 @@ describe('a coded error from each domain reaches the panel as its translated sen
   it('backup: a backup file of a newer format version, with the versions in the sentence', async () => {
     const fileName = await stageImportFile(new Blob([JSON.stringify({ format: 'recall-export', version: 7, memories: [] })]), undefined, { root: opfs.root });
     const error = await rejection(request('memory.import', { fileName }));
-    expect(codedErrorOf(error)).toEqual({ domain: 'backup', code: 'unsupported_version', params: { version: '7', supported: 1 } });
+    expect(codedErrorOf(error)).toEqual({ domain: 'backup', code: 'unsupported_version', params: { version: '7', supported: 2 } });
     expect(await bothLanguages(error)).toEqual([
-      'This backup has version 7; this version of Recall reads version 1. Nothing was imported.',
-      '此备份的版本为 7，当前版本的 Recall 只能读取版本 1。未导入任何内容。',
+      'This backup has version 7; this version of Recall reads versions up to 2. Nothing was imported.',
+      '此备份的版本为 7，当前版本的 Recall 最高只能读取版本 2。未导入任何内容。',
     ]);
   });
 

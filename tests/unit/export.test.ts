@@ -282,7 +282,7 @@ describe('exportAll / importAll', () => {
 
     it('another format and another version', async () => {
       await expectRefused(JSON.stringify({ conversations: [] }), /not a Recall export file/);
-      await expectRefused(JSON.stringify({ format: 'recall-export', version: 2, memories: [] }), /version 2; this version of Recall reads version 1/);
+      await expectRefused(JSON.stringify({ format: 'recall-export', version: 3, memories: [] }), /version 3; this version of Recall reads versions 1 and 2/);
     });
 
     it('one invalid record among valid ones (nothing of the file is written)', async () => {

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RecallDB } from '../../src/db/schema';
 import { flushStoreOf, storeOf } from '../helpers/ltm-test-store';
 import type { MemoryRecord } from '../../src/model/records';
+import { DEFAULT_SETTINGS } from '../../src/model/settings';
 import { createMemoryStore } from '../../src/memory/long-term/store';
 import {
   exportAll,
@@ -246,7 +247,20 @@ describe('streaming export and import (item 2)', () => {
 
   it('an empty store exports a valid file', async () => {
     const { json } = await exportAll(open(), { now: () => T0 });
-    expect(JSON.parse(json)).toEqual({ format: 'recall-export', version: 1, exportedAt: T0, memories: [], memoryHistory: [], conversations: [], messages: [] });
+    expect(JSON.parse(json)).toEqual({
+      format: 'recall-export',
+      version: 2,
+      exportedAt: T0,
+      embeddingModel: DEFAULT_SETTINGS.embeddingModelId, // the default: nothing stored
+      memories: [],
+      memoryHistory: [],
+      conversations: [],
+      messages: [],
+      entities: [],
+      strategyState: [],
+      settings: [],
+      profiles: [],
+    });
   });
 
   it('a failure in a later batch undoes the batches already committed', async () => {

@@ -157,7 +157,7 @@ describe('feedback rows follow their memory', () => {
     const [c] = await store.addMany([{ namespace: 'default', kind: 'fact', text: TEXTS[0]! }], 'user');
     await store.addFeedback({ memoryId: c!.memory.id, namespace: 'default', query: SAME, messageId: 'a3', conversationId: 'c2' });
     expect(TABLE_DATA.feedback).toBe('user');
-    await eraseUserData(db, { isPreference: () => false });
+    await eraseUserData(db);
     await store.rebuildIndexes();
     expect(await db.feedback.count()).toBe(0);
     // A memory stored again after the erase is not demoted by the erased row.

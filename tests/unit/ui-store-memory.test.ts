@@ -11,6 +11,9 @@ import { createMemoryItemStore } from '../../src/ui/state/memory-item.svelte';
 import { createMemoryStore } from '../../src/ui/state/memory.svelte';
 import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { createFakeApi, deferred } from '../helpers/fake-api';
+import { createFakeOpfs } from '../helpers/fixture-opfs';
+import { BACKUPS_DIR, writeFileChunks, type DirectoryHandleLike } from '../../src/platform/model-files';
+import { saveStagedFileToFolder } from '../../src/ui/lib/save-to-folder';
 
 const view = (id: string, text: string, over: Partial<MemoryView> = {}): MemoryView =>
   ({
@@ -258,6 +261,37 @@ describe("the manager's own forms", () => {
   });
 });
 
+describe('export options and the other erase choices', () => {
+  it('the export sends the passphrase and, when unticked, leaves the embeddings out', async () => {
+    const { api, memory } = setup();
+    api.on('memory.export', () => ({ fileName: 'exp.json', downloadName: 'recall.json', sizeBytes: 1 }));
+    await memory.exportAll();
+    memory.includeEmbeddings = false;
+    memory.passphrase = 'pass';
+    await memory.exportAll();
+    expect(api.callsOf('memory.export')).toEqual([undefined, { passphrase: 'pass', includeEmbeddings: false }]);
+  });
+
+  it('erasing all memories reloads the list, closes the question and says so; a failure keeps it open with a notice', async () => {
+    const { api, memory, notices, events, setListed } = setup();
+    memory.eraseAsked = true;
+    api.on('memory.eraseMemories', () => {
+      throw new Error('busy');
+    });
+    expect(await memory.eraseMemories()).toBe(false);
+    expect(memory.eraseAsked).toBe(true);
+    expect(notices.list.map((n) => n.kind)).toEqual(['error']);
+    api.on('memory.eraseMemories', () => undefined);
+    setListed([]);
+    expect(await memory.eraseMemories()).toBe(true);
+    expect([memory.eraseAsked, memory.memories]).toEqual([false, []]);
+    expect(notices.list.at(-1)?.text).toBe('All memories were erased.');
+    // Not "erase all data": the conversations are not touched.
+    expect(events).toEqual([]);
+    expect(api.callsOf('memory.eraseAll')).toHaveLength(0);
+  });
+});
+
 describe('memory item store', () => {
   it('edit: the editor opens on the text, closes once saved, stays open on failure; too long (as typed) cannot be saved', async () => {
     const { api, memory } = setup();
@@ -303,5 +337,47 @@ describe('memory item store', () => {
     api.on('memory.delete', () => ({ rounds: [] }));
     await item.remove();
     expect(api.callsOf('memory.history')).toHaveLength(3); // closed: not read again after the delete
+  });
+});
+
+describe('back up to a folder', () => {
+  it('writes the export into the picked folder under its download name; a cancelled picker does nothing', async () => {
+    const opfs = createFakeOpfs();
+    // The core's staged export, in the (fake) OPFS `backups/` folder.
+    await writeFileChunks(
+      'exp-9.json',
+      (async function* () {
+        yield new TextEncoder().encode('{"format":"recall-export"}');
+      })(),
+      { root: opfs.root, folder: BACKUPS_DIR },
+    );
+    const picked = createFakeOpfs();
+    const folder = await picked.root();
+    let pick: DirectoryHandleLike | null = null;
+    const api = createFakeApi();
+    const notices = createNoticesStore();
+    const memory = createMemoryStore({
+      ...api,
+      notices,
+      refreshConversations: async () => undefined,
+      beforeEraseAll: () => () => undefined,
+      afterEraseAll: async () => undefined,
+      namespace: () => DEFAULT_NAMESPACE,
+      files: { pickFolder: async () => pick, saveToFolder: (f, name, dir) => saveStagedFileToFolder(f, name, dir, { root: opfs.root }) },
+    });
+    api.on('memory.export', () => ({ fileName: 'exp-9.json', downloadName: 'recall-export-2026-12-01.json.age', sizeBytes: 26 }));
+
+    expect(await memory.exportToFolder()).toBeNull(); // cancelled: nothing asked of the core
+    expect(api.callsOf('memory.export')).toHaveLength(0);
+
+    pick = folder;
+    memory.passphrase = 'pass';
+    expect(await memory.exportToFolder()).toBe('recall-export-2026-12-01.json.age');
+    expect(api.callsOf('memory.export')).toEqual([{ passphrase: 'pass' }]);
+    expect(picked.list([])).toEqual(['recall-export-2026-12-01.json.age']);
+    const saved = await (await folder.getFileHandle('recall-export-2026-12-01.json.age')).getFile();
+    expect(await saved.text()).toBe('{"format":"recall-export"}');
+    expect(opfs.list([BACKUPS_DIR])).toEqual([]); // the staging copy is gone
+    expect(notices.list.map((n) => [n.kind, n.text])).toEqual([['info', 'Saved recall-export-2026-12-01.json.age in the chosen folder.']]);
   });
 });

@@ -27,6 +27,7 @@ import { createJobsStore } from './jobs.svelte';
 import { createMemoryStore, type MemoryStore } from './memory.svelte';
 import { createReviewStore } from './review.svelte';
 import { createAboutMeStore } from './about-me.svelte';
+import { createDownloadedModelsStore, type DownloadedModelsStore } from './downloaded-models.svelte';
 import { createMessageSourcesStore } from './message-sources.svelte';
 import { createAnswerSourcesStore } from './answer-sources.svelte';
 import { openPanelPort, type PanelPort } from '../lib/panel-port';
@@ -131,6 +132,11 @@ export class AppState {
     return createSettingsFormStore({ settings: this.settings });
   }
 
+  /** The downloaded models of one "Erase → downloaded models" list on screen (`load()` reads them). */
+  createDownloadedModels(): DownloadedModelsStore {
+    return createDownloadedModelsStore({ ...this.#api, notices: this.notices });
+  }
+
   /** The rename field and delete question of one conversation drawer on screen. */
   createConversationDrawer(): ConversationDrawerStore {
     return createConversationDrawerStore({ conversations: this.conversations });
@@ -204,6 +210,8 @@ export class AppState {
 
   /** Forgets the open conversation after "erase everything" (the core erased it) and re-reads the lists. */
   async afterEraseAll(): Promise<void> {
+    // The panel's own small preferences (`src/ui/lib/ui-prefs.ts`) go with the rest of the user's data.
+    globalThis.localStorage?.clear();
     this.conversations.closeOpen();
     await this.profiles.load(); // the profiles went too: the default one is active again
     await this.conversations.refresh();

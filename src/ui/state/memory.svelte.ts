@@ -10,8 +10,10 @@
  * Also the history import (`history.import`: a file of another assistant, routed by
  * `importRouteOf`; its report is `historyReport`) and pasted saved memories (`memory.importSaved`).
  *
- * A little over 300 lines: the list, its filters and every action that reloads it are one
- * concern (each action ends in `load()` with the same filters); the per-item state is already apart.
+ * Over 300 lines (~430): the list, its filters and every action that reloads it are one concern
+ * (each action ends in `load()` with the same filters, and export, import and the erase choices
+ * share the transfer and report state); the per-item state and the downloaded-models list are
+ * already apart. Also: back up into a folder the user picks (`exportToFolder`).
  */
 import type { MemoryHistoryRecord, MemoryView } from '../../model/records';
 import { type MemoryKind, MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
@@ -19,6 +21,8 @@ import type { ImportReport } from '../../model/backup';
 import { t } from '../i18n/index.svelte';
 import { errorKey, errorText } from '../lib/errors';
 import { downloadStagedFile } from '../lib/download';
+import { pickBackupFolder, saveStagedFileToFolder } from '../lib/save-to-folder';
+import type { DirectoryHandleLike } from '../../platform/model-files';
 import { checkImportFile, checkImportSize, importRouteOfFile, stageImportFile } from '../lib/import-file';
 import type { HistoryImportReport, SavedMemoriesReport } from '../../model/history-import';
 import { transferView, type TransferView } from '../lib/transfer';
@@ -31,6 +35,10 @@ export interface MemoryFiles {
   stage: (file: Blob, onProgress: (bytes: number) => void) => Promise<string>;
   /** Downloads the staged export file under `downloadName`, then deletes it. */
   download: (fileName: string, downloadName: string) => Promise<void>;
+  /** Asks for a folder to back up into (`null`: cancelled). */
+  pickFolder: () => Promise<DirectoryHandleLike | null>;
+  /** Copies the staged export into `folder` as `saveName`, then deletes it. */
+  saveToFolder: (fileName: string, saveName: string, folder: DirectoryHandleLike) => Promise<unknown>;
 }
 
 /** What the memory store needs: the api, notices, and what to refresh when memories and conversations were replaced. */
@@ -68,6 +76,8 @@ export class MemoryStore {
   exporting = $state(false);
   /** Optional backup passphrase: a non-empty one encrypts the export (age) and opens an encrypted import. */
   passphrase = $state('');
+  /** Whether the export carries the memories' vectors (a bigger file; without them the importing side embeds again). */
+  includeEmbeddings = $state(true);
   erasing = $state(false);
   importReport = $state<ImportReport | null>(null);
   /** The last history import's report: the format found and the counts. */
@@ -93,7 +103,13 @@ export class MemoryStore {
 
   constructor(deps: MemoryStoreDeps) {
     this.#deps = deps;
-    this.#files = { stage: (file, onProgress) => stageImportFile(file, onProgress), download: downloadStagedFile, ...deps.files };
+    this.#files = {
+      stage: (file, onProgress) => stageImportFile(file, onProgress),
+      download: downloadStagedFile,
+      pickFolder: pickBackupFolder,
+      saveToFolder: saveStagedFileToFolder,
+      ...deps.files,
+    };
   }
 
   /** Follows `event.transfer` while this panel runs an export or import. @returns the unsubscribe. */
@@ -239,15 +255,42 @@ export class MemoryStore {
     return this.#deps.request('memory.history', { memoryId, limit: 50 }, { retry: true });
   }
 
-  /** Exports everything to a JSON file the browser downloads (age-encrypted when `passphrase` is set); progress in `transfer`. Failures become a notice. */
-  async exportAll(): Promise<void> {
+  /**
+   * Backs up into a folder the user picks (File System Access), on demand: the same export as
+   * `exportAll` (passphrase and embeddings options included), written into the folder under its
+   * download name. A cancelled picker does nothing; other failures become a notice.
+   * @returns the name written, or `null` when nothing was.
+   */
+  async exportToFolder(): Promise<string | null> {
+    let folder: DirectoryHandleLike | null;
+    try {
+      folder = await this.#files.pickFolder();
+    } catch (error) {
+      this.#deps.notices.fail('errors.exportFailed', error);
+      return null;
+    }
+    if (!folder) return null;
+    let saved: string | null = null;
+    await this.exportAll(async (fileName, downloadName) => {
+      await this.#files.saveToFolder(fileName, downloadName, folder);
+      saved = downloadName;
+    });
+    if (saved) this.#deps.notices.notify('info', t('memory.savedToFolder', { name: saved }));
+    return saved;
+  }
+
+  /**
+   * Exports everything to a JSON file the browser downloads (age-encrypted when `passphrase` is
+   * set); progress in `transfer`. Failures become a notice.
+   * @param deliver what is done with the staged file (default: the browser's download).
+   */
+  async exportAll(deliver: (fileName: string, downloadName: string) => Promise<void> = (f, d) => this.#files.download(f, d)): Promise<void> {
     this.exporting = true;
     this.transfer = { phase: 'export', fraction: 0, records: null };
     try {
-      const { fileName, downloadName } = await this.#deps.request('memory.export', this.passphrase ? { passphrase: this.passphrase } : undefined, {
-        retry: true,
-      });
-      await this.#files.download(fileName, downloadName);
+      const options = { ...(this.passphrase ? { passphrase: this.passphrase } : {}), ...(this.includeEmbeddings ? {} : { includeEmbeddings: false }) };
+      const { fileName, downloadName } = await this.#deps.request('memory.export', Object.keys(options).length > 0 ? options : undefined, { retry: true });
+      await deliver(fileName, downloadName);
     } catch (error) {
       this.#deps.notices.fail('errors.exportFailed', error);
     } finally {
@@ -336,7 +379,28 @@ export class MemoryStore {
     this.importError = null;
   }
 
-  /** Erases every memory, conversation, message, trace and job, then says so (and closes the question). Failures become a notice. @returns `true` when erased. */
+  /**
+   * Erases every long-term memory (conversations and settings stay), reloads the list, says so
+   * and closes the question. Failures become a notice. @returns `true` when erased.
+   */
+  async eraseMemories(): Promise<boolean> {
+    this.erasing = true;
+    try {
+      await this.#deps.request('memory.eraseMemories');
+      this.staleRounds = null;
+      await this.load();
+      this.eraseAsked = false;
+      this.#deps.notices.notify('info', t('memory.erase.memoriesDone'));
+      return true;
+    } catch (error) {
+      this.#deps.notices.fail('errors.eraseFailed', error);
+      return false;
+    } finally {
+      this.erasing = false;
+    }
+  }
+
+  /** Erases all data (memories, conversations, messages, traces, jobs, settings), then says so (and closes the question). Failures become a notice. @returns `true` when erased. */
   async eraseAll(): Promise<boolean> {
     this.erasing = true;
     const undoExpect = this.#deps.beforeEraseAll();

@@ -20,7 +20,14 @@ import type { RecallDB } from '../../../db/schema';
 import type { ChatEngine } from '../../../engines/types';
 import { defineJob, enqueueJob } from '../../../jobs/descriptor';
 import type { JobQueue } from '../../../jobs/queue';
-import { ABOUT_ME_MAX_LINE_CHARS, ABOUT_ME_MAX_LINES, ABOUT_ME_MAX_TOKENS, type AboutMeLine, type AboutMeProfile } from '../../../model/about-me';
+import {
+  ABOUT_ME_KEY_PREFIX,
+  ABOUT_ME_MAX_LINE_CHARS,
+  ABOUT_ME_MAX_LINES,
+  ABOUT_ME_MAX_TOKENS,
+  type AboutMeLine,
+  type AboutMeProfile,
+} from '../../../model/about-me';
 import type { MemoryKind } from '../../../model/memory';
 import type { MemoryRecord } from '../../../model/records';
 import { wordPrefix } from '../../../text/cut';
@@ -32,8 +39,8 @@ import { llmProfileLines } from './llm';
 
 /** Job type of the profile rebuild. */
 export const PROFILE_JOB = 'ltm.profile';
-/** Settings-table key prefix of the stored profiles. */
-export const ABOUT_ME_KEY_PREFIX = 'aboutMe.';
+/** Settings-table key prefix of the stored profiles (declared in `model/about-me.ts`). */
+export { ABOUT_ME_KEY_PREFIX };
 /** Kinds a profile is built from, in the order they rank. */
 export const PROFILE_SOURCE_KINDS: readonly MemoryKind[] = ['profile', 'instruction', 'preference'];
 
