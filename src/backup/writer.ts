@@ -53,18 +53,33 @@ async function* pagesOf<T, K extends string | number | (string | number)[]>(
  * Tables are read in pages of `pageSize` records (default `EXPORT_PAGE_SIZE`), each page in its
  * own read, so the export of a store of any size holds one page at a time. Records changed while
  * the export runs may or may not be in it (each record is whole either way).
+ * @param options.namespace export one profile only: its memories with their history, its
+ *   conversations with their messages, entity notes and strategy states (default: every profile).
  * @param options.includeEmbeddings write vectors as base64 (default `true`; a 384-d vector is
  *   1,536 bytes = 2,048 base64 characters). Without them, the importing side re-embeds.
  * @param options.onProgress called after each page with records written / total records.
  */
 export async function* exportChunks(
   db: RecallDB,
-  options: { includeEmbeddings?: boolean; exportedAt?: number; pageSize?: number; onProgress?: (progress: TransferProgress) => void } = {},
+  options: { includeEmbeddings?: boolean; exportedAt?: number; pageSize?: number; namespace?: string; onProgress?: (progress: TransferProgress) => void } = {},
 ): AsyncGenerator<string> {
   const includeEmbeddings = options.includeEmbeddings ?? true;
   const n = Math.max(1, options.pageSize ?? EXPORT_PAGE_SIZE);
-  // A temporary chat is not kept (issue 14): neither it nor its messages, entity notes or strategy states go into a backup.
-  const temporary = new Set((await db.conversations.filter((c) => c.temporary === true).primaryKeys()) as string[]);
+  const ns = options.namespace;
+  // Conversations left out with their messages, entity notes and strategy states: a temporary chat
+  // is not kept (issue 14), and a one-profile export leaves out the other profiles' conversations.
+  const temporary = new Set((await db.conversations.filter((c) => c.temporary === true || (ns !== undefined && c.namespace !== ns)).primaryKeys()) as string[]);
+  // A one-profile export: that profile's memories and their history only.
+  const scopedMemories = ns === undefined ? null : new Set((await db.memories.filter((m) => m.namespace === ns).primaryKeys()) as string[]);
+  const keepMemory = (m: MemoryRecord) => scopedMemories === null || scopedMemories.has(m.id);
+  const memoryCounts: Promise<[number, number]> =
+    scopedMemories === null
+      ? Promise.all([db.memories.count(), db.memoryHistory.count()])
+      : db.memoryHistory
+          .where('memoryId')
+          .anyOf([...scopedMemories])
+          .count()
+          .then((history) => [scopedMemories.size, history]);
   const ofTemporary = (table: 'messages' | 'entities' | 'strategyState') =>
     temporary.size > 0
       ? db
@@ -77,8 +92,8 @@ export async function* exportChunks(
     readSettings(db),
     db.settings.bulkGet([...PORTABLE_SETTING_KEYS]),
     Promise.all([ofTemporary('messages'), ofTemporary('entities'), ofTemporary('strategyState')]).then((n) => temporary.size + n.reduce((a, b) => a + b, 0)),
-    db.memories.count(),
-    db.memoryHistory.count(),
+    memoryCounts.then(([memories]) => memories),
+    memoryCounts.then(([, history]) => history),
     db.conversations.count(),
     db.messages.count(),
     db.entities.count(),
@@ -97,10 +112,13 @@ export async function* exportChunks(
     [
       'memories',
       mapPages(
-        pagesOf(
-          () => db.memories.orderBy(':id').limit(n).toArray(),
-          (k: string) => db.memories.where(':id').above(k).limit(n).toArray(),
-          (m) => m.id,
+        keptOnly(
+          pagesOf(
+            () => db.memories.orderBy(':id').limit(n).toArray(),
+            (k: string) => db.memories.where(':id').above(k).limit(n).toArray(),
+            (m) => m.id,
+          ),
+          keepMemory,
         ),
         (m) => {
           namespaces.add(m.namespace);
@@ -111,10 +129,13 @@ export async function* exportChunks(
     [
       'memoryHistory',
       mapPages(
-        pagesOf(
-          () => db.memoryHistory.orderBy(':id').limit(n).toArray(),
-          (k: number) => db.memoryHistory.where(':id').above(k).limit(n).toArray(),
-          (h) => h.id!,
+        keptOnly(
+          pagesOf(
+            () => db.memoryHistory.orderBy(':id').limit(n).toArray(),
+            (k: number) => db.memoryHistory.where(':id').above(k).limit(n).toArray(),
+            (h) => h.id!,
+          ),
+          (h) => scopedMemories === null || scopedMemories.has(h.memoryId),
         ),
         ({ id: _id, ...h }) => h,
       ),

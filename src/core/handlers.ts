@@ -105,7 +105,11 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'memory.add': async (c, data) => c.memoryAdmin.add({ ...data, namespace: await c.profiles.resolve(data.namespace) }),
   'memory.update': (c, data) => c.memoryAdmin.update(data),
   'memory.delete': (c, { id }) => c.memoryAdmin.delete(id),
-  'memory.export': (c, data) => c.exportToFile(data?.passphrase, { includeEmbeddings: data?.includeEmbeddings !== false }),
+  'memory.export': async (c, data) =>
+    c.exportToFile(data?.passphrase, {
+      includeEmbeddings: data?.includeEmbeddings !== false,
+      ...(data?.namespace !== undefined ? { namespace: await c.profiles.resolve(data.namespace) } : {}),
+    }),
   'memory.import': (c, { fileName, passphrase }) => c.importFile(fileName, passphrase),
   'memory.importNotice': (c) => c.importNotice(),
   'history.import': async (c, data) => c.importHistoryFile({ ...data, namespace: await c.profiles.resolve(data.namespace) }),

@@ -93,12 +93,16 @@ export interface Core {
    * Writes the export file into `backups/` of the file store, in pages (see `exportBytes`); with a
    * non-empty `passphrase`, streamed through age encryption (`encryptChunks`) into the same file
    * (progress phase `encrypt` instead of `export`). `options.includeEmbeddings: false` leaves the
-   * vectors out (a smaller file; the importing side re-embeds).
+   * vectors out (a smaller file; the importing side re-embeds); `options.namespace` exports that
+   * profile only (`exportChunks`).
    * @returns the staging `fileName`, the name to download it as (`.json`, or `.json.age` when
    *   encrypted), and its size in bytes.
    * @throws ModelFileError when the file cannot be written (e.g. `quota`).
    */
-  exportToFile(passphrase?: string, options?: { includeEmbeddings?: boolean }): Promise<{ fileName: string; downloadName: string; sizeBytes: number }>;
+  exportToFile(
+    passphrase?: string,
+    options?: { includeEmbeddings?: boolean; namespace?: string },
+  ): Promise<{ fileName: string; downloadName: string; sizeBytes: number }>;
   /**
    * Imports `backups/<fileName>` (see `importAll`) and deletes it afterwards, whatever the outcome.
    * An age file is first decrypted with `passphrase` into a second staging file (deleted too).
@@ -305,7 +309,12 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       const exportedAt = now();
       const downloadName = `${exportFileName(exportedAt)}${passphrase ? '.age' : ''}`;
       const onProgress = (p: TransferProgress) => transfer(passphrase ? { ...p, phase: 'encrypt' } : p);
-      const plain = exportBytes(db, { exportedAt, onProgress, ...(options.includeEmbeddings === false ? { includeEmbeddings: false } : {}) });
+      const plain = exportBytes(db, {
+        exportedAt,
+        onProgress,
+        ...(options.includeEmbeddings === false ? { includeEmbeddings: false } : {}),
+        ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
+      });
       const chunks = passphrase ? encryptChunks(plain, passphrase, { workFactor: deps.scryptWorkFactor }) : plain;
       const { fileName, sizeBytes } = await writeFileChunks(`export-${exportedAt}-${downloadName}`, chunks, files);
       return { fileName, downloadName, sizeBytes };

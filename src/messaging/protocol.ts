@@ -221,9 +221,14 @@ export interface ProtocolMap {
    * `event.transfer`. The panel downloads the file as `downloadName` and then deletes it.
    * `sizeBytes` in bytes. With a non-empty `passphrase` the file is an age file
    * (`src/backup/encryption.ts`, scrypt recipient; `downloadName` ends in `.json.age`).
-   * `includeEmbeddings: false` leaves the vectors out (default: included).
+   * `includeEmbeddings: false` leaves the vectors out (default: included); `namespace` exports that
+   * profile only (default: every profile).
    */
-  'memory.export'(data?: { passphrase?: string; includeEmbeddings?: boolean }): { fileName: string; downloadName: string; sizeBytes: number };
+  'memory.export'(data?: { passphrase?: string; includeEmbeddings?: boolean; namespace?: string }): {
+    fileName: string;
+    downloadName: string;
+    sizeBytes: number;
+  };
   /**
    * Imports the export file the panel copied into OPFS `backups/<fileName>` (the file never travels
    * in a message); progress via `event.transfer`. The staging file is deleted afterwards, whatever

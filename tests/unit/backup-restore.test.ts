@@ -35,7 +35,7 @@ async function start(opfs: FakeOpfs, options: { embedder?: boolean; progress?: T
 }
 
 /** Exports `core` (options as `exportToFile`) and returns the file from its OPFS. */
-async function exportFile(core: Core, opfs: FakeOpfs, passphrase?: string, options?: { includeEmbeddings?: boolean }): Promise<File> {
+async function exportFile(core: Core, opfs: FakeOpfs, passphrase?: string, options?: { includeEmbeddings?: boolean; namespace?: string }): Promise<File> {
   const { fileName } = await core.exportToFile(passphrase, options);
   return openModelFile(fileName, { root: opfs.root, folder: BACKUPS_DIR });
 }
@@ -129,6 +129,24 @@ describe('what a backup restores', () => {
     const again = await importInto(b, target, file);
     expect(again).toMatchObject({ added: 0, updated: 0 });
     expect(await state(b.db)).toEqual(await state(a.db));
+  });
+
+  it('a one-profile export (issue 14) holds that profile only: its memories with history, its conversations with their messages, notes and states', async () => {
+    const source = createFakeOpfs();
+    const a = await filled(source, false);
+    const parsed = JSON.parse(await (await exportFile(a, source, undefined, { namespace: 'work' })).text());
+    expect(parsed.memories.map((m: { text: string }) => m.text)).toEqual(['喜欢早上开会']);
+    expect(new Set(parsed.memoryHistory.map((h: { memoryId: string }) => h.memoryId))).toEqual(new Set([parsed.memories[0].id]));
+    expect(parsed.conversations.map((c: { namespace: string }) => c.namespace)).toEqual(['work']);
+    expect(parsed.messages.map((m: { content: string }) => m.content)).toEqual(['Anna joins on Monday', 'Noted.']);
+    expect(parsed.entities).toHaveLength(1);
+    expect(parsed.strategyState).toHaveLength(1);
+    expect(parsed.profiles).toEqual([{ namespace: 'work', name: 'Work 工作', createdAt: 5 }]);
+
+    // The same home memory is in the whole export, and in a default-profile export without Work's.
+    const home = JSON.parse(await (await exportFile(a, source, undefined, { namespace: 'default' })).text());
+    expect(home.memories.map((m: { text: string }) => m.text)).toEqual(['Lives in Lisbon since May']);
+    expect([home.conversations, home.messages, home.entities, home.strategyState]).toEqual([[], [], [], []]);
   });
 
   it('a file without embeddings carries no vector; the importing core embeds every memory again', async () => {

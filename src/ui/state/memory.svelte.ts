@@ -78,6 +78,8 @@ export class MemoryStore {
   passphrase = $state('');
   /** Whether the export carries the memories' vectors (a bigger file; without them the importing side embeds again). */
   includeEmbeddings = $state(true);
+  /** Export the active profile only (default: every profile). */
+  onlyThisProfile = $state(false);
   erasing = $state(false);
   importReport = $state<ImportReport | null>(null);
   /** The last history import's report: the format found and the counts. */
@@ -288,7 +290,11 @@ export class MemoryStore {
     this.exporting = true;
     this.transfer = { phase: 'export', fraction: 0, records: null };
     try {
-      const options = { ...(this.passphrase ? { passphrase: this.passphrase } : {}), ...(this.includeEmbeddings ? {} : { includeEmbeddings: false }) };
+      const options = {
+        ...(this.passphrase ? { passphrase: this.passphrase } : {}),
+        ...(this.includeEmbeddings ? {} : { includeEmbeddings: false }),
+        ...(this.onlyThisProfile ? { namespace: this.#deps.namespace() } : {}),
+      };
       const { fileName, downloadName } = await this.#deps.request('memory.export', Object.keys(options).length > 0 ? options : undefined, { retry: true });
       await deliver(fileName, downloadName);
     } catch (error) {
