@@ -5,4 +5,5 @@
  */
 export { assertReadable, blockingPattern, hostOf, normalizeSitePattern, unreadableReason } from './sites';
 export { splitPassages, HEADING_SEPARATOR } from './passages';
-export { readTab, selectionAttachment, PAGE_READER_SCRIPT, type ReadableTab } from './read-tab';
+export { readTab, selectionAttachment, PAGE_READER_SCRIPT, type ReadableTab, type PdfReader } from './read-tab';
+export { extractPdf, base64ToBytes, PDF_MIME, type PdfJsModule } from './pdf';
