@@ -35,7 +35,7 @@ import { createSettingsStore, type SettingsStore } from './settings';
 import { eraseMemories, eraseUserData } from '../db/erase';
 import { deleteDownloadedModel, listDownloadedModels, type ModelStorage } from '../platform/model-caches';
 import type { DownloadedModel } from '../model/engine';
-import { createProfileService, type ProfileService } from './profiles';
+import { createProfileService, eraseNamespaceMemories, type ProfileService } from './profiles';
 import type { ProfilesState } from '../model/profiles';
 
 /** Platform pieces the core needs. */
@@ -130,9 +130,10 @@ export interface Core {
   /**
    * Erases every long-term memory (`eraseMemories`: memories, history, index, tombstones, queued
    * `ltm.*` jobs) and empties the in-memory indexes; conversations, messages and settings stay.
-   * Then schedules the daily maintenance again.
+   * Then schedules the daily maintenance again. With `namespace`, only that profile's long-term
+   * memory goes (`eraseNamespaceMemories`); the other profiles keep theirs.
    */
-  eraseMemories(): Promise<void>;
+  eraseMemories(namespace?: string): Promise<void>;
   deleteLocalModel(fileName: string): Promise<void>;
   /** Every downloaded or opened model with its size (`listDownloadedModels`). */
   downloadedModels(): Promise<DownloadedModel[]>;
@@ -380,10 +381,11 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       }
       await scheduleMaintenance();
     },
-    async eraseMemories() {
+    async eraseMemories(namespace) {
       await jobs.stop();
       try {
-        await eraseMemories(db);
+        if (namespace === undefined) await eraseMemories(db);
+        else await eraseNamespaceMemories(db, store, namespace);
       } finally {
         await store.rebuildIndexes();
         await jobs.start();

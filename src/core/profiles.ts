@@ -22,6 +22,7 @@
 import type { Table } from 'dexie';
 import type { RecallDB } from '../db/schema';
 import { TABLE_PROFILE_LINK } from '../db/schema';
+import { MEMORY_JOB_PREFIX } from '../db/erase';
 import type { JobQueue } from '../jobs/queue';
 import type { LongTermStore } from '../memory/long-term/types';
 import { MemoryError } from '../model/errors';
@@ -34,6 +35,8 @@ import { ABOUT_ME_KEY_PREFIX } from '../memory/long-term/profile-summary';
 
 /** Source recorded for the memories a profile delete removes. */
 export const PROFILE_DELETE_SOURCE = 'profile:delete';
+/** History source of the memories "Erase all memories" removes from one profile (their history goes too). */
+export const PROFILE_ERASE_SOURCE = 'profile:erase-memories';
 
 /** Creates, renames, switches and deletes profiles (see module doc). */
 export interface ProfileService {
@@ -298,4 +301,35 @@ async function deleteHistory(db: RecallDB, ns: string, memoryIds: ReadonlySet<st
     .where('memoryId')
     .anyOf([...doomed])
     .delete();
+}
+
+/**
+ * Erases the long-term memory of namespace `ns` only ("Erase all memories" acts within the active
+ * profile, issue 14): its memories (through the store, so its index blocks go too), their history
+ * (and history that outlived its memory naming `ns`), its tombstones, feedback, suggestions, queued
+ * `ltm.*` jobs and its "about me" profile. Conversations, messages, settings and every other
+ * profile stay. The caller stops the job queue first and rebuilds the indexes after (discarded
+ * documents keep their terms in the lexical snapshot until a vacuum).
+ * @returns rows removed per table (`memories` counted before the store removed them).
+ */
+export async function eraseNamespaceMemories(db: RecallDB, store: LongTermStore, ns: string): Promise<Record<string, number>> {
+  const memoryIds = (await db.memories.filter((m) => m.namespace === ns).primaryKeys()) as string[];
+  if (memoryIds.length > 0) await store.remove(memoryIds, 'FORGET', PROFILE_ERASE_SOURCE);
+  const conversationIds = new Set((await db.conversations.where('namespace').equals(ns).primaryKeys()) as string[]);
+  return db.transaction('rw', [db.memories, db.memoryHistory, db.tombstones, db.feedback, db.suggestions, db.jobs, db.settings], async () => {
+    const removed: Record<string, number> = { memories: memoryIds.length };
+    removed.memoryHistory = await deleteHistory(db, ns, new Set(memoryIds), conversationIds);
+    removed.tombstones = await db.tombstones.where('[namespace+hash]').between([ns, ''], [ns, '\uffff'], true, true).delete();
+    removed.feedback = await db.feedback.filter((f) => f.namespace === ns).delete();
+    removed.suggestions = await db.suggestions.where('[namespace+status]').between([ns, ''], [ns, '\uffff'], true, true).delete();
+    removed.jobs = await db.jobs
+      .filter((job) => {
+        if (!job.type.startsWith(MEMORY_JOB_PREFIX)) return false;
+        const p = (job.payload ?? {}) as { namespace?: unknown; conversationId?: unknown };
+        return p.namespace === ns || (typeof p.conversationId === 'string' && conversationIds.has(p.conversationId));
+      })
+      .delete();
+    await db.settings.delete(ABOUT_ME_KEY_PREFIX + ns);
+    return removed;
+  });
 }

@@ -245,8 +245,11 @@ export interface ProtocolMap {
   'memory.importNotice'(): InterruptedImport | null;
   /** Erases all data: every memory, conversation, message, trace, job and setting (`Core.eraseAll`); model files stay. */
   'memory.eraseAll'(): void;
-  /** Erases every long-term memory (with history, index, tombstones, queued memory jobs); conversations and settings stay. */
-  'memory.eraseMemories'(): void;
+  /**
+   * Erases the long-term memory of profile `namespace` (memories with history, index entries, tombstones, feedback,
+   * suggestions, queued memory jobs, its "about me" profile); conversations, settings and the other profiles stay.
+   */
+  'memory.eraseMemories'(data: { namespace: string }): void;
   /**
    * "Not relevant here": memory `memoryId` did not belong under reply `messageId`; similar questions
    * rank it last from now on (`src/core/answer-feedback.ts`). Idempotent per pair.

@@ -10,6 +10,7 @@
  * in-memory fake (tests/helpers/fixture-opfs.ts), as Node has none.
  */
 import { describe, expect, it } from 'vitest';
+import { CORE_HANDLERS } from '../../src/core/handlers';
 import type { Core } from '../../src/core/index';
 import { DEFAULT_SETTINGS } from '../../src/model/settings';
 import { TABLE_DATA, type RecallDB } from '../../src/db/schema';
@@ -99,7 +100,8 @@ describe('erase everything', () => {
     const after = await dump(db);
     for (const table of db.tables) {
       const kind = TABLE_DATA[table.name] ?? 'user';
-      expect(after[table.name], table.name).not.toContain(SECRET);
+      // Random UUIDs (row ids) masked: one can spell "4711" by chance, which is no leak.
+      expect(after[table.name]?.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<uuid>'), table.name).not.toContain(SECRET);
       for (const id of ids) expect(after[table.name], `${table.name} keeps id ${id}`).not.toContain(id);
       if (kind === 'user') expect(await table.count(), table.name).toBe(table.name === 'jobs' ? 1 : 0);
     }
@@ -150,5 +152,61 @@ describe('erase all memories', () => {
     expect((c.store as unknown as LongTermStore).indexStats()).toMatchObject({ memories: 0, lexical: 0 });
     expect(await c.memoryAdmin.list({ namespace: 'default' })).toEqual([]);
     expect(await c.store.search({ text: `bike lock ${SECRET}`, namespace: 'default', k: 10, includeInvalid: true }, { mode: 'hybrid' })).toEqual([]);
+  });
+});
+
+describe('erase all memories of one profile (issue 14: erase acts within the active profile)', () => {
+  it("removes that profile's memories, history, tombstones, feedback, suggestions and about-me profile; the other profile keeps all of its own", async () => {
+    const chat = createScriptedEngine({ fallback: () => 'Noted.' });
+    ({ core, db } = await cores.start({ chat: () => chat }));
+    const c = core;
+    const work = await c.profiles.create('Work');
+    const home = await c.memoryAdmin.add({ namespace: 'default', kind: 'fact', text: 'Home wifi is called Meadow' });
+    const desk = await c.memoryAdmin.add({ namespace: work.id, kind: 'fact', text: `Desk locker ${SECRET}` });
+    const gone = await c.memoryAdmin.add({ namespace: work.id, kind: 'fact', text: 'Badge pin 2020' });
+    await c.memoryAdmin.delete(gone.id); // a tombstone of Work
+    await db.feedback.add({
+      id: 'f1',
+      memoryId: desk.id,
+      namespace: work.id,
+      query: 'locker',
+      terms: ['locker'],
+      embedding: null,
+      embeddingModel: null,
+      messageId: 'x',
+      conversationId: 'c',
+      createdAt: 1,
+    });
+    await db.suggestions.add({
+      id: 's1',
+      namespace: work.id,
+      hash: 'h',
+      status: 'pending',
+      kind: 'fact',
+      text: `Gym ${SECRET}`,
+      importance: 0.5,
+      validFrom: null,
+      validUntil: null,
+      sourceConversationId: null,
+      sourceMessageIds: [],
+      messageTime: 1,
+      createdAt: 1,
+    });
+    await db.settings.put({ key: `aboutMe.${work.id}`, value: { namespace: work.id, lines: [{ text: `Locker ${SECRET}`, pinned: true }], updatedAt: 1 } });
+    await db.settings.put({ key: 'aboutMe.default', value: { namespace: 'default', lines: [{ text: 'Lives near Meadow', pinned: true }], updatedAt: 1 } });
+
+    await CORE_HANDLERS['memory.eraseMemories'](c, { namespace: work.id }, { startedAt: 0 } as never);
+
+    expect((await db.memories.toArray()).map((m) => m.id)).toEqual([home.id]);
+    expect((await db.memoryHistory.toArray()).map((h) => h.memoryId)).toEqual([home.id]);
+    expect(await db.tombstones.count()).toBe(0);
+    expect(await db.feedback.count()).toBe(0);
+    expect(await db.suggestions.count()).toBe(0);
+    expect(await db.settings.get(`aboutMe.${work.id}`)).toBeUndefined();
+    expect(await db.settings.get('aboutMe.default')).toBeDefined();
+    // The profile itself stays, empty; Home stays searchable, Work finds nothing.
+    expect((await c.profiles.list()).profiles.map((p) => p.id)).toContain(work.id);
+    expect((await c.store.search({ text: 'wifi Meadow', namespace: 'default', k: 5 })).map((r) => r.memory.id)).toEqual([home.id]);
+    expect(await c.store.search({ text: `desk locker ${SECRET}`, namespace: work.id, k: 5, includeInvalid: true }, { mode: 'hybrid' })).toEqual([]);
   });
 });

@@ -286,6 +286,8 @@ describe('export options and the other erase choices', () => {
     expect(await memory.eraseMemories()).toBe(true);
     expect([memory.eraseAsked, memory.memories]).toEqual([false, []]);
     expect(notices.list.at(-1)?.text).toBe('All memories were erased.');
+    // Within the active profile only.
+    expect(api.callsOf('memory.eraseMemories').at(-1)).toEqual({ namespace: DEFAULT_NAMESPACE });
     // Not "erase all data": the conversations are not touched.
     expect(events).toEqual([]);
     expect(api.callsOf('memory.eraseAll')).toHaveLength(0);

@@ -380,13 +380,14 @@ export class MemoryStore {
   }
 
   /**
-   * Erases every long-term memory (conversations and settings stay), reloads the list, says so
+   * Erases every long-term memory of the active profile (conversations, settings and the other
+   * profiles stay), reloads the list, says so
    * and closes the question. Failures become a notice. @returns `true` when erased.
    */
   async eraseMemories(): Promise<boolean> {
     this.erasing = true;
     try {
-      await this.#deps.request('memory.eraseMemories');
+      await this.#deps.request('memory.eraseMemories', { namespace: this.#deps.namespace() });
       this.staleRounds = null;
       await this.load();
       this.eraseAsked = false;
