@@ -16,6 +16,8 @@ const RUNTIME_ASSETS: { src: string; dest: string }[] = [
   { src: 'onnxruntime-web/dist/ort-wasm-simd-threaded.wasm', dest: 'runtime/ort/ort-wasm-simd-threaded.wasm' },
   { src: '@wllama/wllama/esm/wasm/wllama.wasm', dest: 'runtime/wllama/wllama.wasm' },
   { src: 'voy-search/voy_search_bg.wasm', dest: 'runtime/voy/voy_search_bg.wasm' },
+  // pdf.js's worker (1.2 MB), started only when a PDF open in the browser's viewer is read (src/core/pdf.ts).
+  { src: 'pdfjs-dist/build/pdf.worker.min.mjs', dest: 'runtime/pdfjs/pdf.worker.min.mjs' },
 ];
 
 // See https://wxt.dev/api/config.html

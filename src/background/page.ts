@@ -11,7 +11,7 @@ import browser from 'webextension-polyfill';
 import { assertSender, emitEvent, onMessage, sendMessage } from '../messaging/protocol';
 import { PageError, RecallError } from '../model/errors';
 import type { PageAttachment, PendingPage } from '../model/page';
-import { readTab, selectionAttachment, type ReadableTab } from '../page/read-tab';
+import { readTab, selectionAttachment, type PdfReader, type ReadableTab } from '../page/read-tab';
 
 /** Context-menu entry ids. */
 export const MENU_ASK_SELECTION = 'recall-ask-selection';
@@ -45,6 +45,14 @@ function leaveForPanel(next: PendingPage): void {
 function pendingError(error: unknown): PendingPage {
   const e = error instanceof RecallError ? error : new PageError('no_access', error instanceof Error ? error.message : String(error));
   return { error: { code: e.code, message: e.message, params: { ...e.params } } };
+}
+
+/** Extracts a PDF's text in the core (`pdf.read`: pdf.js lives in the offscreen document, never in the worker). */
+function pdfReader(deps: PageDeps): PdfReader {
+  return async (source) => {
+    await deps.ensureCore();
+    return sendMessage('pdf.read', source);
+  };
 }
 
 async function blockedSites(deps: PageDeps): Promise<string[]> {
@@ -96,7 +104,7 @@ export async function onCommand(deps: PageDeps, command: string, tab: ReadableTa
   if (tab?.id !== undefined) openPanel(tab.id);
   if (command !== COMMAND_ASK_PAGE) return;
   try {
-    const content = await readTab(tab, await blockedSites(deps));
+    const content = await readTab(tab, await blockedSites(deps), pdfReader(deps));
     leaveForPanel({ attachment: content });
   } catch (error) {
     leaveForPanel(pendingError(error));
@@ -149,7 +157,7 @@ export function registerPageListeners(deps: PageDeps): void {
     assertSender(sender, ['sidepanel'], browser.runtime.id);
     const tab = await panelTab(data?.windowId, data?.panelTabId);
     if (!tab) throw new PageError('no_tab', 'There is no tab to read');
-    return readTab(tab, await blockedSites(deps));
+    return readTab(tab, await blockedSites(deps), pdfReader(deps));
   });
   onMessage('page.takePending', ({ sender }) => {
     assertSender(sender, ['sidepanel'], browser.runtime.id);

@@ -157,6 +157,9 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'settings.set': (c, patch) => c.updateSettings(patch),
   'jobs.stats': (c) => c.jobs.stats(),
   'jobs.retryFailed': (c) => c.jobs.retryFailed(),
+
+  // pdf.js (~1.6 MB with its worker) loads on the first PDF only, never at start-up.
+  'pdf.read': async (_c, source) => (await import('./pdf')).readPdfSource(source),
 };
 
 /**

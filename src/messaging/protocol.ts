@@ -33,7 +33,7 @@ import type { StrategyConfig } from '../model/strategies';
 import type { MemoryCitation, PromptTrace } from '../model/trace';
 import type { ProfileDeleteReport, ProfilesState } from '../model/profiles';
 import { MessagingError } from '../model/errors';
-import type { PageAttachment, PendingPage } from '../model/page';
+import type { PageAttachment, PageContent, PdfSource, PendingPage } from '../model/page';
 
 /**
  * The memories a reply's prompt used, in brief, for the sources under the reply (`trace.sources`):
@@ -306,6 +306,15 @@ export interface ProtocolMap {
   'settings.set'(data: Partial<Settings>): Settings;
   'jobs.stats'(): JobStats;
   'jobs.retryFailed'(): number;
+
+  /**
+   * Extracts the text of a PDF open in the browser's viewer (the service worker's `page.read`
+   * sends the bytes the reader fetched in the tab; pdf.js, lazy-loaded in the offscreen document).
+   * `data`: the file, base64. Returns per page a "Page N" heading and its paragraphs (`blocks` empty
+   * for a scan without a text layer).
+   * @throws Error when the bytes are not a readable PDF.
+   */
+  'pdf.read'(data: PdfSource): PageContent;
 
   // ── events broadcast by the core (fire and forget; nobody may be listening; payloads: `EventPayloads`) ──
   'event.chatDelta'(data: EventPayloads['event.chatDelta']): void;

@@ -24,6 +24,14 @@ export interface PageContent {
   blocks: PageBlock[];
   /** The document's MIME type as the reader saw it (`document.contentType`), e.g. `application/pdf` in the browser's PDF viewer. */
   contentType?: string;
+  /**
+   * A PDF open in the browser's viewer: its bytes, base64, as the reader fetched them from the tab's
+   * own URL (the browser's cached copy; at most `MAX_PDF_BYTES`). The reader leaves `blocks` empty;
+   * the core extracts them (`pdf.read`). Never part of an attachment.
+   */
+  pdfData?: string;
+  /** Why a PDF's bytes could not be fetched in the tab (`too_large`, `fetch_failed`: the message). */
+  pdfError?: string;
 }
 
 /** What the panel attaches to the next message: the page, or only a selection of it (`blocks` empty then). */
@@ -34,6 +42,18 @@ export interface PageAttachment extends PageContent {
 
 /** Longest selection kept, in characters (a longer one is cut). */
 export const MAX_SELECTION_CHARS = 8_000;
+
+/** A PDF's bytes as the reader fetched them in the tab, for the core to extract (`pdf.read`). */
+export interface PdfSource {
+  url: string;
+  /** The tab's title (used when the PDF's metadata has none). */
+  title: string;
+  /** The PDF file, base64. */
+  data: string;
+}
+
+/** Largest PDF read, in bytes (a larger one is refused as unreadable). */
+export const MAX_PDF_BYTES = 32 * 1024 * 1024;
 
 /** Most blocks an extraction returns (the rest of a very long page is left out). */
 export const MAX_PAGE_BLOCKS = 2_000;

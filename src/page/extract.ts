@@ -8,6 +8,7 @@
  */
 import { Readability } from '@mozilla/readability';
 import { MAX_PAGE_BLOCKS, type PageBlock, type PageContent } from '../model/page';
+import { fetchPdfInTab, isPdfDocument } from './pdf';
 
 /** Elements whose text is one block. */
 const BLOCK_TAGS = new Set(['P', 'LI', 'BLOCKQUOTE', 'PRE', 'TD', 'TH', 'DD', 'DT', 'FIGCAPTION', 'CAPTION', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
@@ -50,6 +51,17 @@ export function extractPage(doc: Document, url: string): PageContent {
   }
   if (blocks.length === 0 && doc.body) blocks = blocksOf(doc.body, true);
   return { url, title, blocks: blocks.slice(0, MAX_PAGE_BLOCKS), ...(doc.contentType ? { contentType: doc.contentType } : {}) };
+}
+
+/**
+ * What the reader in the tab returns: the page's readable content (`extractPage`), or for a PDF
+ * open in the browser's viewer (`isPdfDocument`) no blocks and its bytes (`pdfData`, base64) or
+ * why they could not be fetched (`pdfError`) — the core extracts its text.
+ */
+export async function readPage(doc: Document, url: string): Promise<PageContent> {
+  const content = extractPage(doc, url);
+  if (!isPdfDocument(content.contentType, url, content.blocks)) return content;
+  return { ...content, blocks: [], contentType: 'application/pdf', ...(await fetchPdfInTab(url)) };
 }
 
 /** The text blocks under `root` in document order: each block element that holds no other block element. */

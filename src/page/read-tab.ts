@@ -7,7 +7,7 @@
  * device and is used for the next prompt only.
  */
 import { PageError } from '../model/errors';
-import { MAX_SELECTION_CHARS, type PageAttachment, type PageContent } from '../model/page';
+import { MAX_SELECTION_CHARS, type PageAttachment, type PageContent, type PdfSource } from '../model/page';
 import { assertReadable, hostOf } from './sites';
 
 /** Path of the reader content script in the package (WXT's output of `entrypoints/page-reader.ts`). */
@@ -21,13 +21,20 @@ export interface ReadableTab {
   title?: string;
 }
 
+/** Extracts a PDF's text (the core's `pdf.read`: pdf.js, lazy-loaded there). */
+export type PdfReader = (source: PdfSource) => Promise<PageContent>;
+
 /**
- * Reads `tab`'s readable content.
+ * Reads `tab`'s readable content. A PDF open in the browser's viewer is fetched by the reader in
+ * the tab and its text extracted by `readPdf`.
  * @param blocked the user's blocked-site patterns (`Settings.blockedSites`).
+ * @param readPdf extracts a PDF's text; without it a PDF is refused as `unreadable`.
  * @throws PageError `no_tab` (no tab id), `no_access` (no URL or the injection was refused:
- *   no gesture granted access), `unreadable`, `blocked` (checked before injecting), `empty` (no text).
+ *   no gesture granted access; a file:// page without "Allow access to file URLs"),
+ *   `unreadable` (also a PDF the tab cannot fetch — e.g. a local file — is too large or broken), `blocked` (checked
+ *   before injecting), `empty` (no text: also a scanned PDF without a text layer).
  */
-export async function readTab(tab: ReadableTab, blocked: readonly string[]): Promise<PageContent> {
+export async function readTab(tab: ReadableTab, blocked: readonly string[], readPdf?: PdfReader): Promise<PageContent> {
   if (tab.id === undefined) throw new PageError('no_tab', 'There is no tab to read');
   if (!tab.url)
     throw new PageError('no_access', 'Recall has no access to this tab: use the toolbar button or the shortcut on the page first', { params: { host: '' } });
@@ -40,15 +47,31 @@ export async function readTab(tab: ReadableTab, blocked: readonly string[]): Pro
     const message = error instanceof Error ? error.message : String(error);
     if (/gallery|cannot be scripted|chrome:\/\/|extensions/i.test(message))
       throw new PageError('unreadable', `Recall cannot read this page: ${message}`, { params: { host } });
+    if (tab.url.startsWith('file:'))
+      throw new PageError('no_access', `Recall cannot read local files unless "Allow access to file URLs" is on for it in chrome://extensions: ${message}`, {
+        params: { host },
+      });
     throw new PageError('no_access', `Recall has no access to this tab: ${message}`, { params: { host } });
   }
-  const content = results[0]?.result as PageContent | undefined;
-  // The browser's PDF viewer: its text is not in the document (reading PDFs is not built yet).
-  if (content?.contentType === 'application/pdf')
-    throw new PageError('unreadable', `Recall cannot read PDFs in the browser's viewer yet (${host})`, { params: { host } });
+  let content = results[0]?.result as PageContent | undefined;
+  // The browser's PDF viewer: its text is not in the document; the reader fetched the file.
+  if (content?.contentType === 'application/pdf') content = await pdfContent(tab.url, tab.title ?? '', content, host, readPdf);
   if (!content || !Array.isArray(content.blocks) || content.blocks.length === 0)
     throw new PageError('empty', `No readable text on ${host || 'this page'}`, { params: { host } });
   return { url: tab.url, title: typeof content.title === 'string' && content.title ? content.title : tab.url, blocks: content.blocks };
+}
+
+/** The text of the PDF the reader fetched in the tab. @throws PageError as `readTab` says. */
+async function pdfContent(url: string, tabTitle: string, probe: PageContent, host: string, readPdf: PdfReader | undefined): Promise<PageContent> {
+  if (!probe.pdfData || !readPdf) {
+    const why = probe.pdfError ?? (readPdf ? 'no bytes' : 'no PDF reader');
+    throw new PageError('unreadable', `Recall cannot read this PDF (${why})`, { params: { host } });
+  }
+  try {
+    return await readPdf({ url, title: tabTitle || probe.title, data: probe.pdfData });
+  } catch (error) {
+    throw new PageError('unreadable', `Recall cannot read this PDF: ${error instanceof Error ? error.message : String(error)}`, { params: { host } });
+  }
 }
 
 /**

@@ -12,6 +12,8 @@ const url = (path: string) => browser.runtime.getURL(path as PublicPath);
 export const wllamaWasmUrl = (): string => url('/runtime/wllama/wllama.wasm');
 /** voy-search WASM. */
 export const voyWasmUrl = (): string => url('/runtime/voy/voy_search_bg.wasm');
+/** pdf.js's worker script (a module worker), for reading PDFs (`src/core/pdf.ts`). */
+export const pdfWorkerUrl = (): string => url('/runtime/pdfjs/pdf.worker.min.mjs');
 /** Base URL of models shipped in the package (the offline install option): `/models/<model id>/…`. */
 export const packagedModelsUrl = (): string => url('/models/');
 

@@ -8,6 +8,8 @@
  *   Playwright cannot click a native context menu, so the test calls the same handler with the
  *   click data Chrome passes) stores a pinned memory whose source is the page's URL and title,
  *   shown in the Memory tab.
+ * - A PDF served by the test (`minimalPdf`, one known sentence) and open in Chromium's PDF viewer
+ *   is read with pdf.js: the sentence is in the page section of the trace.
  * - A site on the blocked list is refused with its own message; nothing is attached.
  * - Nothing reaches the counting proxy: the page is fulfilled by the test inside the browser
  *   (Playwright `route`), so any request that tried to leave would be counted.
@@ -22,6 +24,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { minimalPdf } from '../helpers/minimal-pdf';
 import { callCore, extensionRequests, FIXTURE_GGUF as GGUF, loadFixtureGguf, sendFromPanel, startExtensionSession, type ExtensionSession } from './harness';
 
 if (!GGUF) console.warn('[e2e] ../shared/fixtures is absent: skipping the page-context tests (they need the fixture GGUF).');
@@ -42,6 +45,10 @@ const ARTICLE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><tit
 <p>${filler('Mills on the Rance estuary gave way to a tidal power station.')}</p>
 </article><footer>© Example News</footer></body></html>`;
 
+const PDF_URL = `${ORIGIN}/census.pdf`;
+const PDF_TITLE = 'Gull census';
+const PDF_SENTENCE = 'The lighthouse keeper counted 4217 gulls on Tuesday.';
+
 interface StoredMessage {
   id: string;
   role: string;
@@ -61,7 +68,12 @@ describe.skipIf(!GGUF)('the page you are on, in a real browser', () => {
     manifest.host_permissions = [...(manifest.host_permissions ?? []), 'http://127.0.0.1/*']; // the activeTab grant, simulated (see above)
     writeFileSync(manifestPath, JSON.stringify(manifest));
     const browser = await session.launch();
-    await browser.context.route(`${ORIGIN}/**`, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: ARTICLE }));
+    const pdf = Buffer.from(minimalPdf([PDF_SENTENCE], PDF_TITLE));
+    await browser.context.route(`${ORIGIN}/**`, (route) =>
+      route.request().url() === PDF_URL
+        ? route.fulfill({ status: 200, contentType: 'application/pdf', body: pdf })
+        : route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: ARTICLE }),
+    );
     panel = await browser.openPanel();
     await loadFixtureGguf(panel);
     article = await browser.context.newPage();
@@ -155,6 +167,28 @@ describe.skipIf(!GGUF)('the page you are on, in a real browser', () => {
     expect(await chip.textContent()).toContain('Page attached');
     expect(await chip.getAttribute('data-url')).toBe(ARTICLE_URL);
     await panel.getByTestId('page-detach').click();
+  });
+
+  it('a PDF open in the browser viewer is read with pdf.js: its sentence reaches the page section', async () => {
+    const requestsBefore = session.proxy.requests.length;
+    const pdfTab = await session.browser.context.newPage();
+    await pdfTab.goto(PDF_URL).catch(() => undefined); // the viewer may report the navigation as aborted
+    await panel.bringToFront();
+    await panel.getByTestId('page-attach').click();
+    const chip = panel.getByTestId('page-attached');
+    await chip.waitFor();
+    expect(await chip.getAttribute('data-url')).toBe(PDF_URL);
+    expect(await chip.textContent()).toContain(PDF_TITLE); // the PDF's own metadata title
+
+    await sendFromPanel(panel, 'How many gulls did the keeper count?');
+    const [conversation] = await callCore<{ id: string }[]>(panel, 'conversations.list');
+    const messages = await callCore<StoredMessage[]>(panel, 'messages.list', { conversationId: conversation!.id });
+    const trace = await callCore<{ sections: { kind: string; text: string }[] }>(panel, 'trace.get', { messageId: messages.at(-1)!.id });
+    const section = trace.sections.find((s) => s.kind === 'page');
+    expect(section?.text).toContain(PDF_SENTENCE);
+    expect(section?.text).toContain(`URL: ${PDF_URL}`);
+    expect(extensionRequests(session.proxy.requests.slice(requestsBefore))).toEqual([]);
+    await pdfTab.close();
   });
 
   it('a blocked site is refused with its own message, for the composer and the context menu alike', async () => {

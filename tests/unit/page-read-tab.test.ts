@@ -16,6 +16,12 @@ afterEach(() => {
   calls.length = 0;
 });
 
+const errorOf = async (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => ({ ...codedErrorOf(e), message: e instanceof Error ? e.message : '' }),
+  );
+
 const codeOf = async (p: Promise<unknown>) =>
   p.then(
     () => null,
@@ -48,6 +54,52 @@ describe('readTab', () => {
       throw new Error('Cannot access contents of the page. Extension manifest must request permission to access the respective host.');
     };
     expect(await codeOf(readTab({ id: 7, url: 'https://news.example/c' }, []))).toMatchObject({ code: 'no_access' });
+  });
+});
+
+describe('readTab on a PDF in the browser viewer', () => {
+  const pdfProbe = (extra: Record<string, unknown>) => async () => [
+    { frameId: 0, result: { url: 'x', title: 'paper.pdf', blocks: [], contentType: 'application/pdf', ...extra } },
+  ];
+
+  it('hands the bytes the reader fetched to the PDF reader and returns its text (never the bytes)', async () => {
+    answer = pdfProbe({ pdfData: 'JVBERi0=' });
+    const sources: unknown[] = [];
+    const readPdf = async (source: unknown) => (
+      sources.push(source),
+      { url: 'ignored', title: 'A paper', blocks: [{ kind: 'text' as const, text: 'Gulls.' }], contentType: 'application/pdf' }
+    );
+    expect(await readTab({ id: 3, url: 'https://a.example/paper.pdf', title: 'paper.pdf' }, [], readPdf)).toEqual({
+      url: 'https://a.example/paper.pdf',
+      title: 'A paper',
+      blocks: [{ kind: 'text', text: 'Gulls.' }],
+    });
+    expect(sources).toEqual([{ url: 'https://a.example/paper.pdf', title: 'paper.pdf', data: 'JVBERi0=' }]);
+  });
+
+  it('a scan without text is empty; a PDF the tab could not fetch or pdf.js cannot open is unreadable', async () => {
+    answer = pdfProbe({ pdfData: 'JVBERi0=' });
+    const scan = async () => ({ url: 'u', title: 't', blocks: [], contentType: 'application/pdf' });
+    expect(await codeOf(readTab({ id: 3, url: 'https://a.example/scan.pdf' }, [], scan))).toMatchObject({ code: 'empty' });
+    const broken = async () => {
+      throw new Error('Invalid PDF structure.');
+    };
+    expect(await codeOf(readTab({ id: 3, url: 'https://a.example/bad.pdf' }, [], broken))).toMatchObject({ code: 'unreadable', params: { host: 'a.example' } });
+    answer = pdfProbe({ pdfError: 'too_large' });
+    expect(await errorOf(readTab({ id: 3, url: 'https://a.example/big.pdf' }, [], scan))).toMatchObject({
+      code: 'unreadable',
+      message: expect.stringContaining('too_large'),
+    });
+  });
+
+  it('a local file the extension may not access says how to allow it', async () => {
+    answer = async () => {
+      throw new Error('Cannot access contents of url "file:///home/u/paper.pdf". Extension manifest must request permission to access this host.');
+    };
+    expect(await errorOf(readTab({ id: 3, url: 'file:///home/u/paper.pdf' }, []))).toMatchObject({
+      code: 'no_access',
+      message: expect.stringContaining('Allow access to file URLs'),
+    });
   });
 });
 
