@@ -387,8 +387,8 @@ export class MemoryStore {
 
   /**
    * Erases every long-term memory of the active profile (conversations, settings and the other
-   * profiles stay), reloads the list, says so
-   * and closes the question. Failures become a notice. @returns `true` when erased.
+   * profiles stay), reloads the list, says so and closes the question. Failures become a notice.
+   * @returns `true` when erased.
    */
   async eraseMemories(): Promise<boolean> {
     this.erasing = true;
