@@ -15,6 +15,7 @@ import { eraseUserCaches } from '../platform/model-caches';
 import { createEngineManager } from './engine-manager';
 import { registerCoreHandlers } from './handlers';
 import { createCore, restoreEngines } from './index';
+import { createUnsupportedVault, registerVaultHandlers } from './vault';
 
 /** Boots the core once per offscreen document. */
 export function startCoreInOffscreen(): void {
@@ -53,7 +54,9 @@ export function startCoreInOffscreen(): void {
       eraseUserFiles: () => Promise.all([eraseUserFiles(), eraseUserCaches()]),
     });
   });
-  registerCoreHandlers(core, startedAt);
+  const vault = createUnsupportedVault(core);
+  registerCoreHandlers(vault, startedAt);
+  registerVaultHandlers(vault);
   // Each panel's port: which conversation it shows, and when it closes (temporary chats).
   browser.runtime.onConnect.addListener((port) => {
     if (port.name !== PANEL_PORT_NAME) return;
