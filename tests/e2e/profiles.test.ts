@@ -20,6 +20,7 @@ import {
   waitForJobsIdle,
   type ExtensionSession,
 } from './harness';
+import { stringsOf } from '../helpers/strings-of';
 
 if (!GGUF) console.warn('[e2e] ../shared/fixtures is absent: skipping the profiles test (it needs the fixture GGUF).');
 
@@ -33,22 +34,8 @@ const maskIds = (text: string) => text.replace(UUID, '<uuid>');
 
 /** Every string (values and keys) of every row of every table of the `recall` database, per table; binary data is skipped. */
 async function storedStrings(page: Page): Promise<Record<string, string>> {
-  const walk = (value: unknown, acc: string[]): void => {
-    if (typeof value === 'string') acc.push(value);
-    else if (Array.isArray(value)) value.forEach((v) => walk(v, acc));
-    else if (value && typeof value === 'object' && !ArrayBuffer.isView(value) && !(value instanceof ArrayBuffer)) {
-      for (const [k, v] of Object.entries(value)) {
-        acc.push(k);
-        walk(v, acc);
-      }
-    }
-  };
   const out: Record<string, string> = {};
-  for (const name of await idbTableNames(page)) {
-    const acc: string[] = [];
-    walk(await idbGetAll(page, name), acc);
-    out[name] = acc.join('\n');
-  }
+  for (const name of await idbTableNames(page)) out[name] = stringsOf(await idbGetAll(page, name)).join('\n');
   return out;
 }
 

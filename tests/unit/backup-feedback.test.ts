@@ -9,32 +9,14 @@ import { RecallDB } from '../../src/db/schema';
 import { mergeFeedback } from '../../src/backup/feedback';
 import { vectorToBase64, type FileFeedback, type FileRejectedSuggestion } from '../../src/backup/format';
 import type { MemoryRecord, SuggestionRecord } from '../../src/model/records';
+import { retrievedMemory } from '../helpers/retrieved-memory';
 
 const dbs: RecallDB[] = [];
 afterEach(async () => {
   for (const db of dbs.splice(0)) await db.delete();
 });
 
-const memory = (id: string): MemoryRecord => ({
-  id,
-  namespace: 'default',
-  kind: 'fact',
-  text: `memory ${id}`,
-  embedding: null,
-  embeddingModel: null,
-  importance: 0.5,
-  createdAt: 1,
-  updatedAt: 1,
-  validFrom: null,
-  validUntil: null,
-  current: 1,
-  lastAccessedAt: null,
-  accessCount: 0,
-  sourceConversationId: null,
-  sourceMessageIds: [],
-  pinned: false,
-  hash: `h-${id}`,
-});
+const memory = (id: string): MemoryRecord => ({ ...retrievedMemory(id, `memory ${id}`).memory, embedding: null });
 
 const feedback = (id: string, memoryId: string, messageId: string, embedding: Float32Array | null = null): FileFeedback => ({
   id,
