@@ -22,7 +22,7 @@
  * the median of the per-run p50 and p95, and the process's CPU time over the same span (user +
  * system), which other processes on a shared machine do not inflate.
  * Vault lock (issue 16): each size and counter runs with the lock off and on, side by side (runs
- * interleaved, off then on), over two databases prepared alike; the lock-on one was sealed by the
+ * interleaved, the order alternating), over two databases prepared alike; the lock-on one was sealed by the
  * real in-place pass (`vault/pass.ts`) and its core seals and opens every row through the vault
  * middleware. The ratio table compares on / off (p50, p95, CPU); target ≤ 1.2×.
  * Parameters `{ sizes, runs, turns, counters, locks }`; TURN_BENCH_SIZES, TURN_BENCH_RUNS,
@@ -322,8 +322,11 @@ export default defineBench<Params>({
       for (const lock of locks) dbs.set(lock, await prepareDatabase(size, lock));
       for (const counter of counters) {
         const perRun = new Map<LockMode, RunSamples[]>(locks.map((lock) => [lock, []]));
-        // Interleaved (off, on, off, on …): a load change on the shared machine hits both alike.
-        for (let run = 0; run < runs; run++) for (const lock of locks) perRun.get(lock)!.push(await runTurns(dbs.get(lock)!, counter, turns, run));
+        // Interleaved, the order alternating (off, on; on, off; …): a load change on the shared machine, or
+        // whatever the previous run left behind (garbage, a cold cache), hits both alike.
+        for (let run = 0; run < runs; run++) {
+          for (const lock of run % 2 === 0 ? locks : [...locks].reverse()) perRun.get(lock)!.push(await runTurns(dbs.get(lock)!, counter, turns, run));
+        }
         const summaries = new Map<LockMode, { wall: ReturnType<typeof summarize>; cpu: ReturnType<typeof summarize> }>();
         for (const lock of locks) {
           const runsOf = perRun.get(lock)!;
