@@ -51,6 +51,22 @@ function referenceTieBreak(
     const members = positions.map((p) => ranked[p]!).sort((a, b) => current(b) - current(a) || timeOf(b) - timeOf(a));
     positions.forEach((p, i) => (out[p] = members[i]!));
   }
+  // Then superseded below current among candidates that matched the same terms (any number of them).
+  if (info.isCurrent) {
+    const byTerms = new Map<string, number[]>();
+    out.forEach((id, position) => {
+      const terms = matched.get(id);
+      if (terms && terms.length > 0) {
+        const key = [...new Set(terms)].sort().join('\u0000');
+        byTerms.set(key, [...(byTerms.get(key) ?? []), position]);
+      }
+    });
+    for (const positions of byTerms.values()) {
+      const ids = positions.map((p) => out[p]!);
+      const sorted = [...ids.filter((id) => current(id) === 1), ...ids.filter((id) => current(id) === 0)];
+      positions.forEach((p, i) => (out[p] = sorted[i]!));
+    }
+  }
   return out;
 }
 

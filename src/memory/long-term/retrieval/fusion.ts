@@ -319,7 +319,34 @@ export function recencyTieBreak(
     const members = positions.map((p) => ranked[p]!).sort((a, b) => dated(b) - dated(a) || current(b) - current(a) || timeOf(b) - timeOf(a));
     positions.forEach((p, i) => (out[p] = members[i]!));
   }
+  if (info.isCurrent) belowCurrent(out, matched, (id) => current(id) === 1);
   return out;
+}
+
+/**
+ * Superseded below current, in place: among the candidates that matched exactly the same query
+ * terms (even one: "race" for "I'm training for a 10k race." and its restatement "Changed plans: I
+ * am training for a marathon race now."), the current ones take the first of their positions, in
+ * their order, and the non-current ones (superseded at write time, `consolidation/supersede.ts`)
+ * the rest. Candidates that matched other terms do not move. O(c log c) over the c candidates
+ * with matched terms.
+ */
+function belowCurrent(out: string[], matched: ReadonlyMap<string, readonly string[]>, isCurrent: (id: string) => boolean): void {
+  const byTerms = new Map<string, number[]>();
+  out.forEach((id, position) => {
+    const terms = matched.get(id);
+    if (!terms || terms.length === 0) return;
+    const key = [...new Set(terms)].sort().join('\u0000');
+    const positions = byTerms.get(key);
+    if (positions) positions.push(position);
+    else byTerms.set(key, [position]);
+  });
+  for (const positions of byTerms.values()) {
+    const ids = positions.map((p) => out[p]!);
+    if (ids.every(isCurrent) || !ids.some(isCurrent)) continue;
+    const sorted = [...ids.filter(isCurrent), ...ids.filter((id) => !isCurrent(id))];
+    positions.forEach((p, i) => (out[p] = sorted[i]!));
+  }
 }
 
 /**
