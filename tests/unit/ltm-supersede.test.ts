@@ -25,6 +25,9 @@ describe('supersedes (pure)', () => {
     // Not the same thing: another appointment at the same time, one shared word, another subject.
     ['我下周一中午十一点要去办签证。', '我下周二中午十一点要去看牙医。', false],
     ['I have a dentist appointment next Monday at 9am.', 'Reminder for myself: haircut appointment on Tuesday at 2pm.', false],
+    // Two reminders about different things share only their frame (提醒一下).
+    ['提醒一下，我周四上午十点半约了复诊。', '提醒一下，我周四上午十点半约了看牙医。', false],
+    ['I pay 1800 dollars rent every month.', 'The landlord raised my rent to 2100 dollars a month.', true],
     ['My favourite restaurant is The Green Fork.', 'My favourite dish is mushroom risotto.', false],
     ["I'm training for a 10k race.", 'My sister is training for a marathon race.', false],
     ['I have a cat called Miso.', 'My colleague has a cat called Pepper.', false],
@@ -47,7 +50,7 @@ describe('supersedes (pure)', () => {
 });
 
 describe('recencyTieBreak: superseded below current', () => {
-  it('among candidates that matched the same terms, current ones first (in their order), then the non-current; the others do not move', () => {
+  it('a non-current candidate goes just below the last current one after it that shares a matched term; the others keep their order', () => {
     const matched = new Map<string, string[]>([
       ['old', ['race']],
       ['pottery', ['sign']],
@@ -57,10 +60,16 @@ describe('recencyTieBreak: superseded below current', () => {
     const ranked = ['old', 'pottery', 'new', 'other'];
     const isCurrent = (id: string) => id !== 'old';
     // One matched term forms no group (minTerms 2), so only the superseded rule moves anything.
-    expect(recencyTieBreak(ranked, matched, () => 0, 2, { isCurrent })).toEqual(['new', 'pottery', 'other', 'old']);
+    expect(recencyTieBreak(ranked, matched, () => 0, 2, { isCurrent })).toEqual(['pottery', 'new', 'other', 'old']);
+    // Sharing one matched term is enough ("rent" for ["pay", "rent"] and ["rent"]).
+    const rent = new Map<string, string[]>([
+      ['old', ['pay', 'rent']],
+      ['new', ['rent']],
+    ]);
+    expect(recencyTieBreak(['old', 'new'], rent, () => 0, 2, { isCurrent })).toEqual(['new', 'old']);
     // Without currency information nothing moves.
     expect(recencyTieBreak(ranked, matched, () => 0, 2, {})).toEqual(ranked);
-    // A non-current candidate with no current one that matched the same terms stays.
+    // A non-current candidate with no current one after it sharing a matched term stays.
     expect(recencyTieBreak(['old', 'pottery'], matched, () => 0, 2, { isCurrent })).toEqual(['old', 'pottery']);
   });
 });

@@ -51,20 +51,18 @@ function referenceTieBreak(
     const members = positions.map((p) => ranked[p]!).sort((a, b) => current(b) - current(a) || timeOf(b) - timeOf(a));
     positions.forEach((p, i) => (out[p] = members[i]!));
   }
-  // Then superseded below current among candidates that matched the same terms (any number of them).
+  // Then each non-current candidate with matched terms, from the bottom up, goes just below the
+  // last current candidate after it that shares one of its matched terms.
   if (info.isCurrent) {
-    const byTerms = new Map<string, number[]>();
-    out.forEach((id, position) => {
-      const terms = matched.get(id);
-      if (terms && terms.length > 0) {
-        const key = [...new Set(terms)].sort().join('\u0000');
-        byTerms.set(key, [...(byTerms.get(key) ?? []), position]);
-      }
-    });
-    for (const positions of byTerms.values()) {
-      const ids = positions.map((p) => out[p]!);
-      const sorted = [...ids.filter((id) => current(id) === 1), ...ids.filter((id) => current(id) === 0)];
-      positions.forEach((p, i) => (out[p] = sorted[i]!));
+    for (let i = out.length - 2; i >= 0; i -= 1) {
+      const id = out[i]!;
+      const terms = matched.get(id) ?? [];
+      if (terms.length === 0 || current(id) === 1) continue;
+      const after = out.slice(i + 1);
+      const last = after
+        .map((x, k) => (current(x) === 1 && (matched.get(x) ?? []).some((t) => terms.includes(t)) ? k : -1))
+        .reduce((a, b) => Math.max(a, b), -1);
+      if (last >= 0) out.splice(i, last + 2, ...after.slice(0, last + 1), id);
     }
   }
   return out;

@@ -64,6 +64,13 @@ export function statementsOf(text: string): string {
 const VALUE_TERM =
   /^(?:\d[\d.,:]*(?:am|pm|k|st|nd|rd|th)?|[零〇一二三四五六七八九十百千万两半]+|(?:下|上|这|本)?(?:周|星期|礼拜)[一二三四五六日天末]?|[上下中]午|早上|晚上|今天|明天|昨天|今晚|昨晚|现在|最近|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|today|tomorrow|yesterday|tonight|next|last|now|days?|weeks?|months?|years?|morning|afternoon|evening|noon)$/u;
 
+/**
+ * Words that frame a statement rather than say what it is about — a reminder, an update, a change
+ * of plans ("提醒一下，我周四约了复诊", "Reminder for myself: …", "Changed plans: …", "Update on my
+ * diet: …"): two reminders about different things share them, so they are never topic terms.
+ */
+const FRAME_TERM = /^(?:提醒|一下|提醒一下|记得|更新|更新一下|计划|变了|reminder|remind|myself|update|changed?|plans?|news|big|note)$/u;
+
 /** One Han character: too little to say what a statement is about (as in the retrieval tie-break). */
 const SINGLE_HAN = /^\p{Script=Han}$/u;
 
@@ -83,7 +90,7 @@ function keyOf(memory: Pick<MemoryRecord, 'kind' | 'text'>): StatementKey | null
   return {
     subject: slot?.subject ?? subjectOf(statement),
     slot,
-    topic: terms.filter((t) => !VALUE_TERM.test(t) && !SINGLE_HAN.test(t)),
+    topic: terms.filter((t) => !VALUE_TERM.test(t) && !SINGLE_HAN.test(t) && !FRAME_TERM.test(t)),
     values: terms.filter((t) => VALUE_TERM.test(t)),
   };
 }
