@@ -22,7 +22,8 @@
  * the median of the per-run p50 and p95, and the process's CPU time over the same span (user +
  * system), which other processes on a shared machine do not inflate.
  * Parameters `{ sizes, runs, turns, counters }`; TURN_BENCH_SIZES, TURN_BENCH_RUNS,
- * TURN_BENCH_TURNS and TURN_BENCH_COUNTERS (comma-separated) override them.
+ * TURN_BENCH_TURNS and TURN_BENCH_COUNTERS (comma-separated) override them;
+ * TURN_BENCH_ROUND_MESSAGES=1 also stores the messages the memories cite (neighbour expansion runs).
  */
 import 'fake-indexeddb/auto';
 import { nodeVoyWasm } from './data/node-voy';
@@ -122,6 +123,33 @@ function engineManager(chat: ChatEngine): EngineManager {
   } as EngineManager;
 }
 
+/**
+ * Writes the messages the seeded memories cite (`fillMemories`: memory `i` cites `old-<i>-u` and
+ * `old-<i>-a` of conversation `old-<i mod 50>`), consecutive in their conversation, so neighbour
+ * expansion finds each round's adjacent rounds (`TURN_BENCH_ROUND_MESSAGES=1`). Set-up, not timed.
+ */
+async function fillRoundMessages(db: RecallDB, n: number): Promise<void> {
+  const t0 = Date.UTC(2024, 0, 1);
+  for (let start = 0; start < n; start += 5000) {
+    const batch: MessageRecord[] = [];
+    for (let i = start; i < Math.min(n, start + 5000); i++) {
+      const conversationId = `old-${i % 50}`;
+      const seq = 2 * Math.floor(i / 50);
+      batch.push({ id: `old-${i}-u`, conversationId, seq, role: 'user', content: `question ${i}`, createdAt: t0 + i * 60_000, status: 'complete' });
+      batch.push({
+        id: `old-${i}-a`,
+        conversationId,
+        seq: seq + 1,
+        role: 'assistant',
+        content: `answer ${i}`,
+        createdAt: t0 + i * 60_000 + 1,
+        status: 'complete',
+      });
+    }
+    await db.messages.bulkAdd(batch);
+  }
+}
+
 /** Writes `n` memories straight into the table (the set-up, not the measured path). */
 async function fillMemories(db: RecallDB, n: number): Promise<void> {
   const exchanges = generateConversation(Math.min(n, 2000), 7);
@@ -209,9 +237,10 @@ export async function openBenchCore(db: RecallDB, counterName: CounterName, onPr
  * A database with `size` memories and its persisted index (a core opened once over it and
  * stopped), ready for `runTurns`. Not timed.
  */
-export async function prepareDatabase(size: number): Promise<RecallDB> {
+export async function prepareDatabase(size: number, roundMessages = process.env.TURN_BENCH_ROUND_MESSAGES === '1'): Promise<RecallDB> {
   const db = new RecallDB(`turn-bench-${crypto.randomUUID()}`);
   await fillMemories(db, size);
+  if (roundMessages) await fillRoundMessages(db, size);
   const core = await openBenchCore(db, 'estimator', () => undefined);
   await core.stop();
   return db;
@@ -310,7 +339,8 @@ export default defineBench<Params>({
         const target = TARGET_P95_MS[size];
         rows.push([
           size,
-          counter,
+          // `TURN_BENCH_ROUND_MESSAGES=1`: the rounds' messages are stored, so neighbour expansion runs.
+          process.env.TURN_BENCH_ROUND_MESSAGES === '1' ? `${counter}, rounds' messages stored` : counter,
           formatMs(wall.median),
           formatMs(wall.p95),
           `${formatMs(runP50.median)} / ${formatMs(runP95.median)}`,

@@ -86,9 +86,9 @@ export class AppState {
 
   /**
    * @param api the messaging (the real one by default).
-   * @param panelPort opens the panel's port to the core (temporary chats; `../lib/panel-port.ts`), once connected.
+   * @param panelPort opens the panel's port to the core (temporary chats; `../lib/panel-port.ts`; it reconnects through `connect()`), once connected.
    */
-  constructor(api: StoreApi = { request, subscribe }, panelPort: () => PanelPort = openPanelPort) {
+  constructor(api: StoreApi = { request, subscribe }, panelPort: () => PanelPort = () => openPanelPort({ ensureCore: () => connect() })) {
     this.#api = api;
     this.#panelPort = panelPort;
     const base = { ...api, notices: this.notices };

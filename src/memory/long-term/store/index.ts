@@ -414,6 +414,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       return feedback.add(input, vector, model);
     },
     removeFeedback: (id) => feedback.remove(id),
+    reloadFeedback: () => feedback.reset(),
     feedbackFor: (messageId) => feedback.forMessage(messageId),
 
     recordAccess: (ids, at = now()) => recordAccess(db, ids, at),
@@ -431,6 +432,14 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     },
 
     catalog: async (namespace) => sync.catalog(namespace),
+    listIds: (namespace, where) =>
+      sync.index.listIds(namespace, {
+        includeInvalid: where.includeInvalid === true,
+        kinds: where.kinds ? new Set(where.kinds) : null,
+        contains: where.contains ?? null,
+        ...(where.exclude ? { exclude: where.exclude } : {}),
+        limit: where.limit,
+      }),
 
     flushSnapshot: () => sync.flushSnapshot(),
 
