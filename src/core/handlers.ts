@@ -7,7 +7,8 @@ import browser from 'webextension-polyfill';
 import { normalizeStrategyConfig } from '../model/strategies';
 import { assertSender, onMessage, type ProtocolMap } from '../messaging/protocol';
 import type { Core } from './index';
-import { openGate, type VaultGate } from './vault';
+import type { VaultStatus } from '../model/vault';
+import { openGate, type VaultController, type VaultGate, type VaultRequestType } from './vault';
 import { toView } from '../memory/long-term/store';
 import {
   acceptSuggestion,
@@ -181,6 +182,34 @@ export function registerCoreHandlers(core: Promise<Core> | VaultGate, startedAt:
       assertSender(message.sender, ['sidepanel', 'background'], browser.runtime.id);
       if (type === 'core.ping' && gate.isLocked()) return { ready: true, startedAt, memory: { via: 'empty', openMs: 0, searchableAt: 0 }, locked: true };
       return handler(await gate.core(), message.data, context);
+    }) as never);
+  });
+  return () => removers.forEach((remove) => remove());
+}
+
+/** The handler of each `vault.*` request: the controller and the request's data → the new status. */
+export const VAULT_HANDLERS: {
+  [K in VaultRequestType]: (vault: VaultController, data: Parameters<ProtocolMap[K]>[0]) => Promise<VaultStatus>;
+} = {
+  'vault.status': (v) => v.status(),
+  'vault.enable': (v, { passphrase }) => v.enable(passphrase),
+  'vault.unlock': (v, { passphrase }) => v.unlock(passphrase),
+  'vault.lock': (v) => v.lock(),
+  'vault.changePassphrase': (v, { current, next }) => v.changePassphrase(current, next),
+  'vault.disable': (v, { passphrase }) => v.disable(passphrase),
+  'vault.setAutoLock': (v, { minutes }) => v.setAutoLock(minutes),
+};
+
+/**
+ * Registers the `vault.*` handlers (sender: the side panel only). Returns a function that removes them.
+ * @throws MessagingError('rejected_sender') to a sender that is not this extension's side panel.
+ */
+export function registerVaultHandlers(vault: VaultController): () => void {
+  const removers = (Object.keys(VAULT_HANDLERS) as VaultRequestType[]).map((type) => {
+    const handler = VAULT_HANDLERS[type] as (vault: VaultController, data: unknown) => Promise<VaultStatus>;
+    return onMessage(type, (async (message: { data: unknown; sender: Parameters<typeof assertSender>[0] }) => {
+      assertSender(message.sender, ['sidepanel'], browser.runtime.id);
+      return handler(vault, message.data);
     }) as never);
   });
   return () => removers.forEach((remove) => remove());

@@ -3,10 +3,25 @@
  * data request passes (`VaultGate.core`: refused with `VaultError('locked')` while locked), and the
  * `vault.*` requests. Key handling and encryption at rest live in `src/vault/`.
  */
-import browser from 'webextension-polyfill';
-import { assertSender, onMessage, type ProtocolMap } from '../messaging/protocol';
-import { VaultError } from '../model/errors';
-import type { VaultStatus } from '../model/vault';
+import type { ProtocolMap } from '../messaging/protocol';
+import { Mutex } from 'async-mutex';
+import type { RecallDB } from '../db/schema';
+import { MessagingError, VaultError } from '../model/errors';
+import { DEFAULT_VAULT_AUTO_LOCK_MINUTES, MAX_VAULT_AUTO_LOCK_MINUTES, type VaultMigration, type VaultStatus } from '../model/vault';
+import {
+  checkPassphrase,
+  newDataKey,
+  newKdfParams,
+  unwrapDataKey,
+  vaultKeys,
+  VAULT_RECORD_KEY,
+  wipeKeys,
+  wrapDataKey,
+  type VaultKdfParams,
+  type VaultKeys,
+  type VaultRecord,
+} from '../vault/keys';
+import { runPass } from '../vault/pass';
 import type { Core } from './index';
 
 /** The `vault.*` requests of `ProtocolMap`. */
@@ -40,53 +55,258 @@ export function openGate(core: Promise<Core>): VaultGate {
   return { core: () => core, isLocked: () => false };
 }
 
-/**
- * A controller for a core whose lock is off and cannot be turned on yet (until `src/vault/` lands):
- * `vault.enable` refuses with `VaultError('unsupported')`, the others with `not_enabled`.
- */
-export function createUnsupportedVault(core: Promise<Core>): VaultController {
-  const status = async (): Promise<VaultStatus> => ({ enabled: false, locked: false, autoLockMinutes: null, migrating: null });
-  const notEnabled = async (): Promise<VaultStatus> => {
-    throw new VaultError('not_enabled', 'The vault lock is not on.');
-  };
-  return {
-    ...openGate(core),
-    status,
-    enable: async () => {
-      throw new VaultError('unsupported', 'The vault lock is not available in this build yet.');
-    },
-    unlock: notEnabled,
-    lock: notEnabled,
-    changePassphrase: notEnabled,
-    disable: notEnabled,
-    setAutoLock: notEnabled,
-  };
+/** What the vault controller needs. */
+export interface VaultDeps {
+  db: RecallDB;
+  /** Builds and starts a core (`createCore`): at start with the lock off, and after each unlock. */
+  startCore: () => Promise<Core>;
+  /** Broadcasts each new status (`event.vault`). */
+  onStatus?: (status: VaultStatus) => void;
+  /** scrypt cost of new wraps (default `DEFAULT_VAULT_KDF`; tests pass less). */
+  kdfCost?: Partial<Pick<VaultKdfParams, 'N' | 'r' | 'p'>>;
+  /** Rows per transaction of the in-place pass (default 200). */
+  passBatchSize?: number;
+  now?: () => number;
 }
 
-/** The handler of each `vault.*` request: the controller and the request's data → the new status. */
-export const VAULT_HANDLERS: {
-  [K in VaultRequestType]: (vault: VaultController, data: Parameters<ProtocolMap[K]>[0]) => Promise<VaultStatus>;
-} = {
-  'vault.status': (v) => v.status(),
-  'vault.enable': (v, { passphrase }) => v.enable(passphrase),
-  'vault.unlock': (v, { passphrase }) => v.unlock(passphrase),
-  'vault.lock': (v) => v.lock(),
-  'vault.changePassphrase': (v, { current, next }) => v.changePassphrase(current, next),
-  'vault.disable': (v, { passphrase }) => v.disable(passphrase),
-  'vault.setAutoLock': (v, { minutes }) => v.setAutoLock(minutes),
-};
-
 /**
- * Registers the `vault.*` handlers (sender: the side panel only). Returns a function that removes them.
- * @throws MessagingError('rejected_sender') to a sender that is not this extension's side panel.
+ * The core behind the vault lock. With the lock off the core starts at once. With it on the core
+ * starts locked: no store is opened, no job runs, no index is built, and every data request is
+ * refused (`VaultError('locked')`, the one check of `registerCoreHandlers`) until `unlock`, which
+ * unwraps the data key, hands it to the database's middleware and starts a core (indexes built in
+ * memory then). `lock` (or auto-lock after `autoLockMinutes` without a request) stops every
+ * running turn — its partial reply is written, sealed — stops the core (jobs wait in their table),
+ * drops it with its in-memory indexes and wipes the key. Closing the browser ends the offscreen
+ * document, so the next start is locked. One vault change runs at a time (`busy` otherwise).
  */
-export function registerVaultHandlers(vault: VaultController): () => void {
-  const removers = (Object.keys(VAULT_HANDLERS) as VaultRequestType[]).map((type) => {
-    const handler = VAULT_HANDLERS[type] as (vault: VaultController, data: unknown) => Promise<VaultStatus>;
-    return onMessage(type, (async (message: { data: unknown; sender: Parameters<typeof assertSender>[0] }) => {
-      assertSender(message.sender, ['sidepanel'], browser.runtime.id);
-      return handler(vault, message.data);
-    }) as never);
+export function createVaultController(deps: VaultDeps): VaultController {
+  const { db } = deps;
+  const now = deps.now ?? Date.now;
+  const keyring = db.keyring;
+  let record: VaultRecord | null = null;
+  let core: Promise<Core> | null = null;
+  let closing = false;
+  let migrating: VaultMigration | null = null;
+  let pass: Promise<void> | null = null;
+  let idleTimer: ReturnType<typeof setTimeout> | null = null;
+  const changes = new Mutex();
+
+  const status = (): VaultStatus => ({
+    enabled: record !== null,
+    locked: record !== null && (keyring.keys === null || closing),
+    autoLockMinutes: record?.autoLockMinutes ?? null,
+    migrating: migrating ? { ...migrating } : null,
   });
-  return () => removers.forEach((remove) => remove());
+  const changed = () => {
+    const s = status();
+    deps.onStatus?.(s);
+    return s;
+  };
+  const writeRecord = async (next: VaultRecord | null) => {
+    if (next) await db.settings.put({ key: VAULT_RECORD_KEY, value: next });
+    else await db.settings.delete(VAULT_RECORD_KEY);
+    record = next;
+  };
+  /** One vault change at a time; a second one while a change or a pass runs is refused. */
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    if (changes.isLocked() || pass) return Promise.reject(new VaultError('busy', 'A vault change is running.'));
+    return changes.runExclusive(fn);
+  };
+  const needRecord = (): VaultRecord => {
+    if (!record) throw new VaultError('not_enabled', 'The vault lock is not on.');
+    return record;
+  };
+
+  const armIdle = () => {
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = null;
+    const minutes = record?.autoLockMinutes;
+    if (!record || minutes == null || keyring.keys === null) return;
+    idleTimer = setTimeout(() => void lockNow().catch((error: unknown) => console.warn('[vault] auto-lock failed:', error)), minutes * 60_000);
+  };
+
+  /** Hands `keys` to the middleware and starts a core; resumes an unfinished pass in the background. */
+  const openWith = (keys: VaultKeys) => {
+    keyring.keys = keys;
+    keyring.sealing = record?.pass !== 'decrypt';
+    core = deps.startCore();
+    armIdle();
+    if (record?.pass) void runPassInBackground(record.pass, keys);
+  };
+
+  /** Runs the in-place pass (`runPass`), persisting its position with each batch; progress as `event.vault`. */
+  const runPassNow = async (direction: 'encrypt' | 'decrypt', keys: VaultKeys) => {
+    // The position the last committed batch wrote (the in-memory record does not follow each batch).
+    const from = ((await db.settings.get(VAULT_RECORD_KEY))?.value as VaultRecord | undefined)?.cursor ?? null;
+    migrating = { direction, done: from?.done ?? 0, total: 0 };
+    changed();
+    await runPass(db, keyring, keys, direction, {
+      resumeFrom: from,
+      ...(deps.passBatchSize ? { batchSize: deps.passBatchSize } : {}),
+      savePosition: (row, cursor) => {
+        const value = (row as { value: VaultRecord }).value;
+        return { key: VAULT_RECORD_KEY, value: { ...value, cursor } };
+      },
+      onProgress: (done, total) => {
+        migrating = { direction, done, total };
+        changed();
+      },
+    });
+    migrating = null;
+  };
+  const runPassInBackground = (direction: 'encrypt' | 'decrypt', keys: VaultKeys): Promise<void> => {
+    migrating = { direction, done: 0, total: 0 };
+    return (pass = runPassNow(direction, keys)
+      .then(async () => {
+        if (direction === 'decrypt') await finishDisable(keys);
+        else if (record) await writeRecord({ ...record, pass: null, cursor: null });
+      })
+      .catch((error: unknown) => {
+        migrating = null;
+        console.warn(`[vault] the ${direction} pass stopped (it resumes after the next unlock):`, error);
+      })
+      .finally(() => {
+        pass = null;
+        changed();
+      }));
+  };
+
+  const finishDisable = async (keys: VaultKeys) => {
+    await writeRecord(null);
+    keyring.keys = null;
+    keyring.sealing = false;
+    wipeKeys(keys);
+    armIdle();
+  };
+
+  /** Stops the turns and the core, drops it, wipes the key (see the controller's doc). */
+  const lockNow = async (): Promise<VaultStatus> => {
+    if (!record || keyring.keys === null) return status();
+    closing = true;
+    changed();
+    try {
+      await pass?.catch(() => undefined);
+      const running = core;
+      core = null;
+      if (running) {
+        const c = await running.catch(() => null);
+        if (c) {
+          await c.chat.stopAll();
+          await c.stop();
+        }
+      }
+      const keys = keyring.keys;
+      keyring.keys = null;
+      keyring.sealing = false;
+      if (keys) wipeKeys(keys);
+    } finally {
+      closing = false;
+      armIdle();
+    }
+    return changed();
+  };
+
+  const ready = (async () => {
+    const row = await db.settings.get(VAULT_RECORD_KEY);
+    record = (row?.value as VaultRecord | undefined) ?? null;
+    if (!record) core = deps.startCore();
+  })();
+
+  return {
+    async core() {
+      await ready;
+      if (record !== null && (keyring.keys === null || closing)) throw new VaultError('locked', 'Recall is locked.');
+      armIdle();
+      return core ?? (core = deps.startCore());
+    },
+    isLocked: () => record !== null && (keyring.keys === null || closing),
+    async status() {
+      await ready;
+      return status();
+    },
+    async enable(passphrase) {
+      await ready;
+      return exclusive(async () => {
+        if (record) throw new VaultError('already_enabled', 'The vault lock is already on.');
+        checkPassphrase(passphrase);
+        if (!globalThis.crypto?.subtle || typeof globalThis.crypto.getRandomValues !== 'function') {
+          throw new VaultError('unsupported', 'This browser has no WebCrypto.');
+        }
+        const dataKey = newDataKey();
+        const kdf = newKdfParams(deps.kdfCost);
+        const wrapped = await wrapDataKey(dataKey, passphrase, kdf);
+        const keys = vaultKeys(dataKey);
+        // The record first: a core killed after this finds the lock on and resumes the pass after unlock.
+        await writeRecord({ version: 1, kdf, wrapped, autoLockMinutes: DEFAULT_VAULT_AUTO_LOCK_MINUTES, pass: 'encrypt', createdAt: now() });
+        keyring.keys = keys;
+        keyring.sealing = true;
+        armIdle();
+        changed();
+        await runPassInBackground('encrypt', keys);
+        return status();
+      });
+    },
+    async unlock(passphrase) {
+      await ready;
+      return exclusive(async () => {
+        const current = needRecord();
+        if (keyring.keys !== null) {
+          // Already unlocked: the passphrase is still checked (a wrong one is refused).
+          wipeKey(await unwrapDataKey(current, passphrase));
+          return status();
+        }
+        openWith(vaultKeys(await unwrapDataKey(current, passphrase)));
+        return changed();
+      });
+    },
+    async lock() {
+      await ready;
+      needRecord();
+      if (changes.isLocked()) throw new VaultError('busy', 'A vault change is running.');
+      return changes.runExclusive(lockNow);
+    },
+    async changePassphrase(currentPassphrase, next) {
+      await ready;
+      return exclusive(async () => {
+        const current = needRecord();
+        checkPassphrase(next);
+        const dataKey = await unwrapDataKey(current, currentPassphrase);
+        const kdf = newKdfParams(deps.kdfCost);
+        const wrapped = await wrapDataKey(dataKey, next, kdf);
+        wipeKey(dataKey);
+        await writeRecord({ ...current, kdf, wrapped });
+        return changed();
+      });
+    },
+    async disable(passphrase) {
+      await ready;
+      return exclusive(async () => {
+        const current = needRecord();
+        const dataKey = await unwrapDataKey(current, passphrase);
+        if (keyring.keys === null) openWith(vaultKeys(dataKey));
+        else wipeKey(dataKey);
+        const keys = keyring.keys!;
+        // Turning off midway through turning on starts the decrypt pass from the start (the encrypt cursor means nothing to it).
+        if (current.pass !== 'decrypt') await writeRecord({ ...current, pass: 'decrypt', cursor: null });
+        keyring.sealing = false;
+        changed();
+        await runPassInBackground('decrypt', keys);
+        return status();
+      });
+    },
+    async setAutoLock(minutes) {
+      await ready;
+      return exclusive(async () => {
+        const current = needRecord();
+        if (minutes !== null && (!Number.isInteger(minutes) || minutes < 1 || minutes > MAX_VAULT_AUTO_LOCK_MINUTES)) {
+          throw new MessagingError('bad_request', `Auto-lock takes 1 to ${MAX_VAULT_AUTO_LOCK_MINUTES} minutes, or none.`);
+        }
+        await writeRecord({ ...current, autoLockMinutes: minutes });
+        armIdle();
+        return changed();
+      });
+    },
+  };
 }
+
+const wipeKey = (key: Uint8Array) => key.fill(0);
