@@ -66,6 +66,8 @@ export interface VaultDeps {
   kdfCost?: Partial<Pick<VaultKdfParams, 'N' | 'r' | 'p'>>;
   /** Rows per transaction of the in-place pass (default 200). */
   passBatchSize?: number;
+  /** The auto-lock timer (default the global `setTimeout` / `clearTimeout`; tests pass a manual clock). */
+  timers?: { set: (fn: () => void, ms: number) => unknown; clear: (handle: unknown) => void };
   now?: () => number;
 }
 
@@ -88,7 +90,11 @@ export function createVaultController(deps: VaultDeps): VaultController {
   let closing = false;
   let migrating: VaultMigration | null = null;
   let pass: Promise<void> | null = null;
-  let idleTimer: ReturnType<typeof setTimeout> | null = null;
+  let idleTimer: unknown = null;
+  const timers = deps.timers ?? {
+    set: (fn: () => void, ms: number) => setTimeout(fn, ms),
+    clear: (h: unknown) => clearTimeout(h as ReturnType<typeof setTimeout>),
+  };
   const changes = new Mutex();
 
   const status = (): VaultStatus => ({
@@ -118,11 +124,15 @@ export function createVaultController(deps: VaultDeps): VaultController {
   };
 
   const armIdle = () => {
-    if (idleTimer) clearTimeout(idleTimer);
+    if (idleTimer !== null) timers.clear(idleTimer);
     idleTimer = null;
     const minutes = record?.autoLockMinutes;
     if (!record || minutes == null || keyring.keys === null) return;
-    idleTimer = setTimeout(() => void lockNow().catch((error: unknown) => console.warn('[vault] auto-lock failed:', error)), minutes * 60_000);
+    idleTimer = timers.set(() => {
+      idleTimer = null;
+      // A change running now (a pass) re-arms the timer when it ends; the lock waits for it otherwise.
+      void changes.runExclusive(lockNow).catch((error: unknown) => console.warn('[vault] auto-lock failed:', error));
+    }, minutes * 60_000);
   };
 
   /** Hands `keys` to the middleware and starts a core; resumes an unfinished pass in the background. */

@@ -6,8 +6,8 @@
  */
 import Dexie from 'dexie';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
-import { createCore, type Core } from '../../src/core/index';
-import { createVaultController, type VaultController } from '../../src/core/vault';
+import { createCore, type Core, type CoreDeps } from '../../src/core/index';
+import { createVaultController, type VaultController, type VaultDeps } from '../../src/core/vault';
 import { RecallDB } from '../../src/db/schema';
 import type { ChatEngine, Embedder } from '../../src/engines/types';
 import type { VaultStatus } from '../../src/model/vault';
@@ -33,6 +33,10 @@ export function startTestVault(options: {
   embedder: () => Embedder | null;
   dbName?: string;
   passBatchSize?: number;
+  /** The auto-lock timer (see `VaultDeps.timers`). */
+  timers?: VaultDeps['timers'];
+  /** More dependencies of each core (e.g. `fileRoot`, the fake OPFS). */
+  extra?: Partial<CoreDeps>;
   /** Called with each status as it is broadcast (synchronously, e.g. to "kill" the core mid-pass). */
   onStatus?: (status: VaultStatus, db: RecallDB) => void;
 }): TestVault {
@@ -44,6 +48,7 @@ export function startTestVault(options: {
     db,
     kdfCost: TEST_KDF_COST,
     ...(options.passBatchSize ? { passBatchSize: options.passBatchSize } : {}),
+    ...(options.timers ? { timers: options.timers } : {}),
     onStatus: (status) => {
       events.push(status);
       options.onStatus?.(status, db);
@@ -54,6 +59,7 @@ export function startTestVault(options: {
         engines,
         loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>,
         events: { chatDelta: () => undefined, jobs: () => undefined },
+        ...options.extra,
       });
       cores.push(core);
       return core;

@@ -15,6 +15,7 @@ import { request } from '../../src/ui/state/api';
 import type { ChatEngine } from '../../src/engines/types';
 import { codedErrorOf } from '../../src/model/errors';
 import { loadFixtureEmbedder, noteTakingEngine } from '../helpers/core-harness';
+import { createFakeOpfs } from '../helpers/fixture-opfs';
 import { findInRaw, rawRows, startTestVault, type TestVault } from '../helpers/vault-harness';
 import type { Embedder } from '../../src/engines/types';
 
@@ -218,6 +219,59 @@ describe('vault lock: the locked core', () => {
     }
   });
 
+  it('auto-locks after the chosen idle minutes without a request; each request restarts the wait', async () => {
+    // A manual clock for the one timer (no real waiting, no race).
+    const armed: { fn: () => void; ms: number; cleared: boolean }[] = [];
+    const timers = {
+      set: (fn: () => void, ms: number) => {
+        const timer = { fn, ms, cleared: false };
+        armed.push(timer);
+        return timer;
+      },
+      clear: (timer: unknown) => void ((timer as { cleared: boolean }).cleared = true),
+    };
+    const t = start(null, { timers });
+    await t.vault.enable(PASSPHRASE);
+    expect(await t.vault.status()).toMatchObject({ autoLockMinutes: 15 });
+    expect(codedErrorOf(await rejection(t.vault.setAutoLock(0)))).toMatchObject({ code: 'bad_request' });
+    expect(await t.vault.setAutoLock(5)).toMatchObject({ autoLockMinutes: 5 });
+    const live = () => armed.filter((timer) => !timer.cleared);
+    expect(live().map((timer) => timer.ms)).toEqual([5 * 60_000]);
+    const first = live()[0]!;
+    await t.vault.core(); // a request: the wait starts again
+    expect(first.cleared).toBe(true);
+    expect(live()).toHaveLength(1);
+    const due = live()[0]!;
+    due.cleared = true; // it fires (a fired timer is spent)
+    due.fn();
+    await vi.waitFor(() => expect(t.vault.isLocked()).toBe(true));
+    expect(await t.vault.status()).toMatchObject({ enabled: true, locked: true, autoLockMinutes: 5 });
+    expect(live()).toHaveLength(0); // no timer while locked
+    // Only when the browser closes: no timer at all.
+    await t.vault.unlock(PASSPHRASE);
+    await t.vault.setAutoLock(null);
+    expect(live()).toHaveLength(0);
+  });
+
+  it('"Erase all data" with the lock on keeps the lock on: the record stays, later rows are sealed, a restart unlocks', async () => {
+    const engine = noteTakingEngine('4711', 'The locker code is 4711');
+    const t = start(engine);
+    await t.vault.enable(PASSPHRASE);
+    await plantSecrets(t);
+    await (await t.vault.core()).eraseAll();
+    expect(await t.vault.status()).toMatchObject({ enabled: true, locked: false });
+    await plantSecrets(t, 2);
+    expect(findInRaw(await rawRows(t.db.name), SECRETS)).toEqual([]);
+    const name = t.db.name;
+    await t.stop();
+    t.db.close();
+    open.splice(open.indexOf(t), 1);
+    const again = start(engine, { dbName: name });
+    await again.vault.unlock(PASSPHRASE);
+    const memories = await (await again.vault.core()).memoryAdmin.list({ namespace: 'default' });
+    expect(memories.some((m) => m.text.includes('4711'))).toBe(true);
+  });
+
   it('locking during a streaming reply keeps what streamed: written sealed, shown once unlocked', async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -331,5 +385,36 @@ describe('vault lock: turning it on and off in place', () => {
     // The progress went out as events, ending with the lock off.
     expect(t.events.some((e) => e.migrating?.direction === 'decrypt' && e.migrating.total > 0)).toBe(true);
     expect(t.events.at(-1)).toMatchObject({ enabled: false, migrating: null });
+  });
+});
+
+describe('vault lock: backups and staging files', () => {
+  it('with the lock on an export needs a passphrase; the age export imports into another locked store; no staging file holds plaintext', async () => {
+    const writes: { name: string; data: Uint8Array }[] = [];
+    const opfs = createFakeOpfs({ onWrite: (name, data) => writes.push({ name, data }) });
+    const extra = { fileRoot: opfs.root, scryptWorkFactor: 10 };
+    // The importing core starts first: a core deletes the staging files it finds at its start.
+    const b = start(null, { extra });
+    await b.vault.enable('another vault pass');
+    await b.vault.core();
+    const a = start(noteTakingEngine('4711', 'The locker code is 4711'), { extra });
+    await plantSecrets(a);
+    await a.vault.enable(PASSPHRASE);
+    const core = await a.vault.core();
+    expect(codedErrorOf(await rejection(core.exportToFile()))).toMatchObject({ domain: 'backup', code: 'passphrase_required' });
+    const exported = await core.exportToFile('backup passphrase');
+    expect(exported.downloadName.endsWith('.json.age')).toBe(true);
+
+    const report = await (await b.vault.core()).importFile(exported.fileName, 'backup passphrase');
+    expect(report.added).toBeGreaterThan(0);
+    const imported = await (await b.vault.core()).memoryAdmin.list({ namespace: 'default' });
+    expect(imported.some((m) => m.text.includes('4711'))).toBe(true);
+    // The decrypted copy was staged too (`<name>.plain`), sealed; every staged byte is ciphertext.
+    expect(writes.some((w) => w.name.includes('.plain.'))).toBe(true);
+    const text = new TextDecoder();
+    for (const w of writes) for (const secret of SECRETS) expect(text.decode(w.data).includes(secret), w.name).toBe(false);
+    expect(findInRaw(await rawRows(b.db.name), SECRETS)).toEqual([]);
+    // Both staging files are deleted after the import.
+    expect(opfs.list(['backups'])).toEqual([]);
   });
 });
