@@ -427,7 +427,50 @@ describe.skipIf(!GGUF)('the vault lock in a real browser', () => {
     await callCore(page, 'settings.set', { locale: 'en' });
   });
 
+  it('Settings: the auto-lock choice is saved; changing the passphrase makes the old one wrong and the new one unlock; turning the lock off decrypts in place', async () => {
+    await page.getByTestId('tab-settings').click();
+    await page.getByTestId('vault-auto-lock').selectOption('60');
+    await page.locator('[data-testid="vault-done"][data-action="autoLock"]').waitFor();
+    expect((await callCore<VaultStatus>(page, 'vault.status')).autoLockMinutes).toBe(60);
+    await page.getByTestId('vault-auto-lock').selectOption('browser');
+    await expect.poll(async () => (await callCore<VaultStatus>(page, 'vault.status')).autoLockMinutes).toBeNull();
+
+    const next = 'a brand new passphrase';
+    await page.getByTestId('vault-change-open').click();
+    await page.getByTestId('vault-change-current').fill('not the passphrase');
+    await page.getByTestId('vault-change-next').fill(next);
+    await page.getByTestId('vault-change-repeat').fill(next);
+    await page.getByTestId('vault-change-submit').click();
+    await expect.poll(() => page.locator('[data-testid="vault-error"][data-action="change"]').getAttribute('data-code')).toBe('wrong_passphrase');
+    await page.getByTestId('vault-change-current').fill(PASSPHRASE);
+    await page.getByTestId('vault-change-submit').click();
+    await page.locator('[data-testid="vault-done"][data-action="change"]').waitFor({ timeout: 30_000 });
+    await page.getByTestId('vault-lock-now').click();
+    await page.getByTestId('unlock-screen').waitFor();
+    await page.getByTestId('unlock-passphrase').fill(PASSPHRASE);
+    await page.getByTestId('unlock-submit').click();
+    await expect.poll(() => page.getByTestId('unlock-error').getAttribute('data-code')).toBe('wrong_passphrase');
+    await unlockFromPanel(page, next);
+
+    // Turning the lock off asks the passphrase and decrypts in place: the same data, readable again.
+    const before = await storedState(page);
+    await page.getByTestId('tab-settings').click();
+    await page.getByTestId('vault-disable-open').click();
+    await page.getByTestId('vault-disable-passphrase').fill(PASSPHRASE);
+    await page.getByTestId('vault-disable-submit').click();
+    await expect.poll(() => page.locator('[data-testid="vault-error"][data-action="disable"]').getAttribute('data-code')).toBe('wrong_passphrase');
+    await page.getByTestId('vault-disable-passphrase').fill(next);
+    await page.getByTestId('vault-disable-submit').click();
+    await page.locator('[data-testid="vault-settings"][data-enabled="false"]').waitFor({ timeout: 120_000 });
+    expect(await callCore<VaultStatus>(page, 'vault.status')).toMatchObject({ enabled: false, locked: false, migrating: null });
+    expect(await page.getByTestId('header-lock').count()).toBe(0);
+    expect(await storedState(page)).toEqual(before);
+    expect((await scanRawStores(session, page)).hits.map((h) => h.where.replace(/\[.*$/, ''))).toContain('idb:recall/messages');
+  });
+
   it('a forgotten passphrase: "Erase everything and start over" works while locked and leaves the lock off', async () => {
+    await callCore(page, 'vault.enable', { passphrase: PASSPHRASE });
+    await expect.poll(async () => (await callCore<VaultStatus>(page, 'vault.status')).migrating, { timeout: 120_000 }).toBeNull();
     await callCore(page, 'vault.lock');
     await page.getByTestId('unlock-screen').waitFor();
     await page.getByTestId('unlock-forgot').click();
@@ -436,7 +479,7 @@ describe.skipIf(!GGUF)('the vault lock in a real browser', () => {
     await page.getByTestId('unlock-erase-confirm').click();
     // The core must answer `memory.eraseAll` while locked (the data cannot be read, so it can only go).
     await page.getByTestId('tab-chat').or(page.getByTestId('unlock-erase-error')).waitFor({ timeout: 60_000 });
-    expect(await page.getByTestId('unlock-erase-error').count()).toBe(0);
+    expect(await page.getByTestId('unlock-erase-error').count(), 'Erase everything was refused while locked').toBe(0);
     expect(await callCore<VaultStatus>(page, 'vault.status')).toMatchObject({ enabled: false, locked: false });
     expect(await storedState(page)).toEqual({ conversations: [], memories: [] });
     expect(session.browser.console.errors).toEqual([]);
