@@ -394,6 +394,9 @@ describe.skipIf(!GGUF)('the vault lock in a real browser', () => {
     const before = await storedState(page);
     const removed = before.conversations.find((c) => (c as { messages: unknown[] }).messages.length > 0) as { id: string };
     await page.getByTestId('tab-memory').click();
+    // With the lock on only encrypted backups are written: Export waits for a backup passphrase.
+    await page.getByTestId('backup-needs-passphrase').waitFor();
+    expect(await page.getByTestId('memory-export').isDisabled()).toBe(true);
     await page.getByTestId('backup-passphrase').fill('backup passphrase');
     const [download] = await Promise.all([page.waitForEvent('download', { timeout: 120_000 }), page.getByTestId('memory-export').click()]);
     const path = join(session.profile, `vault-${download.suggestedFilename()}`);
