@@ -16,22 +16,26 @@
  *   "entities": [ EntityRecord ],            // v2: entity-memory notes per conversation
  *   "strategyState": [ StrategyStateRecord ],// v2: running summaries and fold watermarks
  *   "settings": [ { "key", "value" } ],      // v2: the user's portable settings (`PORTABLE_SETTING_KEYS`)
+ *   "feedback": [ { ...FeedbackRecord, "embedding": "<base64>" | null } ],  // v2, optional: "not relevant here" rows
+ *   "rejectedSuggestions": [ { "id", "namespace", "hash", "kind", "createdAt" } ], // v2, optional: hashes of rejected suggestions
  *   "profiles": [ { "namespace", "name"?, "createdAt"? } ]  // v2: the namespaces in use, with their profile names (written last)
  * }
  * ```
  * Version 1 has the first four sections only; a missing section reads as empty, so a v1 file
- * imports as before. Field meanings are those of `src/db/schema.ts` (times in ms epoch).
+ * imports as before (and so does a v2 file written before `feedback` and `rejectedSuggestions`). Field meanings are those of `src/db/schema.ts` (times in ms epoch).
  * Embeddings are optional (`embedding: null`); a memory keeps the id of the model that made its
  * vector (`embeddingModel`), and memories without a vector, or whose model is not the current
  * one, are re-embedded by the `ltm.reembed` job. Not exported (derived, or facts of this
  * device): prompt traces, jobs, the persisted index (vector blocks, lexical snapshot),
  * tombstones, job bookkeeping (`stats.*`, `state.*`), the engine choices (`preferredEngine`,
  * `webllmModelId`, `wllamaSource`: they name models downloaded or opened on this device) and the
- * model files themselves.
+ * model files themselves. Pending suggestions are not exported (extraction suggests them again).
+ *
+ * Over 300 lines: it is the one schema of the file (every section's record), kept whole.
  */
 import { MAX_PROFILE_NAME_CHARS } from '../model/profiles';
 import { z } from 'zod';
-import { MEMORY_COMMANDS, MEMORY_EVENTS, MEMORY_KINDS } from '../model/memory';
+import { FACT_KINDS, MEMORY_COMMANDS, MEMORY_EVENTS, MEMORY_KINDS } from '../model/memory';
 import { MESSAGE_ROLES, MESSAGE_STATUSES } from '../model/records';
 import { PORTABLE_SETTING_KEYS } from '../model/settings';
 import { strategyKindSchema } from '../model/strategies';
@@ -249,6 +253,29 @@ export const profileSchema = z.object({
   createdAt: time.optional(),
 });
 
+/** One "not relevant here" row of the file (`FeedbackRecord`, v2, optional section): its query vector as base64 (or `null`). */
+export const feedbackSchema = z.object({
+  id: z.string().min(1),
+  memoryId: z.string().min(1),
+  namespace: z.string().min(1),
+  query: z.string(),
+  terms: z.array(z.string()),
+  embedding: z.string().nullable(),
+  embeddingModel: z.string().nullable(),
+  messageId: z.string().min(1),
+  conversationId: z.string().min(1),
+  createdAt: time,
+});
+
+/** One rejected suggestion of the file (v2, optional section): only its text's hash is kept (`SuggestionRecord` with `status: 'rejected'`). */
+export const rejectedSuggestionSchema = z.object({
+  id: z.string().min(1),
+  namespace: z.string().min(1),
+  hash: z.string().min(1),
+  kind: z.enum(FACT_KINDS),
+  createdAt: time,
+});
+
 /** zod schema of an export file, version 1 or 2 (the v2 sections default to empty). */
 export const exportFileSchema = z.object({
   format: z.literal(EXPORT_FORMAT),
@@ -262,6 +289,8 @@ export const exportFileSchema = z.object({
   entities: z.array(entitySchema).default([]),
   strategyState: z.array(strategyStateSchema).default([]),
   settings: z.array(settingSchema).default([]),
+  feedback: z.array(feedbackSchema).default([]),
+  rejectedSuggestions: z.array(rejectedSuggestionSchema).default([]),
   profiles: z.array(profileSchema).default([]),
 });
 
@@ -272,9 +301,22 @@ export type FileEntity = z.infer<typeof entitySchema>;
 export type FileStrategyState = z.infer<typeof strategyStateSchema>;
 export type FileSetting = z.infer<typeof settingSchema>;
 export type FileProfile = z.infer<typeof profileSchema>;
+export type FileFeedback = z.infer<typeof feedbackSchema>;
+export type FileRejectedSuggestion = z.infer<typeof rejectedSuggestionSchema>;
 
 /** The record sections of a file, in the order they are written. */
-export const SECTIONS = ['memories', 'memoryHistory', 'conversations', 'messages', 'entities', 'strategyState', 'settings', 'profiles'] as const;
+export const SECTIONS = [
+  'memories',
+  'memoryHistory',
+  'conversations',
+  'messages',
+  'entities',
+  'strategyState',
+  'settings',
+  'feedback',
+  'rejectedSuggestions',
+  'profiles',
+] as const;
 /** One record section of a file. */
 export type Section = (typeof SECTIONS)[number];
 /** The schema of each section's records. */
@@ -286,6 +328,8 @@ export const SECTION_SCHEMAS = {
   entities: entitySchema,
   strategyState: strategyStateSchema,
   settings: settingSchema,
+  feedback: feedbackSchema,
+  rejectedSuggestions: rejectedSuggestionSchema,
   profiles: profileSchema,
 };
 

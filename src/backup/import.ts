@@ -29,7 +29,9 @@
  * zero norm is dropped and its memory re-embedded (`vectorsDropped`, `needsEmbedding`).
  * Entity notes and strategy states (v2) follow the same rule as conversations (absent: added;
  * newer `updatedAt`: replaced, the old row kept in the undo); the file's settings (validated in
- * pass 1) are written in the commit transaction, so they land with the records or not at all.
+ * pass 1), its "not relevant here" feedback and rejected suggestions' hashes (`./feedback.ts`:
+ * merged without duplicates) are written in the commit transaction, so they land with the
+ * records or not at all.
  * A corrupt file, another format or another version throws `ImportError` with a readable message
  * and changes nothing. Records that already exist are merged (`decideMemories` for memories): the
  * newer `updatedAt` wins; identical or older ones are skipped; a memory whose text duplicates a
@@ -46,13 +48,17 @@ import { ImportError, refuse, type ExportFile } from './format';
 import { IMPORT_JOURNAL_KEY, IMPORT_UNDO_PREFIX, rollbackImport, undoKey, type ImportJournal, type ImportUndo } from './journal';
 import { bulkAddOrThrow, decideMemories, storedPositions, toMemoryRecord } from './merge';
 import { readExportRecords, type FileRecord } from './reader';
-import type { FileProfile } from './format';
+import type { FileFeedback, FileProfile, FileRejectedSuggestion } from './format';
+import { mergeFeedback } from './feedback';
 
 /** Records written per import batch (one transaction + one undo record each). */
 export const IMPORT_BATCH_SIZE = 500;
 
-/** What `importAll` needs of the long-term store: its bulk write (`putMemories`) and, after a failure, its repair (`rebuildIndexes`). */
-export type ImportStore = Pick<LongTermStore, 'putMemories' | 'rebuildIndexes'>;
+/**
+ * What `importAll` needs of the long-term store: its bulk write (`putMemories`), after a failure
+ * its repair (`rebuildIndexes`), and after the commit `reloadFeedback` (feedback rows were written).
+ */
+export type ImportStore = Pick<LongTermStore, 'putMemories' | 'rebuildIndexes' | 'reloadFeedback'>;
 
 /** Result of `importAll`: the protocol's report plus how many memories lack a vector for the current model. */
 export interface ImportResult extends ImportReport {
@@ -180,14 +186,19 @@ export async function importAll(
     });
   };
 
-  /** The file's `profiles` entries (written with the commit). */
+  /** The file's `profiles` entries, feedback rows and rejected hashes (written with the commit). */
   const fileProfiles: FileProfile[] = [];
+  const fileChoices: { feedback: FileFeedback[]; rejectedSuggestions: FileRejectedSuggestion[] } = { feedback: [], rejectedSuggestions: [] };
   const writeBatch = async (records: FileRecord[], history: ExportFile['memoryHistory'] = []) => {
     const undo: ImportUndo = {
       added: { memories: [], conversations: [], messages: [], memoryHistory: [], entities: [], strategyState: [] },
       before: { memories: [], conversations: [], entities: [], strategyState: [] },
     };
-    for (const r of records) if (r.section === 'profiles') fileProfiles.push(r.value);
+    for (const r of records) {
+      if (r.section === 'profiles') fileProfiles.push(r.value);
+      else if (r.section === 'feedback') fileChoices.feedback.push(r.value);
+      else if (r.section === 'rejectedSuggestions') fileChoices.rejectedSuggestions.push(r.value);
+    }
     const conversationsOfBatch = records.filter((r) => r.section === 'conversations').map((r) => r.value as ConversationRecord);
     const entitiesOfBatch = records.flatMap((r) => (r.section === 'entities' ? [r.value as EntityRecord] : []));
     const statesOfBatch = records.flatMap((r) => (r.section === 'strategyState' ? [r.value as StrategyStateRecord] : []));
@@ -345,12 +356,16 @@ export async function importAll(
     if (queue.length > 0) await writeBatch(queue.splice(0));
     while (deferredHistory.length > 0) await writeBatch([], deferredHistory.splice(0, batchSize));
     // Commit point: the journal and every undo record go in one transaction.
-    await db.transaction('rw', db.settings, db.profiles, async () => {
+    await db.transaction('rw', [db.settings, db.profiles, db.feedback, db.suggestions, db.memories], async () => {
       // Profile names of the file, for namespaces that have no profile row here (a local name wins).
       for (const profile of fileProfiles) {
         if (!profile.name || (await db.profiles.get(profile.namespace))) continue;
         await db.profiles.add({ id: profile.namespace, name: profile.name, createdAt: profile.createdAt ?? now });
       }
+      // "Not relevant here" rows and rejected hashes, merged without duplicates (`./feedback.ts`).
+      const merged = await mergeFeedback(db, fileChoices, plan.dimensions);
+      report.added += merged.added;
+      report.skipped += merged.skipped;
       const undoRows = await db.settings.where('key').startsWith(`${IMPORT_UNDO_PREFIX}${importId}.`).primaryKeys();
       await db.settings.bulkDelete(undoRows);
       await db.settings.delete(IMPORT_JOURNAL_KEY);
@@ -367,6 +382,7 @@ export async function importAll(
     await store.rebuildIndexes();
     throw error;
   }
+  if (fileChoices.feedback.length > 0) store.reloadFeedback();
   queue = [];
   return report;
 }

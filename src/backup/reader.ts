@@ -16,6 +16,8 @@ import {
   versionParams,
   type ExportFile,
   type FileEntity,
+  type FileFeedback,
+  type FileRejectedSuggestion,
   type FileProfile,
   type FileSetting,
   type FileStrategyState,
@@ -66,6 +68,8 @@ export type FileRecord =
   | { section: 'entities'; index: number; value: FileEntity }
   | { section: 'strategyState'; index: number; value: FileStrategyState }
   | { section: 'settings'; index: number; value: FileSetting }
+  | { section: 'feedback'; index: number; value: FileFeedback }
+  | { section: 'rejectedSuggestions'; index: number; value: FileRejectedSuggestion }
   | { section: 'profiles'; index: number; value: FileProfile };
 
 /**

@@ -7,6 +7,7 @@ import { readSettings } from '../db/settings';
 import type { MemoryRecord, ProfileRecord } from '../model/records';
 import type { TransferProgress } from '../model/backup';
 import { PORTABLE_SETTING_KEYS } from '../model/settings';
+import { feedbackForExport } from './feedback';
 import { EXPORT_FORMAT, EXPORT_VERSION, vectorToBase64, type ExportFile } from './format';
 
 /** Records read per page when exporting. */
@@ -48,13 +49,15 @@ async function* pagesOf<T, K extends string | number | (string | number)[]>(
 /**
  * The export file as a stream of text pieces (version 2, one record per line; see `./format.ts`):
  * memories, their history, conversations, messages, entity notes, strategy states, the stored
- * portable settings (`PORTABLE_SETTING_KEYS`: only keys the user set) and, last, the namespaces
- * the memories and conversations use (`profiles`, gathered while they are written).
+ * portable settings (`PORTABLE_SETTING_KEYS`: only keys the user set), "not relevant here" feedback
+ * and rejected suggestions' hashes (`./feedback.ts`) and, last, the namespaces the memories,
+ * conversations and rejected suggestions use (`profiles`, gathered while they are written).
  * Tables are read in pages of `pageSize` records (default `EXPORT_PAGE_SIZE`), each page in its
  * own read, so the export of a store of any size holds one page at a time. Records changed while
  * the export runs may or may not be in it (each record is whole either way).
  * @param options.namespace export one profile only: its memories with their history, its
- *   conversations with their messages, entity notes and strategy states (default: every profile).
+ *   conversations with their messages, entity notes and strategy states, its feedback and
+ *   rejected suggestions (default: every profile).
  * @param options.includeEmbeddings write vectors as base64 (default `true`; a 384-d vector is
  *   1,536 bytes = 2,048 base64 characters). Without them, the importing side re-embeds.
  * @param options.onProgress called after each page with records written / total records.
@@ -102,10 +105,12 @@ export async function* exportChunks(
   const portable = settingRows.flatMap((row) =>
     row && stored.has(row.key as (typeof PORTABLE_SETTING_KEYS)[number]) ? [{ key: row.key, value: row.value }] : [],
   );
-  const namespaces = new Set<string>();
+  // "Not relevant here" rows and rejected hashes (optional sections, `./feedback.ts`): few rows, read whole.
+  const choices = await feedbackForExport(db, { namespace: ns, includeEmbeddings });
+  const namespaces = new Set<string>(choices.rejectedSuggestions.map((r) => r.namespace));
   // Profile names (v9 `profiles`): a restored profile keeps its name, not only its namespace.
   const names = new Map((await db.profiles.toArray()).map((p) => [p.id, p] as const));
-  const total = counts.reduce((a, b) => a + b, 0) + portable.length - left;
+  const total = counts.reduce((a, b) => a + b, 0) + portable.length + choices.feedback.length + choices.rejectedSuggestions.length - left;
   let done = 0;
   yield `{\n  "format": ${JSON.stringify(EXPORT_FORMAT)},\n  "version": ${EXPORT_VERSION},\n  "exportedAt": ${options.exportedAt ?? Date.now()},\n  "embeddingModel": ${JSON.stringify(settings.embeddingModelId)}`;
   const sections: [string, AsyncGenerator<unknown[]>][] = [
@@ -191,6 +196,8 @@ export async function* exportChunks(
       ),
     ],
     ['settings', onePage(portable)],
+    ['feedback', onePage(choices.feedback)],
+    ['rejectedSuggestions', onePage(choices.rejectedSuggestions)],
     // Written last: the namespaces met in the memories and conversations above.
     ['profiles', onePage(() => [...namespaces].sort().map((namespace) => profileEntry(namespace, names.get(namespace))))],
   ];

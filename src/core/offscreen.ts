@@ -5,7 +5,7 @@
 import browser from 'webextension-polyfill';
 import { RecallDB } from '../db/schema';
 import { assertSender } from '../messaging/protocol';
-import { isPanelPortMessage, PANEL_PORT_NAME } from '../messaging/panel-port';
+import { CORE_LOCK_NAME, isPanelPortMessage, PANEL_PORT_NAME, type PanelPortAck } from '../messaging/panel-port';
 import { emitEvent } from '../messaging/protocol';
 import { loadVoyWasm, packagedModelsUrl, readPackagedModels, readPackagedWebllmLibs, wllamaWasmUrl } from '../platform/assets';
 import { probeGpu } from '../platform/gpu';
@@ -69,6 +69,15 @@ export function startCoreInOffscreen(): void {
   const vault = createVaultController({ db, startCore, onStatus: (status) => emitEvent('event.vault', status) });
   registerCoreHandlers(vault, startedAt);
   registerVaultHandlers(vault);
+  // Held for the life of this document: a panel learns that this core is gone when it is granted the lock.
+  const holdingLock = new Promise<void>((held) => {
+    navigator.locks
+      .request(CORE_LOCK_NAME, () => {
+        held();
+        return new Promise<never>(() => undefined);
+      })
+      .catch((error: unknown) => console.warn('[core] core lock not held:', error));
+  });
   // Each panel's port: which conversation it shows, and when it closes (temporary chats).
   browser.runtime.onConnect.addListener((port) => {
     if (port.name !== PANEL_PORT_NAME) return;
@@ -82,10 +91,19 @@ export function startCoreInOffscreen(): void {
     const panelId = crypto.randomUUID();
     const failed = (error: unknown) => console.warn('[core] temporary chats not followed:', error);
     port.onMessage.addListener((message: unknown) => {
-      if (isPanelPortMessage(message)) vault.core().then((c) => c.temporaryChats.show(panelId, message.open), ignoreLocked(failed));
+      if (!isPanelPortMessage(message)) return;
+      vault
+        .core()
+        .then(async (c) => {
+          await c.temporaryChats.show(panelId, message.open);
+          if (message.left) await c.temporaryChats.left(message.left);
+        })
+        .catch(ignoreLocked(failed));
     });
     // While locked no temporary chat can be open; the next core deletes any left at its start.
     port.onDisconnect.addListener(() => void vault.core().then((c) => c.temporaryChats.close(panelId), ignoreLocked(failed)));
+    // This port is the core's: the panel's back-off starts over, and it watches the lock from now on.
+    holdingLock.then(() => port.postMessage({ served: true } satisfies PanelPortAck)).catch(() => undefined); // a port closed meanwhile needs none
   });
   vault.core().catch(ignoreLocked((error: unknown) => console.error('[core] failed to start', error)));
 }

@@ -18,6 +18,11 @@ export interface TemporaryChatKeeper {
   show(panelId: string, conversationId: string | null): Promise<void>;
   /** Panel `panelId` closed: as `show(panelId, null)`, and the panel is forgotten. */
   close(panelId: string): Promise<void>;
+  /**
+   * A panel left conversations `conversationIds` while it could not tell this core (its port
+   * was down: the core restarted): each is deleted when it is temporary and no panel shows it.
+   */
+  left(conversationIds: readonly string[]): Promise<void>;
 }
 
 /** Creates the keeper over the (event-announcing) conversation store. A failed delete is logged; the next start deletes it. */
@@ -43,6 +48,9 @@ export function createTemporaryChatKeeper(conversations: Pick<ConversationStore,
       const previous = shown.get(panelId);
       shown.delete(panelId);
       await leave(previous);
+    },
+    async left(conversationIds) {
+      for (const id of new Set(conversationIds)) await leave(id);
     },
   };
 }

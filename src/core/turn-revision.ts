@@ -14,6 +14,10 @@
  *     conversation's extraction since the first removed message was sent are undone from its history
  *     (newest first, while the history's new text is the memory's text).
  *   Revision changes are recorded with source `revision:<conversationId>`.
+ * - Review before saving: a pending suggestion whose every source message is in `R` (extracted
+ *   from a removed message, waiting in Suggested) is dropped with it, so the new turn can suggest
+ *   it again from the new message; one with other sources too loses the ids of `R`. Rejected
+ *   texts' hashes stay (the user's choice, not learned from the removed turn).
  * Queued background jobs of the removed exchanges find their messages gone and store nothing.
  */
 import type { RecallDB } from '../db/schema';
@@ -32,6 +36,8 @@ export interface RevisionReport {
   revisedMemories: number;
   /** Memories valid again because the memory that superseded them was removed. */
   reopenedMemories: number;
+  /** Pending suggestions dropped (their only sources were removed messages). */
+  droppedSuggestions: number;
 }
 
 /** History source of the changes a revision makes. */
@@ -64,7 +70,7 @@ export async function reviseFrom(
   const removed = await db.messages.where('[conversationId+seq]').between([conversationId, from.seq], [conversationId, Infinity]).toArray();
   const ids = new Set(removed.map((m) => m.id));
   const source = revisionSource(conversationId);
-  const report: RevisionReport = { messages: removed.length, removedMemories: 0, revisedMemories: 0, reopenedMemories: 0 };
+  const report: RevisionReport = { messages: removed.length, removedMemories: 0, revisedMemories: 0, reopenedMemories: 0, droppedSuggestions: 0 };
 
   const cited =
     ids.size > 0
@@ -106,8 +112,27 @@ export async function reviseFrom(
     report.revisedMemories += 1;
   }
 
+  report.droppedSuggestions = await reviseSuggestions(db, namespace, ids);
   await deps.conversations.truncate(conversationId, from.seq);
   return report;
+}
+
+/**
+ * Drops the pending suggestions of `namespace` whose every source message is in `removed`, and
+ * takes the ids of `removed` out of those with other sources too (one transaction).
+ * @returns how many were dropped.
+ */
+async function reviseSuggestions(db: RecallDB, namespace: string, removed: ReadonlySet<string>): Promise<number> {
+  if (removed.size === 0) return 0;
+  return db.transaction('rw', db.suggestions, async () => {
+    const pending = await db.suggestions.where('[namespace+status]').equals([namespace, 'pending']).toArray();
+    const cited = pending.filter((s) => s.sourceMessageIds.some((id) => removed.has(id)));
+    const dropped = cited.filter((s) => s.sourceMessageIds.every((id) => removed.has(id)));
+    const kept = cited.filter((s) => !dropped.includes(s)).map((s) => ({ ...s, sourceMessageIds: s.sourceMessageIds.filter((id) => !removed.has(id)) }));
+    await db.suggestions.bulkDelete(dropped.map((s) => s.id));
+    await db.suggestions.bulkPut(kept);
+    return dropped.length;
+  });
 }
 
 /** `memory`'s text before the `UPDATE`s in `history` (newest first, while each one's new text is the text then). */

@@ -219,94 +219,52 @@ export function withItemContext(error: unknown, prefix: string, extra: ErrorPara
   return out;
 }
 
-/** A chat model or embedder failure (`ENGINE_ERROR_CODES`). */
-export class EngineError extends RecallError<'engine'> {
-  constructor(code: EngineErrorCode, message: string, options?: RecallErrorOptions) {
-    super('engine', code, message, options);
-    this.name = 'EngineError';
-  }
+/**
+ * The `RecallError` subclass of one domain (the base of each class below): its constructor takes
+ * a code of `domain`, an English message and the options; `name` is the class's name.
+ */
+function domainError<D extends ErrorDomain>(domain: D, name: string) {
+  return class extends RecallError<D> {
+    constructor(code: ErrorCodeOf<D>, message: string, options?: RecallErrorOptions) {
+      super(domain, code, message, options);
+      this.name = name;
+    }
+  };
 }
+
+/** A chat model or embedder failure (`ENGINE_ERROR_CODES`). */
+export class EngineError extends domainError('engine', 'EngineError') {}
 
 /** A browser storage (IndexedDB) failure (`STORAGE_ERROR_CODES`). */
-export class StorageError extends RecallError<'storage'> {
-  constructor(code: ErrorCodeOf<'storage'>, message: string, options?: RecallErrorOptions) {
-    super('storage', code, message, options);
-    this.name = 'StorageError';
-  }
-}
+export class StorageError extends domainError('storage', 'StorageError') {}
 
 /** An OPFS file failure (`MODEL_FILE_ERROR_CODES`): model files and backup files. */
-export class ModelFileError extends RecallError<'modelFile'> {
-  constructor(code: ModelFileErrorCode, message: string, options?: RecallErrorOptions) {
-    super('modelFile', code, message, options);
-    this.name = 'ModelFileError';
-  }
-}
+export class ModelFileError extends domainError('modelFile', 'ModelFileError') {}
 
 /** A backup that was refused (`BACKUP_ERROR_CODES`); nothing was imported. */
-export class BackupError extends RecallError<'backup'> {
-  constructor(code: BackupErrorCode, message: string, options?: RecallErrorOptions) {
-    super('backup', code, message, options);
-    this.name = 'BackupError';
-  }
-}
+export class BackupError extends domainError('backup', 'BackupError') {}
 
 /**
  * A file from another assistant that was refused (`HISTORY_IMPORT_ERROR_CODES`); nothing of it was
  * imported. `params` holds `file` (its name) and, where one conversation is at fault, `place`
  * (its title in quotes, or "#N" counted from 1).
  */
-export class HistoryImportError extends RecallError<'historyImport'> {
-  constructor(code: HistoryImportErrorCode, message: string, options?: RecallErrorOptions) {
-    super('historyImport', code, message, options);
-    this.name = 'HistoryImportError';
-  }
-}
+export class HistoryImportError extends domainError('historyImport', 'HistoryImportError') {}
 
 /** A memory or conversation request that cannot be done (`MEMORY_ERROR_CODES`); nothing was changed. */
-export class MemoryError extends RecallError<'memory'> {
-  constructor(code: MemoryErrorCode, message: string, options?: RecallErrorOptions) {
-    super('memory', code, message, options);
-    this.name = 'MemoryError';
-  }
-}
+export class MemoryError extends domainError('memory', 'MemoryError') {}
 
 /** A request refused at the message boundary (`MESSAGING_ERROR_CODES`). */
-export class MessagingError extends RecallError<'messaging'> {
-  constructor(code: MessagingErrorCode, message: string, options?: RecallErrorOptions) {
-    super('messaging', code, message, options);
-    this.name = 'MessagingError';
-  }
-}
+export class MessagingError extends domainError('messaging', 'MessagingError') {}
 
 /** A prompt that cannot be built or counted (`PROMPT_ERROR_CODES`). */
-export class PromptError extends RecallError<'prompt'> {
-  constructor(code: PromptErrorCode, message: string, options?: RecallErrorOptions) {
-    super('prompt', code, message, options);
-    this.name = 'PromptError';
-  }
-}
+export class PromptError extends domainError('prompt', 'PromptError') {}
 
 /** A background job's failure or signal to the queue (`JOB_ERROR_CODES`). */
-export class JobError extends RecallError<'jobs'> {
-  constructor(code: JobErrorCode, message: string, options?: RecallErrorOptions) {
-    super('jobs', code, message, options);
-    this.name = 'JobError';
-  }
-}
+export class JobError extends domainError('jobs', 'JobError') {}
 
 /** A page that could not be read (`PAGE_ERROR_CODES`); nothing was read from it. */
-export class PageError extends RecallError<'page'> {
-  constructor(code: ErrorCodeOf<'page'>, message: string, options?: RecallErrorOptions) {
-    super('page', code, message, options);
-    this.name = 'PageError';
-  }
-}
+export class PageError extends domainError('page', 'PageError') {}
 
 /** A vault lock request refused, or a data request while locked (`VAULT_ERROR_CODES`); nothing was changed. */
-export class VaultError extends RecallError<'vault'> {
-  constructor(code: VaultErrorCode, message: string, options?: RecallErrorOptions) {
-    super('vault', code, message, options);
-    this.name = 'VaultError';
-  }
-}
+export class VaultError extends domainError('vault', 'VaultError') {}

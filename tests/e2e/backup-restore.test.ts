@@ -1,10 +1,10 @@
 /**
  * Carry your memory out and erase it for real (issue 13, items 2, 4 and 5), in the built extension
  * in real Chromium, through the panel as a user does it: a store with conversations, messages,
- * memories (embedded by the packaged fixture embedder), an entity note, a strategy state and a
- * setting is exported; "Erase… → Erase all data" leaves nothing of the user in IndexedDB, Cache
+ * memories (embedded by the packaged fixture embedder), an entity note, a strategy state, a
+ * setting, a "not relevant here" row and a rejected suggestion is exported; "Erase… → Erase all data" leaves nothing of the user in IndexedDB, Cache
  * Storage, OPFS or extension storage (each enumerated after data was planted in it); importing
- * the file gives back the same conversations, messages and memories. Then the same with a
+ * the file gives back the same conversations, messages, memories, feedback and rejected hashes. Then the same with a
  * passphrase: the file is an age file that Debian's `age -d` decrypts to the plain export
  * (skipped, saying why, when `age` or `script` is absent), a wrong passphrase is refused and the
  * right one restores; a cut-off file (encrypted or plain) is refused with the store unchanged.
@@ -14,7 +14,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callCore, idbPut, startExtensionSession, waitForCore, waitForJobsIdle, type ExtensionSession } from './harness';
+import { callCore, idbGetAll, idbPut, startExtensionSession, waitForCore, waitForJobsIdle, type ExtensionSession } from './harness';
 
 const PASSPHRASE = 'correct horse battery staple';
 const SECRET = 'locker 4711';
@@ -29,7 +29,7 @@ const has = (tool: string) => {
 const ageCli = has('age') && has('script');
 if (!ageCli) console.warn('[e2e backup-restore] not decrypting with the age CLI: `age` (Debian package age) or `script` (util-linux) is not installed');
 
-/** The user's state as the panel's core holds it: conversations, messages and memories (texts), and one setting. */
+/** The user's state as the panel's core holds it: conversations, messages and memories (texts), one setting, "not relevant here" rows and rejected hashes. */
 async function snapshot(page: Page) {
   const conversations = await callCore<{ id: string; title: string }[]>(page, 'conversations.list');
   const messages: string[] = [];
@@ -42,6 +42,13 @@ async function snapshot(page: Page) {
     messages: messages.sort(),
     memories: memories.map((m) => `${m.kind}: ${m.text}`).sort(),
     memoryTopK: (await callCore<{ memoryTopK: number }>(page, 'settings.get')).memoryTopK,
+    feedback: (await idbGetAll<{ memoryId: string; messageId: string; query: string }>(page, 'feedback'))
+      .map((f) => `${f.memoryId} ${f.messageId}: ${f.query}`)
+      .sort(),
+    rejected: (await idbGetAll<{ namespace: string; hash: string; status: string }>(page, 'suggestions'))
+      .filter((r) => r.status === 'rejected')
+      .map((r) => `${r.namespace}: ${r.hash}`)
+      .sort(),
   };
 }
 
@@ -147,7 +154,45 @@ describe('export, erase all data, import — plain and encrypted', () => {
       strategyState: [{ conversationId: id, strategy: 'summary-buffer', state: { summary: SECRET, foldedThroughSeq: 0 }, updatedAt: 3 }],
     });
     await waitForJobsIdle(page); // the memories are embedded
+    // "Not relevant here" on a memory under the reply, and a rejected suggestion (its hash only).
+    const [lisbon] = (await callCore<{ id: string; text: string }[]>(page, 'memory.list', { namespace: 'default' })).filter(
+      (m) => m.text === 'I live in Lisbon',
+    );
+    await idbPut(page, {
+      feedback: [
+        {
+          id: 'f-1',
+          memoryId: lisbon!.id,
+          namespace: 'default',
+          query: 'Where is my gym?',
+          terms: ['gym'],
+          embedding: null,
+          embeddingModel: null,
+          messageId: `${id}#1`,
+          conversationId: id,
+          createdAt: 4,
+        },
+      ],
+      suggestions: [
+        {
+          id: 's-1',
+          namespace: 'default',
+          hash: '0123abcd',
+          status: 'rejected',
+          kind: 'fact',
+          text: '',
+          importance: 0.5,
+          validFrom: null,
+          validUntil: null,
+          sourceConversationId: id,
+          sourceMessageIds: [],
+          messageTime: 1,
+          createdAt: 5,
+        },
+      ],
+    });
     before = await snapshot(page);
+    expect([before.feedback.length, before.rejected.length]).toEqual([1, 1]);
     expect(before.messages).toHaveLength(2);
     expect(before.memories).toHaveLength(3);
 

@@ -7,7 +7,7 @@
  * embedder packaged, a fresh profile, the proxy, the browser) and `dispose()`s it in `afterAll`;
  * the panel helpers below drive the side panel (`loadFixtureGguf`, `sendFromPanel`,
  * `waitForCore`, …) and the IndexedDB helpers seed and read the extension's database
- * (`idbPut`, `idbGetAll`, `idbCount`). Also used outside Vitest (`npm run bench`), so it
+ * (`idbPut`, `idbGetAll`, `idbCount`, `idbTableNames`). Also used outside Vitest (`npm run bench`), so it
  * imports nothing from Vitest. Over 300 lines: it is the one home of the e2e set-up, kept whole.
  */
 import { chromium, type BrowserContext, type ConsoleMessage, type Page, type Worker } from 'playwright-core';
@@ -371,6 +371,32 @@ export async function loadFixtureGguf(page: Page): Promise<void> {
 }
 
 /**
+ * Opens the panel of `session`, loads the fixture GGUF (`loadFixtureGguf`) and caps replies at
+ * `maxAnswerTokens` tokens (default 16: the tests read prompts, not answers). @returns the panel page.
+ * @throws Error as `loadFixtureGguf` does.
+ */
+export async function openPanelWithFixtureModel(session: ExtensionSession, maxAnswerTokens = 16): Promise<Page> {
+  const page = await session.browser.openPanel();
+  await loadFixtureGguf(page);
+  await callCore(page, 'settings.set', { maxAnswerTokens });
+  return page;
+}
+
+/**
+ * The prompt trace of the last reply of the newest conversation of the active profile (the open
+ * one, after `sendFromPanel`), read with `trace.get`. `T` is the part of the trace a test reads.
+ * @throws Error when there is no conversation or no reply.
+ */
+export async function lastReplyTrace<T>(page: Page): Promise<T> {
+  const [newest] = await callCore<{ id: string }[]>(page, 'conversations.list');
+  if (!newest) throw new Error('no conversation');
+  const messages = await callCore<{ id: string; role: string }[]>(page, 'messages.list', { conversationId: newest.id });
+  const reply = messages.filter((m) => m.role === 'assistant').at(-1);
+  if (!reply) throw new Error('no reply');
+  return callCore<T>(page, 'trace.get', { messageId: reply.id });
+}
+
+/**
  * Types `text` into the panel's chat input, sends it and waits for its reply to end.
  * @returns the reply's text content. @throws Error when the reply ended other than `complete`, or after 120 s.
  */
@@ -384,6 +410,22 @@ export async function sendFromPanel(page: Page, text: string): Promise<string> {
   const status = await reply.getAttribute('data-status');
   if (status !== 'complete') throw new Error(`the reply to "${text}" ended ${status}: ${await reply.textContent()}`);
   return (await reply.textContent()) ?? '';
+}
+
+/** The names of the tables (object stores) of the extension's IndexedDB database (`recall`), read from an extension page. */
+export function idbTableNames(page: Page): Promise<string[]> {
+  return page.evaluate(
+    () =>
+      new Promise<string[]>((resolve, reject) => {
+        const open = indexedDB.open('recall');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const names = [...open.result.objectStoreNames];
+          open.result.close();
+          resolve(names);
+        };
+      }),
+  );
 }
 
 /** Reads every row of one table of the extension's IndexedDB database (`recall`) from an extension page. */

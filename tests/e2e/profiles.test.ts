@@ -11,12 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   callCore,
   FIXTURE_GGUF as GGUF,
-  loadFixtureGguf,
+  idbGetAll,
+  idbTableNames,
+  lastReplyTrace,
+  openPanelWithFixtureModel,
   sendFromPanel as send,
   startExtensionSession,
   waitForJobsIdle,
   type ExtensionSession,
 } from './harness';
+import { stringsOf } from '../helpers/strings-of';
 
 if (!GGUF) console.warn('[e2e] ../shared/fixtures is absent: skipping the profiles test (it needs the fixture GGUF).');
 
@@ -28,53 +32,16 @@ const NEEDLES = ['4711', '八二六三'];
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const maskIds = (text: string) => text.replace(UUID, '<uuid>');
 
-/** Every string (values and keys) of every row of every object store of the `recall` database, per store; binary data is skipped. */
-function storedStrings(page: Page): Promise<Record<string, string>> {
-  return page.evaluate(
-    () =>
-      new Promise<Record<string, string>>((resolve, reject) => {
-        const open = indexedDB.open('recall');
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const db = open.result;
-          const names = [...db.objectStoreNames];
-          const tx = db.transaction(names, 'readonly');
-          const out: Record<string, string> = {};
-          const walk = (value: unknown, acc: string[]) => {
-            if (typeof value === 'string') acc.push(value);
-            else if (Array.isArray(value)) value.forEach((v) => walk(v, acc));
-            else if (value && typeof value === 'object' && !ArrayBuffer.isView(value) && !(value instanceof ArrayBuffer) && !(value instanceof Blob)) {
-              for (const [k, v] of Object.entries(value)) {
-                acc.push(k);
-                walk(v, acc);
-              }
-            }
-          };
-          for (const name of names) {
-            const request = tx.objectStore(name).getAll();
-            request.onsuccess = () => {
-              const acc: string[] = [];
-              walk(request.result, acc);
-              out[name] = acc.join('\n');
-            };
-          }
-          tx.oncomplete = () => {
-            db.close();
-            resolve(out);
-          };
-          tx.onerror = () => reject(tx.error);
-        };
-      }),
-  );
+/** Every string (values and keys) of every row of every table of the `recall` database, per table; binary data is skipped. */
+async function storedStrings(page: Page): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const name of await idbTableNames(page)) out[name] = stringsOf(await idbGetAll(page, name)).join('\n');
+  return out;
 }
 
 /** The prompt (system message and every turn) of the last reply of the newest conversation of the active profile (the open one). */
 async function lastPrompt(page: Page): Promise<string> {
-  const [newest] = await callCore<{ id: string }[]>(page, 'conversations.list');
-  const messages = await callCore<{ id: string; role: string }[]>(page, 'messages.list', { conversationId: newest!.id });
-  const trace = await callCore<{ messages: { content: string }[] }>(page, 'trace.get', {
-    messageId: messages.filter((m) => m.role === 'assistant').at(-1)!.id,
-  });
+  const trace = await lastReplyTrace<{ messages: { content: string }[] }>(page);
   return trace.messages.map((m) => m.content).join('\n');
 }
 
@@ -105,9 +72,7 @@ describe.skipIf(!GGUF)('profiles keep memories apart (real extension, real model
   afterAll(() => session?.dispose());
 
   it('a secret of Work is never retrieved in Home, and deleting Work leaves nothing of it in IndexedDB', async () => {
-    const page = await session.browser.openPanel();
-    await loadFixtureGguf(page);
-    await callCore(page, 'settings.set', { maxAnswerTokens: 16 });
+    const page = await openPanelWithFixtureModel(session);
 
     // Home (the default profile, renamed): one memory of its own.
     await openDrawer(page);

@@ -5,7 +5,8 @@
  * fresh core imports the file and holds the same state — but for the engine choices, which name
  * models of the first device. A version-1 file (before these sections) still imports. Real Dexie
  * (fake-indexeddb), the real fixture embedder (tests/helpers/core-harness.ts), the in-memory OPFS
- * of tests/helpers/fixture-opfs.ts (Node has none); no chat model is needed.
+ * of tests/helpers/fixture-opfs.ts (Node has none); no chat model is needed but where feedback
+ * under a reply is restored (the scripted note-taking model answers there).
  */
 import { describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/index';
@@ -18,7 +19,8 @@ import { RecallDB as Database } from '../../src/db/schema';
 import { flushStoreOf, storeOf } from '../helpers/ltm-test-store';
 import { BACKUPS_DIR, openModelFile } from '../../src/platform/model-files';
 import { stageImportFile } from '../../src/ui/lib/import-file';
-import { FIXTURE_EMBEDDER_ID, useTestCores } from '../helpers/core-harness';
+import { FIXTURE_EMBEDDER_ID, noteTakingEngine, useTestCores } from '../helpers/core-harness';
+import { rejectSuggestion, suggestItems } from '../../src/memory/long-term/review';
 import { createFakeOpfs, type FakeOpfs } from '../helpers/fixture-opfs';
 
 const cores = useTestCores();
@@ -200,6 +202,109 @@ describe('what a backup restores', () => {
     expect(await b.db.conversations.count()).toBe(0);
     expect(await b.db.memories.count()).toBe(0);
     expect(await b.db.settings.get('memoryTopK')).toBeUndefined();
+  });
+});
+
+describe('feedback in a backup: "not relevant here" and rejected suggestions', () => {
+  /**
+   * A core (fixture embedder, the scripted note-taking chat model: an instruction-following LLM
+   * cannot run here) where the user marked a memory "not relevant here" under a reply, in each of
+   * two profiles, and rejected a suggestion in each.
+   */
+  async function withFeedback(opfs: FakeOpfs) {
+    const { core } = await cores.start({ chat: () => noteTakingEngine('nothing', 'nothing'), extra: { fileRoot: opfs.root, scryptWorkFactor: 10 } });
+    const marked: Record<string, string> = {};
+    for (const namespace of ['default', 'work']) {
+      for (const text of ['My favourite colour is green', 'The colour of my car is red', 'My sister lives in Porto'])
+        await core.memoryAdmin.add({ namespace, kind: 'fact', text });
+      const conversation = await core.conversations.create({ strategy: { kind: 'full-buffer' }, namespace });
+      const turn = await core.chat.send({ conversationId: conversation.id, text: 'What is my favourite colour?', requestId: `ask-${namespace}` });
+      const green = (await core.db.memories.toArray()).find((m) => m.namespace === namespace && m.text === 'My favourite colour is green')!;
+      await core.feedback.mark({ messageId: turn.assistantMessage.id, memoryId: green.id });
+      marked[namespace] = green.id;
+      const [suggestion] = await suggestItems(
+        core.db,
+        [{ kind: 'fact', text: `I collect stamps (${namespace})`, importance: 0.5, validFrom: null, validUntil: null }],
+        {
+          namespace,
+          conversationId: conversation.id,
+          sourceMessageIds: [],
+          messageTime: 1,
+        },
+      );
+      await rejectSuggestion(core.db, suggestion!.id, 7);
+    }
+    await core.jobs.drain();
+    return { core, marked };
+  }
+  /** The rows of both tables in comparable form (rejected suggestions only). */
+  const choicesOf = async (db: RecallDB) => ({
+    feedback: (await db.feedback.toArray()).sort((a, b) => a.id.localeCompare(b.id)),
+    rejected: (await db.suggestions.toArray()).filter((s) => s.status === 'rejected').sort((a, b) => a.id.localeCompare(b.id)),
+  });
+  /** The texts the prompt of a new "favourite colour" question used in `namespace`, best first. */
+  const colourAnswer = async (core: Core, namespace: string) => {
+    const conversation = await core.conversations.create({ strategy: { kind: 'full-buffer' }, namespace });
+    const turn = await core.chat.send({ conversationId: conversation.id, text: 'What is my favourite colour?', requestId: crypto.randomUUID() });
+    return (await core.db.promptTraces.get(turn.assistantMessage.id))!.trace.memories.map((m) => m.text);
+  };
+
+  it('export → erase everything → import keeps both: the memory still ranks last for that question, the rejected text is not suggested again; a second import adds nothing', async () => {
+    const opfs = createFakeOpfs();
+    const { core } = await withFeedback(opfs);
+    const before = await choicesOf(core.db);
+    expect([before.feedback.length, before.rejected.length]).toEqual([2, 2]);
+    expect((await colourAnswer(core, 'default'))[0]).not.toBe('My favourite colour is green');
+    const file = await exportFile(core, opfs);
+    const parsed = JSON.parse(await file.text());
+    expect(parsed.feedback).toHaveLength(2);
+    expect(parsed.rejectedSuggestions.map((r: { namespace: string }) => r.namespace).sort()).toEqual(['default', 'work']);
+
+    await core.eraseAll();
+    expect(await choicesOf(core.db)).toEqual({ feedback: [], rejected: [] });
+    expect((await colourAnswer(core, 'default')).length).toBe(0); // nothing left to answer from
+    const report = await importInto(core, opfs, file);
+    expect(report.errors).toEqual([]);
+    await core.jobs.drain();
+    const after = await choicesOf(core.db);
+    expect(after.feedback).toEqual(before.feedback);
+    expect(after.rejected.map(({ id, namespace, hash, kind, text, status, createdAt }) => ({ id, namespace, hash, kind, text, status, createdAt }))).toEqual(
+      before.rejected.map(({ id, namespace, hash, kind, text, status, createdAt }) => ({ id, namespace, hash, kind, text, status, createdAt })),
+    );
+    // Used again: ranking demotes the memory for the same question, and the rejected text is not suggested.
+    const ranked = await colourAnswer(core, 'default');
+    expect(ranked).toContain('My favourite colour is green');
+    expect(ranked[0]).not.toBe('My favourite colour is green');
+    const again = await suggestItems(core.db, [{ kind: 'fact', text: 'I collect stamps (default)', importance: 0.5, validFrom: null, validUntil: null }], {
+      namespace: 'default',
+      conversationId: null,
+      sourceMessageIds: [],
+      messageTime: 1,
+    });
+    expect(again).toEqual([]);
+
+    const second = await importInto(core, opfs, file);
+    expect(second).toMatchObject({ added: 0, updated: 0 });
+    expect((await choicesOf(core.db)).feedback).toHaveLength(2);
+    expect((await choicesOf(core.db)).rejected).toHaveLength(2);
+  });
+
+  it('a one-profile export carries that profile’s rows only; a file without the two sections still imports', async () => {
+    const opfs = createFakeOpfs();
+    const { core, marked } = await withFeedback(opfs);
+    const work = JSON.parse(await (await exportFile(core, opfs, undefined, { namespace: 'work' })).text());
+    expect(work.feedback.map((f: { memoryId: string }) => f.memoryId)).toEqual([marked.work]);
+    expect(work.rejectedSuggestions.map((r: { namespace: string }) => r.namespace)).toEqual(['work']);
+
+    const whole = JSON.parse(await (await exportFile(core, opfs)).text());
+    delete whole.feedback;
+    delete whole.rejectedSuggestions;
+    const target = createFakeOpfs();
+    const b = await start(target, { embedder: false });
+    const report = await importInto(b, target, new Blob([JSON.stringify(whole)]));
+    expect(report.errors).toEqual([]);
+    expect(await b.db.memories.count()).toBe(await core.db.memories.count());
+    expect(await choicesOf(b.db)).toEqual({ feedback: [], rejected: [] });
   });
 });
 

@@ -16,6 +16,7 @@ import { ACTIVE_PROFILE_KEY, profileNameKey } from '../../src/model/profiles';
 import { saveProfileEdit } from '../../src/memory/long-term/profile-summary';
 import { setReviewEnabled, suggestItems } from '../../src/memory/long-term/review';
 import { noteTakingEngine, useTestCores } from '../helpers/core-harness';
+import { stringsOf } from '../helpers/strings-of';
 import { V4_STORES } from '../helpers/published-schemas';
 
 const cores = useTestCores();
@@ -24,20 +25,9 @@ const ctx = { startedAt: 0 };
 /** Every string value (and object key) stored anywhere in `db`, one per line: typed arrays and numbers are skipped (a number can spell "4711"). */
 async function storedStrings(db: RecallDB): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const walk = (value: unknown, acc: string[]) => {
-    if (typeof value === 'string') acc.push(value);
-    else if (Array.isArray(value)) value.forEach((v) => walk(v, acc));
-    else if (value && typeof value === 'object' && !ArrayBuffer.isView(value) && !(value instanceof ArrayBuffer)) {
-      for (const [k, v] of Object.entries(value)) {
-        acc.push(k);
-        walk(v, acc);
-      }
-    }
-  };
   for (const table of db.tables) {
-    const acc: string[] = [];
     // Rows as stored: the memories' reading hook only adds vectors back, which are skipped anyway.
-    walk(await table.toArray(), acc);
+    const acc = stringsOf(await table.toArray());
     out.set(table.name, acc.join('\n'));
   }
   return out;

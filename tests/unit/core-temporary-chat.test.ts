@@ -80,6 +80,21 @@ describe('temporary chat', () => {
     expect(await db.conversations.get(second.id)).toBeUndefined();
   });
 
+  it('left while its panel had no port (the core restarted): deleted on the reconnect unless a panel shows it; normal conversations never are', async () => {
+    const { core, db } = await cores.start({ chat: () => engine() });
+    const left = await core.conversations.create({ strategy: STRATEGY, temporary: true });
+    const shownElsewhere = await core.conversations.create({ strategy: STRATEGY, temporary: true });
+    const normal = await core.conversations.create({ strategy: STRATEGY });
+    const keeper = core.temporaryChats;
+    await keeper.show('B', shownElsewhere.id);
+    // Panel A reconnects, shows nothing, and says it left all three while its port was down.
+    await keeper.show('A', null);
+    await keeper.left([left.id, shownElsewhere.id, normal.id, left.id]);
+    expect(await db.conversations.get(left.id)).toBeUndefined();
+    expect(await db.conversations.get(shownElsewhere.id)).toBeDefined();
+    expect(await db.conversations.get(normal.id)).toBeDefined();
+  });
+
   it('is left out of a backup made while it is open (with its messages); the progress total leaves it out too', async () => {
     const { core, db } = await cores.start({ chat: () => engine() });
     const temp = await core.conversations.create({ strategy: STRATEGY, temporary: true });

@@ -13,6 +13,7 @@ import type { ChatRequest } from '../../src/engines/types';
 import { EngineError } from '../../src/engines/types';
 import { useTestCores } from '../helpers/core-harness';
 import { createScriptedEngine, type ScriptedEngine } from '../helpers/scripted-engine';
+import { listSuggestions, setReviewEnabled } from '../../src/memory/long-term/review';
 
 const cores = useTestCores();
 let core: Core;
@@ -102,6 +103,44 @@ describe('replacing turns', () => {
     expect(facts.map((m) => [m.text, m.sourceMessageIds])).toEqual([['Lives in Shenzhen', [again.userMessage.id]]]);
     const rounds = (await db.memories.toArray()).filter((m) => m.kind === 'episodic').map((m) => m.text);
     expect(rounds.sort()).toEqual(['User: Hello there\nAssistant: Reply 1: Hello there', 'User: I live in Shenzhen\nAssistant: Reply 3: I live in Shenzhen']);
+  });
+
+  it('with review before saving on, a suggestion waiting from the replaced turn is dropped with it; the new turn suggests it again from the new message', async () => {
+    const engine = scripted();
+    const conversation = await startWith(engine);
+    await setReviewEnabled(db, 'default', true);
+    const tea = await core.chat.send({ conversationId: conversation.id, text: 'I like green tea', requestId: 'r1' });
+    const first = await core.chat.send({ conversationId: conversation.id, text: 'I live in Shenzhen', requestId: 'r2' });
+    await core.jobs.drain();
+    const pending = async () => (await listSuggestions(db, 'default')).map((s) => [s.text, s.sourceMessageIds]);
+    expect(await pending()).toEqual([
+      ['Likes green tea', [tea.userMessage.id]],
+      ['Lives in Shenzhen', [first.userMessage.id]],
+    ]);
+
+    // One from both turns (as a later extraction over two messages would make it) keeps the earlier source.
+    const [shenzhen] = await listSuggestions(db, 'default').then((rows) => rows.filter((r) => r.text === 'Lives in Shenzhen'));
+    await db.suggestions.add({
+      ...shenzhen!,
+      id: 'both',
+      hash: 'both',
+      text: 'Drinks tea in Shenzhen',
+      sourceMessageIds: [tea.userMessage.id, first.userMessage.id],
+      createdAt: shenzhen!.createdAt + 1,
+    });
+
+    const again = await core.chat.regenerate({ conversationId: conversation.id, requestId: 'r3' });
+    expect(await pending()).toEqual([
+      ['Likes green tea', [tea.userMessage.id]],
+      ['Drinks tea in Shenzhen', [tea.userMessage.id]],
+    ]);
+    await core.jobs.drain();
+    expect(await pending()).toEqual([
+      ['Likes green tea', [tea.userMessage.id]],
+      ['Drinks tea in Shenzhen', [tea.userMessage.id]],
+      ['Lives in Shenzhen', [again.userMessage.id]],
+    ]);
+    expect((await db.memories.toArray()).filter((m) => m.kind === 'fact')).toEqual([]); // still waiting for review
   });
 
   it('edit replaces the message and every later turn; a fact they superseded is valid again', async () => {

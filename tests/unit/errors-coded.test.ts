@@ -25,7 +25,24 @@ import type { ChatEngine } from '../../src/engines/types';
 import { DEFAULT_NAMESPACE, MAX_MEMORY_TEXT_CHARS } from '../../src/model/memory';
 import type { EngineStatus } from '../../src/model/engine';
 import { removeAllListeners } from '../../src/messaging/protocol';
-import { codedErrorOf, ERROR_CODES, MemoryError, type ErrorDomain } from '../../src/model/errors';
+import {
+  BackupError,
+  codedErrorOf,
+  EngineError,
+  ERROR_CODES,
+  HistoryImportError,
+  JobError,
+  MemoryError,
+  MessagingError,
+  ModelFileError,
+  PageError,
+  VaultError,
+  PromptError,
+  RecallError,
+  StorageError,
+  type ErrorDomain,
+  type RecallErrorOptions,
+} from '../../src/model/errors';
 import { createTokenEstimator } from '../../src/tokens';
 import { changeUiLanguage } from '../../src/ui/i18n/instance';
 import en from '../../src/ui/i18n/locales/en.json';
@@ -69,6 +86,34 @@ describe('error codes and their sentences', () => {
     const codes = en.errorCodes as unknown as Record<string, Record<string, string>>;
     for (const [domain, sentences] of Object.entries(codes)) {
       expect(Object.keys(sentences).sort(), domain).toEqual([...ERROR_CODES[domain as ErrorDomain]].sort());
+    }
+  });
+
+  it('each domain class is a RecallError of its domain, named after itself, with its code, params and cause', () => {
+    const classes = [
+      [EngineError, 'engine'],
+      [StorageError, 'storage'],
+      [ModelFileError, 'modelFile'],
+      [BackupError, 'backup'],
+      [HistoryImportError, 'historyImport'],
+      [MemoryError, 'memory'],
+      [MessagingError, 'messaging'],
+      [PromptError, 'prompt'],
+      [JobError, 'jobs'],
+      [PageError, 'page'],
+      [VaultError, 'vault'],
+    ] as const;
+    expect(classes.map(([, domain]) => domain).sort()).toEqual(Object.keys(ERROR_CODES).sort());
+    for (const [Class, domain] of classes) {
+      const code = ERROR_CODES[domain][0];
+      const cause = new Error('under it');
+      const error = new (Class as new (code: string, message: string, options?: RecallErrorOptions) => RecallError)(code, 'English', {
+        cause,
+        params: { n: 1 },
+      });
+      expect(error).toBeInstanceOf(RecallError);
+      expect(error).toBeInstanceOf(Class);
+      expect([error.name, error.domain, error.code, error.message, error.params, error.cause]).toEqual([Class.name, domain, code, 'English', { n: 1 }, cause]);
     }
   });
 

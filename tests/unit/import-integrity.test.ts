@@ -259,6 +259,8 @@ describe('streaming export and import (item 2)', () => {
       entities: [],
       strategyState: [],
       settings: [],
+      feedback: [],
+      rejectedSuggestions: [],
       profiles: [],
     });
   });

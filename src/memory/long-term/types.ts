@@ -244,6 +244,8 @@ export interface LongTermStore {
    * blocks (rows written behind the store, e.g. by an import's undo). The repair path: O(rows).
    */
   rebuildIndexes(): Promise<void>;
+  /** Forgets the store's in-memory copy of the feedback rows (`db.feedback`), after rows were written behind it (an import): ranking reads them again on next use. */
+  reloadFeedback(): void;
   /** Sets `lastAccessedAt = at` and increments `accessCount` of the given memories (unknown ids are ignored). */
   recordAccess(ids: string[], at?: number): Promise<void>;
   /**

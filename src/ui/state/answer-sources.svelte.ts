@@ -10,6 +10,7 @@ import type { FeedbackView, MemoryView } from '../../model/records';
 import type { AnswerSources } from '../../messaging/protocol';
 import { t, type TranslationKey } from '../i18n/index.svelte';
 import type { StoreApi } from './api';
+import { BatchedReads } from './batched-reads';
 import type { NoticesStore } from './notices.svelte';
 import type { ViewStore } from './view.svelte';
 
@@ -31,38 +32,27 @@ export class AnswerSourcesStore {
   /** `messageId:memoryId` of the chip whose action runs (its buttons wait). */
   busy = $state<string | null>(null);
   readonly #deps: AnswerSourcesStoreDeps;
-  readonly #wanted = new Set<string>();
-  #reading: Promise<void> | null = null;
+  readonly #reads: BatchedReads<AnswerSources>;
 
   constructor(deps: AnswerSourcesStoreDeps) {
     this.#deps = deps;
+    this.#reads = new BatchedReads({
+      perRequest: IDS_PER_REQUEST,
+      isRead: (id) => id in this.byMessage,
+      read: async (messageIds) => new Map(Object.entries(await deps.request('trace.sources', { messageIds }, { retry: true }))),
+      store: (results) => {
+        this.byMessage = { ...this.byMessage, ...results };
+      },
+    });
   }
 
   /**
    * Reads the sources of replies `messageIds` not read yet. Calls in the same microtask share one
-   * request. A failed read leaves them unread (no notice: the chips are secondary; the next call
-   * tries again). @returns once read (or failed).
+   * request (`BatchedReads`). A failed read leaves them unread (no notice: the chips are secondary;
+   * the next call tries again). @returns once read (or failed).
    */
   load(messageIds: readonly string[]): Promise<void> {
-    for (const id of messageIds) if (!(id in this.byMessage)) this.#wanted.add(id);
-    if (this.#wanted.size === 0) return this.#reading ?? Promise.resolve();
-    this.#reading ??= Promise.resolve().then(async () => {
-      const wanted = [...this.#wanted];
-      this.#wanted.clear();
-      this.#reading = null;
-      try {
-        const found: Record<string, AnswerSources> = {};
-        for (let i = 0; i < wanted.length; i += IDS_PER_REQUEST) {
-          Object.assign(found, await this.#deps.request('trace.sources', { messageIds: wanted.slice(i, i + IDS_PER_REQUEST) }, { retry: true }));
-        }
-        const next = { ...this.byMessage };
-        for (const id of wanted) next[id] = found[id] ?? null;
-        this.byMessage = next;
-      } catch {
-        // Left unread: the reply shows no chips until the next call.
-      }
-    });
-    return this.#reading;
+    return this.#reads.load(messageIds);
   }
 
   /** The "not relevant here" row of memory `memoryId` under reply `messageId`, if any. */

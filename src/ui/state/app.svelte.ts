@@ -89,9 +89,9 @@ export class AppState {
 
   /**
    * @param api the messaging (the real one by default).
-   * @param panelPort opens the panel's port to the core (temporary chats; `../lib/panel-port.ts`), once connected.
+   * @param panelPort opens the panel's port to the core (temporary chats; `../lib/panel-port.ts`; it reconnects through `connect()`), once connected.
    */
-  constructor(api: StoreApi = { request, subscribe }, panelPort: () => PanelPort = openPanelPort) {
+  constructor(api: StoreApi = { request, subscribe }, panelPort: () => PanelPort = () => openPanelPort({ ensureCore: () => connect() })) {
     // The vault first: every other store's requests go through `observeFailures`, so a `locked`
     // refusal of any of them switches the panel to the unlock screen (one place, not per call).
     this.vault = createVaultStore({ ...api, onUnlocked: () => this.afterUnlock() });

@@ -18,7 +18,7 @@
 import type { MemoryHistoryRecord, MemoryView } from '../../model/records';
 import { type MemoryKind, MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
 import type { ImportReport } from '../../model/backup';
-import { t } from '../i18n/index.svelte';
+import { t, type TranslationKey } from '../i18n/index.svelte';
 import { errorKey, errorText } from '../lib/errors';
 import { downloadStagedFile } from '../lib/download';
 import { pickBackupFolder, saveStagedFileToFolder } from '../lib/save-to-folder';
@@ -390,40 +390,44 @@ export class MemoryStore {
    * profiles stay), reloads the list, says so and closes the question. Failures become a notice.
    * @returns `true` when erased.
    */
-  async eraseMemories(): Promise<boolean> {
-    this.erasing = true;
-    try {
-      await this.#deps.request('memory.eraseMemories', { namespace: this.#deps.namespace() });
-      this.staleRounds = null;
-      await this.load();
-      this.eraseAsked = false;
-      this.#deps.notices.notify('info', t('memory.erase.memoriesDone'));
-      return true;
-    } catch (error) {
-      this.#deps.notices.fail('errors.eraseFailed', error);
-      return false;
-    } finally {
-      this.erasing = false;
-    }
+  eraseMemories(): Promise<boolean> {
+    return this.#erase(() => this.#deps.request('memory.eraseMemories', { namespace: this.#deps.namespace() }), 'memory.erase.memoriesDone');
   }
 
   /** Erases all data (memories, conversations, messages, traces, jobs, settings), then says so (and closes the question). Failures become a notice. @returns `true` when erased. */
-  async eraseAll(): Promise<boolean> {
+  eraseAll(): Promise<boolean> {
+    return this.#erase(
+      async () => {
+        const undoExpect = this.#deps.beforeEraseAll();
+        try {
+          await this.#deps.request('memory.eraseAll');
+        } catch (error) {
+          undoExpect();
+          throw error;
+        }
+      },
+      'memory.erased',
+      async () => {
+        this.#clearImportResult();
+        await this.#deps.afterEraseAll();
+      },
+    );
+  }
+
+  /**
+   * The one erase flow: `erasing` while `erase` runs, then the stale rounds are dropped, `erased`
+   * runs (what else the erase reset), the list is reloaded, the question closes and notice `doneKey`
+   * says so. A failure of any step becomes the `errors.eraseFailed` notice. @returns `true` when erased.
+   */
+  async #erase(erase: () => Promise<void>, doneKey: TranslationKey, erased?: () => Promise<void>): Promise<boolean> {
     this.erasing = true;
-    const undoExpect = this.#deps.beforeEraseAll();
     try {
-      try {
-        await this.#deps.request('memory.eraseAll');
-      } catch (error) {
-        undoExpect();
-        throw error;
-      }
-      this.#clearImportResult();
+      await erase();
       this.staleRounds = null;
-      await this.#deps.afterEraseAll();
+      await erased?.();
       await this.load();
       this.eraseAsked = false;
-      this.#deps.notices.notify('info', t('memory.erased'));
+      this.#deps.notices.notify('info', t(doneKey));
       return true;
     } catch (error) {
       this.#deps.notices.fail('errors.eraseFailed', error);

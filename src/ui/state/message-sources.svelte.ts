@@ -7,6 +7,7 @@
  */
 import type { MessageSnippet } from '../../messaging/protocol';
 import type { StoreApi } from './api';
+import { BatchedReads } from './batched-reads';
 
 /** Most ids sent in one `messages.snippets` request (the core's limit). */
 const IDS_PER_REQUEST = 500;
@@ -16,12 +17,18 @@ export class MessageSourcesStore {
   /** Messages in brief by id; `null`: the message no longer exists. Absent: not read yet. */
   byId = $state<Record<string, MessageSnippet | null>>({});
   readonly #deps: StoreApi;
-  /** Ids asked for since the last read started, and that read. */
-  readonly #wanted = new Set<string>();
-  #reading: Promise<void> | null = null;
+  readonly #reads: BatchedReads<MessageSnippet>;
 
   constructor(deps: StoreApi) {
     this.#deps = deps;
+    this.#reads = new BatchedReads({
+      perRequest: IDS_PER_REQUEST,
+      isRead: (id) => id in this.byId,
+      read: async (ids) => new Map((await deps.request('messages.snippets', { ids }, { retry: true })).map((m) => [m.id, m])),
+      store: (results) => {
+        this.byId = { ...this.byId, ...results };
+      },
+    });
   }
 
   /** Follows `event.conversations`: what was read for a changed conversation (all, for `null`) and every "no longer exists" is read again when asked. @returns the unsubscribe. */
@@ -31,30 +38,11 @@ export class MessageSourcesStore {
 
   /**
    * Reads the messages of `ids` not read yet into `byId`. Calls in the same microtask share one
-   * request (`IDS_PER_REQUEST` ids each). A failed read leaves them unread and is no notice (the
-   * line is secondary; the next call tries again). @returns once they are read (or the read failed).
+   * read (`BatchedReads`, `IDS_PER_REQUEST` ids a request). A failed read leaves them unread and is
+   * no notice (the line is secondary; the next call tries again). @returns once they are read (or the read failed).
    */
   load(ids: readonly string[]): Promise<void> {
-    for (const id of ids) if (!(id in this.byId)) this.#wanted.add(id);
-    if (this.#wanted.size === 0) return this.#reading ?? Promise.resolve();
-    this.#reading ??= Promise.resolve().then(async () => {
-      const wanted = [...this.#wanted];
-      this.#wanted.clear();
-      this.#reading = null;
-      try {
-        const found = new Map<string, MessageSnippet>();
-        for (let i = 0; i < wanted.length; i += IDS_PER_REQUEST) {
-          const part = await this.#deps.request('messages.snippets', { ids: wanted.slice(i, i + IDS_PER_REQUEST) }, { retry: true });
-          for (const m of part) found.set(m.id, m);
-        }
-        const next = { ...this.byId };
-        for (const id of wanted) next[id] = found.get(id) ?? null;
-        this.byId = next;
-      } catch {
-        // Left unread: the memory shows its line without the message until the next call.
-      }
-    });
-    return this.#reading;
+    return this.#reads.load(ids);
   }
 
   /**

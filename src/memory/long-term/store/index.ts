@@ -411,6 +411,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       return feedback.add(input, vector, model);
     },
     removeFeedback: (id) => feedback.remove(id),
+    reloadFeedback: () => feedback.reset(),
     feedbackFor: (messageId) => feedback.forMessage(messageId),
 
     recordAccess: (ids, at = now()) => recordAccess(db, ids, at),
