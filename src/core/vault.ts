@@ -135,13 +135,13 @@ export function createVaultController(deps: VaultDeps): VaultController {
     }, minutes * 60_000);
   };
 
-  /** Hands `keys` to the middleware and starts a core; resumes an unfinished pass in the background. */
-  const openWith = (keys: VaultKeys) => {
+  /** Hands `keys` to the middleware and starts a core; with `resume`, an unfinished pass resumes in the background. */
+  const openWith = (keys: VaultKeys, resume = true) => {
     keyring.keys = keys;
-    keyring.sealing = record?.pass !== 'decrypt';
+    keyring.sealing = record !== null && record.pass !== 'decrypt';
     core = deps.startCore();
     armIdle();
-    if (record?.pass) void runPassInBackground(record.pass, keys);
+    if (resume && record?.pass) void runPassInBackground(record.pass, keys);
   };
 
   /** Runs the in-place pass (`runPass`), persisting its position with each batch; progress as `event.vault`. */
@@ -207,7 +207,6 @@ export function createVaultController(deps: VaultDeps): VaultController {
       }
       const keys = keyring.keys;
       keyring.keys = null;
-      keyring.sealing = false;
       if (keys) wipeKeys(keys);
     } finally {
       closing = false;
@@ -219,6 +218,8 @@ export function createVaultController(deps: VaultDeps): VaultController {
   const ready = (async () => {
     const row = await db.settings.get(VAULT_RECORD_KEY);
     record = (row?.value as VaultRecord | undefined) ?? null;
+    // Locked: any write but the vault record is refused until unlock (no plaintext row while the lock is on).
+    keyring.sealing = record !== null && record.pass !== 'decrypt';
     if (!record) core = deps.startCore();
   })();
 
@@ -293,7 +294,8 @@ export function createVaultController(deps: VaultDeps): VaultController {
       return exclusive(async () => {
         const current = needRecord();
         const dataKey = await unwrapDataKey(current, passphrase);
-        if (keyring.keys === null) openWith(vaultKeys(dataKey));
+        // Locked: open without resuming an unfinished encrypt pass (the decrypt pass below covers every row).
+        if (keyring.keys === null) openWith(vaultKeys(dataKey), false);
         else wipeKey(dataKey);
         const keys = keyring.keys!;
         // Turning off midway through turning on starts the decrypt pass from the start (the encrypt cursor means nothing to it).

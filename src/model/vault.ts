@@ -41,19 +41,3 @@ export const MAX_VAULT_AUTO_LOCK_MINUTES = 1440;
 
 /** The default auto-lock idle time, in minutes, when the lock is turned on. */
 export const DEFAULT_VAULT_AUTO_LOCK_MINUTES = 15;
-
-/** Requests that are answered while the vault is locked (every other core request is refused with `VaultError('locked')`). */
-export const VAULT_OPEN_REQUESTS = [
-  'core.ping',
-  'vault.status',
-  'vault.enable',
-  'vault.unlock',
-  'vault.lock',
-  'vault.changePassphrase',
-  'vault.disable',
-  'vault.setAutoLock',
-  'engine.status',
-  'engine.catalog',
-  'settings.get',
-  'jobs.stats',
-] as const;

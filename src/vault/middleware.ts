@@ -29,8 +29,8 @@ export const CLEAR_ROWS: Readonly<Record<string, readonly string[]>> = { setting
 
 /**
  * What the middleware seals with, swapped by the core's vault (`src/core/vault.ts`): `keys` while
- * unlocked (`null` while locked or with the lock off) and `sealing` (writes are sealed: the lock is
- * on and not being turned off).
+ * unlocked (`null` while locked or with the lock off) and `sealing` (the lock is on and not being
+ * turned off: writes are sealed, and refused with `VaultError('locked')` while no key is held).
  */
 export class VaultKeyring {
   keys: VaultKeys | null = null;
@@ -117,7 +117,11 @@ export function vaultMiddleware(keyring: VaultKeyring): Middleware<DBCore> {
             mutate(req) {
               if ((req.type === 'add' || req.type === 'put') && keyring.sealing) {
                 const keys = keyring.keys;
-                if (!keys) return Promise.reject(new VaultError('locked', 'Recall is locked.'));
+                // Locked: nothing but the rows that stay clear may be written (never a plaintext row while the lock is on).
+                if (!keys) {
+                  if (req.values.every((v) => isPlainRow(v) && staysClear(name, v))) return table.mutate(req);
+                  return Promise.reject(new VaultError('locked', 'Recall is locked.'));
+                }
                 return table.mutate({ ...req, values: req.values.map((v) => sealRow(name, v, clear, keys)) } as typeof req);
               }
               return table.mutate(req);

@@ -181,6 +181,10 @@ describe('vault lock: the locked core', () => {
     expect(again.cores).toHaveLength(0);
     const jobsWhileLocked = await queued();
     expect(jobsWhileLocked).toBeGreaterThan(0);
+    // Nothing can write a plaintext row while locked: a stray write is refused, not stored in the clear.
+    const stray = again.db.messages.put({ id: 'stray', conversationId: conversation.id, seq: 99, role: 'user', content: EN, createdAt: 0, status: 'complete' });
+    expect(codedErrorOf(await rejection(stray))).toMatchObject({ domain: 'vault', code: 'locked' });
+    expect(findInRaw(await rawRows(name), SECRETS)).toEqual([]);
 
     await again.vault.unlock(PASSPHRASE);
     const unlocked = await again.vault.core();
