@@ -47,6 +47,8 @@ import type { MemoryRecord } from '../src/model/records';
 interface ColdStartParams {
   sizes: number[];
   runs: number;
+  /** Browser restarts per size (default `runs`; `COLDSTART_BROWSER_RUNS=0` measures offscreen restarts only). */
+  browserRuns?: number;
   importBatch: number;
   /** Bytes per memory (seeding N more after the cold starts) only for sizes up to this. */
   storageUpTo: number;
@@ -341,6 +343,12 @@ function phasesOf(t: { t0: number; coreAt: number; searchAt: number }, tl: Offsc
     ensureEmbedded: span(m['core.maintenance'], m['core.ready']),
     'core ready → core.ensure answered': span(m['core.ready'], t.coreAt),
     'core.ensure answered → first search answered': t.searchAt - t.coreAt,
+    'first search: message → memory.list runs': span(t.coreAt, m['admin.list.start']),
+    'first search: lexical search, ranking (catalog fallback before the snapshot)': span(m['admin.list.start'], m['store.search.rows']),
+    'first search: top rows read (`bulkGet`, up to 200)': span(m['store.search.rows'], m['store.search.end']),
+    'first search: rest of the lexical search': span(m['store.search.end'], m['admin.list.searched']),
+    'first search: substring matches + their rows': span(m['admin.list.searched'], m['admin.list.end']),
+    'first search: answer → page': span(m['admin.list.end'], t.searchAt),
     'total: first search answered': t.searchAt - t.t0,
     'background: vector blocks read + decoded (from ready)': span(m['core.ready'], m['store.vectors.read']),
     'background: vectors into the index': span(m['store.vectors.read'], m['store.vectors.end']),
@@ -401,7 +409,7 @@ async function measureSize(extensionDir: string, memories: number, params: ColdS
     }
 
     const browserRuns = { upMs: [] as number[], searchMs: [] as number[] };
-    for (let run = 0; run < params.runs; run++) {
+    for (let run = 0; run < (params.browserRuns ?? params.runs); run++) {
       errors.push(...browser.console.errors);
       await browser.close();
       const t0 = performance.now();
@@ -442,7 +450,7 @@ async function measureSize(extensionDir: string, memories: number, params: ColdS
       seedSeconds,
       offscreen: { coreMs: summarize(offscreen.coreMs), searchMs: summarize(offscreen.searchMs), samples: offscreen },
       phases: Object.fromEntries(Object.keys(phases[0] ?? {}).map((k) => [k, median(phases.map((p) => p[k]!))])),
-      browser: { upMs: summarize(browserRuns.upMs), searchMs: summarize(browserRuns.searchMs), samples: browserRuns },
+      browser: { upMs: summaryOf(browserRuns.upMs), searchMs: summaryOf(browserRuns.searchMs), samples: browserRuns },
       storage,
       consoleErrors: errors,
     };
@@ -453,6 +461,8 @@ async function measureSize(extensionDir: string, memories: number, params: ColdS
   }
 }
 
+/** `summarize`, or NaN throughout when there are no samples (browser restarts skipped). */
+const summaryOf = (xs: number[]): Summary => (xs.length > 0 ? summarize(xs) : { n: 0, median: NaN, p95: NaN, min: NaN, max: NaN });
 /** Median of the finite values of `xs` (NaN when none). */
 const median = (xs: number[]) => {
   const finite = xs.filter(Number.isFinite);
@@ -469,12 +479,13 @@ export default defineBench<ColdStartParams>({
   quick: { sizes: [0, 1_000, 10_000], runs: 5, importBatch: 10_000, storageUpTo: 10_000, directSeedFrom: 50_000 },
   full: { sizes: [0, 1_000, 10_000, 100_000], runs: 5, importBatch: 10_000, storageUpTo: 10_000, directSeedFrom: 50_000 },
   async run(defaults, ctx) {
-    // `COLDSTART_SIZES=0,10000 COLDSTART_RUNS=5 COLDSTART_STORAGE_UP_TO=0 COLDSTART_DIRECT_FROM=50000`: measure only these (side-by-side checks).
+    // `COLDSTART_SIZES=0,10000 COLDSTART_RUNS=5 COLDSTART_BROWSER_RUNS=0 COLDSTART_STORAGE_UP_TO=0 COLDSTART_DIRECT_FROM=50000`: measure only these (side-by-side checks).
     const env = process.env;
     const params: ColdStartParams = {
       ...defaults,
       ...(env.COLDSTART_SIZES ? { sizes: env.COLDSTART_SIZES.split(',').map(Number) } : {}),
       ...(env.COLDSTART_RUNS ? { runs: Number(env.COLDSTART_RUNS) } : {}),
+      ...(env.COLDSTART_BROWSER_RUNS ? { browserRuns: Number(env.COLDSTART_BROWSER_RUNS) } : {}),
       ...(env.COLDSTART_STORAGE_UP_TO ? { storageUpTo: Number(env.COLDSTART_STORAGE_UP_TO) } : {}),
       ...(env.COLDSTART_DIRECT_FROM ? { directSeedFrom: Number(env.COLDSTART_DIRECT_FROM) } : {}),
     };

@@ -22,11 +22,12 @@
  * the median of the per-run p50 and p95, and the process's CPU time over the same span (user +
  * system), which other processes on a shared machine do not inflate.
  * Vault lock (issue 16): each size and counter runs with the lock off and on, side by side (runs
- * interleaved, off then on), over two databases prepared alike; the lock-on one was sealed by the
+ * interleaved, the order alternating), over two databases prepared alike; the lock-on one was sealed by the
  * real in-place pass (`vault/pass.ts`) and its core seals and opens every row through the vault
  * middleware. The ratio table compares on / off (p50, p95, CPU); target ≤ 1.2×.
  * Parameters `{ sizes, runs, turns, counters, locks }`; TURN_BENCH_SIZES, TURN_BENCH_RUNS,
- * TURN_BENCH_TURNS, TURN_BENCH_COUNTERS and TURN_BENCH_LOCKS (`off,on`; comma-separated) override them.
+ * TURN_BENCH_TURNS, TURN_BENCH_COUNTERS and TURN_BENCH_LOCKS (`off,on`; comma-separated) override them;
+ * TURN_BENCH_ROUND_MESSAGES=1 also stores the messages the memories cite (neighbour expansion runs).
  */
 import 'fake-indexeddb/auto';
 import { nodeVoyWasm } from './data/node-voy';
@@ -128,6 +129,33 @@ function engineManager(chat: ChatEngine): EngineManager {
   } as EngineManager;
 }
 
+/**
+ * Writes the messages the seeded memories cite (`fillMemories`: memory `i` cites `old-<i>-u` and
+ * `old-<i>-a` of conversation `old-<i mod 50>`), consecutive in their conversation, so neighbour
+ * expansion finds each round's adjacent rounds (`TURN_BENCH_ROUND_MESSAGES=1`). Set-up, not timed.
+ */
+async function fillRoundMessages(db: RecallDB, n: number): Promise<void> {
+  const t0 = Date.UTC(2024, 0, 1);
+  for (let start = 0; start < n; start += 5000) {
+    const batch: MessageRecord[] = [];
+    for (let i = start; i < Math.min(n, start + 5000); i++) {
+      const conversationId = `old-${i % 50}`;
+      const seq = 2 * Math.floor(i / 50);
+      batch.push({ id: `old-${i}-u`, conversationId, seq, role: 'user', content: `question ${i}`, createdAt: t0 + i * 60_000, status: 'complete' });
+      batch.push({
+        id: `old-${i}-a`,
+        conversationId,
+        seq: seq + 1,
+        role: 'assistant',
+        content: `answer ${i}`,
+        createdAt: t0 + i * 60_000 + 1,
+        status: 'complete',
+      });
+    }
+    await db.messages.bulkAdd(batch);
+  }
+}
+
 /** Writes `n` memories straight into the table (the set-up, not the measured path). */
 async function fillMemories(db: RecallDB, n: number): Promise<void> {
   const exchanges = generateConversation(Math.min(n, 2000), 7);
@@ -217,11 +245,13 @@ export type LockMode = 'off' | 'on';
 /**
  * A database with `size` memories and its persisted index (a core opened once over it and
  * stopped), ready for `runTurns`. With `lock: 'on'` every row is then sealed by the vault's
- * in-place pass and the database's keyring keeps the key (an unlocked vault). Not timed.
+ * in-place pass and the database's keyring keeps the key (an unlocked vault). With `roundMessages`
+ * the messages the memories cite are stored too (`fillRoundMessages`). Not timed.
  */
-export async function prepareDatabase(size: number, lock: LockMode = 'off'): Promise<RecallDB> {
+export async function prepareDatabase(size: number, lock: LockMode = 'off', roundMessages = process.env.TURN_BENCH_ROUND_MESSAGES === '1'): Promise<RecallDB> {
   const db = new RecallDB(`turn-bench-${crypto.randomUUID()}`);
   await fillMemories(db, size);
+  if (roundMessages) await fillRoundMessages(db, size);
   const core = await openBenchCore(db, 'estimator', () => undefined);
   await core.stop();
   if (lock === 'on') {
@@ -322,8 +352,11 @@ export default defineBench<Params>({
       for (const lock of locks) dbs.set(lock, await prepareDatabase(size, lock));
       for (const counter of counters) {
         const perRun = new Map<LockMode, RunSamples[]>(locks.map((lock) => [lock, []]));
-        // Interleaved (off, on, off, on …): a load change on the shared machine hits both alike.
-        for (let run = 0; run < runs; run++) for (const lock of locks) perRun.get(lock)!.push(await runTurns(dbs.get(lock)!, counter, turns, run));
+        // Interleaved, the order alternating (off, on; on, off; …): a load change on the shared machine, or
+        // whatever the previous run left behind (garbage, a cold cache), hits both alike.
+        for (let run = 0; run < runs; run++) {
+          for (const lock of run % 2 === 0 ? locks : [...locks].reverse()) perRun.get(lock)!.push(await runTurns(dbs.get(lock)!, counter, turns, run));
+        }
         const summaries = new Map<LockMode, { wall: ReturnType<typeof summarize>; cpu: ReturnType<typeof summarize> }>();
         for (const lock of locks) {
           const runsOf = perRun.get(lock)!;
@@ -335,7 +368,8 @@ export default defineBench<Params>({
           const target = TARGET_P95_MS[size];
           rows.push([
             size,
-            counter,
+            // `TURN_BENCH_ROUND_MESSAGES=1`: the rounds' messages are stored, so neighbour expansion runs.
+            process.env.TURN_BENCH_ROUND_MESSAGES === '1' ? `${counter}, rounds' messages stored` : counter,
             lock,
             formatMs(wall.median),
             formatMs(wall.p95),

@@ -329,13 +329,13 @@ export interface ProtocolMap {
   'vault.enable'(data: { passphrase: string }): VaultStatus;
   /** Unlocks: opens the store with the data key. @throws VaultError('wrong_passphrase' | 'not_enabled'); nothing changes then. */
   'vault.unlock'(data: { passphrase: string }): VaultStatus;
-  /** Locks now: waits for a streaming reply's final write, then wipes the key and the in-memory indexes. */
+  /** Locks now: stops a streaming reply (what streamed so far is written, sealed, `aborted`), stops the jobs, wipes the key and the in-memory indexes. */
   'vault.lock'(): VaultStatus;
-  /** Re-wraps the data key under `next` (data untouched). @throws VaultError('wrong_passphrase' | 'weak_passphrase' | 'not_enabled' | 'locked') */
+  /** Re-wraps the data key under `next` (data untouched; works locked or unlocked). @throws VaultError('wrong_passphrase' | 'weak_passphrase' | 'not_enabled' | 'busy') */
   'vault.changePassphrase'(data: { current: string; next: string }): VaultStatus;
   /** Decrypts every row in place and turns the lock off. @throws VaultError('wrong_passphrase' | 'not_enabled' | 'busy') */
   'vault.disable'(data: { passphrase: string }): VaultStatus;
-  /** Idle minutes before auto-lock (1 … `MAX_VAULT_AUTO_LOCK_MINUTES`), `null` = only when the browser closes. */
+  /** Idle minutes before auto-lock (1 … `MAX_VAULT_AUTO_LOCK_MINUTES`), `null` = only when the browser closes. @throws MessagingError('bad_request'), VaultError('not_enabled') */
   'vault.setAutoLock'(data: { minutes: number | null }): VaultStatus;
 
   // ── events broadcast by the core (fire and forget; nobody may be listening; payloads: `EventPayloads`) ──

@@ -11,7 +11,7 @@
  */
 import type { RecallDB } from '../../db/schema';
 import type { MemoryRecord, MemoryView, MessageRecord, SpeakerNames } from '../../model/records';
-import { expandNeighbours } from './retrieval/neighbours';
+import { CitingReads, expandNeighbours } from './retrieval/neighbours';
 import { z } from 'zod';
 import { defineJob, enqueueJob, registerJobs } from '../../jobs/descriptor';
 import type { JobQueue } from '../../jobs/queue';
@@ -80,8 +80,10 @@ export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory &
     async retrieve(query) {
       const t = query.now ?? now();
       // Neighbour expansion before marking: the adjacent rounds get their "past" marks too.
-      const found = await expandNeighbours(deps.db, await deps.store.search({ ...query, now: t }), { now: t });
-      const results = await markPastRounds(deps.db, found, t);
+      // One set of citing reads for both steps: the marks reuse what the expansion read (`CitingReads`).
+      const citing = new CitingReads(deps.db);
+      const found = await expandNeighbours(deps.db, await deps.store.search({ ...query, now: t }), { now: t, citing });
+      const results = await markPastRounds(deps.db, found, t, citing);
       // Written later, in one batch: the prompt does not wait for the bookkeeping.
       const at = now();
       for (const id of new Set(results.map((r) => r.memory.id))) {
@@ -109,9 +111,10 @@ export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory &
 /**
  * Sets `pastSince` on each episodic round of `results` (and of their `neighbours`) from which a fact was extracted that a
  * contradiction has closed by `at` (`supersededBy` set, `validUntil <= at`): the earliest such
- * `validUntil`. One indexed read over the rounds' source message ids. Returns new objects.
+ * `validUntil`. One keyed index read per source message id of the rounds, in one transaction,
+ * except those `citing` already holds (the retrieval's neighbour expansion read them). Returns new objects.
  */
-export async function markPastRounds(db: RecallDB, results: RetrievedMemory[], at: number): Promise<RetrievedMemory[]> {
+export async function markPastRounds(db: RecallDB, results: RetrievedMemory[], at: number, citing = new CitingReads(db)): Promise<RetrievedMemory[]> {
   const views = results.flatMap((r) => [
     r.memory,
     ...(r.neighbours?.before ? [r.neighbours.before] : []),
@@ -121,7 +124,7 @@ export async function markPastRounds(db: RecallDB, results: RetrievedMemory[], a
   if (rounds.length === 0) return results;
   // Keyed index reads in one transaction (on the turn's path: `anyOf` would walk a key cursor).
   const ids = [...new Set(rounds.flatMap((m) => m.sourceMessageIds))];
-  const found = await db.transaction('r', db.memories, () => Promise.all(ids.map((id) => db.memories.where('sourceMessageIds').equals(id).toArray())));
+  const found = await db.transaction('r', db.memories, () => Promise.all(ids.map((id) => citing.of(id))));
   const unique = new Map(found.flat().map((m) => [m.id, m]));
   const facts = [...unique.values()].filter((m) => m.kind !== 'episodic' && m.supersededBy !== undefined && m.validUntil !== null && m.validUntil <= at);
   if (facts.length === 0) return results;

@@ -283,6 +283,17 @@ export interface LongTermStore {
    */
   catalog(namespace: string): Promise<readonly CatalogEntry[]>;
   /**
+   * The memory manager's listing without building the catalog (same columns, no row read): ids
+   * of `namespace` with the `current` flag (unless `includeInvalid`), a kind in `kinds` (absent:
+   * any), a normalized text (`normalizeMemoryText`) containing `contains` (absent: any) and not in
+   * `exclude` — at most `limit`, pinned first, then the most recently updated (ties: index order).
+   * O(namespace size) column reads, O(limit) memory.
+   */
+  listIds(
+    namespace: string,
+    where: { includeInvalid?: boolean; kinds?: readonly string[]; contains?: string; exclude?: ReadonlySet<string>; limit: number },
+  ): string[];
+  /**
    * How many memories lack a vector of `modelId` (`null`: lack any vector) or hold one embedded
    * from an older indexed-text format (see `staleVectors`), from the index: no row is read. The
    * core queues `ltm.reembed` when it is > 0.

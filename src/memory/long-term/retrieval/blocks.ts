@@ -33,12 +33,14 @@
  * detected on open by the row count and repaired: see `../store/index-sync.ts`.)
  *
  * Modules (`./blocks/`): `records` (record shapes, keys, block constructors, the vector-block codec), `f16` (half floats), `scan` (dot product,
- * top-k, slot filter), `block-index` (`BlockIndex`), `batch` (`IndexBatch`), `layout`
- * (`layoutFromRows`, `indexedOf`). This file re-exports their public API.
+ * top-k, the listing heap, slot filter), `time-bounds` (per-block time bounds a range walk skips
+ * by), `block-index` (`BlockIndex`), `batch` (`IndexBatch`), `layout` (`layoutFromRows`,
+ * `indexedOf`). This file re-exports their public API.
  */
 
 export {
   BLOCK_SLOTS,
+  META_KEY_PREFIX,
   VECTOR_KEY_PREFIX,
   type BlockHit,
   type IndexedMemory,

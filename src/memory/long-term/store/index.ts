@@ -429,6 +429,14 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     },
 
     catalog: async (namespace) => sync.catalog(namespace),
+    listIds: (namespace, where) =>
+      sync.index.listIds(namespace, {
+        includeInvalid: where.includeInvalid === true,
+        kinds: where.kinds ? new Set(where.kinds) : null,
+        contains: where.contains ?? null,
+        ...(where.exclude ? { exclude: where.exclude } : {}),
+        limit: where.limit,
+      }),
 
     flushSnapshot: () => sync.flushSnapshot(),
 

@@ -1,4 +1,8 @@
-/** The live block index (see `../blocks.ts` for the layout it reads and the copy-on-write rule). */
+/**
+ * The live block index (see `../blocks.ts` for the layout it reads and the copy-on-write rule).
+ * Over 300 lines: every read of the live index (lookups, catalog and listing, slot members, the
+ * scans) walks the same private segment maps; cutting them apart would expose those maps.
+ */
 
 import type { MemoryKind } from '../../../../model/memory';
 import type { CatalogEntry } from '../../types';
@@ -23,7 +27,8 @@ import {
   type VectorBlockRecord,
   type VectorSegment,
 } from './records';
-import { acceptsSlot, dotAt, TopK } from './scan';
+import { acceptsSlot, dotAt, RecencyHeap, TopK } from './scan';
+import { mayHoldRange, timeBounds } from './time-bounds';
 
 /** `String.prototype.localeCompare` with the default locale, without building a collator per call. */
 const byLocale = new Intl.Collator().compare;
@@ -207,6 +212,55 @@ export class BlockIndex {
   }
 
   /**
+   * The memory manager's listing on the meta columns, without building a catalog: the ids of
+   * `namespace` whose columns pass `where` — `current` flag set (unless `includeInvalid`), kind in
+   * `kinds` (`null`: any), normalized text containing `contains` (`null`: any), not in `exclude` —
+   * the first `limit` in the manager's order: pinned first, then newest `updatedAt` (ms epoch),
+   * ties in slot order (what a stable sort of `catalog` gives). O(namespace size) column reads,
+   * O(limit) memory and O(log limit) per kept id (a heap): no object per memory, no sort of all.
+   */
+  listIds(
+    namespace: string,
+    where: { includeInvalid: boolean; kinds: ReadonlySet<string> | null; contains: string | null; exclude?: ReadonlySet<string>; limit: number },
+  ): string[] {
+    const seg = this.metas.get(namespace);
+    const limit = Math.max(0, Math.floor(where.limit));
+    if (!seg || limit === 0) return [];
+    const { includeInvalid, kinds, contains, exclude } = where;
+    const top = new RecencyHeap(limit);
+    for (let b = 0; b < seg.blocks.length; b += 1) {
+      const block = seg.blocks[b]!;
+      const current = block.current;
+      const normalized = block.normalized;
+      for (let s = 0; s < BLOCK_SLOTS; s += 1) {
+        const id = block.ids[s];
+        if (!id) continue;
+        if (!includeInvalid && current?.[s] !== 1) continue;
+        if (kinds && !kinds.has(block.kinds[s]!)) continue;
+        if (contains !== null && !(normalized?.[s] ?? '').includes(contains)) continue;
+        if (exclude?.has(id)) continue;
+        top.push(block.pinned[s] === 1, block.updatedAt[s]!, b * BLOCK_SLOTS + s);
+      }
+    }
+    return top.sorted().map((slot) => seg.blocks[slot >> 8]!.ids[slot & 255]!);
+  }
+
+  /**
+   * Calls `visit` with each memory of `namespace` (slot order) and its normalized text and
+   * `updatedAt` (ms epoch), read from the meta columns: the catalog's walk without an object per memory.
+   */
+  forEachText(namespace: string, visit: (id: string, normalized: string, updatedAt: number) => void): void {
+    const seg = this.metas.get(namespace);
+    if (!seg) return;
+    for (const b of seg.blocks) {
+      for (let s = 0; s < BLOCK_SLOTS; s += 1) {
+        const id = b.ids[s];
+        if (id) visit(id, b.normalized?.[s] ?? '', b.updatedAt[s]!);
+      }
+    }
+  }
+
+  /**
    * Currently valid memories of `namespace` whose slot label is `label` (and kind in `kinds`),
    * newest (`updatedAt`) first, ties by id. O(memories about that slot) on the columns (the
    * per-slot id list), no row read.
@@ -252,12 +306,21 @@ export class BlockIndex {
     return acceptsSlot(b, loc.slot & 255, filter);
   }
 
-  /** Ids of `namespace` that pass `filter` (O(namespace size): only for the rare time-range-only answer). */
+  /**
+   * Ids of `namespace` that pass `filter`, in slot order. With a time range, a meta block whose
+   * times all lie outside it (`timeBounds`) is skipped without reading its slots: memories are
+   * written roughly in time order, so a query's window (a day, a week) reads a few blocks, not the
+   * namespace. Without a range: O(namespace size).
+   */
   idsWhere(namespace: string, filter: ScanFilter): string[] {
     const seg = this.metas.get(namespace);
     if (!seg) return [];
     const out: string[] = [];
-    for (const b of seg.blocks) for (let s = 0; s < BLOCK_SLOTS; s += 1) if (b.ids[s] && acceptsSlot(b, s, filter)) out.push(b.ids[s]!);
+    const range = filter.range ?? null;
+    for (const b of seg.blocks) {
+      if (range && !mayHoldRange(timeBounds(b), range)) continue;
+      for (let s = 0; s < BLOCK_SLOTS; s += 1) if (b.ids[s] && acceptsSlot(b, s, filter)) out.push(b.ids[s]!);
+    }
     return out;
   }
 
@@ -323,6 +386,27 @@ export class BlockIndex {
         }
       }
     }
+    return top.result().map(([b, s, similarity]) => ({ id: seg.blocks[b]!.ids[s]!, similarity }));
+  }
+
+  /**
+   * `search` restricted to the memories `ids` (which should already pass the caller's filter; ids
+   * without a vector of `model` in `namespace` are skipped): the same hits, scores and order as
+   * `search` with a filter that accepts exactly them — ties by vector slot, as the full scan
+   * meets them — at O(|ids| · dim + |ids| log |ids|) instead of a pass over every vector. For a
+   * query's time window, whose members `idsWhere` lists.
+   */
+  searchAmong(model: string, namespace: string, q: Float32Array, k: number, ids: readonly string[]): BlockHit[] {
+    const seg = this.vectorSegs.get(segmentKey(model, namespace));
+    if (!seg || seg.live === 0 || q.length !== seg.dim || k <= 0) return [];
+    const slots: number[] = [];
+    for (const id of ids) {
+      const loc = this.vecLoc.get(id);
+      if (loc && loc.model === model && loc.namespace === namespace) slots.push(loc.slot);
+    }
+    slots.sort((a, b) => a - b);
+    const top = new TopK(k);
+    for (const slot of slots) top.push(slot >> 8, dotAt(q, seg.blocks[slot >> 8]!.vectors, (slot & 255) * seg.dim, seg.dim), slot & 255);
     return top.result().map(([b, s, similarity]) => ({ id: seg.blocks[b]!.ids[s]!, similarity }));
   }
 

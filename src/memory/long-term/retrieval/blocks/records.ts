@@ -149,8 +149,10 @@ export interface IndexedMemory {
 /** Metadata of one memory read back from the columns. */
 export type MemoryMeta = Omit<IndexedMemory, 'id'>;
 
+/** Key prefix of the meta blocks: their keys sort between it and `VECTOR_KEY_PREFIX` (one key range reads them all). */
+export const META_KEY_PREFIX = 'm|';
 /** Key of meta block `block` of `namespace` (`m|<namespace>|<block>`). */
-export const metaKey = (namespace: string, block: number) => `m|${encodeURIComponent(namespace)}|${block}`;
+export const metaKey = (namespace: string, block: number) => `${META_KEY_PREFIX}${encodeURIComponent(namespace)}|${block}`;
 /**
  * Key prefix of the vector blocks. Every other record's key sorts below it (`header`, `lexical`,
  * `m|…`), so the store can read everything but the vectors first (`where('key').below(…)`).

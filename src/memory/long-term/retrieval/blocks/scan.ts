@@ -76,6 +76,77 @@ export class TopK {
   }
 }
 
+/**
+ * Keeps the `k` first of a stream of `(pinned, updatedAt, slot)` in the memory manager's order —
+ * pinned first, then higher `updatedAt`, then lower slot — in a binary heap whose root is the
+ * worst kept entry: O(log k) per push, O(k) memory (a sorted insertion costs O(k) per push when
+ * the stream comes oldest first, as slots usually do).
+ */
+export class RecencyHeap {
+  private readonly keys: Float64Array;
+  private readonly slots: Int32Array;
+  private n = 0;
+  constructor(private readonly k: number) {
+    this.keys = new Float64Array(Math.max(1, k));
+    this.slots = new Int32Array(Math.max(1, k));
+  }
+  /** Whether entry `i` comes after entry `j` in the order (is worse). */
+  private worse(i: number, j: number): boolean {
+    const ki = this.keys[i]!;
+    const kj = this.keys[j]!;
+    return ki < kj || (ki === kj && this.slots[i]! > this.slots[j]!);
+  }
+  private swap(i: number, j: number): void {
+    const k = this.keys[i]!;
+    const s = this.slots[i]!;
+    this.keys[i] = this.keys[j]!;
+    this.slots[i] = this.slots[j]!;
+    this.keys[j] = k;
+    this.slots[j] = s;
+  }
+  private down(i: number): void {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let w = i;
+      if (l < this.n && this.worse(l, w)) w = l;
+      if (r < this.n && this.worse(r, w)) w = r;
+      if (w === i) return;
+      this.swap(i, w);
+      i = w;
+    }
+  }
+  /** Offers one entry (`updatedAt` in ms epoch; `slot` a non-negative integer, unique in the stream). */
+  push(pinned: boolean, updatedAt: number, slot: number): void {
+    if (this.k <= 0) return;
+    // Pinned ranks above every unpinned time: ms epochs stay far below 2^52 − 2^50.
+    const key = pinned ? updatedAt + 2 ** 50 : updatedAt;
+    if (this.n < this.k) {
+      let i = this.n++;
+      this.keys[i] = key;
+      this.slots[i] = slot;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (!this.worse(i, p)) break;
+        this.swap(i, p);
+        i = p;
+      }
+      return;
+    }
+    const root = this.keys[0]!;
+    if (key < root || (key === root && slot > this.slots[0]!)) return;
+    this.keys[0] = key;
+    this.slots[0] = slot;
+    this.down(0);
+  }
+  /** The kept slots, first in the order first. */
+  sorted(): number[] {
+    const order = Array.from({ length: this.n }, (_, i) => i);
+    order.sort((i, j) => this.keys[j]! - this.keys[i]! || this.slots[i]! - this.slots[j]!);
+    return order.map((i) => this.slots[i]!);
+  }
+}
+
 /** Whether slot `s` of meta block `b` passes `filter`. */
 export function acceptsSlot(b: MetaBlockRecord, s: number, filter: ScanFilter): boolean {
   if (!filter.includeInvalid) {
