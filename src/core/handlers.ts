@@ -170,7 +170,7 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
  * sender is the side panel or the service worker of this extension (`assertSender`, which throws
  * otherwise), then passes the vault lock's one check (`VaultGate.core`: `VaultError('locked')`
  * while locked; `core.ping` alone is answered then, with `locked: true`, so the service worker
- * knows the core runs). A plain promise of the core is a gate that is always open.
+ * knows the core runs; `memory.eraseAll` is answered by the gate, locked or not: `VaultGate.eraseAll`). A plain promise of the core is a gate that is always open.
  * Returns a function that removes all handlers.
  */
 export function registerCoreHandlers(core: Promise<Core> | VaultGate, startedAt: number): () => void {
@@ -181,6 +181,8 @@ export function registerCoreHandlers(core: Promise<Core> | VaultGate, startedAt:
     return onMessage(type, (async (message: { data: never; sender: Parameters<typeof assertSender>[0] }) => {
       assertSender(message.sender, ['sidepanel', 'background'], browser.runtime.id);
       if (type === 'core.ping' && gate.isLocked()) return { ready: true, startedAt, memory: { via: 'empty', openMs: 0, searchableAt: 0 }, locked: true };
+      // "Erase all data" is answered locked too (the forgotten passphrase's way out): the gate runs it.
+      if (type === 'memory.eraseAll') return gate.eraseAll();
       return handler(await gate.core(), message.data, context);
     }) as never);
   });

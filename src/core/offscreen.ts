@@ -40,6 +40,8 @@ export function startCoreInOffscreen(): void {
     manager.onChange((status) => emitEvent('event.engine', status));
     return manager;
   });
+  // "Erase all data": the user's OPFS files and any Cache Storage cache that is not a model cache.
+  const eraseUserStorage = () => Promise.all([eraseUserFiles(), eraseUserCaches()]);
   let restored = false;
   // A core per unlock (the vault lock drops it with its in-memory indexes on lock); with the lock off, one.
   const startCore = () =>
@@ -57,8 +59,7 @@ export function startCoreInOffscreen(): void {
           profiles: (state) => emitEvent('event.profiles', state),
         },
         deleteModelFile,
-        // "Erase all data": the user's OPFS files and any Cache Storage cache that is not a model cache.
-        eraseUserFiles: () => Promise.all([eraseUserFiles(), eraseUserCaches()]),
+        eraseUserFiles: eraseUserStorage,
       });
       if (!restored) {
         restored = true;
@@ -66,7 +67,12 @@ export function startCoreInOffscreen(): void {
       }
       return core;
     });
-  const vault = createVaultController({ db, startCore, onStatus: (status) => emitEvent('event.vault', status) });
+  const vault = createVaultController({
+    db,
+    startCore,
+    eraseUserFiles: eraseUserStorage,
+    onStatus: (status) => emitEvent('event.vault', status),
+  });
   registerCoreHandlers(vault, startedAt);
   registerVaultHandlers(vault);
   // Held for the life of this document: a panel learns that this core is gone when it is granted the lock.

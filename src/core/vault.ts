@@ -5,6 +5,7 @@
  */
 import type { ProtocolMap } from '../messaging/protocol';
 import { Mutex } from 'async-mutex';
+import { eraseUserData } from '../db/erase';
 import type { RecallDB } from '../db/schema';
 import { MessagingError, VaultError } from '../model/errors';
 import { DEFAULT_VAULT_AUTO_LOCK_MINUTES, MAX_VAULT_AUTO_LOCK_MINUTES, type VaultMigration, type VaultStatus } from '../model/vault';
@@ -37,6 +38,13 @@ export interface VaultGate {
   core(): Promise<Core>;
   /** Whether a data request would be refused now. */
   isLocked(): boolean;
+  /**
+   * "Erase all data" (`memory.eraseAll`), answered locked or not: everything of the user goes, the
+   * vault lock's record and every sealed row included, so afterwards the lock is off and the store
+   * empty (the forgotten passphrase's way out). Waits for a vault change that is running.
+   * @throws Dexie's error when the erase transaction fails (then nothing was erased).
+   */
+  eraseAll(): Promise<void>;
 }
 
 /** The `vault.*` requests, answered while locked too (see `VaultRequestType`). */
@@ -52,7 +60,7 @@ export interface VaultController extends VaultGate {
 
 /** A gate that is always open: a core without a vault (tests, or a caller that handles the lock itself). */
 export function openGate(core: Promise<Core>): VaultGate {
-  return { core: () => core, isLocked: () => false };
+  return { core: () => core, isLocked: () => false, eraseAll: async () => (await core).eraseAll() };
 }
 
 /** What the vault controller needs. */
@@ -64,6 +72,8 @@ export interface VaultDeps {
   onStatus?: (status: VaultStatus) => void;
   /** scrypt cost of new wraps (default `DEFAULT_VAULT_KDF`; tests pass less). */
   kdfCost?: Partial<Pick<VaultKdfParams, 'N' | 'r' | 'p'>>;
+  /** Removes the user's OPFS files on "Erase all data" while locked (no core runs then; the core's own `eraseUserFiles` otherwise). */
+  eraseUserFiles?: () => Promise<unknown>;
   /** Rows per transaction of the in-place pass (default 200). */
   passBatchSize?: number;
   /** The auto-lock timer (default the global `setTimeout` / `clearTimeout`; tests pass a manual clock). */
@@ -79,7 +89,9 @@ export interface VaultDeps {
  * memory then). `lock` (or auto-lock after `autoLockMinutes` without a request) stops every
  * running turn — its partial reply is written, sealed — stops the core (jobs wait in their table),
  * drops it with its in-memory indexes and wipes the key. Closing the browser ends the offscreen
- * document, so the next start is locked. One vault change runs at a time (`busy` otherwise).
+ * document, so the next start is locked. One vault change runs at a time (`busy` otherwise; an
+ * unlock, an auto-lock and "Erase all data" wait for the change instead). "Erase all data" works
+ * locked too and removes the lock with the data (`eraseAll`).
  */
 export function createVaultController(deps: VaultDeps): VaultController {
   const { db } = deps;
@@ -96,6 +108,14 @@ export function createVaultController(deps: VaultDeps): VaultController {
     clear: (h: unknown) => clearTimeout(h as ReturnType<typeof setTimeout>),
   };
   const changes = new Mutex();
+  // "Erase all data" removed the vault record (`eraseUserData` → `VaultKeyring.forget`): the lock is off.
+  keyring.onForget = (keys) => {
+    const wasOn = record !== null;
+    record = null;
+    if (keys) wipeKeys(keys);
+    armIdle();
+    if (wasOn) changed();
+  };
 
   const status = (): VaultStatus => ({
     enabled: record !== null,
@@ -259,7 +279,8 @@ export function createVaultController(deps: VaultDeps): VaultController {
     },
     async unlock(passphrase) {
       await ready;
-      return exclusive(async () => {
+      // Waits for a change that runs (a lock still stopping the turn), then unlocks.
+      return changes.runExclusive(async () => {
         const current = needRecord();
         if (keyring.keys !== null) {
           // Already unlocked: the passphrase is still checked (a wrong one is refused).
@@ -268,6 +289,23 @@ export function createVaultController(deps: VaultDeps): VaultController {
         }
         openWith(vaultKeys(await unwrapDataKey(current, passphrase)));
         return changed();
+      });
+    },
+    async eraseAll() {
+      await ready;
+      await changes.runExclusive(async () => {
+        await pass?.catch(() => undefined);
+        if (record !== null && keyring.keys === null) {
+          // Locked: no core runs and no row can be read, so the rows can only go; the lock goes with them.
+          await eraseUserData(db);
+          await deps.eraseUserFiles?.();
+          await (core = deps.startCore());
+          return;
+        }
+        const running = await (core ?? (core = deps.startCore()));
+        // With the lock on, no turn may write a row sealed with the key the erase drops.
+        if (record !== null) await running.chat.stopAll();
+        await running.eraseAll();
       });
     },
     async lock() {

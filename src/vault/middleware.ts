@@ -24,7 +24,7 @@ import { VAULT_RECORD_KEY } from './keys';
 /** The field of a sealed row that holds its sealed fields. */
 export const SEALED_FIELD = '$sealed';
 
-/** Rows that stay clear whatever the lock (table → primary keys): the vault record, which the locked core must read. */
+/** Rows that stay clear whatever the lock (table → primary keys): the vault record, which the locked core must read (erased with all data). */
 export const CLEAR_ROWS: Readonly<Record<string, readonly string[]>> = { settings: [VAULT_RECORD_KEY] };
 
 /**
@@ -35,6 +35,19 @@ export const CLEAR_ROWS: Readonly<Record<string, readonly string[]>> = { setting
 export class VaultKeyring {
   keys: VaultKeys | null = null;
   sealing = false;
+  /** Told by `forget` (the vault controller sets it): the keys the keyring held, for wiping. */
+  onForget: ((keys: VaultKeys | null) => void) | null = null;
+  /**
+   * The lock is gone with the data ("Erase all data" = start over: `eraseUserData`, after its
+   * transaction committed, the vault record included): no key is held and nothing is sealed from
+   * now on; `onForget` gets the keys held until now.
+   */
+  forget(): void {
+    const keys = this.keys;
+    this.keys = null;
+    this.sealing = false;
+    this.onForget?.(keys);
+  }
   /** The clear fields per table, filled in when Dexie builds the middleware stack (see `clearFieldsOf`). */
   readonly clearFields = new Map<string, ReadonlySet<string>>();
 }

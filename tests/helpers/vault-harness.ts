@@ -47,6 +47,7 @@ export function startTestVault(options: {
   const vault = createVaultController({
     db,
     kdfCost: TEST_KDF_COST,
+    ...(options.extra?.eraseUserFiles ? { eraseUserFiles: options.extra.eraseUserFiles } : {}),
     ...(options.passBatchSize ? { passBatchSize: options.passBatchSize } : {}),
     ...(options.timers ? { timers: options.timers } : {}),
     onStatus: (status) => {

@@ -257,23 +257,124 @@ describe('vault lock: the locked core', () => {
     expect(live()).toHaveLength(0);
   });
 
-  it('"Erase all data" with the lock on keeps the lock on: the record stays, later rows are sealed, a restart unlocks', async () => {
+  it('"Erase all data" while unlocked is starting over: the lock goes with the data (no record, nothing sealed), a restart starts unlocked', async () => {
     const engine = noteTakingEngine('4711', 'The locker code is 4711');
     const t = start(engine);
     await t.vault.enable(PASSPHRASE);
     await plantSecrets(t);
-    await (await t.vault.core()).eraseAll();
-    expect(await t.vault.status()).toMatchObject({ enabled: true, locked: false });
+    await t.vault.eraseAll();
+    expect(await t.vault.status()).toMatchObject({ enabled: false, locked: false });
+    expect(t.events.at(-1)).toMatchObject({ enabled: false, locked: false });
+    const raw = await rawRows(t.db.name);
+    expect(raw.settings!.map((r) => (r as { key: string }).key)).not.toContain('vault');
+    expect(raw.messages).toEqual([]);
+    // Rows written afterwards are plain (the lock is off): the control scan finds them.
     await plantSecrets(t, 2);
-    expect(findInRaw(await rawRows(t.db.name), SECRETS)).toEqual([]);
+    expect(findInRaw(await rawRows(t.db.name), SECRETS).some((p) => p.startsWith('messages'))).toBe(true);
+    expect(
+      Object.values(await rawRows(t.db.name))
+        .flat()
+        .some((row) => (row as Record<string, unknown>).$sealed !== undefined),
+    ).toBe(false);
     const name = t.db.name;
     await t.stop();
     t.db.close();
     open.splice(open.indexOf(t), 1);
     const again = start(engine, { dbName: name });
-    await again.vault.unlock(PASSPHRASE);
+    expect(await again.vault.status()).toMatchObject({ enabled: false, locked: false });
     const memories = await (await again.vault.core()).memoryAdmin.list({ namespace: 'default' });
     expect(memories.some((m) => m.text.includes('4711'))).toBe(true);
+  });
+
+  it('a forgotten passphrase: `memory.eraseAll` is answered while locked (after a restart too) and leaves the lock off with an empty store', async () => {
+    const sender = { id: fakeBrowser.runtime.id, url: `chrome-extension://${fakeBrowser.runtime.id}/sidepanel.html` };
+    vi.spyOn(fakeBrowser.runtime, 'sendMessage').mockImplementation((async (message: unknown) => {
+      const replies = await fakeBrowser.runtime.onMessage.trigger(message, sender);
+      return replies.find((reply: unknown) => reply !== undefined);
+    }) as never);
+    const engine = noteTakingEngine('4711', 'The locker code is 4711');
+    const first = start(engine);
+    await first.vault.enable(PASSPHRASE);
+    await plantSecrets(first);
+    await first.vault.lock();
+    // The browser restarts: the core starts locked.
+    const name = first.db.name;
+    first.db.close();
+    open.splice(open.indexOf(first), 1);
+    const erasedFiles: number[] = [];
+    const t = start(engine, { dbName: name, extra: { eraseUserFiles: async () => erasedFiles.push(1) } });
+    const unregister = [registerCoreHandlers(t.vault, Date.now()), registerVaultHandlers(t.vault)];
+    try {
+      expect(await request('vault.status')).toMatchObject({ enabled: true, locked: true });
+      expect(codedErrorOf(await rejection(request('conversations.list', {})))).toMatchObject({ code: 'locked' });
+      await request('memory.eraseAll');
+      expect(await request('vault.status')).toMatchObject({ enabled: false, locked: false });
+      expect(erasedFiles).toEqual([1]);
+      // Every sealed row and the vault record are gone; what the new core wrote at its start is plain.
+      const raw = await rawRows(name);
+      expect(
+        Object.values(raw)
+          .flat()
+          .filter((row) => (row as Record<string, unknown>).$sealed !== undefined),
+      ).toEqual([]);
+      expect(raw.settings!.map((r) => (r as { key: string }).key)).not.toContain('vault');
+      for (const table of ['conversations', 'messages', 'memories', 'memoryHistory', 'promptTraces', 'entities']) expect(raw[table], table).toEqual([]);
+      expect(await request('conversations.list', {})).toEqual([]);
+      expect(await request('memory.list', { namespace: 'default' })).toEqual([]);
+      expect(codedErrorOf(await rejection(request('vault.unlock', { passphrase: PASSPHRASE })))).toMatchObject({ code: 'not_enabled' });
+    } finally {
+      unregister.forEach((remove) => remove());
+      removeAllListeners();
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('an unlock asked while a lock is still stopping the turn waits for the lock, then unlocks (no `busy`)', async () => {
+    let aborted!: () => void;
+    const abortSeen = new Promise<void>((resolve) => (aborted = resolve));
+    let letStop!: () => void;
+    const stopGate = new Promise<void>((resolve) => (letStop = resolve));
+    let streamed!: () => void;
+    const started = new Promise<void>((resolve) => (streamed = resolve));
+    const engine: ChatEngine = {
+      kind: 'scripted',
+      modelId: 'held',
+      contextWindow: () => 4096,
+      tokenCounter: () => null,
+      isLoaded: () => true,
+      async complete(request, onDelta) {
+        if (request.responseFormat) return { content: '{"topic": "chat", "facts": [], "preferences": []}', finishReason: 'stop', usage: null };
+        onDelta?.('Half, ');
+        streamed();
+        await new Promise((resolve) => request.signal?.addEventListener('abort', resolve));
+        aborted();
+        // The turn takes its time to stop: the lock is under way until the test lets it finish.
+        await stopGate;
+        return { content: 'Half, ', finishReason: 'abort', usage: null };
+      },
+      async unload() {},
+    };
+    const t = start(engine);
+    await t.vault.enable(PASSPHRASE);
+    const core = await t.vault.core();
+    const conversation = await core.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 } });
+    const turn = core.chat.send({ conversationId: conversation.id, text: 'Tell me a story', requestId: 'r1' });
+    await started;
+    const locking = t.vault.lock();
+    await abortSeen; // the lock holds the change lock now, waiting for the turn to stop
+    const order: string[] = [];
+    const unlocking = t.vault.unlock(PASSPHRASE).then((status) => (order.push('unlock'), status));
+    void locking.then(() => order.push('lock'));
+    letStop();
+    expect(await locking).toMatchObject({ locked: true });
+    expect(await unlocking).toMatchObject({ enabled: true, locked: false });
+    expect(order).toEqual(['lock', 'unlock']);
+    await turn;
+    const messages = await (await t.vault.core()).conversations.messages(conversation.id);
+    expect(messages.map((m) => [m.role, m.status, m.content])).toEqual([
+      ['user', 'complete', 'Tell me a story'],
+      ['assistant', 'aborted', 'Half, '],
+    ]);
   });
 
   it('locking during a streaming reply keeps what streamed: written sealed, shown once unlocked', async () => {
