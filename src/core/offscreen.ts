@@ -96,6 +96,8 @@ export function startCoreInOffscreen(): void {
     }
     const panelId = crypto.randomUUID();
     const failed = (error: unknown) => console.warn('[core] temporary chats not followed:', error);
+    // While locked a message finds no core and is dropped, losing nothing: the lock deleted the temporary
+    // chats (`VaultController.lock`), and after a core killed while unlocked the unlock's new core sweeps them at its start.
     port.onMessage.addListener((message: unknown) => {
       if (!isPanelPortMessage(message)) return;
       vault

@@ -87,7 +87,7 @@ export interface VaultDeps {
  * refused (`VaultError('locked')`, the one check of `registerCoreHandlers`) until `unlock`, which
  * unwraps the data key, hands it to the database's middleware and starts a core (indexes built in
  * memory then). `lock` (or auto-lock after `autoLockMinutes` without a request) stops every
- * running turn — its partial reply is written, sealed — stops the core (jobs wait in their table),
+ * running turn — its partial reply is written, sealed —, deletes the temporary chats, stops the core (jobs wait in their table),
  * drops it with its in-memory indexes and wipes the key. Closing the browser ends the offscreen
  * document, so the next start is locked. One vault change runs at a time (`busy` otherwise; an
  * unlock, an auto-lock and "Erase all data" wait for the change instead). "Erase all data" works
@@ -222,6 +222,10 @@ export function createVaultController(deps: VaultDeps): VaultController {
         const c = await running.catch(() => null);
         if (c) {
           await c.chat.stopAll();
+          // Temporary chats do not outlive the core that held them (the next core would sweep them at
+          // its start): deleted now, none waits sealed on disk while locked, and a panel's `left`
+          // that arrives while locked (no core to tell) has nothing left to delete.
+          await c.conversations.deleteTemporary();
           await c.stop();
         }
       }

@@ -377,6 +377,24 @@ describe('vault lock: the locked core', () => {
     ]);
   });
 
+  it('a temporary chat does not wait sealed on disk while locked: the lock deletes it (a `left` while locked has nothing to do); kept chats stay', async () => {
+    const t = start(noteTakingEngine('4711', 'The locker code is 4711'));
+    await t.vault.enable(PASSPHRASE);
+    const core = await t.vault.core();
+    const kept = await core.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 } });
+    const temporary = await core.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 }, temporary: true });
+    await core.chat.send({ conversationId: temporary.id, text: `Off the record: ${EN}`, requestId: 't1' });
+    await core.chat.send({ conversationId: kept.id, text: 'Hello', requestId: 'k1' });
+    await t.vault.lock();
+    // Raw (no key needed: ids are clear): the temporary chat and its messages are gone while locked.
+    const raw = await rawRows(t.db.name);
+    expect((raw.conversations as { id: string }[]).map((c) => c.id)).toEqual([kept.id]);
+    expect((raw.messages as { conversationId: string }[]).every((m) => m.conversationId === kept.id)).toBe(true);
+    expect((raw.messages as unknown[]).length).toBe(2);
+    await t.vault.unlock(PASSPHRASE);
+    expect((await (await t.vault.core()).conversations.list()).map((c) => c.id)).toEqual([kept.id]);
+  });
+
   it('locking during a streaming reply keeps what streamed: written sealed, shown once unlocked', async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
