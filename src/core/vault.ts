@@ -18,7 +18,7 @@ import {
   VAULT_RECORD_KEY,
   wipeKeys,
   wrapDataKey,
-  type VaultKdfParams,
+  type VaultKdfCost,
   type VaultKeys,
   type VaultRecord,
 } from '../vault/keys';
@@ -70,8 +70,8 @@ export interface VaultDeps {
   startCore: () => Promise<Core>;
   /** Broadcasts each new status (`event.vault`). */
   onStatus?: (status: VaultStatus) => void;
-  /** scrypt cost of new wraps (default `DEFAULT_VAULT_KDF`; tests pass less). */
-  kdfCost?: Partial<Pick<VaultKdfParams, 'N' | 'r' | 'p'>>;
+  /** Argon2id cost of new wraps (default `DEFAULT_VAULT_KDF`; tests pass less). */
+  kdfCost?: VaultKdfCost;
   /** Removes the user's OPFS files on "Erase all data" while locked (no core runs then; the core's own `eraseUserFiles` otherwise). */
   eraseUserFiles?: () => Promise<unknown>;
   /** Rows per transaction of the in-place pass (default 200). */

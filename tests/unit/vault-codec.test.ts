@@ -146,14 +146,30 @@ describe('sealed staging files', () => {
 });
 
 describe('key wrap', () => {
-  it('unwraps with the passphrase only; a changed KDF parameter does not unwrap either', async () => {
+  it("new wraps use Argon2id at OWASP's minimum by default; unwraps with the passphrase only; a changed KDF parameter does not unwrap either", async () => {
+    expect(newKdfParams()).toMatchObject({ name: 'argon2id', m: 19_456, t: 2, p: 1 });
     const dataKey = newDataKey();
-    const kdf = newKdfParams({ N: 2 ** 10 });
-    expect(kdf).toMatchObject({ name: 'scrypt', N: 1024, r: 8, p: 1 });
+    const kdf = newKdfParams({ m: 1024, t: 1 });
+    expect(kdf).toMatchObject({ name: 'argon2id', m: 1024, t: 1, p: 1 });
+    expect(Buffer.from(kdf.salt, 'base64')).toHaveLength(16);
     const wrapped = await wrapDataKey(dataKey, 'correct horse', kdf);
     expect(await unwrapDataKey({ kdf, wrapped }, 'correct horse')).toEqual(dataKey);
     expect(codedErrorOf(await rejection(unwrapDataKey({ kdf, wrapped }, 'correct horsf')))).toMatchObject({ code: 'wrong_passphrase' });
-    expect(codedErrorOf(await rejection(unwrapDataKey({ kdf: { ...kdf, r: 4 }, wrapped }, 'correct horse')))).toMatchObject({ code: 'wrong_passphrase' });
+    expect(codedErrorOf(await rejection(unwrapDataKey({ kdf: { ...kdf, t: 2 }, wrapped }, 'correct horse')))).toMatchObject({ code: 'wrong_passphrase' });
+  });
+
+  it('a vault wrapped before with scrypt keeps unlocking with its stored parameters (a record the previous version wrote)', async () => {
+    // Written by the previous keys.ts (scrypt N = 2^10, r = 8, p = 1) for "correct horse battery".
+    const record = {
+      kdf: { name: 'scrypt', N: 1024, r: 8, p: 1, salt: 'mBGpQlezVm/zxJ1FjldVFw==' },
+      wrapped: { iv: 'PzzJELkIw/qM3mbE', data: '/wWg5xW0g0lVuQbksi2QR84kueN4JF5weoUrTfBwCeOKCKKhmMZSsO+d/RxhyVb0' },
+    } as const;
+    const dataKey = await unwrapDataKey(record, 'correct horse battery');
+    expect(Buffer.from(dataKey).toString('hex')).toBe('8b696fa06f700356e8501b9f3502484600e7d0ddc20fafd5431fcf55afe804f6');
+    expect(codedErrorOf(await rejection(unwrapDataKey(record, 'correct horse batterz')))).toMatchObject({ code: 'wrong_passphrase' });
+    expect(codedErrorOf(await rejection(unwrapDataKey({ ...record, kdf: { ...record.kdf, r: 4 } }, 'correct horse battery')))).toMatchObject({
+      code: 'wrong_passphrase',
+    });
   });
 
   it('the passphrase rule: at least 8 characters, counted as code points', () => {

@@ -1,7 +1,7 @@
 /**
  * The vault lock (issue 16) over the whole core in Node: real Dexie on fake-indexeddb, the real
  * job queue, long-term store, extraction and fixture embedder; WebCrypto and scrypt run for real
- * (scrypt at a test cost, `TEST_KDF_COST`). Faked boundary: the chat model is scripted
+ * (Argon2id at a test cost, `TEST_KDF_COST`). Faked boundary: the chat model is scripted
  * (tests/helpers/scripted-engine.ts; an instruction-following LLM cannot run here), and for the
  * streaming case a hand-written engine that holds its stream open until the test lets it go.
  * What a reader of the profile folder sees is read with a plain Dexie WITHOUT the vault middleware.
@@ -16,7 +16,8 @@ import type { ChatEngine } from '../../src/engines/types';
 import { codedErrorOf } from '../../src/model/errors';
 import { loadFixtureEmbedder, noteTakingEngine } from '../helpers/core-harness';
 import { createFakeOpfs } from '../helpers/fixture-opfs';
-import { findInRaw, rawRows, startTestVault, type TestVault } from '../helpers/vault-harness';
+import { findInRaw, rawRows, startTestVault, TEST_KDF_COST, type TestVault } from '../helpers/vault-harness';
+import { RecallDB } from '../../src/db/schema';
 import type { Embedder } from '../../src/engines/types';
 
 const PASSPHRASE = 'correct horse battery';
@@ -153,6 +154,33 @@ describe('vault lock: passphrase', () => {
     expect(codedErrorOf(await rejection(t.vault.changePassphrase(PASSPHRASE, 'another one!')))).toMatchObject({ code: 'wrong_passphrase' });
     await t.vault.unlock('a new passphrase');
     expect((await (await t.vault.core()).memoryAdmin.list({ namespace: 'default' })).some((m) => m.text.includes('4711'))).toBe(true);
+  });
+});
+
+describe('vault lock: key derivation', () => {
+  it('a vault made with scrypt (before Argon2id) unlocks with its stored parameters; a passphrase change re-wraps it with Argon2id', async () => {
+    // The record the previous version wrote (scrypt N = 2^10, r = 8, p = 1; see vault-codec.test.ts).
+    const legacy = {
+      version: 1,
+      kdf: { name: 'scrypt', N: 1024, r: 8, p: 1, salt: 'mBGpQlezVm/zxJ1FjldVFw==' },
+      wrapped: { iv: 'PzzJELkIw/qM3mbE', data: '/wWg5xW0g0lVuQbksi2QR84kueN4JF5weoUrTfBwCeOKCKKhmMZSsO+d/RxhyVb0' },
+      autoLockMinutes: 15,
+      pass: null,
+      createdAt: 0,
+    };
+    const name = `vault-${crypto.randomUUID()}`;
+    const seedDb = new RecallDB(name);
+    await seedDb.settings.put({ key: 'vault', value: legacy });
+    seedDb.close();
+    const t = start(null, { dbName: name });
+    expect(await t.vault.status()).toMatchObject({ enabled: true, locked: true });
+    expect(await t.vault.unlock('correct horse battery')).toMatchObject({ locked: false });
+    await t.vault.changePassphrase('correct horse battery', 'a new passphrase');
+    const record = (await t.db.settings.get('vault'))!.value as { kdf: { name: string; m: number; t: number } };
+    expect(record.kdf).toMatchObject({ name: 'argon2id', ...TEST_KDF_COST });
+    await t.vault.lock();
+    expect(codedErrorOf(await rejection(t.vault.unlock('correct horse battery')))).toMatchObject({ code: 'wrong_passphrase' });
+    expect(await t.vault.unlock('a new passphrase')).toMatchObject({ locked: false });
   });
 });
 
