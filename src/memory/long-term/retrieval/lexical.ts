@@ -78,6 +78,12 @@ function snapshotIndex(json: string): Parameters<typeof MiniSearch.loadJS>[0] {
   return parsed.index;
 }
 
+/** CPU time (ms) of one slice of `LexicalIndex.fromJSONAsync` between two pauses. */
+export const LOAD_SLICE_MS = 8;
+
+/** The `index` part of MiniSearch 7.2's serialization: `[term, { fieldId: { shortDocId: term frequency } }]`. */
+type SerializedTerms = Array<[string, Record<string, Record<string, number>>]>;
+
 /** The private fields of MiniSearch 7.2.0 that its `toJSON` serializes (read by `LexicalIndex.toJSONSliced`). */
 interface SerializedFields {
   _index: Iterable<[string, Map<number, Map<number, number>>]>;
@@ -109,15 +115,46 @@ export class LexicalIndex {
   }
 
   /**
-   * `fromJSON` in slices: MiniSearch's `loadJSONAsync` (the `JSON.parse` is one step; the index
-   * is then filled 1,000 terms at a time with a macrotask between), so a store opening in the
-   * background keeps answering messages while a large snapshot loads. Same result as `fromJSON`.
+   * `fromJSON` in slices of about `sliceMs` of CPU time, awaiting `pause()` between them, so a
+   * store opening in the background keeps answering messages while a large snapshot loads. Same
+   * result as `fromJSON`. The `JSON.parse` of the whole string is one step; MiniSearch's document
+   * maps are restored by its own `loadJS` (one step, O(memories)); the term postings — most of the
+   * work — are then filled here term by term from the parsed object, as MiniSearch 7.2's
+   * `loadJSAsync` does (through its private `_index`; the version is pinned, see `./bm25.ts`).
+   * MiniSearch's own `loadJSAsync` paused with a `setTimeout(0)` after every 1,000 keys of every
+   * posting list: thousands of timers, each clamped to ≥ 4 ms in a browser, so at 10k memories its
+   * load took seconds of wall time for ~0.3 s of CPU (the cold-start bench's "lexical snapshot
+   * parse"), with every write of the store queued behind it.
+   * @param pause awaited between slices (default: a 0 ms timer; the store passes `scheduler.yield`).
+   * @param sliceMs CPU time (ms) between two pauses.
    * @throws OutdatedLexicalSnapshotError (rejects) for a snapshot of another version; Error when `json` is not a snapshot.
    */
-  static async fromJSONAsync(json: string): Promise<LexicalIndex> {
+  static async fromJSONAsync(
+    json: string,
+    pause: () => Promise<void> = () => new Promise((r) => setTimeout(r, 0)),
+    sliceMs = LOAD_SLICE_MS,
+  ): Promise<LexicalIndex> {
+    const { index: terms, ...rest } = snapshotIndex(json) as Parameters<typeof MiniSearch.loadJS>[0] & { index: SerializedTerms; serializationVersion: number };
     const index = new LexicalIndex();
-    index.index = await MiniSearch.loadJSAsync<LexicalDoc>(snapshotIndex(json), LexicalIndex.options());
+    index.index = MiniSearch.loadJS<LexicalDoc>({ ...rest, index: [] }, LexicalIndex.options());
     index.scorer = new Bm25Scorer(FIELDS);
+    const target = (index.index as unknown as { _index: { set(term: string, fields: Map<number, Map<number, number>>): void } })._index;
+    let deadline = performance.now() + sliceMs;
+    for (const [term, data] of terms) {
+      const fields = new Map<number, Map<number, number>>();
+      for (const fieldId of Object.keys(data)) {
+        // MiniSearch's serialization version 1 nested each entry in `ds`.
+        const entry = rest.serializationVersion === 1 ? (data[fieldId] as unknown as { ds: Record<string, number> }).ds : data[fieldId]!;
+        const postings = new Map<number, number>();
+        for (const shortId of Object.keys(entry)) postings.set(parseInt(shortId, 10), entry[shortId]!);
+        fields.set(parseInt(fieldId, 10), postings);
+      }
+      target.set(term, fields);
+      if (performance.now() >= deadline) {
+        await pause();
+        deadline = performance.now() + sliceMs;
+      }
+    }
     return index;
   }
 
