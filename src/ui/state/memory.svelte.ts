@@ -16,7 +16,7 @@
  * already apart. Also: back up into a folder the user picks (`exportToFolder`).
  */
 import type { MemoryHistoryRecord, MemoryView } from '../../model/records';
-import { type MemoryKind, MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
+import { type MemoryKind, MAX_MEMORY_TEXT_CHARS, MEMORY_LIST_PAGE_SIZE } from '../../model/memory';
 import type { ImportReport } from '../../model/backup';
 import { t, type TranslationKey } from '../i18n/index.svelte';
 import { errorKey, errorText } from '../lib/errors';
@@ -58,12 +58,8 @@ export interface MemoryStoreDeps extends StoreApi {
   files?: Partial<MemoryFiles>;
 }
 
-/**
- * Memories in the list's first page, and added by each "Show more" (`MemoryStore.showMore`). The
- * first search after a start reads and sends only these rows (at 10k memories a 200-row page was
- * two thirds of that search's time: reading the rows and sending them to the panel).
- */
-export const MEMORY_PAGE_SIZE = 50;
+/** The list's page (`MEMORY_LIST_PAGE_SIZE` of `model/memory.ts`), under the store's name. */
+export const MEMORY_PAGE_SIZE = MEMORY_LIST_PAGE_SIZE;
 
 /** Result of an edit or pin: the list reloaded (`null` when that read failed), or `false` when the change failed. */
 export type ChangeResult = readonly MemoryView[] | null | false;
