@@ -26,7 +26,8 @@ describe('lexical snapshot in slices', () => {
     index.delete('m7');
     index.delete('m8');
     let pauses = 0;
-    const sliced = await index.toJSONSliced(async () => void (pauses += 1), 10);
+    // 10 terms a slice, no time limit: the count is exact and nothing depends on timing.
+    const sliced = await index.toJSONSliced(async () => void (pauses += 1), { terms: 10, ms: Infinity });
     expect(sliced).toBe(index.toJSON());
     const terms = (JSON.parse(sliced) as { index: { index: unknown[] } }).index.index.length;
     expect(terms).toBeGreaterThan(30);
@@ -57,6 +58,15 @@ describe('lexical snapshot in slices', () => {
     }
     for (const q of ['Hangzhou', 'Radiohead', 'Mochi']) expect(loaded.search(q, 10)).toEqual(oneStep.search(q, 10));
     expect(loaded.size).toBe(58);
+  });
+
+  it('slices by CPU time by default (ms 0: a pause after every term), the same string', async () => {
+    const index = new LexicalIndex();
+    for (let i = 0; i < 30; i++) index.set(`m${i}`, `${TEXTS[i % TEXTS.length]} (${i})`);
+    const terms = (JSON.parse(index.toJSON()) as { index: { index: unknown[] } }).index.index.length;
+    let pauses = 0;
+    expect(await index.toJSONSliced(async () => void (pauses += 1), { ms: 0 })).toBe(index.toJSON());
+    expect(pauses).toBe(terms);
   });
 
   it('an empty index gives the same snapshot as toJSON, with no pause', async () => {

@@ -78,7 +78,7 @@ function snapshotIndex(json: string): Parameters<typeof MiniSearch.loadJS>[0] {
   return parsed.index;
 }
 
-/** CPU time (ms) of one slice of `LexicalIndex.fromJSONAsync` between two pauses. */
+/** CPU time (ms) of one slice of `LexicalIndex.fromJSONAsync` and `toJSONSliced` between two pauses. */
 export const LOAD_SLICE_MS = 8;
 
 /** The `index` part of MiniSearch 7.2's serialization: `[term, { fieldId: { shortDocId: term frequency } }]`. */
@@ -167,26 +167,32 @@ export class LexicalIndex {
   }
 
   /**
-   * `toJSON` in slices, off the caller's turn: the same string, byte for byte, built
-   * `termsPerSlice` terms at a time (each term's postings serialized as MiniSearch 7.2's `toJSON`
-   * does, from its private fields — the version is pinned, see `./bm25.ts`), awaiting `pause()`
-   * between slices so a large index never blocks the thread in one long task (at 10k memories a
-   * whole `toJSON` took 0.3–0.7 s of CPU here). The index must not change until it resolves (the
-   * store runs it inside its write queue).
+   * `toJSON` in slices, off the caller's turn: the same string, byte for byte, built a slice at a
+   * time (each term's postings serialized as MiniSearch 7.2's `toJSON` does, from its private
+   * fields — the version is pinned, see `./bm25.ts`), awaiting `pause()` between slices so a large
+   * index never blocks the thread in one long task (at 10k memories a whole `toJSON` took
+   * 0.3–0.7 s of CPU here). A slice ends after `slice.terms` terms or `slice.ms` of CPU time,
+   * whichever comes first (default: `LOAD_SLICE_MS`; a fixed 2,000 terms was ~250 ms at 10k
+   * memories, whose few thousand terms carry long posting lists). The index must not change
+   * until it resolves (the store runs it inside its write queue).
    * @param pause awaited between slices (the store yields to the event loop).
+   * @param slice.terms terms per slice at most (default: no limit); slice.ms CPU time (ms) per slice.
    */
-  async toJSONSliced(pause: () => Promise<void>, termsPerSlice = 2000): Promise<string> {
+  async toJSONSliced(pause: () => Promise<void>, slice: { terms?: number; ms?: number } = {}): Promise<string> {
+    const { terms: termsPerSlice = Infinity, ms: sliceMs = LOAD_SLICE_MS } = slice;
     const ms = this.index as unknown as SerializedFields;
     const slices: string[] = [];
     let terms: string[] = [];
+    let deadline = performance.now() + sliceMs;
     for (const [term, fieldIndex] of ms._index) {
       const data: Record<number, Record<number, number>> = {};
       for (const [fieldId, freqs] of fieldIndex) data[fieldId] = Object.fromEntries(freqs);
       terms.push(JSON.stringify([term, data]));
-      if (terms.length >= termsPerSlice) {
+      if (terms.length >= termsPerSlice || performance.now() >= deadline) {
         slices.push(terms.join(','));
         terms = [];
         await pause();
+        deadline = performance.now() + sliceMs;
       }
     }
     if (terms.length > 0) slices.push(terms.join(','));
