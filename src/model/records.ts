@@ -138,7 +138,7 @@ export interface MemoryRecord {
   validFrom: number | null;
   /** `null` while currently valid. */
   validUntil: number | null;
-  /** 1 while currently valid (`validUntil` null or in the future at the last check), else 0 — indexed. */
+  /** 1 while currently valid (`validUntil` null or in the future at the last check) and not superseded (`supersededBy` unset), else 0. */
   current: 0 | 1;
   lastAccessedAt: number | null;
   accessCount: number;
@@ -147,7 +147,10 @@ export interface MemoryRecord {
   pinned: boolean;
   /** Hash of the normalized text, to catch exact duplicates without the LLM. */
   hash: string;
-  /** Id of the memory that replaced this one, when closed by a contradiction. */
+  /**
+   * Id of the memory that replaced this one: when closed by a contradiction (with `validUntil`), or, for an
+   * episodic round, restated later with another value (`consolidation/supersede.ts`: still valid, not current).
+   */
   supersededBy?: string;
   /**
    * Who said the text, when the source conversation names its speakers (`SpeakerNames`; an episodic

@@ -71,6 +71,22 @@ describe('memorySlot', () => {
     ['我老板的老婆是药剂师。', 'colleague:partner'],
     ['邻居家养了一只狗。', 'neighbour:pet'],
     ["I'm dating Daniel now, things with Lucas ended.", 'user:partner'],
+    // Version 4: a compound whose head is not the slot noun is no slot (an accessory, a gym as a place).
+    ['咖啡洒在手机壳上了。', null],
+    ['The phone case I ordered arrived broken.', null],
+    ['我用的手机是OPPO。', 'user:phone'],
+    ['My phone is a Pixel 6.', 'user:phone'],
+    ['我爸说上海新开了一家健身房。', null],
+    ['My teacher recommended a gym near the station.', null],
+    ['I go to the gym on Mondays.', 'user:schedule'],
+    ['我一般周一去健身房。', 'user:schedule'],
+    ['我固定周一健身。', 'user:schedule'],
+    // Version 4: the slot's own noun is not its subject; someone else's manager keeps its owner.
+    ['我的领导是陈总。', 'user:manager'],
+    ['我老板的领导是老刘。', 'colleague:manager'],
+    // Version 4: the household's cat is the subject of its name.
+    ['我家的猫叫小白。', 'cat:name'],
+    ['我现在住哪里？', 'user:residence'],
   ];
   for (const [text, expected] of cases) {
     it(`${text} → ${expected}`, () => {
@@ -90,6 +106,9 @@ describe('memorySlot', () => {
     expect(label(statementSlot("User: I've moved to Bristol.\nAssistant: How do you like it?"))).toBe('user:residence');
     // A query is classified whole.
     expect(label(memorySlot('Where do I work now?'))).toBe('user:work');
+    // Version 4: role labels are stripped, so a subject that starts a turn is found (before: user:residence).
+    expect(label(statementSlot('User: 朋友说他搬到了大连。\nAssistant: 好的。'))).toBe('friend:residence');
+    expect(label(statementSlot('User: My sister moved to Porto.\nAssistant: Nice.'))).toBe('sister:residence');
   });
 
   it('sameSlot needs the same subject and slot, and never matches an unclassified text', () => {
@@ -147,6 +166,6 @@ describe('slot classifier version', () => {
     expect(reopened.indexStats().open.via).toBe('rebuilt');
     expect((await reopened.inSlot({ subject: 'user', slot: 'schedule' }, { namespace: 'default', k: 5 })).map((m) => m.id)).toEqual([memory.id]);
     expect(await reopened.inSlot({ subject: 'user', slot: 'residence' }, { namespace: 'default', k: 5 })).toEqual([]);
-    expect(SLOT_CLASSIFIER_VERSION).toBe(3);
+    expect(SLOT_CLASSIFIER_VERSION).toBe(4);
   });
 });

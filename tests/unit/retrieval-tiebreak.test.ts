@@ -51,6 +51,20 @@ function referenceTieBreak(
     const members = positions.map((p) => ranked[p]!).sort((a, b) => current(b) - current(a) || timeOf(b) - timeOf(a));
     positions.forEach((p, i) => (out[p] = members[i]!));
   }
+  // Then each non-current candidate with matched terms, from the bottom up, goes just below the
+  // last current candidate after it that shares one of its matched terms.
+  if (info.isCurrent) {
+    for (let i = out.length - 2; i >= 0; i -= 1) {
+      const id = out[i]!;
+      const terms = matched.get(id) ?? [];
+      if (terms.length === 0 || current(id) === 1) continue;
+      const after = out.slice(i + 1);
+      const last = after
+        .map((x, k) => (current(x) === 1 && (matched.get(x) ?? []).some((t) => terms.includes(t)) ? k : -1))
+        .reduce((a, b) => Math.max(a, b), -1);
+      if (last >= 0) out.splice(i, last + 2, ...after.slice(0, last + 1), id);
+    }
+  }
   return out;
 }
 

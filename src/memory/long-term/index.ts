@@ -22,6 +22,7 @@ import { memoryHash, rememberedReply } from './text';
 import { ROUND_LABELS } from '../../text/speakers';
 import { MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
 import { recordAccesses, tombstonedHashes } from './store';
+import { supersedeEarlierRounds } from './consolidation/supersede';
 import type { ExchangeInput, LongTermMemory, LongTermStore, NewMemory } from './types';
 import type { RetrievedMemory } from '../../model/context';
 
@@ -275,6 +276,8 @@ export async function storeEpisodes(deps: { store: LongTermStore; db: RecallDB }
   } else {
     for (const r of rounds) results.push(await deps.store.add(r.memory, source(r)));
   }
+  // Rounds that restate an earlier one with another value supersede it (`consolidation/supersede.ts`), in the order they were said.
+  for (const [i, { memory, created }] of results.entries()) if (created) await supersedeEarlierRounds(deps.store, memory, source(rounds[i]!));
   // The same exchange text again (an exact duplicate): keep one memory that cites every occurrence.
   const cited = new Map<string, string[]>();
   for (const [i, { memory, created }] of results.entries()) {

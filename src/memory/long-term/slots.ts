@@ -45,9 +45,12 @@ export type MemorySlot = 'project' | 'schedule' | 'diet' | 'manager' | 'residenc
 /**
  * Version of the classifier (2: the routine slots, first-person `work`, 交往/分手, 经理; 3: topic
  * mentions are no slot, someone else's partner or pet has that person as subject, and a stored
- * text's questions state no slot: `statementSlot`); stored with the index's slot column.
+ * text's questions state no slot: `statementSlot`; 4: compounds whose head is not the slot noun —
+ * 手机壳, phone case, 健身房 as a place — are no slot, a slot's own noun is not its subject, an
+ * episodic round's role labels are stripped and each statement starts a line, 我家的猫 is the
+ * household's cat); stored with the index's slot column.
  */
-export const SLOT_CLASSIFIER_VERSION = 3;
+export const SLOT_CLASSIFIER_VERSION = 4;
 
 /** A slot of a subject: `subject` is `'user'` or a relation label (`sister`, `dog`, …). */
 export interface SlotKey {
@@ -60,8 +63,10 @@ export const SLOT_PATTERNS: readonly { slot: MemorySlot; en: RegExp; zh: RegExp 
   { slot: 'project', en: /\b(?:projects?|working on|works? on)\b/iu, zh: /项目|负责/u },
   {
     slot: 'schedule',
-    en: /\b(?:gym|work ?outs?|exercis(?:e|es|ing)|routine|schedule)\b/iu,
-    zh: /健身|锻炼|作息/u,
+    // Going to the gym, gym days, working out — not a gym as a place ("a gym near the station",
+    // "新开了一家健身房": the compound's head 房 is the building, version 4).
+    en: /\b(?:(?:go|goes|going|went|get|gets|hit|hits|hitting)\s+(?:to\s+)?the\s+gym|gym\s+(?:days?|sessions?|schedule|routine|time|on|every|twice)|work ?outs?|working out|exercis(?:e|es|ing)|routine|schedule)\b/iu,
+    zh: /(?:去|上|到)健身房|健身(?!房)|锻炼|作息/u,
   },
   {
     slot: 'diet',
@@ -76,7 +81,7 @@ export const SLOT_PATTERNS: readonly { slot: MemorySlot; en: RegExp; zh: RegExp 
   {
     slot: 'residence',
     en: /\b(?:lives?|lived|living|moved|moving|relocat(?:ed|ing)|resides?|resided|based in|home (?:is|town)|address|flat in|apartment in|house in)\b/iu,
-    zh: /住在|住到|住址|居住|定居|搬到|搬去|搬来|搬家|家在|住处|常住/u,
+    zh: /住在|住到|住哪|住址|居住|定居|搬到|搬去|搬来|搬家|家在|住处|常住/u,
   },
   {
     slot: 'work',
@@ -95,12 +100,18 @@ export const SLOT_PATTERNS: readonly { slot: MemorySlot; en: RegExp; zh: RegExp 
     en: /\b(?:\d{1,3} years? old|age|aged|birthday|born(?!\s+(?:and raised\s+)?in\b))\b/iu,
     zh: /\d{1,3}\s*岁|岁了|年龄|生日|出生/u,
   },
-  { slot: 'phone', en: /\b(?:phone|mobile|cell(?:phone)?)\b/iu, zh: /电话|手机号|手机/u },
+  {
+    slot: 'phone',
+    // The phone itself or its number — not a compound whose head is another thing ("phone case",
+    // "手机壳", "手机膜": accessories; version 4).
+    en: /\b(?:phone|mobile|cell(?:phone)?)\b(?!\s+(?:cases?|covers?|chargers?|cables?|stands?|holders?|screen protectors?|mounts?|straps?|shops?|stores?)\b)/iu,
+    zh: /电话|手机号|手机(?!壳|套|膜|支架|充电器|充电线|数据线|挂绳|链|店)/u,
+  },
   { slot: 'email', en: /\be-?mail\b/iu, zh: /邮箱|电子邮件|邮件地址/u },
   {
     slot: 'name',
     en: /\b(?:my name|name is|named|called|goes by|go by)\b/iu,
-    zh: /我叫|叫做|名字|名叫|姓名|取名|起名|叫[\u4e00-\u9fff]{1,3}$/u,
+    zh: /我叫|叫做|名字|名叫|姓名|取名|起名|叫[\u4e00-\u9fff]{1,3}(?:$|[。！!，,；;])/u,
   },
   {
     slot: 'partner',
@@ -148,9 +159,20 @@ const RELATION_WORDS: readonly { label: string; en: string; zh: string }[] = [
  */
 const RELATIONS = RELATION_WORDS.map(({ label, en, zh }) => ({
   label,
-  en: new RegExp(`(?:^\\s*|\\b(?:my|his|her|our|their|user's|has an?|have an?|had an?|got an?|adopted an?)\\s+)(?:[\\p{L}-]+\\s+)?(?:${en})\\b`, 'iu'),
-  zh: new RegExp(`(?:^\\s*|我的?|他的|她的|用户的|有一?[只条个位]?|养了?一?[只条]?)(?:${zh})`, 'u'),
+  // `m`: each line of a classified text is one statement (`statementSlot` joins them with line breaks).
+  en: new RegExp(`(?:^\\s*|\\b(?:my|his|her|our|their|user's|has an?|have an?|had an?|got an?|adopted an?)\\s+)(?:[\\p{L}-]+\\s+)?(?:${en})\\b`, 'imu'),
+  // 我家的猫 / 我们家的狗: the household's pet (version 4; before, "我家的猫叫小白" was the user's name).
+  zh: new RegExp(`(?:^\\s*|我们?家的?|咱家的?|我的?|他的|她的|用户的|有一?[只条个位]?|养了?一?[只条]?)(?:${zh})`, 'mu'),
 }));
+
+/**
+ * Attribute slots whose value is a person named by a relation word: that word is the slot's own
+ * noun, not its subject ("My boss is Tom", "我的领导是陈总": `user:manager`, version 4; before,
+ * `colleague:manager`). Someone else's manager keeps its owner ("My sister's boss …").
+ */
+const SLOT_OWN_NOUNS: Partial<Record<MemorySlot, RegExp>> = {
+  manager: /\b(?:boss|manager|supervisor|team lead)\b(?!['’]s)|(?:领导|上司|主管|老板)(?!的|家)/giu,
+};
 
 /** Slots that are attributes of a subject (the subject may be someone other than the user). */
 const ATTRIBUTE_SLOTS: ReadonlySet<MemorySlot> = new Set([
@@ -186,7 +208,10 @@ export function memorySlot(text: string): SlotKey | null {
     const owner = POSSESSORS.find((r) => r.label !== slot && !OWN_RELATION_LABELS[slot]?.has(r.label) && matches(r, normalized));
     return { subject: owner?.label ?? 'user', slot };
   }
-  const relation = RELATIONS.find((r) => matches(r, normalized));
+  // The slot's own noun names the value, not a subject: "My boss is Tom" / "我的领导是陈总" are the user's manager.
+  const own = SLOT_OWN_NOUNS[slot];
+  const rest = own ? normalized.replace(own, ' ') : normalized;
+  const relation = RELATIONS.find((r) => matches(r, rest));
   return { subject: relation?.label ?? 'user', slot };
 }
 
@@ -234,8 +259,27 @@ const SENTENCE = /[^.!?。！？；\n]+[.!?。！？；\n]*/gu;
  * @returns `memorySlot` of the statement sentences joined, or `null` when there is none.
  */
 export function statementSlot(text: string): SlotKey | null {
-  const statements = (text.normalize('NFKC').match(SENTENCE) ?? []).filter((sentence) => !/[?？]\s*$/u.test(sentence));
-  return statements.length === 0 ? null : memorySlot(statements.join(' '));
+  const statements = (withoutRoleLabels(text.normalize('NFKC')).match(SENTENCE) ?? []).filter((sentence) => !/[?？]\s*$/u.test(sentence));
+  return statements.length === 0 ? null : memorySlot(statements.map((sentence) => sentence.trim()).join('\n'));
+}
+
+/**
+ * An episodic round's role labels ("User: ", "Assistant: " at the start of a line) removed: each
+ * turn then starts its line, so a subject at the start of a turn ("User: 朋友说…") is found
+ * (version 4; before, the label hid it and the statement was the user's).
+ */
+function withoutRoleLabels(text: string): string {
+  return text.replace(/^[ \t]*(?:User|Assistant)[ \t]*[:：][ \t]*/gmu, '');
+}
+
+/**
+ * Who a text is about when it names no slot: the relation it names as a subject (the relation
+ * detector of `memorySlot`: "My sister is training for a marathon" → `sister`), else `user`.
+ * @param text a statement, any language.
+ */
+export function subjectOf(text: string): string {
+  const normalized = withoutTopicMentions(withoutRoleLabels(text.normalize('NFKC')));
+  return RELATIONS.find((r) => matches(r, normalized))?.label ?? 'user';
 }
 
 /** `true` when two texts are about the same slot of the same subject (both classified, equal). */

@@ -185,6 +185,19 @@ export const DEFAULT_WEIGHTING: WeightingOptions = { halfLifeDays: 30, recencyWe
  */
 export const CURRENT_STATE_WEIGHTING: WeightingOptions = { halfLifeDays: 90, recencyWeight: 1, importanceWeight: 0.01 };
 
+/**
+ * The weighting of one candidate: `CURRENT_STATE_WEIGHTING` (recency up to +1) is for the memories
+ * of the asked slot when the query names one ("我现在向谁汇报？" → `user:manager`): asked for the
+ * current value of an attribute, the newest statement of that attribute should win, while a recent
+ * memory that merely shares a word ("现在买打印机还是等打折？") gets the near-tie weighting
+ * (`DEFAULT_WEIGHTING`). A query about the current state that names no slot keeps it for every candidate.
+ * @param weighting the query's weighting (`CURRENT_STATE_WEIGHTING` or another).
+ * @param querySlot whether the query names a slot; `inSlot` whether the candidate is one of that slot's memories.
+ */
+export function weightingForCandidate(weighting: WeightingOptions, querySlot: boolean, inSlot: boolean): WeightingOptions {
+  return weighting === CURRENT_STATE_WEIGHTING && querySlot && !inSlot ? DEFAULT_WEIGHTING : weighting;
+}
+
 const DAY_MS = 86_400_000;
 
 /** `0.5^(ageMs / halfLife)`, 1 for a future or zero age. @param ageMs milliseconds. */
@@ -319,7 +332,30 @@ export function recencyTieBreak(
     const members = positions.map((p) => ranked[p]!).sort((a, b) => dated(b) - dated(a) || current(b) - current(a) || timeOf(b) - timeOf(a));
     positions.forEach((p, i) => (out[p] = members[i]!));
   }
+  if (info.isCurrent) belowCurrent(out, matched, (id) => current(id) === 1);
   return out;
+}
+
+/**
+ * Superseded below current, in place: a non-current candidate (superseded at write time,
+ * `consolidation/supersede.ts`) that ranks above current candidates sharing one of its matched
+ * query terms moves to just below the last of them ("I pay 1800 dollars rent every month." goes
+ * below "The landlord raised my rent to 2100 dollars a month.", both matching "rent"): a past
+ * statement counts after the current ones that match the query as it does. Every other candidate
+ * keeps its order. O(c²) over the c candidates with matched terms (at most the lexical depth).
+ */
+function belowCurrent(out: string[], matched: ReadonlyMap<string, readonly string[]>, isCurrent: (id: string) => boolean): void {
+  // From the bottom up, so each non-current candidate is moved once, past current ones only.
+  for (let i = out.length - 2; i >= 0; i -= 1) {
+    const id = out[i]!;
+    const terms = new Set(matched.get(id) ?? []);
+    if (terms.size === 0 || isCurrent(id)) continue;
+    let last = -1;
+    for (let j = i + 1; j < out.length; j += 1) if (isCurrent(out[j]!) && (matched.get(out[j]!) ?? []).some((t) => terms.has(t))) last = j;
+    if (last < 0) continue;
+    out.splice(i, 1);
+    out.splice(last, 0, id);
+  }
 }
 
 /**

@@ -146,7 +146,9 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     const old = await db.memories.get(id);
     if (!old) throw new MemoryError('not_found', `Unknown memory id "${id}"`);
     const t = now();
-    const next: MemoryRecord = { ...old, ...patch, updatedAt: t };
+    // Marking a memory superseded changes nothing it says: its `updatedAt` (what recency weighting reads) stays.
+    const onlySuperseded = Object.keys(patch).every((key) => key === 'supersededBy');
+    const next: MemoryRecord = { ...old, ...patch, updatedAt: onlySuperseded ? old.updatedAt : t };
     if (patch.kind !== undefined && !KINDS.has(patch.kind)) {
       throw new MemoryError('unknown_kind', `Unknown memory kind "${String(patch.kind)}"`, { params: { kind: String(patch.kind).slice(0, 40) } });
     }
@@ -156,7 +158,8 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       next.hash = memoryHash(patch.text);
       Object.assign(next, await embedForStorage(next));
     }
-    next.current = validAt(next, t) ? 1 : 0;
+    // Superseded (`supersededBy`) is not current even while valid: an episodic round restated with another value (`consolidation/supersede.ts`).
+    next.current = validAt(next, t) && next.supersededBy === undefined ? 1 : 0;
     const missingVector = patch.text !== undefined && patch.text !== old.text && next.embedding === null;
     const history: MemoryHistoryRecord = { memoryId: id, event, oldText: old.text, newText: next.text, at: t, source };
     await sync.writeIndexed([id], async (batch) => {

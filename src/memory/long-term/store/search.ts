@@ -21,6 +21,7 @@ import {
   SAME_SLOT_MARGIN,
   SLOT_MATCH_WEIGHT,
   weightedScore,
+  weightingForCandidate,
   type FusionWeights,
 } from '../retrieval/fusion';
 import { demoteByFeedback, type FeedbackSignal } from '../retrieval/feedback';
@@ -178,8 +179,13 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     // Same subject and slot as the question ("Where do I work now?" → user:work): candidates even
     // with no shared word ("New job! I'm a product manager at KPMG now."), see `SLOT_MATCH_WEIGHT`.
     const querySlot = mode === 'vector' ? null : memorySlotLabel(text);
+    const inQuerySlot = new Set<string>();
     if (querySlot) {
-      for (const id of index.slotMembers(ns, querySlot, t)) if (isEligible(id)) fused.set(id, (fused.get(id) ?? 0) + SLOT_MATCH_WEIGHT);
+      for (const id of index.slotMembers(ns, querySlot, t)) {
+        if (!isEligible(id)) continue;
+        fused.set(id, (fused.get(id) ?? 0) + SLOT_MATCH_WEIGHT);
+        inQuerySlot.add(id);
+      }
     }
     // Each candidate's columns are read once (the tie-break's sort asks for them per comparison).
     const metas = new Map<string, MemoryMeta>();
@@ -201,7 +207,8 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
         .filter(([id]) => sync.index.has(id))
         .map(([id, relevance]) => {
           const m = metaOfId(id);
-          return { id, score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, weighting) };
+          const w = weightingForCandidate(weighting, querySlot !== null, inQuerySlot.has(id));
+          return { id, score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, w) };
         });
       ranked.sort((a, b) => b.score - a.score || byLocale(a.id, b.id));
       if (options.recencyTieBreak !== false) {
