@@ -15,7 +15,8 @@ const LAYERS = {
   platform: ['model'],
   tokens: ['model', 'text', 'gguf'],
   engines: ['model', 'platform', 'tokens', 'gguf'],
-  db: ['model'],
+  vault: ['model'],
+  db: ['model', 'vault'],
   jobs: ['model', 'db'],
   prompt: ['model', 'text', 'tokens', 'engines'],
   memory: ['model', 'text', 'platform', 'tokens', 'engines', 'db', 'jobs', 'prompt'],
@@ -23,7 +24,7 @@ const LAYERS = {
   importers: ['model', 'text'],
   page: ['model', 'text'],
   messaging: ['model'],
-  core: ['model', 'text', 'gguf', 'platform', 'tokens', 'engines', 'db', 'jobs', 'prompt', 'memory', 'backup', 'importers', 'messaging', 'page'],
+  core: ['model', 'text', 'gguf', 'platform', 'tokens', 'engines', 'db', 'jobs', 'prompt', 'memory', 'backup', 'importers', 'messaging', 'page', 'vault'],
   background: ['model', 'messaging', 'page'],
   ui: ['model', 'text', 'gguf', 'messaging', 'platform', 'prompt', 'page'],
 };

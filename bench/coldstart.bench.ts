@@ -84,7 +84,7 @@ interface SizeResult {
 }
 
 /** A copy of the build with the 384-d fixture embedder packaged (the offline install option). */
-async function buildWithPackagedEmbedder(buildDir: string): Promise<string> {
+export async function buildWithPackagedEmbedder(buildDir: string): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'recall-bench-ext-'));
   cpSync(buildDir, dir, { recursive: true });
   const modelsDir = join(dir, 'models');
@@ -95,7 +95,7 @@ async function buildWithPackagedEmbedder(buildDir: string): Promise<string> {
 }
 
 /** Waits until the core's embedder is ready and its job queue idle (nothing left from the seeding). */
-async function settle(page: Page, timeoutMs = 300_000): Promise<void> {
+export async function settle(page: Page, timeoutMs = 300_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const [status, jobs] = await Promise.all([
@@ -126,7 +126,7 @@ const STAGE_IMPORT_FILE = `async ({ name, json }) => {
  * `backups/`, then `memory.import { fileName }` (the core deletes the file afterwards).
  * @throws Error when a memory is not added.
  */
-async function seed(page: Page, memories: SeedMemory[], batch: number, log: (line: string) => void): Promise<void> {
+export async function seed(page: Page, memories: SeedMemory[], batch: number, log: (line: string) => void): Promise<void> {
   for (let i = 0; i < memories.length; i += batch) {
     const part = memories.slice(i, i + batch);
     const fileName = `bench-seed-${i}-${Date.now()}.json`;
@@ -213,7 +213,7 @@ async function storageUsage(page: Page): Promise<number> {
 }
 
 /** The running service worker of the extension (wakes it through `core.ensure` when it was stopped). */
-async function serviceWorker(browser: ExtensionBrowser, page: Page) {
+export async function serviceWorker(browser: ExtensionBrowser, page: Page) {
   const current = browser.context.serviceWorkers().find((w) => w.url().startsWith(`chrome-extension://${browser.extensionId}/`));
   if (current) return current;
   const waiting = browser.context.waitForEvent('serviceworker');

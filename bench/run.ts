@@ -36,6 +36,7 @@ const REGISTRY: Record<string, Loader> = {
   retrieval: () => import('./retrieval.bench'),
   'turn-overhead': () => import('./turn-overhead.bench'),
   'vector-layout': () => import('./vector-layout.bench'),
+  vault: () => import('./vault.bench'),
 };
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -21,8 +21,12 @@
  * exact Qwen2.5 tokenizer with its chat template): p50 and p95 over all timed turns of all runs,
  * the median of the per-run p50 and p95, and the process's CPU time over the same span (user +
  * system), which other processes on a shared machine do not inflate.
- * Parameters `{ sizes, runs, turns, counters }`; TURN_BENCH_SIZES, TURN_BENCH_RUNS,
- * TURN_BENCH_TURNS and TURN_BENCH_COUNTERS (comma-separated) override them;
+ * Vault lock (issue 16): each size and counter runs with the lock off and on, side by side (runs
+ * interleaved, the order alternating), over two databases prepared alike; the lock-on one was sealed by the
+ * real in-place pass (`vault/pass.ts`) and its core seals and opens every row through the vault
+ * middleware. The ratio table compares on / off (p50, p95, CPU); target ≤ 1.2×.
+ * Parameters `{ sizes, runs, turns, counters, locks }`; TURN_BENCH_SIZES, TURN_BENCH_RUNS,
+ * TURN_BENCH_TURNS, TURN_BENCH_COUNTERS and TURN_BENCH_LOCKS (`off,on`; comma-separated) override them;
  * TURN_BENCH_ROUND_MESSAGES=1 also stores the messages the memories cite (neighbour expansion runs).
  */
 import 'fake-indexeddb/auto';
@@ -40,6 +44,8 @@ import type { TokenCounter } from '../src/model/tokens';
 import { memoryHash } from '../src/memory/long-term/text';
 import type { EngineStatus } from '../src/model/engine';
 import { createTokenEstimator } from '../src/tokens';
+import { newDataKey, vaultKeys } from '../src/vault/keys';
+import { runPass } from '../src/vault/pass';
 
 const EMBED_DIM = 384;
 /** Earlier messages of the benchmark conversation. */
@@ -233,16 +239,27 @@ export async function openBenchCore(db: RecallDB, counterName: CounterName, onPr
   return core;
 }
 
+/** The vault lock off, or on (every row sealed; the middleware holds the key, as after an unlock). */
+export type LockMode = 'off' | 'on';
+
 /**
  * A database with `size` memories and its persisted index (a core opened once over it and
- * stopped), ready for `runTurns`. Not timed.
+ * stopped), ready for `runTurns`. With `lock: 'on'` every row is then sealed by the vault's
+ * in-place pass and the database's keyring keeps the key (an unlocked vault). With `roundMessages`
+ * the messages the memories cite are stored too (`fillRoundMessages`). Not timed.
  */
-export async function prepareDatabase(size: number, roundMessages = process.env.TURN_BENCH_ROUND_MESSAGES === '1'): Promise<RecallDB> {
+export async function prepareDatabase(size: number, lock: LockMode = 'off', roundMessages = process.env.TURN_BENCH_ROUND_MESSAGES === '1'): Promise<RecallDB> {
   const db = new RecallDB(`turn-bench-${crypto.randomUUID()}`);
   await fillMemories(db, size);
   if (roundMessages) await fillRoundMessages(db, size);
   const core = await openBenchCore(db, 'estimator', () => undefined);
   await core.stop();
+  if (lock === 'on') {
+    const keys = vaultKeys(newDataKey());
+    db.keyring.keys = keys;
+    db.keyring.sealing = true;
+    await runPass(db, db.keyring, keys, 'encrypt', { savePosition: (row) => row });
+  }
   return db;
 }
 
@@ -303,6 +320,7 @@ interface Params {
   runs: number;
   turns: number;
   counters: CounterName[];
+  locks: LockMode[];
 }
 
 const list = (env: string | undefined) =>
@@ -316,61 +334,102 @@ export default defineBench<Params>({
   title: 'Turn overhead (send → prompt ready)',
   method:
     'The real core in Node (fake-indexeddb, persisted job queue, long-term store opened from its persisted index, summary + buffer over a 400-message conversation, prompt assembly, the token counter); time from `chat.send` to the assembled prompt reaching the chat engine, with no LLM (an instant stand-in) and no query embedding (a seeded 384-d stand-in, so the vector scan runs). Per run a fresh core and a fresh conversation; the first turn of a run is a warm-up; background jobs and the batched access write run between turns, untimed. p50 / p95 over all timed turns (nearest rank), wall and process CPU (user + system), with the estimator and with the exact Qwen2.5 counter (tokenizer + ChatML template).',
-  quick: { sizes: [10_000], runs: 5, turns: 30, counters: ['estimator', 'qwen2.5'] },
-  full: { sizes: [10_000, 100_000], runs: 5, turns: 30, counters: ['estimator', 'qwen2.5'] },
+  quick: { sizes: [10_000], runs: 5, turns: 30, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'] },
+  full: { sizes: [10_000, 100_000], runs: 5, turns: 30, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'] },
   async run(params, ctx) {
     const sizes = list(process.env.TURN_BENCH_SIZES)?.map(Number) ?? params.sizes;
     const runs = Number(process.env.TURN_BENCH_RUNS ?? params.runs);
     const turns = Number(process.env.TURN_BENCH_TURNS ?? params.turns);
     const counters = (list(process.env.TURN_BENCH_COUNTERS) as CounterName[] | undefined) ?? params.counters;
+    const locks = (list(process.env.TURN_BENCH_LOCKS) as LockMode[] | undefined) ?? params.locks;
     const rows: (string | number)[][] = [];
+    const ratioRows: (string | number)[][] = [];
     const headline: HeadlineRow[] = [];
     const raw: unknown[] = [];
     for (const size of sizes) {
-      ctx.log(`turn-overhead: preparing ${size} memories …`);
-      const db = await prepareDatabase(size);
+      ctx.log(`turn-overhead: preparing ${size} memories (lock ${locks.join(', ')}) …`);
+      const dbs = new Map<LockMode, RecallDB>();
+      for (const lock of locks) dbs.set(lock, await prepareDatabase(size, lock));
       for (const counter of counters) {
-        const perRun: RunSamples[] = [];
-        for (let run = 0; run < runs; run++) perRun.push(await runTurns(db, counter, turns, run));
-        const wall = summarize(perRun.flatMap((r) => r.wall));
-        const cpu = summarize(perRun.flatMap((r) => r.cpu));
-        const runP50 = summarize(perRun.map((r) => summarize(r.wall).median));
-        const runP95 = summarize(perRun.map((r) => summarize(r.wall).p95));
-        const target = TARGET_P95_MS[size];
-        rows.push([
-          size,
-          // `TURN_BENCH_ROUND_MESSAGES=1`: the rounds' messages are stored, so neighbour expansion runs.
-          process.env.TURN_BENCH_ROUND_MESSAGES === '1' ? `${counter}, rounds' messages stored` : counter,
-          formatMs(wall.median),
-          formatMs(wall.p95),
-          `${formatMs(runP50.median)} / ${formatMs(runP95.median)}`,
-          formatMs(cpu.median),
-          formatMs(cpu.p95),
-          wall.n,
-          target === undefined ? '–' : `${target} ms`,
-        ]);
-        if (target !== undefined) {
+        const perRun = new Map<LockMode, RunSamples[]>(locks.map((lock) => [lock, []]));
+        // Interleaved, the order alternating (off, on; on, off; …): a load change on the shared machine, or
+        // whatever the previous run left behind (garbage, a cold cache), hits both alike.
+        for (let run = 0; run < runs; run++) {
+          for (const lock of run % 2 === 0 ? locks : [...locks].reverse()) perRun.get(lock)!.push(await runTurns(dbs.get(lock)!, counter, turns, run));
+        }
+        const summaries = new Map<LockMode, { wall: ReturnType<typeof summarize>; cpu: ReturnType<typeof summarize> }>();
+        for (const lock of locks) {
+          const runsOf = perRun.get(lock)!;
+          const wall = summarize(runsOf.flatMap((r) => r.wall));
+          const cpu = summarize(runsOf.flatMap((r) => r.cpu));
+          summaries.set(lock, { wall, cpu });
+          const runP50 = summarize(runsOf.map((r) => summarize(r.wall).median));
+          const runP95 = summarize(runsOf.map((r) => summarize(r.wall).p95));
+          const target = TARGET_P95_MS[size];
+          rows.push([
+            size,
+            // `TURN_BENCH_ROUND_MESSAGES=1`: the rounds' messages are stored, so neighbour expansion runs.
+            process.env.TURN_BENCH_ROUND_MESSAGES === '1' ? `${counter}, rounds' messages stored` : counter,
+            lock,
+            formatMs(wall.median),
+            formatMs(wall.p95),
+            `${formatMs(runP50.median)} / ${formatMs(runP95.median)}`,
+            formatMs(cpu.median),
+            formatMs(cpu.p95),
+            wall.n,
+            target === undefined ? '–' : `${target} ms`,
+          ]);
+          if (target !== undefined && lock === 'off') {
+            headline.push({
+              what: `turn overhead p95, send → prompt ready, ${size.toLocaleString('en')} memories, ${counter} (wall; CPU ${formatMs(cpu.p95)} ms)`,
+              measured: `${formatMs(wall.p95)} ms`,
+              reference: `target ${target} ms`,
+              ratio: Number((wall.p95 / target).toFixed(2)),
+            });
+          }
+          raw.push({ memories: size, counter, lock, wall, cpu, runP50, runP95, samples: runsOf });
+          ctx.log(
+            `${String(size).padStart(7)} memories  ${counter.padEnd(9)}  lock ${lock.padEnd(3)}  wall p50 ${wall.median.toFixed(1)} / p95 ${wall.p95.toFixed(1)} ms  CPU p50 ${cpu.median.toFixed(1)} / p95 ${cpu.p95.toFixed(1)} ms  (${wall.n} turns)`,
+          );
+        }
+        const off = summaries.get('off');
+        const on = summaries.get('on');
+        if (off && on) {
+          const ratio = (a: number, b: number) => Number((a / b).toFixed(2));
+          ratioRows.push([
+            size,
+            counter,
+            `${ratio(on.wall.median, off.wall.median)}×`,
+            `${ratio(on.wall.p95, off.wall.p95)}×`,
+            `${ratio(on.cpu.median, off.cpu.median)}×`,
+            `${ratio(on.cpu.p95, off.cpu.p95)}×`,
+          ]);
           headline.push({
-            what: `turn overhead p95, send → prompt ready, ${size.toLocaleString('en')} memories, ${counter} (wall; CPU ${formatMs(cpu.p95)} ms)`,
-            measured: `${formatMs(wall.p95)} ms`,
-            reference: `target ${target} ms`,
-            ratio: Number((wall.p95 / target).toFixed(2)),
+            what: `turn overhead with the vault lock on / off, p95 CPU, ${size.toLocaleString('en')} memories, ${counter} (wall ${ratio(on.wall.p95, off.wall.p95)}×)`,
+            measured: `${formatMs(on.cpu.p95)} / ${formatMs(off.cpu.p95)} ms`,
+            reference: 'target ≤ 1.2×',
+            ratio: ratio(on.cpu.p95, off.cpu.p95),
           });
         }
-        raw.push({ memories: size, counter, wall, cpu, runP50, runP95, samples: perRun });
-        ctx.log(
-          `${String(size).padStart(7)} memories  ${counter.padEnd(9)}  wall p50 ${wall.median.toFixed(1)} / p95 ${wall.p95.toFixed(1)} ms  CPU p50 ${cpu.median.toFixed(1)} / p95 ${cpu.p95.toFixed(1)} ms  (${wall.n} turns)`,
-        );
       }
-      await db.delete();
+      for (const db of dbs.values()) await db.delete();
     }
     return {
       tables: [
         {
           title: `Send → prompt ready, ms (${runs} runs × ${turns} timed turns per counter and size; target: issue 9's p95):`,
-          columns: ['memories', 'counter', 'wall p50', 'wall p95', 'median of runs p50 / p95', 'CPU p50', 'CPU p95', 'turns', 'target p95'],
+          columns: ['memories', 'counter', 'lock', 'wall p50', 'wall p95', 'median of runs p50 / p95', 'CPU p50', 'CPU p95', 'turns', 'target p95'],
           rows,
         },
+        ...(ratioRows.length > 0
+          ? [
+              {
+                title: 'Vault lock on / off, same runs side by side (target ≤ 1.2×):',
+                columns: ['memories', 'counter', 'wall p50', 'wall p95', 'CPU p50', 'CPU p95'],
+                rows: ratioRows,
+              },
+            ]
+          : []),
       ],
       headline,
       notes: [

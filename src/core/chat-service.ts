@@ -94,6 +94,11 @@ export interface ChatService {
   /** Stops a running turn; the partial reply is kept with `status: 'aborted'`. No-op when unknown. */
   stop(requestId: string): void;
   /**
+   * Stops every running turn (each partial reply is kept, `status: 'aborted'`, as `stop` does) and
+   * resolves once no turn runs, i.e. once each one's final write is done (the vault's lock).
+   */
+  stopAll(): Promise<void>;
+  /**
    * The reply streaming now in a conversation, with its text so far, or `null` (none, or it has
    * not produced a token yet). A panel opened mid-reply shows it from here, then follows
    * `event.chatDelta`.
@@ -547,6 +552,15 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 
     stop(requestId) {
       running.get(requestId)?.abort();
+    },
+
+    async stopAll() {
+      // A turn queued behind the lock starts when the running one ends: stop it too.
+      while (turns.isLocked()) {
+        for (const controller of running.values()) controller.abort();
+        await turns.waitForUnlock();
+        await Promise.resolve();
+      }
     },
 
     async recoverInterruptedTurns() {

@@ -7,6 +7,8 @@ import browser from 'webextension-polyfill';
 import { normalizeStrategyConfig } from '../model/strategies';
 import { assertSender, onMessage, type ProtocolMap } from '../messaging/protocol';
 import type { Core } from './index';
+import type { VaultStatus } from '../model/vault';
+import { openGate, type VaultController, type VaultGate, type VaultRequestType } from './vault';
 import { toView } from '../memory/long-term/store';
 import {
   acceptSuggestion,
@@ -26,7 +28,7 @@ async function reviewStatus(c: Core, namespace: string): Promise<{ enabled: bool
 }
 
 /** Every request the core answers: the protocol's requests but the events and `core.ensure` (the service worker's). */
-export type CoreRequestType = Exclude<keyof ProtocolMap, `event.${string}` | 'core.ensure' | `page.${string}`>;
+export type CoreRequestType = Exclude<keyof ProtocolMap, `event.${string}` | 'core.ensure' | `page.${string}` | `vault.${string}`>;
 
 /** What a handler gets besides the request's data. */
 export interface HandlerContext {
@@ -166,15 +168,48 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
  * Registers every handler of `CORE_HANDLERS` on the runtime's messages. `core` resolves once the
  * core has started; requests that arrive earlier wait for it. Each handler first checks that the
  * sender is the side panel or the service worker of this extension (`assertSender`, which throws
- * otherwise). Returns a function that removes all handlers.
+ * otherwise), then passes the vault lock's one check (`VaultGate.core`: `VaultError('locked')`
+ * while locked; `core.ping` alone is answered then, with `locked: true`, so the service worker
+ * knows the core runs). A plain promise of the core is a gate that is always open.
+ * Returns a function that removes all handlers.
  */
-export function registerCoreHandlers(core: Promise<Core>, startedAt: number): () => void {
+export function registerCoreHandlers(core: Promise<Core> | VaultGate, startedAt: number): () => void {
   const context: HandlerContext = { startedAt };
+  const gate = core instanceof Promise ? openGate(core) : core;
   const removers = (Object.keys(CORE_HANDLERS) as CoreRequestType[]).map((type) => {
     const handler = CORE_HANDLERS[type] as CoreHandler<CoreRequestType>;
     return onMessage(type, (async (message: { data: never; sender: Parameters<typeof assertSender>[0] }) => {
       assertSender(message.sender, ['sidepanel', 'background'], browser.runtime.id);
-      return handler(await core, message.data, context);
+      if (type === 'core.ping' && gate.isLocked()) return { ready: true, startedAt, memory: { via: 'empty', openMs: 0, searchableAt: 0 }, locked: true };
+      return handler(await gate.core(), message.data, context);
+    }) as never);
+  });
+  return () => removers.forEach((remove) => remove());
+}
+
+/** The handler of each `vault.*` request: the controller and the request's data → the new status. */
+export const VAULT_HANDLERS: {
+  [K in VaultRequestType]: (vault: VaultController, data: Parameters<ProtocolMap[K]>[0]) => Promise<VaultStatus>;
+} = {
+  'vault.status': (v) => v.status(),
+  'vault.enable': (v, { passphrase }) => v.enable(passphrase),
+  'vault.unlock': (v, { passphrase }) => v.unlock(passphrase),
+  'vault.lock': (v) => v.lock(),
+  'vault.changePassphrase': (v, { current, next }) => v.changePassphrase(current, next),
+  'vault.disable': (v, { passphrase }) => v.disable(passphrase),
+  'vault.setAutoLock': (v, { minutes }) => v.setAutoLock(minutes),
+};
+
+/**
+ * Registers the `vault.*` handlers (sender: the side panel only). Returns a function that removes them.
+ * @throws MessagingError('rejected_sender') to a sender that is not this extension's side panel.
+ */
+export function registerVaultHandlers(vault: VaultController): () => void {
+  const removers = (Object.keys(VAULT_HANDLERS) as VaultRequestType[]).map((type) => {
+    const handler = VAULT_HANDLERS[type] as (vault: VaultController, data: unknown) => Promise<VaultStatus>;
+    return onMessage(type, (async (message: { data: unknown; sender: Parameters<typeof assertSender>[0] }) => {
+      assertSender(message.sender, ['sidepanel'], browser.runtime.id);
+      return handler(vault, message.data);
     }) as never);
   });
   return () => removers.forEach((remove) => remove());

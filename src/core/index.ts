@@ -14,6 +14,8 @@ import { createJobQueue, type JobQueue } from '../jobs/queue';
 // Backup, its age encryption and the importers are loaded at first use (`lazyModules`): not evaluated at start-up.
 import { IMPORT_NOTICE_KEY, recoverInterruptedImport } from '../backup/journal';
 import { loadBackup, loadBackupEncryption, loadHistoryImport, loadImporters } from './lazy-modules';
+import { sealChunks, sealedFileReader } from '../vault/files';
+import { BackupError } from '../model/errors';
 import { BACKUPS_DIR, deleteModelFile, listStoredFiles, ModelFileError, openModelFile, writeFileChunks, type StorageRoot } from '../platform/model-files';
 import { composeLongTermMemory } from '../memory/long-term/compose';
 import { MAINTENANCE_JOB, REEMBED_JOB } from '../memory/long-term/jobs';
@@ -304,6 +306,8 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       return after;
     },
     async exportToFile(passphrase, options = {}) {
+      // With the vault lock on, no plaintext file is staged (nor downloaded): an export is always age-encrypted.
+      if (db.keyring.sealing && !passphrase) throw new BackupError('passphrase_required', 'With the lock on, an export needs a passphrase.');
       await store.whenVectorsLoaded(); // rows are read with their vectors (the store's reading hook)
       const [{ exportBytes, exportFileName }, { encryptChunks }] = await Promise.all([loadBackup(), loadBackupEncryption()]);
       const exportedAt = now();
@@ -328,12 +332,15 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
         if (await isAgeFile(file)) {
           const size = file.size;
           const chunks = await decryptChunks(file, passphrase ?? '', { onBytes: (done) => transfer({ phase: 'decrypt', done, total: size }) });
+          // With the vault lock on, the decrypted copy is sealed with the vault's file key (no plaintext file).
+          const keys = db.keyring.sealing ? db.keyring.keys : null;
           // writeFileChunks wraps an error of its source as ModelFileError('io'): unwrap the refusal.
-          const plain = await writeFileChunks(`${fileName}.plain`, chunks, files).catch((error: unknown) => {
+          const plain = await writeFileChunks(`${fileName}.plain`, keys ? sealChunks(chunks, keys.fileKey) : chunks, files).catch((error: unknown) => {
             throw error instanceof ModelFileError && error.cause instanceof ImportError ? error.cause : error;
           });
           decrypted = plain.fileName;
           file = await openModelFile(decrypted, files);
+          if (keys) file = sealedFileReader(file, keys.fileKey) as File;
         }
         const embeddingModelBefore = (await settings.get()).embeddingModelId;
         const report = await importAll(db, store, file, { now, embedder: engines.status().embedder, fileName, onProgress: transfer });

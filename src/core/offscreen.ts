@@ -13,8 +13,10 @@ import { deleteModelFile } from '../platform/model-files';
 import { eraseUserFiles } from '../platform/user-files';
 import { eraseUserCaches } from '../platform/model-caches';
 import { createEngineManager } from './engine-manager';
-import { registerCoreHandlers } from './handlers';
+import { registerCoreHandlers, registerVaultHandlers } from './handlers';
 import { createCore, restoreEngines } from './index';
+import { createVaultController } from './vault';
+import { VaultError } from '../model/errors';
 
 /** Boots the core once per offscreen document. */
 export function startCoreInOffscreen(): void {
@@ -23,9 +25,9 @@ export function startCoreInOffscreen(): void {
   performance.mark('recall:offscreen.start');
   const db = new RecallDB();
   const packaged = Promise.all([readPackagedModels(), readPackagedWebllmLibs()]);
-  const core = packaged.then(([manifest, webllmLibs]) => {
+  const engines = packaged.then(([manifest, webllmLibs]) => {
     performance.mark('recall:offscreen.packaged');
-    const engines = createEngineManager({
+    const manager = createEngineManager({
       db,
       assets: {
         wllamaWasmUrl: wllamaWasmUrl(),
@@ -35,25 +37,38 @@ export function startCoreInOffscreen(): void {
       },
       probe: probeGpu,
     });
-    engines.onChange((status) => emitEvent('event.engine', status));
-    return createCore({
-      db,
-      engines,
-      loadVoyWasm,
-      events: {
-        chatDelta: (event) => emitEvent('event.chatDelta', event),
-        jobs: (stats) => emitEvent('event.jobs', stats),
-        conversations: (event) => emitEvent('event.conversations', event),
-        settings: (settings) => emitEvent('event.settings', settings),
-        transfer: (progress) => emitEvent('event.transfer', progress),
-        profiles: (state) => emitEvent('event.profiles', state),
-      },
-      deleteModelFile,
-      // "Erase all data": the user's OPFS files and any Cache Storage cache that is not a model cache.
-      eraseUserFiles: () => Promise.all([eraseUserFiles(), eraseUserCaches()]),
-    });
+    manager.onChange((status) => emitEvent('event.engine', status));
+    return manager;
   });
-  registerCoreHandlers(core, startedAt);
+  let restored = false;
+  // A core per unlock (the vault lock drops it with its in-memory indexes on lock); with the lock off, one.
+  const startCore = () =>
+    Promise.all([engines, packaged]).then(async ([manager, [manifest]]) => {
+      const core = await createCore({
+        db,
+        engines: manager,
+        loadVoyWasm,
+        events: {
+          chatDelta: (event) => emitEvent('event.chatDelta', event),
+          jobs: (stats) => emitEvent('event.jobs', stats),
+          conversations: (event) => emitEvent('event.conversations', event),
+          settings: (settings) => emitEvent('event.settings', settings),
+          transfer: (progress) => emitEvent('event.transfer', progress),
+          profiles: (state) => emitEvent('event.profiles', state),
+        },
+        deleteModelFile,
+        // "Erase all data": the user's OPFS files and any Cache Storage cache that is not a model cache.
+        eraseUserFiles: () => Promise.all([eraseUserFiles(), eraseUserCaches()]),
+      });
+      if (!restored) {
+        restored = true;
+        restoreEngines(core, manifest).catch((error: unknown) => console.error('[core] engines not restored', error));
+      }
+      return core;
+    });
+  const vault = createVaultController({ db, startCore, onStatus: (status) => emitEvent('event.vault', status) });
+  registerCoreHandlers(vault, startedAt);
+  registerVaultHandlers(vault);
   // Held for the life of this document: a panel learns that this core is gone when it is granted the lock.
   const holdingLock = new Promise<void>((held) => {
     navigator.locks
@@ -77,18 +92,25 @@ export function startCoreInOffscreen(): void {
     const failed = (error: unknown) => console.warn('[core] temporary chats not followed:', error);
     port.onMessage.addListener((message: unknown) => {
       if (!isPanelPortMessage(message)) return;
-      core
+      vault
+        .core()
         .then(async (c) => {
           await c.temporaryChats.show(panelId, message.open);
           if (message.left) await c.temporaryChats.left(message.left);
         })
-        .catch(failed);
+        .catch(ignoreLocked(failed));
     });
-    port.onDisconnect.addListener(() => void core.then((c) => c.temporaryChats.close(panelId)).catch(failed));
+    // While locked no temporary chat can be open; the next core deletes any left at its start.
+    port.onDisconnect.addListener(() => void vault.core().then((c) => c.temporaryChats.close(panelId), ignoreLocked(failed)));
     // This port is the core's: the panel's back-off starts over, and it watches the lock from now on.
     holdingLock.then(() => port.postMessage({ served: true } satisfies PanelPortAck)).catch(() => undefined); // a port closed meanwhile needs none
   });
-  Promise.all([core, packaged])
-    .then(([c, [manifest]]) => restoreEngines(c, manifest))
-    .catch((error: unknown) => console.error('[core] failed to start', error));
+  vault.core().catch(ignoreLocked((error: unknown) => console.error('[core] failed to start', error)));
 }
+
+/** `handle` for every error but the vault's `locked` (expected while the lock is on). */
+const ignoreLocked =
+  (handle: (error: unknown) => void) =>
+  (error: unknown): void => {
+    if (!(error instanceof VaultError && error.code === 'locked')) handle(error);
+  };

@@ -4,7 +4,8 @@
  *   (`TABLE_DATA` in `./schema.ts`): every table of `db.tables` that holds user data is cleared —
  *   a table the classification does not know is treated as user data, so a table added later is
  *   never left behind —, the `settings` table included (preferences too: after it the extension
- *   is as freshly installed, but for the model files). Only `device` tables stay (`localModels`,
+ *   is as freshly installed, but for the model files and the vault lock's record, `CLEAR_ROWS`:
+ *   a lock that is on stays on). Only `device` tables stay (`localModels`,
  *   the GGUF files opened on this device; delete them one by one, like the other downloaded models).
  * - **All memories** (`eraseMemories`): the long-term memory tables (`MEMORY_TABLES`: memories,
  *   their history, the persisted index, the tombstones, the "not relevant here" feedback) and the queued long-term jobs
@@ -13,6 +14,7 @@
  */
 import { ABOUT_ME_KEY_PREFIX } from '../model/about-me';
 import { STATE_KEY_PREFIX, STATS_KEY_PREFIX } from '../model/settings';
+import { CLEAR_ROWS } from '../vault/middleware';
 import type { RecallDB } from './schema';
 import { TABLE_DATA } from './schema';
 
@@ -39,8 +41,15 @@ export async function eraseUserData(db: RecallDB): Promise<EraseReport> {
         report.keptTables.push(table.name);
         continue;
       }
-      if (kind === 'settings') report.removedSettings.push(...((await table.toCollection().primaryKeys()) as unknown[]).map(String));
+      // The vault lock's record stays (the lock stays on, and rows written afterwards are sealed with its key).
+      const keptKeys: readonly string[] = CLEAR_ROWS[table.name] ?? [];
+      const kept = keptKeys.length > 0 ? (await table.bulkGet([...keptKeys])).filter((row) => row !== undefined) : [];
+      if (kind === 'settings') {
+        const keys = ((await table.toCollection().primaryKeys()) as unknown[]).map(String);
+        report.removedSettings.push(...keys.filter((key) => !keptKeys.includes(key)));
+      }
       await table.clear();
+      if (kept.length > 0) await table.bulkPut(kept);
       report.clearedTables.push(table.name);
     }
   });

@@ -37,6 +37,12 @@
  *       it whether stored or not), and the namespaces already used by conversations are listed as
  *       profiles too. `TABLE_PROFILE_LINK` says how every table's rows belong to a profile, so
  *       deleting one (`src/core/profiles.ts`) leaves nothing of it behind.
+ *
+ * Encryption at rest (issue 16, the vault lock): every table goes through one DBCore middleware
+ * (`src/vault/middleware.ts`, installed here) that keeps the primary key and the indexed fields
+ * declared below clear and seals every other field of a row into one blob while the lock is on.
+ * No schema version: sealed rows keep their keys and indexed fields, so no index changes. A future
+ * upgrade that rewrites rows must run unlocked (a sealed row read while locked throws `locked`).
  */
 import Dexie, { type EntityTable, type Table } from 'dexie';
 import type {
@@ -65,6 +71,7 @@ import {
   type LayoutRow,
   type MemoryIndexRecord,
 } from '../memory/long-term/retrieval/blocks';
+import { VaultKeyring, vaultMiddleware } from '../vault/middleware';
 
 /** Name of the IndexedDB database. */
 export const DB_NAME = 'recall';
@@ -91,9 +98,17 @@ export class RecallDB extends Dexie {
   /** Profiles (v9; `ProfileRecord`). */
   profiles!: EntityTable<ProfileRecord, 'id'>;
 
-  /** @param name database name; tests pass a unique name per test. */
-  constructor(name: string = DB_NAME) {
+  /** The keys the vault middleware seals and opens rows with (`src/vault/middleware.ts`; set by the core's vault). */
+  readonly keyring: VaultKeyring;
+
+  /**
+   * @param name database name; tests pass a unique name per test.
+   * @param options `keyring`: the vault keyring to seal with (default: a new one, lock off).
+   */
+  constructor(name: string = DB_NAME, options: { keyring?: VaultKeyring } = {}) {
     super(name);
+    this.keyring = options.keyring ?? new VaultKeyring();
+    this.use(vaultMiddleware(this.keyring));
     this.version(1).stores({
       conversations: 'id, updatedAt, namespace',
       messages: 'id, conversationId, [conversationId+seq], createdAt',

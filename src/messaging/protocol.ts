@@ -34,6 +34,7 @@ import type { MemoryCitation, PromptTrace } from '../model/trace';
 import type { ProfileDeleteReport, ProfilesState } from '../model/profiles';
 import { MessagingError } from '../model/errors';
 import type { PageAttachment, PageContent, PdfSource, PendingPage } from '../model/page';
+import type { VaultStatus } from '../model/vault';
 
 /**
  * The memories a reply's prompt used, in brief, for the sources under the reply (`trace.sources`):
@@ -150,7 +151,8 @@ export interface ProtocolMap {
    * (`searchableAt`, ms epoch; `openMs`: the store's own open time in ms) — the cold-start hook
    * of the benchmarks.
    */
-  'core.ping'(): { ready: true; startedAt: number; memory: { via: 'blocks' | 'rebuilt' | 'empty'; openMs: number; searchableAt: number } };
+  /** The core answers (`locked: true` while the vault is locked: then no store is open and `memory` is empty). */
+  'core.ping'(): { ready: true; startedAt: number; memory: { via: 'blocks' | 'rebuilt' | 'empty'; openMs: number; searchableAt: number }; locked?: boolean };
   'engine.status'(): EngineStatus;
   'engine.catalog'(): ModelCatalog;
   /** Loads a WebLLM model (WebGPU, in the service worker). Resolves when ready; progress via `event.engine`. */
@@ -316,6 +318,26 @@ export interface ProtocolMap {
    */
   'pdf.read'(data: PdfSource): PageContent;
 
+  // ── the vault lock (issue 16; `src/core/vault.ts`; sender: the side panel only; answered while locked) ──
+  /** Where the lock stands. */
+  'vault.status'(): VaultStatus;
+  /**
+   * Turns the lock on: derives a key from `passphrase`, wraps a new random data key with it,
+   * encrypts every stored row in place (progress as `event.vault`); the vault stays unlocked.
+   * @throws VaultError('weak_passphrase' | 'already_enabled' | 'busy' | 'unsupported')
+   */
+  'vault.enable'(data: { passphrase: string }): VaultStatus;
+  /** Unlocks: opens the store with the data key. @throws VaultError('wrong_passphrase' | 'not_enabled'); nothing changes then. */
+  'vault.unlock'(data: { passphrase: string }): VaultStatus;
+  /** Locks now: stops a streaming reply (what streamed so far is written, sealed, `aborted`), stops the jobs, wipes the key and the in-memory indexes. */
+  'vault.lock'(): VaultStatus;
+  /** Re-wraps the data key under `next` (data untouched; works locked or unlocked). @throws VaultError('wrong_passphrase' | 'weak_passphrase' | 'not_enabled' | 'busy') */
+  'vault.changePassphrase'(data: { current: string; next: string }): VaultStatus;
+  /** Decrypts every row in place and turns the lock off. @throws VaultError('wrong_passphrase' | 'not_enabled' | 'busy') */
+  'vault.disable'(data: { passphrase: string }): VaultStatus;
+  /** Idle minutes before auto-lock (1 … `MAX_VAULT_AUTO_LOCK_MINUTES`), `null` = only when the browser closes. @throws MessagingError('bad_request'), VaultError('not_enabled') */
+  'vault.setAutoLock'(data: { minutes: number | null }): VaultStatus;
+
   // ── events broadcast by the core (fire and forget; nobody may be listening; payloads: `EventPayloads`) ──
   'event.chatDelta'(data: EventPayloads['event.chatDelta']): void;
   'event.engine'(data: EventPayloads['event.engine']): void;
@@ -328,6 +350,8 @@ export interface ProtocolMap {
   'event.page'(data: EventPayloads['event.page']): void;
   /** The profiles or the active one changed (`src/core/profiles.ts`). */
   'event.profiles'(data: EventPayloads['event.profiles']): void;
+  /** The vault lock changed (`src/core/vault.ts`). */
+  'event.vault'(data: EventPayloads['event.vault']): void;
 }
 
 /** Compile-time check: the protocol's `event.*` messages are exactly `EVENT_TYPES`. */

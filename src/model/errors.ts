@@ -94,6 +94,16 @@ export const JOB_ERROR_CODES = [
  */
 export const PAGE_ERROR_CODES = ['unreadable', 'blocked', 'empty', 'no_access', 'no_tab'] as const;
 
+/**
+ * The vault lock (`src/vault/`, `src/core/vault.ts`): `locked` (a data request while the lock is on
+ * and no key is in the core: the panel shows its unlock screen), `wrong_passphrase` (nothing
+ * changed), `weak_passphrase` (`params.min`: fewer characters than the rule), `busy` (an in-place
+ * pass or another vault change is running), `unsupported` (this browser lacks what the lock needs),
+ * `not_enabled` / `already_enabled` (a request that needs the lock off or on), `damaged` (a sealed
+ * row or file that does not open with the key: tampered or cut).
+ */
+export const VAULT_ERROR_CODES = ['locked', 'wrong_passphrase', 'weak_passphrase', 'busy', 'unsupported', 'not_enabled', 'already_enabled', 'damaged'] as const;
+
 /** Every domain with its codes. The UI's translation keys and the locale test derive from this. */
 export const ERROR_CODES = {
   engine: ENGINE_ERROR_CODES,
@@ -106,6 +116,7 @@ export const ERROR_CODES = {
   prompt: PROMPT_ERROR_CODES,
   jobs: JOB_ERROR_CODES,
   page: PAGE_ERROR_CODES,
+  vault: VAULT_ERROR_CODES,
 } as const;
 
 /** An error domain (`engine`, `storage`, …). */
@@ -128,6 +139,8 @@ export type MessagingErrorCode = ErrorCodeOf<'messaging'>;
 export type PromptErrorCode = ErrorCodeOf<'prompt'>;
 /** Job error codes. */
 export type JobErrorCode = ErrorCodeOf<'jobs'>;
+/** Vault lock error codes. */
+export type VaultErrorCode = ErrorCodeOf<'vault'>;
 
 /** Interpolation values of an error's sentence: JSON numbers and short strings only (no user text). */
 export type ErrorParams = Readonly<Record<string, string | number>>;
@@ -252,3 +265,6 @@ export class JobError extends domainError('jobs', 'JobError') {}
 
 /** A page that could not be read (`PAGE_ERROR_CODES`); nothing was read from it. */
 export class PageError extends domainError('page', 'PageError') {}
+
+/** A vault lock request refused, or a data request while locked (`VAULT_ERROR_CODES`); nothing was changed. */
+export class VaultError extends domainError('vault', 'VaultError') {}

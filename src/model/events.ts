@@ -8,6 +8,7 @@ import type { EngineStatus } from './engine';
 import type { JobStats } from './jobs';
 import type { ProfilesState } from './profiles';
 import type { Settings } from './settings';
+import type { VaultStatus } from './vault';
 
 /** Every event type, one per `EventPayloads` entry. */
 export const EVENT_TYPES = [
@@ -19,6 +20,7 @@ export const EVENT_TYPES = [
   'event.transfer',
   'event.page',
   'event.profiles',
+  'event.vault',
 ] as const;
 
 /** Type of an event broadcast by the core (see `EVENT_TYPES`). */
@@ -50,4 +52,6 @@ export interface EventPayloads {
   'event.page': { at: number };
   /** The profiles or the active one changed (created, renamed, switched, deleted): every open panel follows. */
   'event.profiles': ProfilesState;
+  /** The vault lock changed (on, off, locked, unlocked, auto-lock time, in-place pass progress). */
+  'event.vault': VaultStatus;
 }

@@ -26,8 +26,11 @@ type Entry = { kind: 'file'; data: Uint8Array } | { kind: 'directory'; entries: 
 
 const notFound = (name: string) => new DOMException(`"${name}" not found`, 'NotFoundError');
 
-/** Creates an empty fake OPFS. */
-export function createFakeOpfs(): FakeOpfs {
+/**
+ * Creates an empty fake OPFS.
+ * @param options.onWrite sees every chunk written, with its file's name (e.g. to scan staging files for plaintext).
+ */
+export function createFakeOpfs(options: { onWrite?: (fileName: string, data: Uint8Array) => void } = {}): FakeOpfs {
   const top: Entry = { kind: 'directory', entries: new Map() };
   const stats = { bytesWritten: 0, largestWrite: 0, quotaBytes: Number.POSITIVE_INFINITY };
 
@@ -59,6 +62,7 @@ export function createFakeOpfs(): FakeOpfs {
             if (done) throw new TypeError('stream closed');
             if (usedBytes(top) + pending + data.byteLength > stats.quotaBytes) throw new DOMException('quota', 'QuotaExceededError');
             chunks.push(new Uint8Array(data));
+            options.onWrite?.(name, new Uint8Array(data));
             pending += data.byteLength;
             stats.bytesWritten += data.byteLength;
             stats.largestWrite = Math.max(stats.largestWrite, data.byteLength);

@@ -36,6 +36,7 @@ import {
   MessagingError,
   ModelFileError,
   PageError,
+  VaultError,
   PromptError,
   RecallError,
   StorageError,
@@ -100,6 +101,7 @@ describe('error codes and their sentences', () => {
       [PromptError, 'prompt'],
       [JobError, 'jobs'],
       [PageError, 'page'],
+      [VaultError, 'vault'],
     ] as const;
     expect(classes.map(([, domain]) => domain).sort()).toEqual(Object.keys(ERROR_CODES).sort());
     for (const [Class, domain] of classes) {

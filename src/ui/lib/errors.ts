@@ -48,3 +48,13 @@ export function replyErrorView(message: Pick<MessageRecord, 'errorCode' | 'error
   if (message.errorCode) return { key: errorKey('engine', message.errorCode), params: {} };
   return errorView(message.errorInfo) ?? { key: 'chat.status.error', params: {} };
 }
+
+/**
+ * `true` when `error` is the vault's `locked` refusal (issue 16): the core holds no key now (the
+ * lock is on and it was locked, by the user, the auto-lock or a restart). The panel shows its
+ * unlock screen for it instead of a notice (`VaultStore.requestFailed`, `NoticesStore.fail`).
+ */
+export function isVaultLocked(error: unknown): boolean {
+  const coded = codedErrorOf(error);
+  return coded?.domain === 'vault' && coded.code === 'locked';
+}

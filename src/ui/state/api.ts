@@ -90,6 +90,23 @@ export async function request<K extends RequestType>(type: K, data?: DataOf<K>, 
  * @throws the handler's error, or a connection error.
  */
 export type Request = <K extends RequestType>(type: K, data?: DataOf<K>, options?: RequestOptions) => Promise<ReplyOf<K>>;
+/**
+ * Wraps `request` so that every failed request is shown to `onFailure` before its caller gets the
+ * error (rethrown unchanged): the panel's one place that sees every failure, whichever store sent
+ * it. The composition root uses it to switch to the unlock screen on the vault's `locked` error
+ * (issue 16), so no store checks for it per call.
+ * @param onFailure called synchronously with the error; it must not throw.
+ */
+export function observeFailures(request: Request, onFailure: (error: unknown) => void): Request {
+  return (async (type, data, options) => {
+    try {
+      return await request(type, data, options);
+    } catch (error) {
+      onFailure(error);
+      throw error;
+    }
+  }) as Request;
+}
 /** Registers a handler for one `event.*` type and returns the function that removes it (the real one is `subscribe` below). */
 export type Subscribe = <K extends EventType>(type: K, handler: (data: DataOf<K>) => void) => () => void;
 /** What every UI store is created with: the typed protocol call and the event subscription. */

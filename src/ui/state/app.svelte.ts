@@ -15,7 +15,7 @@
  * Errors of user actions become notices (`app.notices`): a translated sentence, with the core's
  * (English) message as a detail line under it; nothing the user typed is dropped on failure.
  */
-import { connect, request, subscribe, type StoreApi } from './api';
+import { connect, observeFailures, request, subscribe, type StoreApi } from './api';
 import { errorMessage } from '../lib/connect';
 import { createChatStore } from './chat.svelte';
 import { createContextViewStore, type ContextViewStore } from './context-view.svelte';
@@ -37,6 +37,7 @@ import { createPageStore } from './page.svelte';
 import { applyUiLocale, createSettingsStore } from './settings.svelte';
 import { createSettingsFormStore, type SettingsFormStore } from './settings-form.svelte';
 import { createViewStore } from './view.svelte';
+import { createVaultStore } from './vault.svelte';
 
 export type { Notice } from './notices.svelte';
 export type { Tab } from './view.svelte';
@@ -80,6 +81,8 @@ export class AppState {
   readonly page;
   /** The memories under each reply and their chips' actions (issue 14). */
   readonly answerSources;
+  /** The vault lock (issue 16): while `vault.locked` the panel shows only the unlock screen. */
+  readonly vault;
   #started = false;
   readonly #api: StoreApi;
   readonly #panelPort: () => PanelPort;
@@ -89,6 +92,10 @@ export class AppState {
    * @param panelPort opens the panel's port to the core (temporary chats; `../lib/panel-port.ts`; it reconnects through `connect()`), once connected.
    */
   constructor(api: StoreApi = { request, subscribe }, panelPort: () => PanelPort = () => openPanelPort({ ensureCore: () => connect() })) {
+    // The vault first: every other store's requests go through `observeFailures`, so a `locked`
+    // refusal of any of them switches the panel to the unlock screen (one place, not per call).
+    this.vault = createVaultStore({ ...api, onUnlocked: () => this.afterUnlock() });
+    api = { ...api, request: observeFailures(api.request, (error) => this.vault.requestFailed(error)) };
     this.#api = api;
     this.#panelPort = panelPort;
     const base = { ...api, notices: this.notices };
@@ -167,6 +174,7 @@ export class AppState {
     this.review.listen();
     this.aboutMe.listen();
     this.page.listen();
+    this.vault.listen();
     await connect((progress) => {
       // Later reconnects (a request retrying after the core restarted) keep the UI as it is.
       if (this.connection.state === 'connecting') this.connection = { state: 'connecting', ...progress };
@@ -176,8 +184,18 @@ export class AppState {
     $effect.root(() => {
       $effect(() => port.show(this.conversations.current?.id ?? null));
     });
-    await this.loadAll();
+    await this.openFirstScreen();
     await this.page.takePending();
+  }
+
+  /**
+   * The first screen once connected: reads where the vault lock stands, then everything
+   * (`loadAll`) — unless it is locked: then only the unlock screen shows, and the first load runs
+   * once it is unlocked (`afterUnlock`).
+   */
+  async openFirstScreen(): Promise<void> {
+    const vault = await this.vault.refresh();
+    if (!vault?.locked) await this.loadAll();
   }
 
   /** (Re)reads everything from the core and opens the latest conversation. Failures become a notice. */
@@ -206,6 +224,17 @@ export class AppState {
       this.connection = { ...this.connection, state: this.connection.state === 'ready' ? 'ready' : 'failed', lastError: errorMessage(error) };
       this.notices.fail('errors.loadFailed', error);
     }
+  }
+
+  /**
+   * After the vault unlocked (in this panel or another): re-reads everything, and the open
+   * conversation again, so a reply that streamed or was stored while locked shows. The Memory tab
+   * reads its list again by itself (it was not on screen while locked).
+   */
+  async afterUnlock(): Promise<void> {
+    const open = this.conversations.current;
+    await this.loadAll();
+    if (open) await this.conversations.reloadCurrent();
   }
 
   /** Forgets the open conversation after "erase everything" (the core erased it) and re-reads the lists. */

@@ -4,7 +4,7 @@
  * Errors stay until dismissed; infos go away after 6 s.
  */
 import { t, type TranslationKey } from '../i18n/index.svelte';
-import { errorText } from '../lib/errors';
+import { errorText, isVaultLocked } from '../lib/errors';
 
 /** A message in the notice area. */
 export interface Notice {
@@ -55,8 +55,10 @@ export class NoticesStore {
   /**
    * Shows an error notice: the translated context line, with the error as its detail line —
    * translated by its code when it has one (`src/ui/lib/errors.ts`), else the core's message.
+   * The vault's `locked` refusal is not shown: the panel switches to its unlock screen for it.
    */
   fail(context: TranslationKey, error: unknown): void {
+    if (isVaultLocked(error)) return;
     this.notify('error', t(context), errorText(error));
   }
 

@@ -1,0 +1,154 @@
+/**
+ * Encryption at rest, at the root: one Dexie DBCore middleware every table's reads and writes go
+ * through (installed by `RecallDB`, `src/db/schema.ts`), so no call site seals or opens anything.
+ *
+ * Per table, the fields IndexedDB must see stay clear: the primary key and every indexed key path
+ * (their first segment), read from the schema Dexie built from `db.version(…).stores(…)` — declared
+ * once, there. Every other field of a row is encoded (`codec.ts`) and sealed into one blob
+ * (`cipher.ts`, ChaCha20-Poly1305 under the row key, bound to the table's name) stored as
+ * `SEALED_FIELD`; reads open it and merge it back, so everything above (hooks, the store, the
+ * backup) sees plain rows. Sealing and opening are synchronous, so Dexie transactions stay atomic.
+ * The rows of `CLEAR_ROWS` (the vault record) are never sealed.
+ *
+ * A row without the blob (written while the lock was off, or before the in-place pass reached it)
+ * reads as it is, so a half-done pass is readable and resumable. While locked (`keyring.keys`
+ * null), reading a sealed row throws `VaultError('locked')`.
+ */
+import type { DBCore, DBCoreTable, Middleware } from 'dexie';
+import { VaultError } from '../model/errors';
+import { decodeValue, encodeValue } from './codec';
+import { open, seal } from './cipher';
+import type { VaultKeys } from './keys';
+import { VAULT_RECORD_KEY } from './keys';
+
+/** The field of a sealed row that holds its sealed fields. */
+export const SEALED_FIELD = '$sealed';
+
+/** Rows that stay clear whatever the lock (table → primary keys): the vault record, which the locked core must read. */
+export const CLEAR_ROWS: Readonly<Record<string, readonly string[]>> = { settings: [VAULT_RECORD_KEY] };
+
+/**
+ * What the middleware seals with, swapped by the core's vault (`src/core/vault.ts`): `keys` while
+ * unlocked (`null` while locked or with the lock off) and `sealing` (the lock is on and not being
+ * turned off: writes are sealed, and refused with `VaultError('locked')` while no key is held).
+ */
+export class VaultKeyring {
+  keys: VaultKeys | null = null;
+  sealing = false;
+  /** The clear fields per table, filled in when Dexie builds the middleware stack (see `clearFieldsOf`). */
+  readonly clearFields = new Map<string, ReadonlySet<string>>();
+}
+
+type Row = Record<string, unknown>;
+const encoder = new TextEncoder();
+const aadCache = new Map<string, Uint8Array>();
+const aadOf = (table: string) => {
+  let aad = aadCache.get(table);
+  if (!aad) aadCache.set(table, (aad = encoder.encode(`recall/row/${table}`)));
+  return aad;
+};
+
+const isPlainRow = (value: unknown): value is Row => typeof value === 'object' && value !== null && !Array.isArray(value) && !ArrayBuffer.isView(value);
+
+/** `true` when `value` is a row with a sealed blob. */
+export function isSealedRow(value: unknown): boolean {
+  return isPlainRow(value) && value[SEALED_FIELD] instanceof Uint8Array;
+}
+
+/** Whether the row `value` of `table` must stay clear (`CLEAR_ROWS`). */
+function staysClear(table: string, value: Row): boolean {
+  const keys = CLEAR_ROWS[table];
+  return keys !== undefined && typeof value.key === 'string' && keys.includes(value.key);
+}
+
+/**
+ * `value` with every field but `clear` sealed under `keys.rowKey` (see module doc). Rows of
+ * `CLEAR_ROWS`, non-objects and already sealed rows are returned as they are.
+ */
+export function sealRow(table: string, value: unknown, clear: ReadonlySet<string>, keys: VaultKeys): unknown {
+  if (!isPlainRow(value) || isSealedRow(value) || staysClear(table, value)) return value;
+  const out: Row = {};
+  const hidden: Row = {};
+  for (const field of Object.keys(value)) (clear.has(field) ? out : hidden)[field] = value[field];
+  out[SEALED_FIELD] = seal(keys.rowKey, encodeValue(hidden), aadOf(table));
+  return out;
+}
+
+/**
+ * The plain row of `value` (a row without a blob is returned as it is).
+ * @throws VaultError('locked') for a sealed row while no key is held; VaultError('damaged') when the blob does not open.
+ */
+export function openRow(table: string, value: unknown, keys: VaultKeys | null): unknown {
+  if (!isSealedRow(value)) return value;
+  if (!keys) throw new VaultError('locked', 'Recall is locked.');
+  const { [SEALED_FIELD]: blob, ...clear } = value as Row;
+  const hidden = decodeValue(open(keys.rowKey, blob as Uint8Array, aadOf(table))) as Row;
+  return Object.assign(clear, hidden);
+}
+
+/** The top-level fields of `table` that IndexedDB indexes or keys on (see module doc). */
+function clearFieldsOf(table: DBCoreTable): ReadonlySet<string> {
+  const fields = new Set<string>();
+  const add = (keyPath: string | string[] | null) => {
+    for (const path of keyPath === null ? [] : Array.isArray(keyPath) ? keyPath : [keyPath]) fields.add(path.split('.')[0]!);
+  };
+  add(table.schema.primaryKey.keyPath);
+  for (const index of table.schema.indexes) add(index.keyPath);
+  return fields;
+}
+
+/** The middleware (install with `db.use(vaultMiddleware(keyring))`, before the database opens). */
+export function vaultMiddleware(keyring: VaultKeyring): Middleware<DBCore> {
+  return {
+    stack: 'dbcore',
+    name: 'VaultMiddleware',
+    // Below Dexie's own middlewares (hooks, cache, observability: levels -1 … 2): they see plain rows.
+    level: -10,
+    create(down: DBCore): DBCore {
+      return {
+        ...down,
+        table(name: string): DBCoreTable {
+          const table = down.table(name);
+          const clear = clearFieldsOf(table);
+          keyring.clearFields.set(name, clear);
+          const read = (value: unknown) => openRow(name, value, keyring.keys);
+          return {
+            ...table,
+            mutate(req) {
+              if ((req.type === 'add' || req.type === 'put') && keyring.sealing) {
+                const keys = keyring.keys;
+                // Locked: nothing but the rows that stay clear may be written (never a plaintext row while the lock is on).
+                if (!keys) {
+                  if (req.values.every((v) => isPlainRow(v) && staysClear(name, v))) return table.mutate(req);
+                  return Promise.reject(new VaultError('locked', 'Recall is locked.'));
+                }
+                return table.mutate({ ...req, values: req.values.map((v) => sealRow(name, v, clear, keys)) } as typeof req);
+              }
+              return table.mutate(req);
+            },
+            get: (req) => table.get(req).then(read),
+            getMany: (req) => table.getMany(req).then((values) => values.map(read)),
+            query: (req) => table.query(req).then((res) => (req.values ? { ...res, result: res.result.map(read) } : res)),
+            openCursor: (req) =>
+              table.openCursor(req).then((cursor) => {
+                if (!cursor || !req.values) return cursor;
+                let raw: unknown = undefined;
+                let plain: unknown = undefined;
+                return Object.create(cursor, {
+                  key: { get: () => cursor.key },
+                  primaryKey: { get: () => cursor.primaryKey },
+                  value: {
+                    get: () => {
+                      const value = cursor.value;
+                      if (value !== raw) plain = read((raw = value));
+                      return plain;
+                    },
+                  },
+                });
+              }),
+          };
+        },
+      };
+    },
+  };
+}
