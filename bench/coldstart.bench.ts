@@ -11,7 +11,8 @@
  * - **offscreen restart**: the service worker closes the offscreen document
  *   (`chrome.offscreen.closeDocument()`), then the panel page asks `core.ensure` (the worker
  *   re-creates the document and waits until the core answers `core.ping`) and sends one memory
- *   search (`memory.list` with `search`, words of a known memory; the answer must contain it).
+ *   search (`memory.list` with `search`, words of a known memory, `limit` the memory manager's first
+ *   page `SEARCH_LIMIT`; the answer must contain it).
  *   Timed inside the panel page from just after the document is closed: "core answers" and
  *   "first answered search".
  * - **browser restart**: the persistent context is closed and relaunched on the same user-data
@@ -42,6 +43,7 @@ import { layoutFromRows } from '../src/memory/long-term/retrieval/blocks';
 import { toRow } from '../src/memory/long-term/store/rows';
 import { INDEXED_TEXT_VERSION } from '../src/memory/long-term/text';
 import type { MemoryRecord } from '../src/model/records';
+import { MEMORY_LIST_PAGE_SIZE } from '../src/model/memory';
 
 /** Parameters: store sizes (0 = empty, the reference), runs per restart kind, memories per import request. */
 interface ColdStartParams {
@@ -62,6 +64,11 @@ interface ColdStartParams {
 const DIMENSION = 384;
 /** Memories seeded for the per-part byte count in Node (bytes per memory barely depend on N: 1k and 10k differ by < 1 %). */
 const BREAKDOWN_MEMORIES = 1000;
+/**
+ * `limit` of the timed search: what the memory manager asks for its first page (`MEMORY_LIST_PAGE_SIZE`
+ * and one more, to know whether more match); `COLDSTART_LIST_LIMIT=200` measures the page it had before.
+ */
+const SEARCH_LIMIT = Number(process.env.COLDSTART_LIST_LIMIT ?? MEMORY_LIST_PAGE_SIZE + 1);
 /** The target of issue 9: first answered retrieval after a restart. */
 const TARGET_MS = 300;
 
@@ -218,7 +225,7 @@ export async function serviceWorker(browser: ExtensionBrowser, page: Page) {
  * In-page script of `ensureAndSearch`, as source text: tsx (esbuild) would wrap a function passed
  * to `page.evaluate` with its `__name` helper, which does not exist in the page.
  */
-const ENSURE_AND_SEARCH = `async ({ query, expectId }) => {
+const ENSURE_AND_SEARCH = `async ({ query, expectId, limit }) => {
   const send = async (type, data) => {
     const reply = await chrome.runtime.sendMessage({ id: Math.floor(Math.random() * 1e9), type, data, timestamp: Date.now() });
     if (reply?.err) throw new Error(type + ': ' + (reply.err.message ?? JSON.stringify(reply.err)));
@@ -227,7 +234,7 @@ const ENSURE_AND_SEARCH = `async ({ query, expectId }) => {
   const t0 = performance.now();
   await send('core.ensure');
   const t1 = performance.now();
-  const hits = await send('memory.list', { namespace: 'default', search: query });
+  const hits = await send('memory.list', { namespace: 'default', search: query, limit });
   const t2 = performance.now();
   const at = (t) => performance.timeOrigin + t;
   return { coreMs: t1 - t0, searchMs: t2 - t0, t0: at(t0), coreAt: at(t1), searchAt: at(t2), found: expectId === null || hits.some((h) => h.id === expectId), hits: hits.length };
@@ -241,7 +248,7 @@ async function ensureAndSearch(
   page: Page,
   probe: { query: string; expectId: string | null },
 ): Promise<{ coreMs: number; searchMs: number; t0: number; coreAt: number; searchAt: number }> {
-  const result = (await page.evaluate(`(${ENSURE_AND_SEARCH})(${JSON.stringify(probe)})`)) as {
+  const result = (await page.evaluate(`(${ENSURE_AND_SEARCH})(${JSON.stringify({ ...probe, limit: SEARCH_LIMIT })})`)) as {
     coreMs: number;
     searchMs: number;
     t0: number;
@@ -345,7 +352,7 @@ function phasesOf(t: { t0: number; coreAt: number; searchAt: number }, tl: Offsc
     'core.ensure answered → first search answered': t.searchAt - t.coreAt,
     'first search: message → memory.list runs': span(t.coreAt, m['admin.list.start']),
     'first search: lexical search, ranking (catalog fallback before the snapshot)': span(m['admin.list.start'], m['store.search.rows']),
-    'first search: top rows read (`bulkGet`, up to 200)': span(m['store.search.rows'], m['store.search.end']),
+    'first search: top rows read (`bulkGet`, up to the page)': span(m['store.search.rows'], m['store.search.end']),
     'first search: rest of the lexical search': span(m['store.search.end'], m['admin.list.searched']),
     'first search: substring matches + their rows': span(m['admin.list.searched'], m['admin.list.end']),
     'first search: answer → page': span(m['admin.list.end'], t.searchAt),

@@ -11,16 +11,15 @@
  */
 import type { RecallDB } from '../db/schema';
 import { createJobQueue, type JobQueue } from '../jobs/queue';
-import { exportBytes, exportFileName, importAll, ImportError, IMPORT_NOTICE_KEY, recoverInterruptedImport } from '../backup';
-import { decryptChunks, encryptChunks, isAgeFile } from '../backup/encryption';
+// Backup, its age encryption and the importers are loaded at first use (`lazyModules`): not evaluated at start-up.
+import { IMPORT_NOTICE_KEY, recoverInterruptedImport } from '../backup/journal';
+import { loadBackup, loadBackupEncryption, loadHistoryImport, loadImporters } from './lazy-modules';
 import { sealChunks, sealedFileReader } from '../vault/files';
 import { BackupError } from '../model/errors';
 import { BACKUPS_DIR, deleteModelFile, listStoredFiles, ModelFileError, openModelFile, writeFileChunks, type StorageRoot } from '../platform/model-files';
 import { composeLongTermMemory } from '../memory/long-term/compose';
 import { MAINTENANCE_JOB, REEMBED_JOB } from '../memory/long-term/jobs';
-import { parseHistoryFile } from '../importers';
 import type { HistoryImportReport, SavedMemoriesReport } from '../model/history-import';
-import { importHistory, importSavedMemories } from './history-import';
 import type { LongTermMemory, LongTermStore } from '../memory/long-term/types';
 import { createStrategy, registerShortTermJobs, type StrategyDeps } from '../memory/short-term';
 import type { RetrievedExchange } from '../model/context';
@@ -310,6 +309,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       // With the vault lock on, no plaintext file is staged (nor downloaded): an export is always age-encrypted.
       if (db.keyring.sealing && !passphrase) throw new BackupError('passphrase_required', 'With the lock on, an export needs a passphrase.');
       await store.whenVectorsLoaded(); // rows are read with their vectors (the store's reading hook)
+      const [{ exportBytes, exportFileName }, { encryptChunks }] = await Promise.all([loadBackup(), loadBackupEncryption()]);
       const exportedAt = now();
       const downloadName = `${exportFileName(exportedAt)}${passphrase ? '.age' : ''}`;
       const onProgress = (p: TransferProgress) => transfer(passphrase ? { ...p, phase: 'encrypt' } : p);
@@ -327,6 +327,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       await store.whenVectorsLoaded(); // an import compares with the stored rows, read with their vectors
       let decrypted: string | null = null;
       try {
+        const [{ importAll, ImportError }, { decryptChunks, isAgeFile }] = await Promise.all([loadBackup(), loadBackupEncryption()]);
         let file = await openModelFile(fileName, files);
         if (await isAgeFile(file)) {
           const size = file.size;
@@ -366,6 +367,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     },
     async importHistoryFile({ fileName, displayName, namespace, modifiedAt }) {
       try {
+        const [{ parseHistoryFile }, { importHistory }] = await Promise.all([loadImporters(), loadHistoryImport()]);
         const file = await openModelFile(fileName, files);
         const parsed = parseHistoryFile(new Uint8Array(await file.arrayBuffer()), { fileName: displayName, now: now() }, modifiedAt);
         const strategy = (await settings.get()).defaultStrategy;
@@ -376,7 +378,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
         await deleteModelFile(fileName, files).catch((error: unknown) => console.warn('[import] could not delete the staging file', error));
       }
     },
-    importSavedMemories: (input) => importSavedMemories({ store }, input),
+    importSavedMemories: async (input) => (await loadHistoryImport()).importSavedMemories({ store }, input),
     async importNotice() {
       const row = await db.settings.get(IMPORT_NOTICE_KEY);
       if (!row) return null;

@@ -54,3 +54,10 @@ export const DEFAULT_NAMESPACE = 'default';
  * round is cut to fit (`episodicText`), so no stored text can make every later turn slow.
  */
 export const MAX_MEMORY_TEXT_CHARS = 8_000;
+
+/**
+ * Memories in the memory manager's first page, and added by each "Show more" (the panel asks the
+ * core for one more, to know whether more match). At 10k memories a 200-row page was two thirds of
+ * the first search's time (reading the rows, sending them to the panel).
+ */
+export const MEMORY_LIST_PAGE_SIZE = 50;

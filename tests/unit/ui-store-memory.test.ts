@@ -8,7 +8,7 @@ import { DEFAULT_NAMESPACE, MAX_MEMORY_TEXT_CHARS } from '../../src/model/memory
 import type { MemoryView } from '../../src/model/records';
 import type { ImportReport } from '../../src/model/backup';
 import { createMemoryItemStore } from '../../src/ui/state/memory-item.svelte';
-import { createMemoryStore } from '../../src/ui/state/memory.svelte';
+import { createMemoryStore, MEMORY_PAGE_SIZE } from '../../src/ui/state/memory.svelte';
 import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { createFakeApi, deferred } from '../helpers/fake-api';
 import { createFakeOpfs } from '../helpers/fixture-opfs';
@@ -68,8 +68,32 @@ describe('memory store', () => {
     memory.kind = 'profile';
     memory.includePast = true;
     expect(await memory.load()).toHaveLength(1);
-    expect(api.callsOf('memory.list')).toEqual([{ namespace: 'default', search: 'cat', includeInvalid: true, kinds: ['profile'], limit: 200 }]);
+    expect(api.callsOf('memory.list')).toEqual([{ namespace: 'default', search: 'cat', includeInvalid: true, kinds: ['profile'], limit: 51 }]);
     expect(memory.memories?.map((m) => m.id)).toEqual(['m1']);
+  });
+
+  it('lists a first page of 50 (one more asked, to know there are more); "Show more" lists 50 more; a filter change goes back to the first page', async () => {
+    const { api, memory, setListed } = setup();
+    expect(MEMORY_PAGE_SIZE).toBe(50);
+    const all = Array.from({ length: 120 }, (_, i) => view(`m${i}`, `memory ${i}`));
+    setListed(all);
+    api.on('memory.list', ({ limit }) => all.slice(0, limit)); // the core honours the limit
+    expect(await memory.load()).toHaveLength(50);
+    expect(memory.memories?.map((m) => m.id)).toEqual(all.slice(0, 50).map((m) => m.id));
+    expect(memory.hasMore).toBe(true);
+    expect((await memory.showMore())?.length).toBe(100);
+    expect(memory.hasMore).toBe(true);
+    expect((await memory.showMore())?.length).toBe(120);
+    expect(memory.hasMore).toBe(false); // 151 asked, 120 there: no "Show more"
+    expect(api.callsOf('memory.list').map((q) => q.limit)).toEqual([51, 101, 151]);
+    await memory.load(); // an edit or pin reloads the same length
+    expect(memory.memories).toHaveLength(120);
+    vi.useFakeTimers();
+    memory.kind = 'profile';
+    memory.loadSoon();
+    await vi.runAllTimersAsync();
+    expect(api.callsOf('memory.list').at(-1)).toMatchObject({ kinds: ['profile'], limit: 51 });
+    expect(memory.memories).toHaveLength(50);
   });
 
   it('delete returns rounds → the removal is offered → remove calls memory.delete for each, then reloads', async () => {

@@ -16,7 +16,7 @@
  * already apart. Also: back up into a folder the user picks (`exportToFolder`).
  */
 import type { MemoryHistoryRecord, MemoryView } from '../../model/records';
-import { type MemoryKind, MAX_MEMORY_TEXT_CHARS } from '../../model/memory';
+import { type MemoryKind, MAX_MEMORY_TEXT_CHARS, MEMORY_LIST_PAGE_SIZE } from '../../model/memory';
 import type { ImportReport } from '../../model/backup';
 import { t, type TranslationKey } from '../i18n/index.svelte';
 import { errorKey, errorText } from '../lib/errors';
@@ -58,6 +58,9 @@ export interface MemoryStoreDeps extends StoreApi {
   files?: Partial<MemoryFiles>;
 }
 
+/** The list's page (`MEMORY_LIST_PAGE_SIZE` of `model/memory.ts`), under the store's name. */
+export const MEMORY_PAGE_SIZE = MEMORY_LIST_PAGE_SIZE;
+
 /** Result of an edit or pin: the list reloaded (`null` when that read failed), or `false` when the change failed. */
 export type ChangeResult = readonly MemoryView[] | null | false;
 
@@ -68,6 +71,10 @@ export class MemoryStore {
   includePast = $state(false);
   /** The listed memories; `null` before the first read. */
   memories = $state<MemoryView[] | null>(null);
+  /** How many memories the list shows at most: `MEMORY_PAGE_SIZE`, one more page per "Show more"; back to one page when the filters change. */
+  shown = $state(MEMORY_PAGE_SIZE);
+  /** More memories match the filters than `memories` holds (the list offers "Show more"). */
+  hasMore = $state(false);
   /** The core's message when the last list read failed. */
   listError = $state<string | null>(null);
   /** Rounds that state a fact the user just deleted (offered for removal), or `null`. */
@@ -121,20 +128,27 @@ export class MemoryStore {
     });
   }
 
-  /** Reloads the list with the current filters (up to 200). Only the newest read is shown. @returns the memories listed, or `null` when the read failed. */
+  /**
+   * Reloads the list with the current filters: up to `shown` memories (one more is asked for, to
+   * know whether there are more: `hasMore`). Only the newest read is shown.
+   * @returns the memories listed (at most `shown`), or `null` when the read failed.
+   */
   async load(): Promise<MemoryView[] | null> {
     const mine = (this.#seq += 1);
+    const shown = this.shown;
     try {
       const query = {
         namespace: this.#deps.namespace(),
         search: this.search.trim() || undefined,
         includeInvalid: this.includePast,
         kinds: this.kind === 'all' ? undefined : [this.kind],
-        limit: 200,
+        limit: shown + 1,
       };
-      const result = await this.#deps.request('memory.list', query, { retry: true });
+      const found = await this.#deps.request('memory.list', query, { retry: true });
+      const result = found.slice(0, shown);
       if (mine === this.#seq) {
         this.memories = result;
+        this.hasMore = found.length > shown;
         this.listError = null;
       }
       return result;
@@ -153,8 +167,15 @@ export class MemoryStore {
     void this.kind;
     void this.includePast;
     void this.#deps.namespace(); // a profile switch lists the new profile's memories
+    this.shown = MEMORY_PAGE_SIZE; // other filters: the first page again
     const timer = setTimeout(() => void this.load(), this.search ? 250 : 0);
     return () => clearTimeout(timer);
+  }
+
+  /** "Show more": lists `MEMORY_PAGE_SIZE` more memories with the same filters (the list is read again, longer). @returns as `load`. */
+  showMore(): Promise<MemoryView[] | null> {
+    this.shown += MEMORY_PAGE_SIZE;
+    return this.load();
   }
 
   /** `true` when the new memory's text (trimmed) is longer than a memory may be (`MAX_MEMORY_TEXT_CHARS` characters). */

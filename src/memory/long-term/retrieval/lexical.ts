@@ -78,6 +78,12 @@ function snapshotIndex(json: string): Parameters<typeof MiniSearch.loadJS>[0] {
   return parsed.index;
 }
 
+/** CPU time (ms) of one slice of `LexicalIndex.fromJSONAsync` and `toJSONSliced` between two pauses. */
+export const LOAD_SLICE_MS = 8;
+
+/** The `index` part of MiniSearch 7.2's serialization: `[term, { fieldId: { shortDocId: term frequency } }]`. */
+type SerializedTerms = Array<[string, Record<string, Record<string, number>>]>;
+
 /** The private fields of MiniSearch 7.2.0 that its `toJSON` serializes (read by `LexicalIndex.toJSONSliced`). */
 interface SerializedFields {
   _index: Iterable<[string, Map<number, Map<number, number>>]>;
@@ -109,15 +115,46 @@ export class LexicalIndex {
   }
 
   /**
-   * `fromJSON` in slices: MiniSearch's `loadJSONAsync` (the `JSON.parse` is one step; the index
-   * is then filled 1,000 terms at a time with a macrotask between), so a store opening in the
-   * background keeps answering messages while a large snapshot loads. Same result as `fromJSON`.
+   * `fromJSON` in slices of about `sliceMs` of CPU time, awaiting `pause()` between them, so a
+   * store opening in the background keeps answering messages while a large snapshot loads. Same
+   * result as `fromJSON`. The `JSON.parse` of the whole string is one step; MiniSearch's document
+   * maps are restored by its own `loadJS` (one step, O(memories)); the term postings — most of the
+   * work — are then filled here term by term from the parsed object, as MiniSearch 7.2's
+   * `loadJSAsync` does (through its private `_index`; the version is pinned, see `./bm25.ts`).
+   * MiniSearch's own `loadJSAsync` paused with a `setTimeout(0)` after every 1,000 keys of every
+   * posting list: thousands of timers, each clamped to ≥ 4 ms in a browser, so at 10k memories its
+   * load took seconds of wall time for ~0.3 s of CPU (the cold-start bench's "lexical snapshot
+   * parse"), with every write of the store queued behind it.
+   * @param pause awaited between slices (default: a 0 ms timer; the store passes `scheduler.yield`).
+   * @param sliceMs CPU time (ms) between two pauses.
    * @throws OutdatedLexicalSnapshotError (rejects) for a snapshot of another version; Error when `json` is not a snapshot.
    */
-  static async fromJSONAsync(json: string): Promise<LexicalIndex> {
+  static async fromJSONAsync(
+    json: string,
+    pause: () => Promise<void> = () => new Promise((r) => setTimeout(r, 0)),
+    sliceMs = LOAD_SLICE_MS,
+  ): Promise<LexicalIndex> {
+    const { index: terms, ...rest } = snapshotIndex(json) as Parameters<typeof MiniSearch.loadJS>[0] & { index: SerializedTerms; serializationVersion: number };
     const index = new LexicalIndex();
-    index.index = await MiniSearch.loadJSAsync<LexicalDoc>(snapshotIndex(json), LexicalIndex.options());
+    index.index = MiniSearch.loadJS<LexicalDoc>({ ...rest, index: [] }, LexicalIndex.options());
     index.scorer = new Bm25Scorer(FIELDS);
+    const target = (index.index as unknown as { _index: { set(term: string, fields: Map<number, Map<number, number>>): void } })._index;
+    let deadline = performance.now() + sliceMs;
+    for (const [term, data] of terms) {
+      const fields = new Map<number, Map<number, number>>();
+      for (const fieldId of Object.keys(data)) {
+        // MiniSearch's serialization version 1 nested each entry in `ds`.
+        const entry = rest.serializationVersion === 1 ? (data[fieldId] as unknown as { ds: Record<string, number> }).ds : data[fieldId]!;
+        const postings = new Map<number, number>();
+        for (const shortId of Object.keys(entry)) postings.set(parseInt(shortId, 10), entry[shortId]!);
+        fields.set(parseInt(fieldId, 10), postings);
+      }
+      target.set(term, fields);
+      if (performance.now() >= deadline) {
+        await pause();
+        deadline = performance.now() + sliceMs;
+      }
+    }
     return index;
   }
 
@@ -130,26 +167,32 @@ export class LexicalIndex {
   }
 
   /**
-   * `toJSON` in slices, off the caller's turn: the same string, byte for byte, built
-   * `termsPerSlice` terms at a time (each term's postings serialized as MiniSearch 7.2's `toJSON`
-   * does, from its private fields — the version is pinned, see `./bm25.ts`), awaiting `pause()`
-   * between slices so a large index never blocks the thread in one long task (at 10k memories a
-   * whole `toJSON` took 0.3–0.7 s of CPU here). The index must not change until it resolves (the
-   * store runs it inside its write queue).
+   * `toJSON` in slices, off the caller's turn: the same string, byte for byte, built a slice at a
+   * time (each term's postings serialized as MiniSearch 7.2's `toJSON` does, from its private
+   * fields — the version is pinned, see `./bm25.ts`), awaiting `pause()` between slices so a large
+   * index never blocks the thread in one long task (at 10k memories a whole `toJSON` took
+   * 0.3–0.7 s of CPU here). A slice ends after `slice.terms` terms or `slice.ms` of CPU time,
+   * whichever comes first (default: `LOAD_SLICE_MS`; a fixed 2,000 terms was ~250 ms at 10k
+   * memories, whose few thousand terms carry long posting lists). The index must not change
+   * until it resolves (the store runs it inside its write queue).
    * @param pause awaited between slices (the store yields to the event loop).
+   * @param slice.terms terms per slice at most (default: no limit); slice.ms CPU time (ms) per slice.
    */
-  async toJSONSliced(pause: () => Promise<void>, termsPerSlice = 2000): Promise<string> {
+  async toJSONSliced(pause: () => Promise<void>, slice: { terms?: number; ms?: number } = {}): Promise<string> {
+    const { terms: termsPerSlice = Infinity, ms: sliceMs = LOAD_SLICE_MS } = slice;
     const ms = this.index as unknown as SerializedFields;
     const slices: string[] = [];
     let terms: string[] = [];
+    let deadline = performance.now() + sliceMs;
     for (const [term, fieldIndex] of ms._index) {
       const data: Record<number, Record<number, number>> = {};
       for (const [fieldId, freqs] of fieldIndex) data[fieldId] = Object.fromEntries(freqs);
       terms.push(JSON.stringify([term, data]));
-      if (terms.length >= termsPerSlice) {
+      if (terms.length >= termsPerSlice || performance.now() >= deadline) {
         slices.push(terms.join(','));
         terms = [];
         await pause();
+        deadline = performance.now() + sliceMs;
       }
     }
     if (terms.length > 0) slices.push(terms.join(','));

@@ -567,7 +567,7 @@ export class IndexSync {
     // A snapshot of another document format is rebuilt from the rows (below), once.
     if (snapshot && (snapshot.textVersion ?? 1) === INDEXED_TEXT_VERSION) {
       try {
-        lexical = await LexicalIndex.fromJSONAsync(snapshot.json);
+        lexical = await LexicalIndex.fromJSONAsync(snapshot.json, yieldToEventLoop);
       } catch (error) {
         if (error instanceof OutdatedLexicalSnapshotError) console.info('[ltm] the lexical snapshot has an older format; rebuilding it from the rows');
         else console.warn('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', error);
