@@ -96,7 +96,7 @@ export async function rawRows(name: string): Promise<Record<string, unknown[]>> 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
 /**
- * Every place `needle` appears in `rows`: strings (random UUIDs masked: one can contain "4711"),
+ * Every place `needle` appears in `rows`: strings (random UUIDs masked: one can contain "4711"; numbers are not read),
  * object keys, and typed arrays / ArrayBuffers read as UTF-8 text. Returns paths like `memories[0].text`.
  */
 export function findInRaw(rows: Record<string, unknown[]>, needles: string[]): string[] {
@@ -108,7 +108,9 @@ export function findInRaw(rows: Record<string, unknown[]>, needles: string[]): s
   };
   const walk = (value: unknown, path: string) => {
     if (typeof value === 'string') return check(value, path);
-    if (typeof value === 'number') return check(String(value), path);
+    // Numbers are not scanned: the secrets are texts, and a millisecond timestamp (`runAfter`,
+    // `createdAt`) contains "4711" by chance at some times of day (the suite failed on that).
+    if (typeof value === 'number') return;
     if (value instanceof ArrayBuffer) return check(decoder.decode(new Uint8Array(value)), path);
     if (ArrayBuffer.isView(value)) return check(decoder.decode(new Uint8Array(value.buffer, value.byteOffset, value.byteLength)), path);
     if (Array.isArray(value)) return value.forEach((v, i) => walk(v, `${path}[${i}]`));
