@@ -334,7 +334,7 @@ export default defineBench<Params>({
   title: 'Turn overhead (send → prompt ready)',
   method:
     'The real core in Node (fake-indexeddb, persisted job queue, long-term store opened from its persisted index, summary + buffer over a 400-message conversation, prompt assembly, the token counter); time from `chat.send` to the assembled prompt reaching the chat engine, with no LLM (an instant stand-in) and no query embedding (a seeded 384-d stand-in, so the vector scan runs). Per run a fresh core and a fresh conversation; the first turn of a run is a warm-up; background jobs and the batched access write run between turns, untimed. p50 / p95 over all timed turns (nearest rank), wall and process CPU (user + system), with the estimator and with the exact Qwen2.5 counter (tokenizer + ChatML template).',
-  quick: { sizes: [10_000], runs: 5, turns: 30, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'] },
+  quick: { sizes: [10_000], runs: 5, turns: 20, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'] },
   full: { sizes: [10_000, 100_000], runs: 5, turns: 30, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'] },
   async run(params, ctx) {
     const sizes = list(process.env.TURN_BENCH_SIZES)?.map(Number) ?? params.sizes;
