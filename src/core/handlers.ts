@@ -116,6 +116,7 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
   'memory.importNotice': (c) => c.importNotice(),
   'history.import': async (c, data) => c.importHistoryFile({ ...data, namespace: await c.profiles.resolve(data.namespace) }),
   'memory.importSaved': async (c, data) => c.importSavedMemories({ ...data, namespace: await c.profiles.resolve(data.namespace) }),
+  'memory.stagingKey': (c, { fileName }) => c.stagingKey(fileName),
   'memory.eraseAll': (c) => c.eraseAll(),
   'memory.eraseMemories': async (c, { namespace }) => c.eraseMemories(await c.profiles.resolve(namespace)),
   'models.downloaded': (c) => c.downloadedModels(),

@@ -15,6 +15,7 @@ import { createJobQueue, type JobQueue } from '../jobs/queue';
 import { IMPORT_NOTICE_KEY, recoverInterruptedImport } from '../backup/journal';
 import { loadBackup, loadBackupEncryption, loadHistoryImport, loadImporters } from './lazy-modules';
 import { sealChunks, sealedFileReader } from '../vault/files';
+import { createStagingKeys } from './staging-keys';
 import { BackupError } from '../model/errors';
 import { BACKUPS_DIR, deleteModelFile, listStoredFiles, ModelFileError, openModelFile, writeFileChunks, type StorageRoot } from '../platform/model-files';
 import { composeLongTermMemory } from '../memory/long-term/compose';
@@ -124,6 +125,12 @@ export interface Core {
   /** Stores a pasted list of saved memories as pinned memories (see `importSavedMemories`). */
   importSavedMemories(input: { namespace: string; text: string }): Promise<SavedMemoriesReport>;
   /**
+   * With the vault lock on, a one-time key (base64 of 32 raw bytes) for the panel to seal the
+   * import staging file `fileName` with (`src/platform/staging-seal.ts`; see `./staging-keys.ts`);
+   * `null` with the lock off (the file is staged plain).
+   */
+  stagingKey(fileName: string): Promise<{ key: string | null }>;
+  /**
    * Erases all data (`eraseUserData`: every table holding user data — conversations, messages,
    * memories, history, tombstones, jobs, traces, strategy state, entities, settings), the user's
    * OPFS files (`eraseUserFiles`: all but the model folders), and the in-memory indexes; then
@@ -178,6 +185,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   // Stale staging files (OPFS) are removed while the store opens (neither reads the other); done before any request.
   const staging = removeStagingFiles(files, now());
   const transfer = throttledProgress(deps.events.transfer);
+  const stagingKeys = createStagingKeys();
 
   /**
    * Queues `ltm.reembed` (deduplicated; an old deferral is moved up to now) when some memory lacks
@@ -329,7 +337,9 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       try {
         const [{ importAll, ImportError }, { decryptChunks, isAgeFile }] = await Promise.all([loadBackup(), loadBackupEncryption()]);
         let file = await openModelFile(fileName, files);
-        if (await isAgeFile(file)) {
+        // A plain file the panel sealed while staging it (lock on) is read through its one-time key.
+        if (!(await isAgeFile(file))) file = (await stagingKeys.reader(file, fileName)) as File;
+        else {
           const size = file.size;
           const chunks = await decryptChunks(file, passphrase ?? '', { onBytes: (done) => transfer({ phase: 'decrypt', done, total: size }) });
           // With the vault lock on, the decrypted copy is sealed with the vault's file key (no plaintext file).
@@ -361,6 +371,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
         const { needsEmbedding: _n, restoredSettings: _r, ...rest } = report;
         return rest;
       } finally {
+        stagingKeys.forget(fileName);
         for (const name of decrypted ? [fileName, decrypted] : [fileName])
           await deleteModelFile(name, files).catch((error: unknown) => console.warn('[import] could not delete the staging file', error));
       }
@@ -368,16 +379,18 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     async importHistoryFile({ fileName, displayName, namespace, modifiedAt }) {
       try {
         const [{ parseHistoryFile }, { importHistory }] = await Promise.all([loadImporters(), loadHistoryImport()]);
-        const file = await openModelFile(fileName, files);
+        const file = await stagingKeys.reader(await openModelFile(fileName, files), fileName);
         const parsed = parseHistoryFile(new Uint8Array(await file.arrayBuffer()), { fileName: displayName, now: now() }, modifiedAt);
         const strategy = (await settings.get()).defaultStrategy;
         const report = await importHistory({ db, jobs, store, now }, parsed, { namespace, strategy, fileName: displayName });
         conversationsChanged(null);
         return report;
       } finally {
+        stagingKeys.forget(fileName);
         await deleteModelFile(fileName, files).catch((error: unknown) => console.warn('[import] could not delete the staging file', error));
       }
     },
+    stagingKey: async (fileName) => ({ key: db.keyring.sealing && db.keyring.keys ? stagingKeys.issue(fileName) : null }),
     importSavedMemories: async (input) => (await loadHistoryImport()).importSavedMemories({ store }, input),
     async importNotice() {
       const row = await db.settings.get(IMPORT_NOTICE_KEY);
@@ -421,6 +434,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       await db.localModels.delete(fileName);
     },
     async stop() {
+      stagingKeys.clear();
       stopJobEvents();
       stopEmbedderWatch();
       await embedCheck;

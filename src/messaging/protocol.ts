@@ -248,6 +248,13 @@ export interface ProtocolMap {
   'history.import'(data: { fileName: string; displayName: string; namespace: string; modifiedAt?: number }): HistoryImportReport;
   /** Stores a pasted list of saved memories (one per line or bullet) as pinned memories; duplicates are skipped. */
   'memory.importSaved'(data: { namespace: string; text: string }): SavedMemoriesReport;
+  /**
+   * Vault lock on: a one-time key (`key`: base64 of 32 raw bytes, AES-256-GCM) for sealing the one
+   * import staging file `fileName` as the panel copies it into OPFS `backups/`
+   * (`src/platform/staging-seal.ts`); the core forgets it after that file's import or on lock.
+   * `key: null` with the lock off (stage the file plain).
+   */
+  'memory.stagingKey'(data: { fileName: string }): { key: string | null };
   /** The import undone at the last start-up (context killed or browser closed mid-import), once; then `null`. */
   'memory.importNotice'(): InterruptedImport | null;
   /** Erases all data: every memory, conversation, message, trace, job and setting (`Core.eraseAll`); model files stay. */

@@ -19,7 +19,7 @@
  * state the previous one left), with the raw-store scan it depends on; split, it would repeat
  * the whole set-up per file.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -414,6 +414,29 @@ describe.skipIf(!GGUF)('the vault lock in a real browser', () => {
     await waitForJobsIdle(page);
     expect(await storedState(page)).toEqual(before);
     // The import's staging files held plaintext for a moment at most: nothing of the secrets is left.
+    expect((await scanRawStores(session, page)).hits).toEqual([]);
+  });
+
+  it('a plain file imported with the lock on is sealed as the panel stages it: no plaintext byte of it is written to OPFS', async () => {
+    // Every chunk the panel writes to an OPFS file is recorded (decoded as UTF-8) before it is written.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (globalThis as { __opfsWrites?: string[] }).__opfsWrites = seen;
+      const proto = FileSystemWritableFileStream.prototype;
+      const write = proto.write;
+      proto.write = function (this: FileSystemWritableFileStream, data: FileSystemWriteChunkType) {
+        if (ArrayBuffer.isView(data) || data instanceof ArrayBuffer) seen.push(new TextDecoder().decode(data));
+        return write.call(this, data);
+      };
+    });
+    const path = join(session.profile, 'vault-locker-note.md');
+    writeFileSync(path, `# Locker\n\n${SECRET_EN}. ${SECRET_ZH}.\n`);
+    await page.getByTestId('memory-import-input').setInputFiles(path);
+    await page.getByTestId('history-report').waitFor({ timeout: 120_000 });
+    const writes = await page.evaluate(() => (globalThis as { __opfsWrites?: string[] }).__opfsWrites ?? []);
+    expect(writes.length).toBeGreaterThan(0); // the file was staged through OPFS
+    for (const secret of ['4711', '储物柜']) expect(writes.some((w) => w.includes(secret))).toBe(false);
+    await waitForJobsIdle(page);
     expect((await scanRawStores(session, page)).hits).toEqual([]);
   });
 

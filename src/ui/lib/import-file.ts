@@ -8,7 +8,8 @@
  * the whole file as a stream; no step holds the file as one string.
  */
 import { AGE_HEADER } from '../../model/backup';
-import { BACKUPS_DIR, saveModelFile, type StorageRoot } from '../../platform/model-files';
+import { BACKUPS_DIR, DEFAULT_CHUNK_BYTES, saveModelFile, writeFileChunks, type StorageRoot } from '../../platform/model-files';
+import { sealStagingChunks } from '../../platform/staging-seal';
 
 /**
  * Largest import file accepted (bytes): 4 GB. The import streams (memory stays flat at any size);
@@ -79,13 +80,31 @@ export async function checkImportFile(file: Blob): Promise<ImportFileCheck> {
 }
 
 /**
- * Copies the picked file into OPFS `backups/` under a fresh name.
- * @param onProgress bytes copied so far.
- * @returns the stored name to send with `memory.import`.
- * @throws ModelFileError (`quota`, `io`, `unsupported`) — nothing is left behind.
+ * Copies the picked file into OPFS `backups/` under a fresh name. With `options.stagingKey` (the
+ * vault lock on: it asks the core for the one-time key of that name, `memory.stagingKey`) a plain
+ * file is sealed as it is written (`sealStagingChunks`), so no plaintext byte of it lands in OPFS;
+ * an age file (already encrypted) and a `null` key (lock off) are copied as they are.
+ * @param onProgress bytes of the picked file copied so far.
+ * @returns the stored name to send with `memory.import` / `history.import`.
+ * @throws ModelFileError (`quota`, `io`, `unsupported`) — nothing is left behind; the error of `stagingKey`.
  */
-export async function stageImportFile(file: Blob, onProgress?: (bytes: number) => void, options: { root?: StorageRoot } = {}): Promise<string> {
+export async function stageImportFile(
+  file: Blob,
+  onProgress?: (bytes: number) => void,
+  options: { root?: StorageRoot; stagingKey?: (fileName: string) => Promise<string | null> } = {},
+): Promise<string> {
   const name = `import-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.json`;
-  const { fileName } = await saveModelFile(new File([file], name), onProgress, { folder: BACKUPS_DIR, ...options });
+  const store = { folder: BACKUPS_DIR, ...(options.root ? { root: options.root } : {}) };
+  const encrypted = (await file.slice(0, AGE_HEADER.length + 1).text()) === `${AGE_HEADER}\n`;
+  const key = options.stagingKey && !encrypted ? await options.stagingKey(name) : null;
+  if (key === null) return (await saveModelFile(new File([file], name), onProgress, store)).fileName;
+  async function* slices(): AsyncGenerator<Uint8Array> {
+    for (let offset = 0; offset < file.size; offset += DEFAULT_CHUNK_BYTES) {
+      yield new Uint8Array(await file.slice(offset, offset + DEFAULT_CHUNK_BYTES).arrayBuffer());
+      onProgress?.(Math.min(file.size, offset + DEFAULT_CHUNK_BYTES));
+    }
+  }
+  const raw = Uint8Array.from(atob(key), (c) => c.charCodeAt(0));
+  const { fileName } = await writeFileChunks(name, sealStagingChunks(slices(), raw, name), store);
   return fileName;
 }

@@ -113,7 +113,9 @@ export class MemoryStore {
   constructor(deps: MemoryStoreDeps) {
     this.#deps = deps;
     this.#files = {
-      stage: (file, onProgress) => stageImportFile(file, onProgress),
+      // Lock on: the file is sealed while staged, with a one-time key from the core (`memory.stagingKey`).
+      stage: (file, onProgress) =>
+        stageImportFile(file, onProgress, { stagingKey: async (fileName) => (await deps.request('memory.stagingKey', { fileName })).key }),
       download: downloadStagedFile,
       pickFolder: pickBackupFolder,
       saveToFolder: saveStagedFileToFolder,
