@@ -35,6 +35,7 @@ import 'fake-indexeddb/auto';
 import { nodeVoyWasm } from './data/node-voy';
 import { generateConversation, mulberry32 } from './data/bilingual-conversation';
 import { qwenCounter } from './data/qwen-tokenizer';
+import { Tokenizer } from '@huggingface/tokenizers';
 import { defineBench, type HeadlineRow } from './lib/bench';
 import { formatMs, summarize } from './lib/stats';
 import type { EngineManager } from '../src/core/engine-manager';
@@ -82,7 +83,7 @@ const embedder: Embedder = {
 } as unknown as Embedder;
 
 /** The chat-model stand-in: notes when it got the prompt, answers at once. */
-function fakeEngine(counter: TokenCounter | null, onPrompt: () => void): ChatEngine {
+function fakeEngine(counter: TokenCounter | null, onPrompt: (request: ChatRequest) => void): ChatEngine {
   return {
     kind: 'scripted',
     modelId: 'bench/instant',
@@ -103,7 +104,7 @@ function fakeEngine(counter: TokenCounter | null, onPrompt: () => void): ChatEng
           usage: null,
         };
       if (schema.includes('"facts"')) return { content: JSON.stringify({ topic: 'chat', facts: [], preferences: [] }), finishReason: 'stop', usage: null };
-      onPrompt();
+      onPrompt(request);
       return { content: 'Noted, thank you.', finishReason: 'stop', usage: null };
     },
     unload: async () => undefined,
@@ -252,7 +253,7 @@ async function fillConversation(db: RecallDB, id: string): Promise<string> {
 export type CounterName = 'estimator' | 'qwen2.5';
 
 /** A core over `db` whose chat engine calls `onPrompt` when it receives a chat turn's prompt. */
-export async function openBenchCore(db: RecallDB, counterName: CounterName, onPrompt: () => void): Promise<Core> {
+export async function openBenchCore(db: RecallDB, counterName: CounterName, onPrompt: (request: ChatRequest) => void): Promise<Core> {
   const engine = fakeEngine(counterName === 'qwen2.5' ? qwenCounter() : null, onPrompt);
   const core = await createCore({
     db,
@@ -315,7 +316,22 @@ export async function prepareDatabase(
 interface RunSamples {
   wall: number[];
   cpu: number[];
+  /** Per timed turn: characters the exact tokenizer encoded (its count cache's misses; 0 with the estimator), and the prompt's characters. */
+  encodedChars: number[];
+  promptChars: number[];
 }
+
+/**
+ * Characters passed to the Hugging Face tokenizer's `encode` so far (every exact count that is
+ * not a cache hit goes through it): the difference over a turn is what that turn tokenized.
+ * Counted by wrapping `Tokenizer.prototype.encode` for this process (a measurement, not a fake).
+ */
+let encodedChars = 0;
+const encode = Tokenizer.prototype.encode;
+Tokenizer.prototype.encode = function (this: Tokenizer, text: string, ...rest: unknown[]) {
+  encodedChars += text.length;
+  return (encode as (this: Tokenizer, text: string, ...rest: unknown[]) => ReturnType<Tokenizer['encode']>).call(this, text, ...rest);
+} as Tokenizer['encode'];
 
 /**
  * One run over `db`: a fresh core and a fresh copy of the conversation, `turns + 1` messages
@@ -334,16 +350,21 @@ export async function runTurns(
   let promptAt = 0;
   let promptCpu = { user: 0, system: 0 };
   let promptNs = 0n;
-  const core = await openBenchCore(db, counterName, () => {
+  let promptEncoded = 0;
+  let promptChars = 0;
+  const core = await openBenchCore(db, counterName, (request) => {
     promptAt = performance.now();
     promptCpu = process.cpuUsage();
     promptNs = process.hrtime.bigint();
+    promptEncoded = encodedChars;
+    promptChars = request.messages.reduce((n, m) => n + m.content.length, 0);
   });
   const conversationId = await fillConversation(db, `bench-${counterName}-${run}-${crypto.randomUUID()}`);
-  const out: RunSamples = { wall: [], cpu: [] };
+  const out: RunSamples = { wall: [], cpu: [], encodedChars: [], promptChars: [] };
   for (let i = 0; i <= turns; i++) {
     const startedNs = process.hrtime.bigint();
     const startedCpu = process.cpuUsage();
+    const startedEncoded = encodedChars;
     const started = performance.now();
     await core.chat.send({ conversationId, text: texts[i]!, requestId: `r${run}-${i}` });
     if (i > 0) {
@@ -351,6 +372,8 @@ export async function runTurns(
       // turn 0 warms up caches and JIT
       out.wall.push(promptAt - started);
       out.cpu.push((promptCpu.user - startedCpu.user + promptCpu.system - startedCpu.system) / 1000);
+      out.encodedChars.push(promptEncoded - startedEncoded);
+      out.promptChars.push(promptChars);
     }
     await core.jobs.drain();
     // Between turns (the user is typing): the batched access write happens here, not in the next turn.
@@ -381,7 +404,7 @@ export default defineBench<Params>({
   name: 'turn-overhead',
   title: 'Turn overhead (send → prompt ready)',
   method:
-    'The real core in Node (fake-indexeddb, persisted job queue, long-term store opened from its persisted index, summary + buffer over a 400-message conversation, prompt assembly, the token counter); time from `chat.send` to the assembled prompt reaching the chat engine, with no LLM (an instant stand-in) and no query embedding (a seeded 384-d stand-in, so the vector scan runs). Per run a fresh core and a fresh conversation; the first turn of a run is a warm-up; background jobs and the batched access write run between turns, untimed. p50 / p95 over all timed turns (nearest rank), wall and process CPU (user + system), with the estimator and with the exact Qwen2.5 counter (tokenizer + ChatML template).',
+    'The real core in Node (fake-indexeddb, persisted job queue, long-term store opened from its persisted index, summary + buffer over a 400-message conversation, prompt assembly, the token counter); time from `chat.send` to the assembled prompt reaching the chat engine, with no LLM (an instant stand-in) and no query embedding (a seeded 384-d stand-in, so the vector scan runs). Per run a fresh core and a fresh conversation; the first turn of a run is a warm-up; background jobs and the batched access write run between turns, untimed. p50 / p95 over all timed turns (nearest rank), wall and process CPU (user + system), with the estimator and with the exact Qwen2.5 counter (tokenizer + ChatML template); for the exact counter, the characters its tokenizer encoded per turn (what its count cache did not hold) against the characters of the prompt sent.',
   quick: { sizes: [10_000], runs: 5, turns: 20, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'] },
   full: { sizes: [10_000, 100_000], runs: 5, turns: 30, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'] },
   async run(params, ctx) {
@@ -415,6 +438,9 @@ export default defineBench<Params>({
           const runP50 = summarize(runsOf.map((r) => summarize(r.wall).median));
           const runP95 = summarize(runsOf.map((r) => summarize(r.wall).p95));
           const target = TARGET_P95_MS[size];
+          // What the exact tokenizer encoded per turn (count-cache misses) against the prompt's size: "count only what changed".
+          const encoded = summarize(runsOf.flatMap((r) => r.encodedChars));
+          const prompt = summarize(runsOf.flatMap((r) => r.promptChars));
           rows.push([
             size,
             // `TURN_BENCH_ROUND_MESSAGES=1`: the rounds' messages are stored, so neighbour expansion runs.
@@ -425,6 +451,7 @@ export default defineBench<Params>({
             `${formatMs(runP50.median)} / ${formatMs(runP95.median)}`,
             formatMs(cpu.median),
             formatMs(cpu.p95),
+            counter === 'estimator' ? '–' : `${Math.round(encoded.median)} / ${Math.round(encoded.p95)} of ${Math.round(prompt.median)}`,
             wall.n,
             target === undefined ? '–' : `${target} ms`,
           ]);
@@ -467,7 +494,19 @@ export default defineBench<Params>({
       tables: [
         {
           title: `Send → prompt ready, ms (${runs} runs × ${turns} timed turns per counter and size; target: issue 9's p95):`,
-          columns: ['memories', 'counter', 'lock', 'wall p50', 'wall p95', 'median of runs p50 / p95', 'CPU p50', 'CPU p95', 'turns', 'target p95'],
+          columns: [
+            'memories',
+            'counter',
+            'lock',
+            'wall p50',
+            'wall p95',
+            'median of runs p50 / p95',
+            'CPU p50',
+            'CPU p95',
+            'chars tokenized p50 / p95 of prompt chars',
+            'turns',
+            'target p95',
+          ],
           rows,
         },
         ...(ratioRows.length > 0
