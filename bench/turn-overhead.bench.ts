@@ -27,7 +27,8 @@
  * interleaved, the order alternating), over two databases prepared alike; the lock-on one was sealed by the
  * real in-place pass (`vault/pass.ts`) and its core seals and opens every row through the vault
  * middleware. The ratio table compares on / off (p50, p95, CPU); target ≤ 1.2×.
- * Parameters `{ sizes, runs, turns, counters, locks }`; TURN_BENCH_SIZES, TURN_BENCH_RUNS,
+ * Parameters `{ sizes, runs, turns, counters, locks, lockOnUpTo }` (sizes above `lockOnUpTo` run with
+ * the lock off only: see `Params.lockOnUpTo`); TURN_BENCH_SIZES, TURN_BENCH_RUNS,
  * TURN_BENCH_TURNS, TURN_BENCH_COUNTERS and TURN_BENCH_LOCKS (`off,on`; comma-separated) override them;
  * TURN_BENCH_ROUND_MESSAGES=1 also stores the messages the memories cite (neighbour expansion runs).
  */
@@ -392,6 +393,12 @@ interface Params {
   turns: number;
   counters: CounterName[];
   locks: LockMode[];
+  /**
+   * Largest size run with the lock on too (larger sizes run with the lock off only): a second
+   * 100k database in the same process (~2.3 GB of heap each, fake-indexeddb keeps every record in
+   * memory) goes over Node's default heap limit (~4.3 GB here). `TURN_BENCH_LOCKS` given: every size.
+   */
+  lockOnUpTo: number;
 }
 
 const list = (env: string | undefined) =>
@@ -405,19 +412,20 @@ export default defineBench<Params>({
   title: 'Turn overhead (send → prompt ready)',
   method:
     'The real core in Node (fake-indexeddb, persisted job queue, long-term store opened from its persisted index, summary + buffer over a 400-message conversation, prompt assembly, the token counter); time from `chat.send` to the assembled prompt reaching the chat engine, with no LLM (an instant stand-in) and no query embedding (a seeded 384-d stand-in, so the vector scan runs). Per run a fresh core and a fresh conversation; the first turn of a run is a warm-up; background jobs and the batched access write run between turns, untimed. p50 / p95 over all timed turns (nearest rank), wall and process CPU (user + system), with the estimator and with the exact Qwen2.5 counter (tokenizer + ChatML template); for the exact counter, the characters its tokenizer encoded per turn (what its count cache did not hold) against the characters of the prompt sent.',
-  quick: { sizes: [10_000], runs: 5, turns: 20, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'] },
-  full: { sizes: [10_000, 100_000], runs: 5, turns: 30, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'] },
+  quick: { sizes: [10_000], runs: 5, turns: 20, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'], lockOnUpTo: 10_000 },
+  full: { sizes: [10_000, 100_000], runs: 5, turns: 30, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'], lockOnUpTo: 10_000 },
   async run(params, ctx) {
     const sizes = list(process.env.TURN_BENCH_SIZES)?.map(Number) ?? params.sizes;
     const runs = Number(process.env.TURN_BENCH_RUNS ?? params.runs);
     const turns = Number(process.env.TURN_BENCH_TURNS ?? params.turns);
     const counters = (list(process.env.TURN_BENCH_COUNTERS) as CounterName[] | undefined) ?? params.counters;
-    const locks = (list(process.env.TURN_BENCH_LOCKS) as LockMode[] | undefined) ?? params.locks;
+    const lockList = list(process.env.TURN_BENCH_LOCKS) as LockMode[] | undefined;
     const rows: (string | number)[][] = [];
     const ratioRows: (string | number)[][] = [];
     const headline: HeadlineRow[] = [];
     const raw: unknown[] = [];
     for (const size of sizes) {
+      const locks = lockList ?? (size <= params.lockOnUpTo ? params.locks : params.locks.filter((lock) => lock === 'off'));
       ctx.log(`turn-overhead: preparing ${size} memories (lock ${locks.join(', ')}) …`);
       const dbs = new Map<LockMode, RecallDB>();
       // The lock-off database is built once; the lock-on one is a copy of it, then sealed (built alike when 'off' is not run or comes later).
