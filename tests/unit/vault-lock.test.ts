@@ -6,6 +6,7 @@
  * streaming case a hand-written engine that holds its stream open until the test lets it go.
  * What a reader of the profile folder sees is read with a plain Dexie WITHOUT the vault middleware.
  */
+import Dexie from 'dexie';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { fakeBrowser } from 'wxt/testing/fake-browser';
 import { registerCoreHandlers, registerVaultHandlers } from '../../src/core/handlers';
@@ -312,6 +313,39 @@ describe('vault lock: the locked core', () => {
     expect(await again.vault.status()).toMatchObject({ enabled: false, locked: false });
     const memories = await (await again.vault.core()).memoryAdmin.list({ namespace: 'default' });
     expect(memories.some((m) => m.text.includes('4711'))).toBe(true);
+  });
+
+  it('"Erase all data": a write issued while the erase runs does not land sealed with the dropped key (refused; every row readable after)', async () => {
+    const t = start(noteTakingEngine('4711', 'The locker code is 4711'));
+    await t.vault.enable(PASSPHRASE);
+    await plantSecrets(t);
+    // The write is issued from inside the erase's transaction (as its first table is cleared) but
+    // outside it (`ignoreTransaction`), as the stats timer or an access-batch flush would: IndexedDB
+    // queues its transaction behind the erase's, so it runs after the erase committed.
+    const first = t.db.tables[0]!;
+    expect(await first.count()).toBeGreaterThan(0); // the hook fires only for rows that are cleared
+    let queued: Promise<unknown> | null = null;
+    const hook = () => {
+      queued ??= Dexie.ignoreTransaction(() => t.db.settings.put({ key: 'erase-race', value: { note: EN } }));
+    };
+    first.hook('deleting', hook);
+    try {
+      await t.vault.eraseAll();
+    } finally {
+      first.hook('deleting').unsubscribe(hook);
+    }
+    expect(queued).not.toBeNull();
+    const [write] = await Promise.allSettled([queued!]);
+    expect(await t.vault.status()).toMatchObject({ enabled: false, locked: false });
+    // No row sealed with the forgotten key: every table reads through the middleware (the lock is off).
+    const raw = await rawRows(t.db.name);
+    expect(
+      Object.entries(raw).flatMap(([table, rows]) => rows.filter((row) => (row as Record<string, unknown>).$sealed !== undefined).map(() => table)),
+    ).toEqual([]);
+    for (const table of t.db.tables) await table.toArray();
+    expect(await t.db.settings.get('erase-race')).toBeUndefined();
+    // The write was refused (its caller sees why), not lost silently.
+    expect(write.status === 'rejected' && codedErrorOf(write.reason)).toMatchObject({ domain: 'vault', code: 'busy' });
   });
 
   it('a forgotten passphrase: `memory.eraseAll` is answered while locked (after a restart too) and leaves the lock off with an empty store', async () => {
