@@ -95,3 +95,53 @@ export async function withPanelMessaging(vault: VaultController, fn: () => Promi
     vi.restoreAllMocks();
   }
 }
+
+/** A held reply (see `heldStreamingEngine`) and the handles a test steers it with. */
+export interface HeldReply {
+  engine: ChatEngine;
+  /** Resolves once the first piece streamed. */
+  streamed: Promise<void>;
+  /** Resolves once the turn's abort signal fired (a lock stopping it). */
+  aborted: Promise<void>;
+  /** Lets the reply end normally, with `full`. */
+  release(): void;
+  /** With `holdStop`: lets an aborted reply end. */
+  letStop(): void;
+}
+
+/**
+ * A chat engine for the vault's streaming cases (the faked boundary: an instruction-following LLM
+ * cannot run here): a turn's reply streams `partial`, then holds its stream open until the turn is
+ * aborted (it ends with `partial`, `finishReason: 'abort'`) or `release()` (it ends with `full`).
+ * With `holdStop`, an aborted reply ends only after `letStop()` (a turn that takes its time to stop).
+ * Extraction requests (`responseFormat`) get an empty note at once.
+ */
+export function heldStreamingEngine(partial: string, full: string, options: { holdStop?: boolean } = {}): HeldReply {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let letStop: () => void = () => undefined;
+  const stopGate = options.holdStop ? new Promise<void>((resolve) => (letStop = resolve)) : Promise.resolve();
+  let streamed!: () => void;
+  const started = new Promise<void>((resolve) => (streamed = resolve));
+  let abortSeen!: () => void;
+  const aborted = new Promise<void>((resolve) => (abortSeen = resolve));
+  const engine: ChatEngine = {
+    kind: 'scripted',
+    modelId: 'held',
+    contextWindow: () => 4096,
+    tokenCounter: () => null,
+    isLoaded: () => true,
+    async complete(request, onDelta) {
+      if (request.responseFormat) return { content: '{"topic": "chat", "facts": [], "preferences": []}', finishReason: 'stop', usage: null };
+      onDelta?.(partial);
+      streamed();
+      await Promise.race([held, new Promise((resolve) => request.signal?.addEventListener('abort', resolve))]);
+      if (!request.signal?.aborted) return { content: full, finishReason: 'stop', usage: null };
+      abortSeen();
+      await stopGate;
+      return { content: partial, finishReason: 'abort', usage: null };
+    },
+    async unload() {},
+  };
+  return { engine, streamed: started, aborted, release, letStop: () => letStop() };
+}

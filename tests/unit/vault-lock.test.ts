@@ -9,12 +9,11 @@
 import Dexie from 'dexie';
 import { describe, expect, it, vi } from 'vitest';
 import { request } from '../../src/ui/state/api';
-import type { ChatEngine } from '../../src/engines/types';
 import { codedErrorOf } from '../../src/model/errors';
 import { noteTakingEngine } from '../helpers/core-harness';
 import { createFakeOpfs } from '../helpers/fixture-opfs';
 import { findInRaw, rawRows, TEST_KDF_COST, type TestVault } from '../helpers/vault-harness';
-import { rejection, useTestVaults, VAULT_SECRETS as SECRETS, withPanelMessaging } from '../helpers/vault-suite';
+import { heldStreamingEngine, rejection, useTestVaults, VAULT_SECRETS as SECRETS, withPanelMessaging } from '../helpers/vault-suite';
 import { RecallDB } from '../../src/db/schema';
 
 const PASSPHRASE = 'correct horse battery';
@@ -333,30 +332,8 @@ describe('vault lock: the locked core', () => {
   });
 
   it('an unlock asked while a lock is still stopping the turn waits for the lock, then unlocks (no `busy`)', async () => {
-    let aborted!: () => void;
-    const abortSeen = new Promise<void>((resolve) => (aborted = resolve));
-    let letStop!: () => void;
-    const stopGate = new Promise<void>((resolve) => (letStop = resolve));
-    let streamed!: () => void;
-    const started = new Promise<void>((resolve) => (streamed = resolve));
-    const engine: ChatEngine = {
-      kind: 'scripted',
-      modelId: 'held',
-      contextWindow: () => 4096,
-      tokenCounter: () => null,
-      isLoaded: () => true,
-      async complete(request, onDelta) {
-        if (request.responseFormat) return { content: '{"topic": "chat", "facts": [], "preferences": []}', finishReason: 'stop', usage: null };
-        onDelta?.('Half, ');
-        streamed();
-        await new Promise((resolve) => request.signal?.addEventListener('abort', resolve));
-        aborted();
-        // The turn takes its time to stop: the lock is under way until the test lets it finish.
-        await stopGate;
-        return { content: 'Half, ', finishReason: 'abort', usage: null };
-      },
-      async unload() {},
-    };
+    // The turn takes its time to stop: the lock is under way until the test lets it finish.
+    const { engine, streamed: started, aborted: abortSeen, letStop } = heldStreamingEngine('Half, ', 'Half, and the rest.', { holdStop: true });
     const t = start(engine);
     await t.vault.enable(PASSPHRASE);
     const core = await t.vault.core();
@@ -399,27 +376,8 @@ describe('vault lock: the locked core', () => {
   });
 
   it('locking during a streaming reply keeps what streamed: written sealed, shown once unlocked', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let streamed!: () => void;
-    const started = new Promise<void>((resolve) => (streamed = resolve));
-    const engine: ChatEngine = {
-      kind: 'scripted',
-      modelId: 'held',
-      contextWindow: () => 4096,
-      tokenCounter: () => null,
-      isLoaded: () => true,
-      async complete(request, onDelta) {
-        if (request.responseFormat) return { content: '{"topic": "chat", "facts": [], "preferences": []}', finishReason: 'stop', usage: null };
-        onDelta?.('The first half of the answer, ');
-        streamed();
-        // Holds the stream open until the lock aborts it (or the test lets it go).
-        await Promise.race([held, new Promise((resolve) => request.signal?.addEventListener('abort', resolve))]);
-        if (request.signal?.aborted) return { content: 'The first half of the answer, ', finishReason: 'abort', usage: null };
-        return { content: 'The first half of the answer, and the rest.', finishReason: 'stop', usage: null };
-      },
-      async unload() {},
-    };
+    // Holds the stream open until the lock aborts it (or the test lets it go).
+    const { engine, streamed: started, release } = heldStreamingEngine('The first half of the answer, ', 'The first half of the answer, and the rest.');
     const t = start(engine);
     await t.vault.enable(PASSPHRASE);
     const core = await t.vault.core();
