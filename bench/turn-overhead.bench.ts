@@ -35,7 +35,7 @@
 import 'fake-indexeddb/auto';
 import { nodeVoyWasm } from './data/node-voy';
 import { generateConversation, mulberry32 } from './data/bilingual-conversation';
-import { qwenCounter } from './data/qwen-tokenizer';
+import { loadQwenTokenizerFiles } from './data/qwen-tokenizer';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { defineBench, type HeadlineRow } from './lib/bench';
 import { formatMs, summarize } from './lib/stats';
@@ -49,7 +49,7 @@ import { INDEXED_TEXT_VERSION, memoryHash } from '../src/memory/long-term/text';
 import { layoutFromRows } from '../src/memory/long-term/retrieval/blocks';
 import { toRow } from '../src/memory/long-term/store/rows';
 import type { EngineStatus } from '../src/model/engine';
-import { createTokenEstimator } from '../src/tokens';
+import { createHfTokenCounter, createTokenEstimator } from '../src/tokens';
 import { newDataKey, vaultKeys } from '../src/vault/keys';
 import { runPass } from '../src/vault/pass';
 
@@ -253,9 +253,21 @@ async function fillConversation(db: RecallDB, id: string): Promise<string> {
 /** Counters the bench can run with. */
 export type CounterName = 'estimator' | 'qwen2.5';
 
+let qwenFiles: ReturnType<typeof loadQwenTokenizerFiles> | null = null;
+
+/**
+ * A fresh exact Qwen2.5 counter (the files read once per process): one per core, as a model
+ * loaded in a fresh core has, so a run's count cache holds only what that run counted (a counter
+ * shared by every run would already hold the texts of the runs before).
+ */
+function freshQwenCounter(): TokenCounter {
+  qwenFiles ??= loadQwenTokenizerFiles();
+  return createHfTokenCounter(qwenFiles.tokenizerJson, qwenFiles.tokenizerConfig, { id: 'hf:Qwen/Qwen2.5' });
+}
+
 /** A core over `db` whose chat engine calls `onPrompt` when it receives a chat turn's prompt. */
 export async function openBenchCore(db: RecallDB, counterName: CounterName, onPrompt: (request: ChatRequest) => void): Promise<Core> {
-  const engine = fakeEngine(counterName === 'qwen2.5' ? qwenCounter() : null, onPrompt);
+  const engine = fakeEngine(counterName === 'qwen2.5' ? freshQwenCounter() : null, onPrompt);
   const core = await createCore({
     db,
     engines: engineManager(engine),
