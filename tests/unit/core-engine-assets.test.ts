@@ -8,7 +8,6 @@ import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEngineManager, type EngineAssets } from '../../src/core/engine-manager';
 import { RecallDB } from '../../src/db/schema';
-import type { Embedder } from '../../src/engines/types';
 
 let db: RecallDB;
 afterEach(async () => db?.delete());
@@ -23,8 +22,10 @@ describe('engine manager with assets read later', () => {
       assets: new Promise<EngineAssets>((resolve) => (resolveAssets = resolve)),
       probe: async () => ({ available: false, shaderF16: false, adapter: null }),
       createEmbedder: async ({ modelId, packagedModelsUrl }) => {
-        asked.push(packagedModelsUrl);
-        return { modelId, dimension: 3, embed: async () => [] } as unknown as Embedder;
+        asked.push(packagedModelsUrl ?? null);
+        return { modelId, dimension: 3, embed: async () => [], dispose: async () => undefined } as unknown as Awaited<
+          ReturnType<NonNullable<Parameters<typeof createEngineManager>[0]['createEmbedder']>>
+        >;
       },
     });
     // Answers before the manifests arrive.
