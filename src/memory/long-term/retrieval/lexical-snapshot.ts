@@ -205,6 +205,7 @@ function* build(ms: Internals, chunkDocs: number, due: () => boolean): Generator
     const t = termParts.get(c)!;
     if (d.length === 0 && t.length === 0) emptied.push(c);
     else changed.set(c, `{"d":[${d.join(',')}],"t":[${t.join(',')}]}`);
+    if (due()) yield;
   }
   const head: LexicalSnapshotHead = {
     documentCount: ms._documentCount,
