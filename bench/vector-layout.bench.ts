@@ -19,6 +19,8 @@
  * Median and p95 of every latency (`summarize`: p95 by nearest rank).
  */
 import 'fake-indexeddb/auto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { RecallDB } from '../src/db/schema';
 import type { MemoryRecord } from '../src/model/records';
 import { createMemoryAdmin } from '../src/core/memory-admin';
@@ -32,6 +34,10 @@ import { nodeVoyWasm } from './data/node-voy';
 import { mulberry32, randomUnitVectors as randomUnit } from './data/prng';
 import { defineBench, type HeadlineRow } from './lib/bench';
 import { formatBytes, formatMs, summarize } from './lib/stats';
+
+/** V8's full garbage collection, exposed without `--expose-gc` on the command line. */
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 
 const DIM = 384;
 const K = 10;
@@ -296,7 +302,8 @@ async function storeAt(n: number) {
     LexicalIndex.fromJSON((records.find((x) => x.key === 'lexical') as LexicalSnapshotRecord).json);
     lexicalMs.push(performance.now() - t);
   }
-  const mem = () => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+  // Heap after a full collection (V8's `gc`, exposed at run time), so the difference is what the open store holds.
+  const mem = () => (collectGarbage(), process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers);
   const memBefore = mem();
   const store = await open();
   // What one open store holds (blocks, id maps, lexical index), over the vectors' own bytes (fake-indexeddb's copy is not counted).
