@@ -19,8 +19,6 @@
  * Median and p95 of every latency (`summarize`: p95 by nearest rank).
  */
 import 'fake-indexeddb/auto';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { RecallDB } from '../src/db/schema';
 import type { MemoryRecord } from '../src/model/records';
 import { createMemoryAdmin } from '../src/core/memory-admin';
@@ -34,10 +32,6 @@ import { nodeVoyWasm } from './data/node-voy';
 import { mulberry32, randomUnitVectors as randomUnit } from './data/prng';
 import { defineBench, type HeadlineRow } from './lib/bench';
 import { formatBytes, formatMs, summarize } from './lib/stats';
-
-/** V8's full garbage collection, exposed without `--expose-gc` on the command line. */
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
 
 const DIM = 384;
 const K = 10;
@@ -302,12 +296,7 @@ async function storeAt(n: number) {
     LexicalIndex.fromJSON((records.find((x) => x.key === 'lexical') as LexicalSnapshotRecord).json);
     lexicalMs.push(performance.now() - t);
   }
-  // Heap after a full collection (V8's `gc`, exposed at run time), so the difference is what the open store holds.
-  const mem = () => (collectGarbage(), process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers);
-  const memBefore = mem();
   const store = await open();
-  // What one open store holds (blocks, id maps, lexical index), over the vectors' own bytes (fake-indexeddb's copy is not counted).
-  const memoryOverVectors = +((mem() - memBefore) / (n * DIM * 4)).toFixed(2);
   const warm: number[] = [];
   for (let r = 0; r < 20; r += 1) {
     const s = performance.now();
@@ -371,7 +360,6 @@ async function storeAt(n: number) {
   return {
     n,
     openFromBlocksAndSnapshotMs: stats(openMs),
-    memoryOverVectors,
     openParts: {
       readIndexTableMs: stats(readMs),
       blocksFromRecordsMs: stats(blocksMs),
@@ -500,7 +488,6 @@ export default defineBench<LayoutParams>({
               ['Memory-tab search, `memory.list` with a search (10)', (s) => pair(s.memoryTabSearchMs)],
               ['one `add` (20)', (s) => pair(s.addMs)],
               ['lexical snapshot', (s) => formatBytes(s.openParts.snapshotBytes)],
-              ["heap of one open store ÷ the vectors' f32 bytes", (s) => `${s.memoryOverVectors.toFixed(2)}×`],
             ] as [string, (s: StoreResult) => string][]
           ).map(([what, f]) => [what, ...store.map(f)]),
         },
