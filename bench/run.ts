@@ -38,6 +38,7 @@ const REGISTRY: Record<string, Loader> = {
   retrieval: () => import('./retrieval.bench'),
   'turn-overhead': () => import('./turn-overhead.bench'),
   'vector-layout': () => import('./vector-layout.bench'),
+  'lexical-snapshot': () => import('./lexical-snapshot.bench'),
   vault: () => import('./vault.bench'),
 };
 
