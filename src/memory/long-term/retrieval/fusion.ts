@@ -251,6 +251,12 @@ export interface SameSubjectInfo {
    * the place of the one the question dates).
    */
   inWindow?: (id: string) => boolean;
+  /**
+   * Whom the memory's statements are about (`memorySubject` of `subject.ts`; `null`: states
+   * nothing): two memories that match the same query terms but are about different people are
+   * not about the same thing ("I wear size 38 shoes" / "My neighbour wears size 40 shoes").
+   */
+  subjectOf?: (id: string) => string | null;
 }
 
 /**
@@ -298,7 +304,7 @@ export function recencyTieBreak(
   const bySlot = new Map<string, number[]>();
   ranked.forEach((id, position) => {
     const terms = matched.get(id);
-    if (terms && new Set(terms).size >= minTerms) link(`t\u0001${[...new Set(terms)].sort().join('\u0000')}`, position);
+    if (terms && new Set(terms).size >= minTerms) link(`t\u0001${info.subjectOf?.(id) ?? ''}\u0001${[...new Set(terms)].sort().join('\u0000')}`, position);
     const slot = info.slotOf?.(id);
     if (slot) {
       const positions = bySlot.get(slot);
