@@ -43,7 +43,8 @@ describe('tokenize', () => {
     // every term is a dictionary word or a bigram of two content characters.
     expect(tokenize('他们一些人慢慢地走到了公园')).toEqual(['人', '慢慢地', '走到', '公园', '人慢', '慢慢']);
     expect(tokenize('提醒一下，我对花生过敏。')).toEqual(['提醒', '花生', '过敏']);
-    expect(tokenize('周末去Costco买了一些水果')).toEqual(['周末', '去', 'costco', '买', '水果', '末去']);
+    // 去 ("go") is a light verb since snapshot version 4: neither a term nor in a bigram.
+    expect(tokenize('周末去Costco买了一些水果')).toEqual(['周末', 'costco', '买', '水果']);
     const noisy = ['的地', '的是', '一', '些', '们', '的', '地', '一些'];
     for (const text of ['我的地址是北京路一号', '他们说的是一些很好的地方', '同学们都很认真地学习']) {
       const terms = tokenize(text);
