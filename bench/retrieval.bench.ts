@@ -34,7 +34,7 @@ import { composeLongTermMemory } from '../src/memory/long-term/compose';
 import { REEMBED_JOB } from '../src/memory/long-term/jobs';
 import { createMemoryStore, type SearchOptions } from '../src/memory/long-term/store';
 import { evaluateDataset, ingestDataset, type EvalSummary, type QuestionResult, type Retriever } from '../src/memory/long-term/retrieval/evaluate';
-import { chooseLexicalWeight, fusionWeightsFor, type CalibrationMetrics } from '../src/memory/long-term/retrieval/fusion';
+import { chooseLexicalWeight, chooseRobustLexicalWeight, fusionWeightsFor, type CalibrationMetrics } from '../src/memory/long-term/retrieval/fusion';
 import { tokenize } from '../src/memory/long-term/retrieval/tokenize';
 import { l2normalize } from '../src/memory/long-term/retrieval/vector';
 import { loadVoy, voyResource } from '../src/memory/long-term/retrieval/voy';
@@ -338,6 +338,16 @@ function pooledCalibration(): string[] {
   });
 }
 
+/** Per model: α chosen by `chooseRobustLexicalWeight` over every calibration split (each seed at each size). */
+function robustCalibration(): string[] {
+  const byModel = new Map<string, CalibrationRun[]>();
+  for (const c of calibrations) byModel.set(c.modelId, [...(byModel.get(c.modelId) ?? []), c]);
+  return [...byModel].map(([modelId, runs]) => {
+    const alpha = chooseRobustLexicalWeight(runs);
+    return `${modelId}, splits ${runs.map((r) => `${r.rounds}/seed ${r.seed}`).join(', ')}: α = ${alpha}`;
+  });
+}
+
 /** The row of what the chat gets: the facade's retrieval (hybrid, then neighbour expansion: a unit counts its adjacent rounds' turns). */
 const FACADE = 'hybrid via LongTermMemory.retrieve';
 
@@ -367,7 +377,10 @@ export default defineBench<{ sizes: number[] }>({
       console.log(`\n${r.memories} memories (${r.rounds} rounds), ingested once in ${r.ingestSeconds.toFixed(0)} s`);
       if (process.env.RETRIEVAL_BENCH_CALIBRATE === '1') for (const more of calibrationSeeds) await runSize(rounds, more, names);
     }
-    if (calibrations.length > 0) console.log(`\ncalibrated α (pooled over the calibration seeds):\n  ${pooledCalibration().join('\n  ')}`);
+    if (calibrations.length > 0) {
+      console.log(`\ncalibrated α (pooled over the calibration seeds):\n  ${pooledCalibration().join('\n  ')}`);
+      console.log(`\ncalibrated α (chooseRobustLexicalWeight, every split):\n  ${robustCalibration().join('\n  ')}`);
+    }
     const short = (e: EmbedderResult) => {
       const w = fusionWeightsFor(e.modelId);
       return `${e.name.replace('fixture-', '')} (α ${w.lexical})`;

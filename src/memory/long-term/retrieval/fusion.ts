@@ -148,6 +148,54 @@ export function chooseLexicalWeight(
   return sorted[0]!.alpha;
 }
 
+/** One calibration split's sweep and single-list metrics (a seed at a size), for `chooseRobustLexicalWeight`. */
+export interface CalibrationSplit {
+  sweep: readonly (CalibrationMetrics & { alpha: number })[];
+  lexical: CalibrationMetrics;
+  vector: CalibrationMetrics;
+}
+
+/**
+ * `chooseLexicalWeight` held to every split: an α qualifies only when its hybrid ranking is at
+ * least as good as the better single list on R@1, R@5, R@10 and MRR on *each* calibration split
+ * (each seed at each size), not only on their pooled mean; among those, the best mean MRR (ties:
+ * the larger mean R@5, then the α nearer 0.5). When none qualifies, the better single list alone
+ * by mean MRR (α = 1 lexical, α = 0 vector), which `convexFusion` then ranks exactly as. A weak
+ * embedder whose help on the pooled questions is one split's luck (the BERT fixture: +1 question
+ * on seeds 1+3+4 pooled, −1 on the held-out seed) is thus turned off rather than trusted: hybrid is
+ * never below its better list on any split it was chosen on, the split-wise form of "never worse
+ * than the better list in expectation" (a per-query variant of this guard is the confidence-gated
+ * fusion of e.g. Hsu & Tzeng, "DAT: Dynamic Alpha Tuning for Hybrid Retrieval", 2025).
+ * @param splits one entry per split; every sweep lists the same α values in the same order.
+ * @returns α in [0, 1].
+ * @throws RangeError when there is no split, the sweeps differ in their α values, or an α is outside [0, 1].
+ */
+export function chooseRobustLexicalWeight(splits: readonly CalibrationSplit[]): number {
+  if (splits.length === 0) throw new RangeError('no calibration split');
+  const alphas = splits[0]!.sweep.map((p) => p.alpha);
+  for (const split of splits) {
+    if (split.sweep.length !== alphas.length || split.sweep.some((p, i) => p.alpha !== alphas[i]))
+      throw new RangeError('calibration sweeps differ in their α values');
+    for (const p of split.sweep) if (!(p.alpha >= 0 && p.alpha <= 1)) throw new RangeError(`α must be in [0, 1], got ${p.alpha}`);
+  }
+  const metrics = (m: CalibrationMetrics) => [m.recall[1], m.recall[5], m.recall[10], m.mrr];
+  const mean = (f: (split: CalibrationSplit) => number) => splits.reduce((sum, split) => sum + f(split), 0) / splits.length;
+  const candidates = alphas
+    .map((alpha, i) => ({
+      alpha,
+      ok: splits.every((split) => {
+        const best = metrics(split.lexical).map((x, j) => Math.max(x, metrics(split.vector)[j]!));
+        return metrics(split.sweep[i]!).every((x, j) => x >= best[j]!);
+      }),
+      mrr: mean((split) => split.sweep[i]!.mrr),
+      r5: mean((split) => split.sweep[i]!.recall[5]),
+    }))
+    .filter((c) => c.ok);
+  if (candidates.length === 0) return mean((split) => split.lexical.mrr) >= mean((split) => split.vector.mrr) ? 1 : 0;
+  candidates.sort((a, b) => b.mrr - a.mrr || b.r5 - a.r5 || Math.abs(a.alpha - 0.5) - Math.abs(b.alpha - 0.5));
+  return candidates[0]!.alpha;
+}
+
 /**
  * Weights for a model with no calibration (the app's default multilingual MiniLM cannot run
  * here, so it has none): equal weights, Bruch et al.'s neutral starting point.
