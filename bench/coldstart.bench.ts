@@ -286,7 +286,7 @@ const READ_TIMELINE = `JSON.stringify({
  * lexical load and row check finish after the first search), at most `timeoutMs`.
  * @throws Error when no offscreen document is running.
  */
-async function offscreenTimeline(browser: ExtensionBrowser, untilMark: string, timeoutMs = 60_000): Promise<OffscreenTimeline> {
+export async function offscreenTimeline(browser: ExtensionBrowser, untilMark: string, timeoutMs = 60_000): Promise<OffscreenTimeline> {
   const cdp = await browser.context.browser()!.newBrowserCDPSession();
   try {
     const { targetInfos } = await cdp.send('Target.getTargets');

@@ -29,7 +29,8 @@ import type { VaultStatus } from '../src/model/vault';
 import { defineBench, type HeadlineRow } from './lib/bench';
 import { formatMs, summarize, type Summary } from './lib/stats';
 import { seedMemories } from './data/memory-file';
-import { buildWithPackagedEmbedder, seed, serviceWorker, settle } from './coldstart.bench';
+import { buildWithPackagedEmbedder, offscreenTimeline, seed, serviceWorker, settle } from './coldstart.bench';
+import type { ExtensionBrowser } from '../tests/e2e/harness';
 
 /** Parameters: store sizes, runs per measured kind, memories per import request. */
 interface VaultParams {
@@ -90,6 +91,34 @@ async function waitForVaultIdle(page: Page, timeoutMs = 1_800_000): Promise<Vaul
   }
 }
 
+/**
+ * Where the wait went inside the memory core (ms, from the offscreen document's `recall:*` marks of
+ * the run): the core's start (`core.start` → `core.ready`; with the lock on it starts at the unlock
+ * and the first search waits for it), of it the index read (`store.read.*`: the header and the meta
+ * blocks, opened by the vault middleware when sealed), and the search itself (`admin.list.*`).
+ */
+interface CorePhases {
+  coreStartMs: number;
+  indexReadMs: number;
+  searchInCoreMs: number;
+}
+
+/** The phases of the run that just ended (marks of the latest core start and listing). @throws Error when a mark is missing. */
+async function corePhases(browser: ExtensionBrowser): Promise<CorePhases> {
+  const { marks } = await offscreenTimeline(browser, 'admin.list.end');
+  const span = (from: string, to: string) => {
+    const a = marks[from];
+    const b = marks[to];
+    if (a === undefined || b === undefined) throw new Error(`no ${a === undefined ? from : to} mark in the offscreen document`);
+    return b - a;
+  };
+  return {
+    coreStartMs: span('core.start', 'core.ready'),
+    indexReadMs: span('store.read.start', 'store.read.end'),
+    searchInCoreMs: span('admin.list.start', 'admin.list.end'),
+  };
+}
+
 interface SizeResult {
   memories: number;
   seedSeconds: number;
@@ -98,6 +127,8 @@ interface SizeResult {
   relockOn: Record<'unlockMs' | 'searchMs' | 'unlockAndSearchMs', Summary>;
   restartOff: Record<'coreMs' | 'searchMs' | 'totalMs', Summary>;
   samples: { restartOn: Steps[]; relockOn: Steps[]; restartOff: Steps[] };
+  /** Per case, the core's phases of each run (`CorePhases`). */
+  phases: { restartOn: CorePhases[]; relockOn: CorePhases[]; restartOff: CorePhases[] };
   consoleErrors: string[];
 }
 
@@ -128,11 +159,13 @@ async function measureSize(extensionDir: string, memories: number, params: Vault
       .join(' ');
     const probe = { query, expectId: known.id };
 
+    const phases: SizeResult['phases'] = { restartOn: [], relockOn: [], restartOff: [] };
     const restartOn: Steps[] = [];
     for (let run = 0; run < params.runs; run++) {
       await (await serviceWorker(browser, page)).evaluate('chrome.offscreen.closeDocument()');
       const steps = await timedSteps(page, { ensure: true, unlock: PASSPHRASE, ...probe });
       restartOn.push(steps);
+      phases.restartOn.push(await corePhases(browser));
       log(
         `  ${memories}: lock on, restart ${run + 1}/${params.runs}: core ${steps.coreMs.toFixed(0)} ms, unlock ${steps.unlockMs.toFixed(0)} ms, unlock + search ${steps.unlockAndSearchMs.toFixed(0)} ms`,
       );
@@ -143,6 +176,7 @@ async function measureSize(extensionDir: string, memories: number, params: Vault
       await callCore(page, 'vault.lock');
       const steps = await timedSteps(page, { ensure: false, unlock: PASSPHRASE, ...probe });
       relockOn.push(steps);
+      phases.relockOn.push(await corePhases(browser));
       log(
         `  ${memories}: lock on, lock → unlock ${run + 1}/${params.runs}: unlock ${steps.unlockMs.toFixed(0)} ms, unlock + search ${steps.unlockAndSearchMs.toFixed(0)} ms`,
       );
@@ -160,6 +194,7 @@ async function measureSize(extensionDir: string, memories: number, params: Vault
       await (await serviceWorker(browser, page)).evaluate('chrome.offscreen.closeDocument()');
       const steps = await timedSteps(page, { ensure: true, unlock: null, ...probe });
       restartOff.push(steps);
+      phases.restartOff.push(await corePhases(browser));
       log(`  ${memories}: lock off, restart ${run + 1}/${params.runs}: core ${steps.coreMs.toFixed(0)} ms, first search ${steps.searchMs.toFixed(0)} ms`);
       await settle(page);
     }
@@ -171,6 +206,7 @@ async function measureSize(extensionDir: string, memories: number, params: Vault
       relockOn: summaries(relockOn, ['unlockMs', 'searchMs', 'unlockAndSearchMs']),
       restartOff: summaries(restartOff, ['coreMs', 'searchMs', 'totalMs']),
       samples: { restartOn, relockOn, restartOff },
+      phases,
       consoleErrors: [...browser.console.errors],
     };
   } finally {
@@ -187,7 +223,7 @@ export default defineBench<VaultParams>({
   name: 'vault',
   title: 'Vault lock: unlock + first answered retrieval in Chromium',
   method:
-    "Real headless Chromium (Debian), the production build with the 384-d fixture embedder packaged (nothing downloaded). A fresh profile; the lock turned on (`vault.enable`) on the empty store, then N memories seeded through the core's own `memory.import` (texts of the retrieval generator, seeded random unit vectors), so every row and index block is written sealed. **Lock on, offscreen restart**: the service worker closes the offscreen document; the panel page sends `core.ensure` (the core starts locked), `vault.unlock` (key derivation, unwrap, store open) and one memory search (`memory.list` with `search`, six words of a known memory, which must be in the answer); timed in the page. **Lock on, lock → unlock**: `vault.lock`, then the unlock and the search in the same core. **Lock off**: the same store after `vault.disable` decrypted it in place, offscreen restart then the same search. Each run is followed by waiting for the core to settle.",
+    "Real headless Chromium (Debian), the production build with the 384-d fixture embedder packaged (nothing downloaded). A fresh profile; the lock turned on (`vault.enable`) on the empty store, then N memories seeded through the core's own `memory.import` (texts of the retrieval generator, seeded random unit vectors), so every row and index block is written sealed. **Lock on, offscreen restart**: the service worker closes the offscreen document; the panel page sends `core.ensure` (the core starts locked), `vault.unlock` (key derivation, unwrap, store open) and one memory search (`memory.list` with `search`, six words of a known memory, which must be in the answer); timed in the page. **Lock on, lock → unlock**: `vault.lock`, then the unlock and the search in the same core. **Lock off**: the same store after `vault.disable` decrypted it in place, offscreen restart then the same search. After each run, the offscreen document's `recall:*` marks split the core's side: its start (`core.start` → `core.ready`; with the lock on this runs after the unlock, so the first search waits for it, while with the lock off it is inside \"core answers\"), of it the index read (header + meta blocks, opened by the vault middleware when sealed), and the search itself. Each run is followed by waiting for the core to settle.",
   quick: { sizes: [10_000], runs: 5, importBatch: 10_000 },
   full: { sizes: [10_000], runs: 9, importBatch: 10_000 },
   async run(defaults, ctx) {
@@ -257,6 +293,25 @@ export default defineBench<VaultParams>({
               ms(r.restartOff.totalMs),
             ],
           ]),
+        },
+        {
+          title: `Inside the memory core, median / p95 of ${params.runs} runs (ms, offscreen marks): with the lock on the first search waits for the core's start after the unlock; with it off the core started before it answered:`,
+          columns: ['memories', 'case', 'core start → ready', 'of it: index read (header + meta blocks)', 'the search (memory.list)'],
+          rows: results.flatMap((r) =>
+            (
+              [
+                ['lock on, offscreen restart', r.phases.restartOn],
+                ['lock on, lock → unlock (same core)', r.phases.relockOn],
+                ['lock off (same store, decrypted), offscreen restart', r.phases.restartOff],
+              ] as const
+            ).map(([name, runs]) => [
+              label(r.memories),
+              name,
+              ms(summarize(runs.map((p) => p.coreStartMs))),
+              ms(summarize(runs.map((p) => p.indexReadMs))),
+              ms(summarize(runs.map((p) => p.searchInCoreMs))),
+            ]),
+          ),
         },
         {
           title: 'Seeding and turning the lock off (s):',

@@ -290,6 +290,26 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
   const embeddedChecked = ensureEmbedded();
   if (opened.via !== 'blocks') await embeddedChecked;
 
+  /**
+   * The frame of every erase: the job queue stopped and the batched retrieval accesses written first
+   * (no write of the core's own is pending behind the erase), then `erase`; whatever its outcome the
+   * in-memory indexes are rebuilt from what is left, the jobs start again and `after` runs (events);
+   * once it succeeded, the maintenance is scheduled again.
+   * @throws what `erase` threw (then the store and the jobs run on as before).
+   */
+  const erasing = async (erase: () => Promise<void>, after?: () => Promise<void>): Promise<void> => {
+    await jobs.stop();
+    try {
+      await longTerm.flush();
+      await erase();
+    } finally {
+      await store.rebuildIndexes();
+      await jobs.start();
+      await after?.();
+    }
+    await scheduleMaintenance();
+  };
+
   const core: Core = {
     db,
     settings,
@@ -398,31 +418,23 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
       await db.settings.delete(IMPORT_NOTICE_KEY);
       return row.value as InterruptedImport;
     },
-    async eraseAll() {
-      await jobs.stop();
-      try {
-        await eraseUserData(db);
-        await deps.eraseUserFiles?.();
-      } finally {
-        await store.rebuildIndexes();
-        await jobs.start();
-        conversationsChanged(null);
-        // The settings are the defaults again: every open panel shows them.
-        deps.events.settings?.(await settings.get());
-      }
-      await scheduleMaintenance();
-    },
-    async eraseMemories(namespace) {
-      await jobs.stop();
-      try {
+    eraseAll: () =>
+      erasing(
+        async () => {
+          await eraseUserData(db);
+          await deps.eraseUserFiles?.();
+        },
+        async () => {
+          conversationsChanged(null);
+          // The settings are the defaults again: every open panel shows them.
+          deps.events.settings?.(await settings.get());
+        },
+      ),
+    eraseMemories: (namespace) =>
+      erasing(async () => {
         if (namespace === undefined) await eraseMemories(db);
         else await eraseNamespaceMemories(db, store, namespace);
-      } finally {
-        await store.rebuildIndexes();
-        await jobs.start();
-      }
-      await scheduleMaintenance();
-    },
+      }),
     downloadedModels: () => listDownloadedModels(deps.modelStorage),
     async deleteDownloadedModel(id) {
       const deleted = await deleteDownloadedModel(id, deps.modelStorage);

@@ -6,8 +6,9 @@
  *   never left behind —, the `settings` table included (preferences too: after it the extension
  *   is as freshly installed, but for the model files). Erase all = start over: the vault lock's
  *   record goes too (locked or not: the forgotten passphrase's way out), and the database's keyring
- *   forgets the lock once the transaction committed (`VaultKeyring.forget`: nothing is sealed after
- *   it, the rows it would open are gone). Only `device` tables stay (`localModels`,
+ *   forgets the lock once the transaction committed (`VaultKeyring.forgetAfter`: nothing is sealed
+ *   after it, the rows it would open are gone; a sealed write issued while the erase runs is
+ *   refused, so none lands behind it with the dropped key). Only `device` tables stay (`localModels`,
  *   the GGUF files opened on this device; delete them one by one, like the other downloaded models).
  * - **All memories** (`eraseMemories`): the long-term memory tables (`MEMORY_TABLES`: memories,
  *   their history, the persisted index, the tombstones, the "not relevant here" feedback) and the queued long-term jobs
@@ -36,20 +37,22 @@ export interface EraseReport {
  */
 export async function eraseUserData(db: RecallDB): Promise<EraseReport> {
   const report: EraseReport = { clearedTables: [], removedSettings: [], keptTables: [] };
-  await db.transaction('rw', db.tables, async () => {
-    for (const table of db.tables) {
-      const kind = TABLE_DATA[table.name] ?? 'user';
-      if (kind === 'device') {
-        report.keptTables.push(table.name);
-        continue;
+  // No sealed write is taken while it runs; the keyring forgets the lock once it committed (`forgetAfter`).
+  await db.keyring.forgetAfter(() =>
+    db.transaction('rw', db.tables, async () => {
+      for (const table of db.tables) {
+        const kind = TABLE_DATA[table.name] ?? 'user';
+        if (kind === 'device') {
+          report.keptTables.push(table.name);
+          continue;
+        }
+        // Keys only (no row is opened): this runs while the vault is locked too.
+        if (kind === 'settings') report.removedSettings.push(...((await table.toCollection().primaryKeys()) as unknown[]).map(String));
+        await table.clear();
+        report.clearedTables.push(table.name);
       }
-      // Keys only (no row is opened): this runs while the vault is locked too.
-      if (kind === 'settings') report.removedSettings.push(...((await table.toCollection().primaryKeys()) as unknown[]).map(String));
-      await table.clear();
-      report.clearedTables.push(table.name);
-    }
-  });
-  db.keyring.forget();
+    }),
+  );
   return report;
 }
 

@@ -38,6 +38,12 @@ export class VaultKeyring {
   /** Told by `forget` (the vault controller sets it): the keys the keyring held, for wiping. */
   onForget: ((keys: VaultKeys | null) => void) | null = null;
   /**
+   * `true` while an erase that ends in `forget` runs (`forgetAfter`): every write that would be
+   * sealed is refused with `VaultError('busy')`, so no row sealed with the key about to be dropped
+   * can be queued behind the erase's transaction and land, unreadable, once the lock is gone.
+   */
+  forgetting = false;
+  /**
    * The lock is gone with the data ("Erase all data" = start over: `eraseUserData`, after its
    * transaction committed, the vault record included): no key is held and nothing is sealed from
    * now on; `onForget` gets the keys held until now.
@@ -46,7 +52,28 @@ export class VaultKeyring {
     const keys = this.keys;
     this.keys = null;
     this.sealing = false;
+    this.forgetting = false;
     this.onForget?.(keys);
+  }
+  /**
+   * Runs `erase` (a transaction that removes every sealed row and the vault record), then `forget`s
+   * the lock. From the call until `forget`, sealed writes are refused (`forgetting`): IndexedDB
+   * queues a transaction opened meanwhile behind the erase's, and its rows, sealed when issued,
+   * would land after the erase with a key no one holds any more. When `erase` throws (nothing was
+   * erased), the lock stays as it was and writes are taken again.
+   * @returns what `erase` returned. @throws what `erase` threw.
+   */
+  async forgetAfter<T>(erase: () => Promise<T>): Promise<T> {
+    this.forgetting = true;
+    let result: T;
+    try {
+      result = await erase();
+    } catch (error) {
+      this.forgetting = false;
+      throw error;
+    }
+    this.forget();
+    return result;
   }
   /** The clear fields per table, filled in when Dexie builds the middleware stack (see `clearFieldsOf`). */
   readonly clearFields = new Map<string, ReadonlySet<string>>();
@@ -129,6 +156,8 @@ export function vaultMiddleware(keyring: VaultKeyring): Middleware<DBCore> {
             ...table,
             mutate(req) {
               if ((req.type === 'add' || req.type === 'put') && keyring.sealing) {
+                // An erase that drops the key runs: a row sealed now would land after it, unreadable.
+                if (keyring.forgetting) return Promise.reject(new VaultError('busy', 'Recall is erasing everything.'));
                 const keys = keyring.keys;
                 // Locked: nothing but the rows that stay clear may be written (never a plaintext row while the lock is on).
                 if (!keys) {

@@ -12,6 +12,10 @@
  * offscreen document) closed while unlocked and while locked, and a browser restart, come back
  * locked with nothing lost; export while locked is refused with `locked`; an age-encrypted backup
  * exports and imports with the lock on; "Erase everything and start over" works while locked.
+ * Below the browser, the profile's IndexedDB files on disk (LevelDB) are scanned too: with the lock
+ * off they hold the secrets; after the lock went on and a restart, nothing written sealed is in
+ * them, but the plain values the in-place pass overwrote still are (LevelDB keeps them until it
+ * compacts; a known limit, asserted so a change shows).
  * Screenshots of the Privacy section and the unlock screen (EN + ZH) go to `RECALL_SCREENSHOTS`
  * when it is set, for a person to look at.
  *
@@ -19,7 +23,7 @@
  * state the previous one left), with the raw-store scan it depends on; split, it would repeat
  * the whole set-up per file.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,6 +42,8 @@ const SECRET_ZH = '我的储物柜密码是4711';
  */
 const NEEDLES = ['locker', '储物柜', '储物', '物柜', '柜密'];
 const shots = process.env.RECALL_SCREENSHOTS;
+/** What the scan of the profile's files looks for: the English secret whole, and the Chinese word. */
+const FILE_NEEDLES = [SECRET_EN, '储物柜'];
 
 /** One place a needle was found: the store and record, the needle, a short excerpt around it. */
 interface ScanHit {
@@ -167,6 +173,43 @@ async function scanRawStores(session: ExtensionSession, page: Page): Promise<Sca
   return fromPage;
 }
 
+/** Where a needle was found in the profile's IndexedDB files on disk, and how much was read. */
+interface FileScan {
+  hits: { file: string; needle: string; encoding: 'utf-8' | 'utf-16le' }[];
+  files: string[];
+  bytes: number;
+}
+
+/**
+ * Reads every file of the extension's IndexedDB folders in the browser profile on disk
+ * (`<profile>/Default/IndexedDB/chrome-extension_<id>_0.indexeddb.*`: LevelDB's `.ldb` tables and
+ * `.log` journal, blobs) and looks for each needle's UTF-8 and UTF-16LE bytes (V8 serializes a
+ * string as one-byte Latin-1 or two-byte UTF-16; the Chinese ones are always two-byte). What a
+ * reader of the profile folder sees, below the browser (LevelDB keeps an overwritten value until it
+ * compacts that range).
+ */
+function scanProfileFiles(profile: string, extensionId: string, needles: string[]): FileScan {
+  const root = join(profile, 'Default', 'IndexedDB');
+  const scan: FileScan = { hits: [], files: [], bytes: 0 };
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else {
+        const bytes = readFileSync(path);
+        scan.files.push(path.slice(root.length + 1));
+        scan.bytes += bytes.byteLength;
+        for (const needle of needles)
+          for (const encoding of ['utf-8', 'utf-16le'] as const)
+            if (bytes.includes(Buffer.from(needle, encoding === 'utf-8' ? 'utf8' : 'utf16le')))
+              scan.hits.push({ file: path.slice(root.length + 1), needle, encoding });
+      }
+    }
+  };
+  for (const name of readdirSync(root)) if (name.startsWith(`chrome-extension_${extensionId}_`)) walk(join(root, name));
+  return scan;
+}
+
 /** SHA-256 of every IndexedDB record of the `recall` database (keys and values, typed arrays as bytes), in key order. */
 function rawDigest(page: Page): Promise<string> {
   return page.evaluate(async () => {
@@ -239,6 +282,13 @@ async function unlockFromPanel(page: Page, passphrase = PASSPHRASE): Promise<voi
   if (await page.getByTestId('unlock-error').count()) throw new Error(`the unlock failed: ${await page.getByTestId('unlock-error').textContent()}`);
 }
 
+/** Writes a file scan to `RECALL_SCREENSHOTS/<name>.json` when set (beside the screenshots, for a person to read). */
+function keepScan(name: string, scan: FileScan): void {
+  if (!shots) return;
+  mkdirSync(shots, { recursive: true });
+  writeFileSync(join(shots, `${name}.json`), JSON.stringify(scan, null, 1));
+}
+
 async function shoot(page: Page, name: string, selector?: string): Promise<void> {
   if (!shots) return;
   mkdirSync(shots, { recursive: true });
@@ -276,6 +326,10 @@ describe.skipIf(!GGUF)('the vault lock in a real browser', () => {
       expect.arrayContaining(['idb:recall/memories', 'idb:recall/memoryIndex', 'idb:recall/promptTraces', 'idb:recall/conversations']),
     );
     expect(places('物柜')).toEqual(expect.arrayContaining(['idb:recall/memories', 'idb:recall/memoryIndex', 'idb:recall/promptTraces']));
+    // Below the browser: the profile's IndexedDB files hold them too (the file scan can fail).
+    const files = scanProfileFiles(session.profile, session.browser.extensionId, FILE_NEEDLES);
+    keepScan('disk-lock-off', files);
+    expect(files.hits.map((h) => h.needle)).toEqual(expect.arrayContaining(FILE_NEEDLES));
   });
 
   it('Settings → Privacy turns the lock on; afterwards the secrets (old rows and new turns) are in no raw store', async () => {
@@ -384,6 +438,20 @@ describe.skipIf(!GGUF)('the vault lock in a real browser', () => {
     await page.setViewportSize({ width: 400, height: 760 });
     await unlockFromPanel(page);
     expect(await storedState(page)).toEqual(before);
+  });
+
+  it('on disk after the lock went on and a browser restart: what was written sealed is in no IndexedDB file; the plain values written before stay (LevelDB)', async () => {
+    // Texts only the turns made after the lock went on contain: written sealed, never plain.
+    const sealedOnly = [`Remember: ${SECRET_EN}`, `记住：${SECRET_ZH}`];
+    const files = scanProfileFiles(session.profile, session.browser.extensionId, [...FILE_NEEDLES, ...sealedOnly]);
+    keepScan('disk-lock-on-restarted', files);
+    expect(files.files.some((f) => f.endsWith('.log') || f.endsWith('.ldb'))).toBe(true);
+    expect(files.hits.filter((h) => sealedOnly.includes(h.needle))).toEqual([]);
+    // A known limit, stated in README: the rows the in-place pass overwrote keep their old plain
+    // values in LevelDB's files (here its journal, `*.log`) until LevelDB compacts them, which a page
+    // cannot ask for (deleting the database, or every database of the origin, left them too when
+    // probed). When this fails, the platform dropped them: turn it into "no hit at all".
+    expect(files.hits.map((h) => h.needle)).toEqual(expect.arrayContaining(FILE_NEEDLES));
   });
 
   it('export while locked is refused with `locked` (the panel asks to unlock); an age backup exports and imports with the lock on', async () => {

@@ -6,52 +6,21 @@
  * streaming case a hand-written engine that holds its stream open until the test lets it go.
  * What a reader of the profile folder sees is read with a plain Dexie WITHOUT the vault middleware.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { fakeBrowser } from 'wxt/testing/fake-browser';
-import { registerCoreHandlers, registerVaultHandlers } from '../../src/core/handlers';
-
-import { removeAllListeners } from '../../src/messaging/protocol';
+import Dexie from 'dexie';
+import { describe, expect, it, vi } from 'vitest';
 import { request } from '../../src/ui/state/api';
-import type { ChatEngine } from '../../src/engines/types';
 import { codedErrorOf } from '../../src/model/errors';
-import { loadFixtureEmbedder, noteTakingEngine } from '../helpers/core-harness';
+import { noteTakingEngine } from '../helpers/core-harness';
 import { createFakeOpfs } from '../helpers/fixture-opfs';
-import { findInRaw, rawRows, startTestVault, TEST_KDF_COST, type TestVault } from '../helpers/vault-harness';
+import { findInRaw, rawRows, TEST_KDF_COST, type TestVault } from '../helpers/vault-harness';
+import { heldStreamingEngine, rejection, useTestVaults, VAULT_SECRETS as SECRETS, withPanelMessaging } from '../helpers/vault-suite';
 import { RecallDB } from '../../src/db/schema';
-import type { Embedder } from '../../src/engines/types';
 
 const PASSPHRASE = 'correct horse battery';
-const SECRETS = ['4711', '储物柜'];
 const EN = 'my locker code is 4711';
 const ZH = '我的储物柜密码是4711';
 
-let embedder: Embedder;
-let dispose: () => Promise<void>;
-beforeAll(async () => ({ embedder, dispose } = await loadFixtureEmbedder()));
-afterAll(async () => dispose());
-
-const open: TestVault[] = [];
-afterEach(async () => {
-  for (const t of open.splice(0)) {
-    await t.stop();
-    await t.db.delete();
-  }
-});
-
-function start(chat: ChatEngine | null, extra: Omit<Parameters<typeof startTestVault>[0], 'chat' | 'embedder'> = {}): TestVault {
-  const t = startTestVault({ chat: () => chat, embedder: () => embedder, ...extra });
-  open.push(t);
-  return t;
-}
-
-/** The error `promise` rejects with (fails the test when it resolves). */
-const rejection = (promise: Promise<unknown>) =>
-  promise.then(
-    () => {
-      throw new Error('did not fail');
-    },
-    (error: unknown) => error,
-  );
+const { start, restart, release } = useTestVaults();
 
 /** Two turns planting the secrets, then every job run (episodic rounds, extraction, consolidation). */
 async function plantSecrets(t: TestVault, round = 1): Promise<string> {
@@ -201,9 +170,7 @@ describe('vault lock: the locked core', () => {
 
     // A restart (the browser closed): the new core starts locked, opens no store, runs no job.
     const name = t.db.name;
-    t.db.close();
-    open.splice(open.indexOf(t), 1);
-    const again = start(engine, { dbName: name });
+    const again = await restart(t, engine);
     expect(await again.vault.status()).toMatchObject({ enabled: true, locked: true });
     expect(codedErrorOf(await rejection(again.vault.core()))).toEqual({ domain: 'vault', code: 'locked', params: {} });
     expect(again.cores).toHaveLength(0);
@@ -225,14 +192,8 @@ describe('vault lock: the locked core', () => {
   it('through the messaging: while locked every data request is refused with `locked` (export included), core.ping says locked, vault.* answer', async () => {
     // The real path: the panel's `request` → @webext-core/messaging → WXT's in-memory fake runtime
     // (given the side panel's sender) → `registerCoreHandlers` / `registerVaultHandlers`.
-    const sender = { id: fakeBrowser.runtime.id, url: `chrome-extension://${fakeBrowser.runtime.id}/sidepanel.html` };
-    vi.spyOn(fakeBrowser.runtime, 'sendMessage').mockImplementation((async (message: unknown) => {
-      const replies = await fakeBrowser.runtime.onMessage.trigger(message, sender);
-      return replies.find((reply: unknown) => reply !== undefined);
-    }) as never);
     const t = start(null);
-    const unregister = [registerCoreHandlers(t.vault, Date.now()), registerVaultHandlers(t.vault)];
-    try {
+    await withPanelMessaging(t.vault, async () => {
       await request('vault.enable', { passphrase: PASSPHRASE });
       expect(await request('conversations.list', {})).toEqual([]);
       expect(await request('vault.lock')).toMatchObject({ enabled: true, locked: true });
@@ -244,11 +205,7 @@ describe('vault lock: the locked core', () => {
       expect(await request('vault.unlock', { passphrase: PASSPHRASE })).toMatchObject({ locked: false });
       expect(await request('conversations.list', {})).toEqual([]);
       expect(await request('core.ping')).not.toHaveProperty('locked');
-    } finally {
-      unregister.forEach((remove) => remove());
-      removeAllListeners();
-      vi.restoreAllMocks();
-    }
+    });
   });
 
   it('auto-locks after the chosen idle minutes without a request; each request restarts the wait', async () => {
@@ -304,22 +261,46 @@ describe('vault lock: the locked core', () => {
         .flat()
         .some((row) => (row as Record<string, unknown>).$sealed !== undefined),
     ).toBe(false);
-    const name = t.db.name;
-    await t.stop();
-    t.db.close();
-    open.splice(open.indexOf(t), 1);
-    const again = start(engine, { dbName: name });
+    const again = await restart(t, engine);
     expect(await again.vault.status()).toMatchObject({ enabled: false, locked: false });
     const memories = await (await again.vault.core()).memoryAdmin.list({ namespace: 'default' });
     expect(memories.some((m) => m.text.includes('4711'))).toBe(true);
   });
 
+  it('"Erase all data": a write issued while the erase runs does not land sealed with the dropped key (refused; every row readable after)', async () => {
+    const t = start(noteTakingEngine('4711', 'The locker code is 4711'));
+    await t.vault.enable(PASSPHRASE);
+    await plantSecrets(t);
+    // The write is issued from inside the erase's transaction (as its first table is cleared) but
+    // outside it (`ignoreTransaction`), as the stats timer or an access-batch flush would: IndexedDB
+    // queues its transaction behind the erase's, so it runs after the erase committed.
+    const first = t.db.tables[0]!;
+    expect(await first.count()).toBeGreaterThan(0); // the hook fires only for rows that are cleared
+    let queued: Promise<unknown> | null = null;
+    const hook = () => {
+      queued ??= Dexie.ignoreTransaction(() => t.db.settings.put({ key: 'erase-race', value: { note: EN } }));
+    };
+    first.hook('deleting', hook);
+    try {
+      await t.vault.eraseAll();
+    } finally {
+      first.hook('deleting').unsubscribe(hook);
+    }
+    expect(queued).not.toBeNull();
+    const [write] = await Promise.allSettled([queued!]);
+    expect(await t.vault.status()).toMatchObject({ enabled: false, locked: false });
+    // No row sealed with the forgotten key: every table reads through the middleware (the lock is off).
+    const raw = await rawRows(t.db.name);
+    expect(
+      Object.entries(raw).flatMap(([table, rows]) => rows.filter((row) => (row as Record<string, unknown>).$sealed !== undefined).map(() => table)),
+    ).toEqual([]);
+    for (const table of t.db.tables) await table.toArray();
+    expect(await t.db.settings.get('erase-race')).toBeUndefined();
+    // The write was refused (its caller sees why), not lost silently.
+    expect(write.status === 'rejected' && codedErrorOf(write.reason)).toMatchObject({ domain: 'vault', code: 'busy' });
+  });
+
   it('a forgotten passphrase: `memory.eraseAll` is answered while locked (after a restart too) and leaves the lock off with an empty store', async () => {
-    const sender = { id: fakeBrowser.runtime.id, url: `chrome-extension://${fakeBrowser.runtime.id}/sidepanel.html` };
-    vi.spyOn(fakeBrowser.runtime, 'sendMessage').mockImplementation((async (message: unknown) => {
-      const replies = await fakeBrowser.runtime.onMessage.trigger(message, sender);
-      return replies.find((reply: unknown) => reply !== undefined);
-    }) as never);
     const engine = noteTakingEngine('4711', 'The locker code is 4711');
     const first = start(engine);
     await first.vault.enable(PASSPHRASE);
@@ -327,12 +308,9 @@ describe('vault lock: the locked core', () => {
     await first.vault.lock();
     // The browser restarts: the core starts locked.
     const name = first.db.name;
-    first.db.close();
-    open.splice(open.indexOf(first), 1);
     const erasedFiles: number[] = [];
-    const t = start(engine, { dbName: name, extra: { eraseUserFiles: async () => erasedFiles.push(1) } });
-    const unregister = [registerCoreHandlers(t.vault, Date.now()), registerVaultHandlers(t.vault)];
-    try {
+    const t = await restart(first, engine, { extra: { eraseUserFiles: async () => erasedFiles.push(1) } });
+    await withPanelMessaging(t.vault, async () => {
       expect(await request('vault.status')).toMatchObject({ enabled: true, locked: true });
       expect(codedErrorOf(await rejection(request('conversations.list', {})))).toMatchObject({ code: 'locked' });
       await request('memory.eraseAll');
@@ -350,38 +328,12 @@ describe('vault lock: the locked core', () => {
       expect(await request('conversations.list', {})).toEqual([]);
       expect(await request('memory.list', { namespace: 'default' })).toEqual([]);
       expect(codedErrorOf(await rejection(request('vault.unlock', { passphrase: PASSPHRASE })))).toMatchObject({ code: 'not_enabled' });
-    } finally {
-      unregister.forEach((remove) => remove());
-      removeAllListeners();
-      vi.restoreAllMocks();
-    }
+    });
   });
 
   it('an unlock asked while a lock is still stopping the turn waits for the lock, then unlocks (no `busy`)', async () => {
-    let aborted!: () => void;
-    const abortSeen = new Promise<void>((resolve) => (aborted = resolve));
-    let letStop!: () => void;
-    const stopGate = new Promise<void>((resolve) => (letStop = resolve));
-    let streamed!: () => void;
-    const started = new Promise<void>((resolve) => (streamed = resolve));
-    const engine: ChatEngine = {
-      kind: 'scripted',
-      modelId: 'held',
-      contextWindow: () => 4096,
-      tokenCounter: () => null,
-      isLoaded: () => true,
-      async complete(request, onDelta) {
-        if (request.responseFormat) return { content: '{"topic": "chat", "facts": [], "preferences": []}', finishReason: 'stop', usage: null };
-        onDelta?.('Half, ');
-        streamed();
-        await new Promise((resolve) => request.signal?.addEventListener('abort', resolve));
-        aborted();
-        // The turn takes its time to stop: the lock is under way until the test lets it finish.
-        await stopGate;
-        return { content: 'Half, ', finishReason: 'abort', usage: null };
-      },
-      async unload() {},
-    };
+    // The turn takes its time to stop: the lock is under way until the test lets it finish.
+    const { engine, streamed: started, aborted: abortSeen, letStop } = heldStreamingEngine('Half, ', 'Half, and the rest.', { holdStop: true });
     const t = start(engine);
     await t.vault.enable(PASSPHRASE);
     const core = await t.vault.core();
@@ -424,27 +376,8 @@ describe('vault lock: the locked core', () => {
   });
 
   it('locking during a streaming reply keeps what streamed: written sealed, shown once unlocked', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let streamed!: () => void;
-    const started = new Promise<void>((resolve) => (streamed = resolve));
-    const engine: ChatEngine = {
-      kind: 'scripted',
-      modelId: 'held',
-      contextWindow: () => 4096,
-      tokenCounter: () => null,
-      isLoaded: () => true,
-      async complete(request, onDelta) {
-        if (request.responseFormat) return { content: '{"topic": "chat", "facts": [], "preferences": []}', finishReason: 'stop', usage: null };
-        onDelta?.('The first half of the answer, ');
-        streamed();
-        // Holds the stream open until the lock aborts it (or the test lets it go).
-        await Promise.race([held, new Promise((resolve) => request.signal?.addEventListener('abort', resolve))]);
-        if (request.signal?.aborted) return { content: 'The first half of the answer, ', finishReason: 'abort', usage: null };
-        return { content: 'The first half of the answer, and the rest.', finishReason: 'stop', usage: null };
-      },
-      async unload() {},
-    };
+    // Holds the stream open until the lock aborts it (or the test lets it go).
+    const { engine, streamed: started, release } = heldStreamingEngine('The first half of the answer, ', 'The first half of the answer, and the rest.');
     const t = start(engine);
     await t.vault.enable(PASSPHRASE);
     const core = await t.vault.core();
@@ -492,7 +425,7 @@ describe('vault lock: turning it on and off in place', () => {
     kill = true;
     // The pass stops at the closed database (logged); enable resolves with the lock on.
     await t.vault.enable(PASSPHRASE);
-    open.splice(open.indexOf(t), 1);
+    release(t);
     const raw = await rawRows(name);
     const sealed = Object.values(raw)
       .flat()

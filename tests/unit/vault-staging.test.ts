@@ -5,43 +5,18 @@
  * codec `src/platform/staging-seal.ts`); the core decrypts it while importing. Real cores, real
  * embedder (fixture), WebCrypto of Node; only OPFS is the in-memory fake (it does not exist in Node).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ChatEngine, Embedder } from '../../src/engines/types';
+import { describe, expect, it } from 'vitest';
+import type { ChatEngine } from '../../src/engines/types';
 import { codedErrorOf } from '../../src/model/errors';
 import { BACKUPS_DIR, openModelFile, writeFileChunks } from '../../src/platform/model-files';
 import { stageImportFile } from '../../src/ui/lib/import-file';
-import { loadFixtureEmbedder, noteTakingEngine } from '../helpers/core-harness';
+import { noteTakingEngine } from '../helpers/core-harness';
 import { createFakeOpfs, type FakeOpfs } from '../helpers/fixture-opfs';
-import { findInRaw, rawRows, startTestVault, type TestVault } from '../helpers/vault-harness';
+import { findInRaw, rawRows, type TestVault } from '../helpers/vault-harness';
+import { rejection, useTestVaults, VAULT_SECRETS as SECRETS } from '../helpers/vault-suite';
 
-const SECRETS = ['4711', '储物柜'];
-
-let embedder: Embedder;
-let dispose: () => Promise<void>;
-beforeAll(async () => ({ embedder, dispose } = await loadFixtureEmbedder()));
-afterAll(async () => dispose());
-
-const open: TestVault[] = [];
-afterEach(async () => {
-  for (const t of open.splice(0)) {
-    await t.stop();
-    await t.db.delete();
-  }
-});
-
-function start(chat: ChatEngine | null, opfs: FakeOpfs): TestVault {
-  const t = startTestVault({ chat: () => chat, embedder: () => embedder, extra: { fileRoot: opfs.root } });
-  open.push(t);
-  return t;
-}
-
-const rejection = (promise: Promise<unknown>) =>
-  promise.then(
-    () => {
-      throw new Error('did not fail');
-    },
-    (error: unknown) => error,
-  );
+const vaults = useTestVaults();
+const start = (chat: ChatEngine | null, opfs: FakeOpfs): TestVault => vaults.start(chat, { extra: { fileRoot: opfs.root } });
 
 /** A plain JSON backup (lock off) of a store that learned both secrets, as bytes. */
 async function plainBackup(): Promise<Uint8Array<ArrayBuffer>> {
