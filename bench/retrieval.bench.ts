@@ -20,6 +20,9 @@
  * the bench's time here); RETRIEVAL_BENCH_SEED (2; seed 1 is the tuning seed); RETRIEVAL_BENCH_CALIBRATE=1
  * sweeps the fusion weight α per embedder and prints `chooseLexicalWeight`'s choice, pooled over
  * every seed of RETRIEVAL_BENCH_SEED (a comma list, e.g. 1,3,4: the calibration split; 2 is held out).
+ * RETRIEVAL_BENCH_DB_CACHE=DIR reuses an ingested database of the same size, seed, first embedder and
+ * write-time sources (`bench/data/db-cache.ts`; the reported ingest time is the original one);
+ * RETRIEVAL_BENCH_DUMP=DIR writes every question's top 10 per embedder and retrieval (`dumpResults`).
  * Dexie runs on fake-indexeddb (Node): absolute times are Node's, not Chrome's.
  */
 import 'fake-indexeddb/auto';
@@ -30,13 +33,16 @@ import { storeEpisodes } from '../src/memory/long-term';
 import { composeLongTermMemory } from '../src/memory/long-term/compose';
 import { REEMBED_JOB } from '../src/memory/long-term/jobs';
 import { createMemoryStore, type SearchOptions } from '../src/memory/long-term/store';
-import { evaluateDataset, ingestDataset, type EvalSummary, type Retriever } from '../src/memory/long-term/retrieval/evaluate';
-import { chooseLexicalWeight, fusionWeightsFor, type CalibrationMetrics } from '../src/memory/long-term/retrieval/fusion';
+import { evaluateDataset, ingestDataset, type EvalSummary, type QuestionResult, type Retriever } from '../src/memory/long-term/retrieval/evaluate';
+import { chooseLexicalWeight, chooseRobustLexicalWeight, fusionWeightsFor, type CalibrationMetrics } from '../src/memory/long-term/retrieval/fusion';
 import { tokenize } from '../src/memory/long-term/retrieval/tokenize';
 import { l2normalize } from '../src/memory/long-term/retrieval/vector';
 import { loadVoy, voyResource } from '../src/memory/long-term/retrieval/voy';
 import { createNodeEmbedder, missingFixture, type EmbedderName, type NamedEmbedder } from './data/embedders';
 import { generateBenchmark } from './data/generate';
+import { cacheFile, loadDatabase, saveDatabase } from './data/db-cache';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { nodeVoyWasm } from './data/node-voy';
 import Dexie, { type Table } from 'dexie';
 import { defineBench } from './lib/bench';
@@ -158,23 +164,30 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
   try {
     for (const name of names) loaded.push(await createNodeEmbedder(name));
     let current: Embedder | null = loaded[0]!.embedder;
+    // RETRIEVAL_BENCH_DB_CACHE: reuse an earlier ingestion of the same data and write-time code (bench/data/db-cache.ts).
+    const cacheDir = process.env.RETRIEVAL_BENCH_DB_CACHE;
+    const cachePath = cacheDir ? cacheFile(cacheDir, { rounds, seed, embedder: names[0]! }) : null;
+    const cached = cachePath ? await loadDatabase(db, cachePath) : null;
     // The store's clock follows the replayed conversation during ingestion (see `ingestDataset`).
     let replayNow = Date.now();
     const frozen = Date.now();
     const jobs = createJobQueue(db, { now: () => frozen });
     const { store, longTerm } = await composeLongTermMemory({ db, jobs, embedder: () => current, loadVoyWasm: nodeVoyWasm, storeNow: () => replayNow });
     await jobs.start();
-    const ingest = await ingestDataset(data, {
-      db,
-      jobs,
-      longTerm,
-      setTime: (t) => (replayNow = t),
-      onProgress: (done, total) => process.stderr.write(`\r  ${rounds}: ingested ${done}/${total} turns`),
-      storeEpisodes: (batch) => storeEpisodes({ store, db }, batch), // bulk mode: the episodic job's work, 25 rounds at a time
-    });
-    process.stderr.write('\n');
+    const ingest = cached
+      ? { memories: cached.memories, ms: cached.ingestMs }
+      : await ingestDataset(data, {
+          db,
+          jobs,
+          longTerm,
+          setTime: (t) => (replayNow = t),
+          onProgress: (done, total) => process.stderr.write(`\r  ${rounds}: ingested ${done}/${total} turns`),
+          storeEpisodes: (batch) => storeEpisodes({ store, db }, batch), // bulk mode: the episodic job's work, 25 rounds at a time
+        });
+    process.stderr.write(cached ? `  ${rounds}: restored ${cached.memories} memories from ${cachePath}\n` : '\n');
     await jobs.stop();
     await store.whenIndexed();
+    if (cachePath && !cached) await saveDatabase(db, cachePath, { ingestMs: ingest.ms, memories: ingest.memories });
 
     // Which questions a purely lexical method could answer at all: they share an index term with the evidence.
     const turnText = new Map(data.conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns.map((t) => [t.id, t.text] as const))));
@@ -222,6 +235,8 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
       const modes: Record<string, ModeResult> = {};
       for (const [name, retriever] of retrievers) {
         const { summary, results } = await evaluateDataset(data, retriever, [1, 5, 10]);
+        if (process.env.RETRIEVAL_BENCH_DUMP)
+          dumpResults(process.env.RETRIEVAL_BENCH_DUMP, `${rounds}-seed${seed}-${names[index]}-${name}`, data, results, turnText);
         const { ks: _ks, ...rest } = summary;
         modes[name] = {
           ...rest,
@@ -270,6 +285,29 @@ async function runSize(rounds: number, seed: number, names: EmbedderName[]): Pro
   }
 }
 
+/**
+ * RETRIEVAL_BENCH_DUMP=DIR: writes one JSON file per size, seed, embedder and retrieval (`<tag>.json`)
+ * with every question, its evidence and stale turns' texts, the evidence rank and the top 10
+ * (text, score, lexical/vector ranks), for reading the failures one by one.
+ */
+function dumpResults(dir: string, tag: string, data: ReturnType<typeof generateBenchmark>, results: QuestionResult[], turnText: Map<string, string>): void {
+  mkdirSync(dir, { recursive: true });
+  const byId = new Map(data.questions.map((q) => [q.id, q]));
+  const rows = results.map((r) => ({
+    id: r.id,
+    category: r.category,
+    question: r.question,
+    evidenceRank: r.evidenceRank,
+    staleRank: r.staleRank,
+    updatedAboveStale: r.updatedAboveStale,
+    evidence: r.evidence.map((id) => ({ id, text: turnText.get(id) })),
+    stale: r.stale.map((id) => ({ id, text: turnText.get(id) })),
+    date: byId.get(r.id)?.date,
+    top: r.ranking.map((x) => ({ score: Number(x.score.toFixed(4)), ranks: x.ranks, sources: x.sourceMessageIds, text: x.text })),
+  }));
+  writeFileSync(join(dir, `${tag.replace(/[^\w.-]+/g, '_')}.json`), JSON.stringify(rows, null, 1));
+}
+
 /** One calibration sweep (`RETRIEVAL_BENCH_CALIBRATE=1`): one model on one seed and size. */
 interface CalibrationRun {
   modelId: string;
@@ -297,6 +335,16 @@ function pooledCalibration(): string[] {
     const sweep = runs[0]!.sweep.map((p, i) => ({ alpha: p.alpha, ...meanMetrics(runs.map((r) => r.sweep[i]!)) }));
     const alpha = chooseLexicalWeight(sweep, meanMetrics(runs.map((r) => r.lexical)), meanMetrics(runs.map((r) => r.vector)));
     return `${runs[0]!.modelId}, ${runs[0]!.rounds} rounds, seeds ${runs.map((r) => r.seed).join('+')}: α = ${alpha}`;
+  });
+}
+
+/** Per model: α chosen by `chooseRobustLexicalWeight` over every calibration split (each seed at each size). */
+function robustCalibration(): string[] {
+  const byModel = new Map<string, CalibrationRun[]>();
+  for (const c of calibrations) byModel.set(c.modelId, [...(byModel.get(c.modelId) ?? []), c]);
+  return [...byModel].map(([modelId, runs]) => {
+    const alpha = chooseRobustLexicalWeight(runs);
+    return `${modelId}, splits ${runs.map((r) => `${r.rounds}/seed ${r.seed}`).join(', ')}: α = ${alpha}`;
   });
 }
 
@@ -329,7 +377,10 @@ export default defineBench<{ sizes: number[] }>({
       console.log(`\n${r.memories} memories (${r.rounds} rounds), ingested once in ${r.ingestSeconds.toFixed(0)} s`);
       if (process.env.RETRIEVAL_BENCH_CALIBRATE === '1') for (const more of calibrationSeeds) await runSize(rounds, more, names);
     }
-    if (calibrations.length > 0) console.log(`\ncalibrated α (pooled over the calibration seeds):\n  ${pooledCalibration().join('\n  ')}`);
+    if (calibrations.length > 0) {
+      console.log(`\ncalibrated α (pooled over the calibration seeds):\n  ${pooledCalibration().join('\n  ')}`);
+      console.log(`\ncalibrated α (chooseRobustLexicalWeight, every split):\n  ${robustCalibration().join('\n  ')}`);
+    }
     const short = (e: EmbedderResult) => {
       const w = fusionWeightsFor(e.modelId);
       return `${e.name.replace('fixture-', '')} (α ${w.lexical})`;

@@ -16,7 +16,7 @@ import { RecallDB } from '../../src/db/schema';
 import type { MemoryRecord } from '../../src/model/records';
 import { createMemoryStore, type LongTermStore } from '../../src/memory/long-term/store';
 import { indexLexical } from '../../src/memory/long-term/store/index-sync';
-import { LexicalIndex } from '../../src/memory/long-term/retrieval/lexical';
+import { LexicalIndex, LEXICAL_SNAPSHOT_VERSION } from '../../src/memory/long-term/retrieval/lexical';
 import { lexicalChunkKey, TornLexicalSnapshotError, type LexicalChunks } from '../../src/memory/long-term/retrieval/lexical-snapshot';
 import type { LexicalChunkRecord, LexicalManifestRecord, MemoryIndexRecord } from '../../src/memory/long-term/retrieval/blocks/records';
 import { INDEXED_TEXT_VERSION } from '../../src/memory/long-term/text';
@@ -38,7 +38,7 @@ const QUERIES = ['Mochi tuna', '小猫', 'Chengdu', 'nurse Porto', 'topic words'
 class Records {
   readonly byKey = new Map<string, MemoryIndexRecord>();
   apply(chunks: LexicalChunks, gen: number): void {
-    const { put, remove, clearChunks } = chunks.records(gen, INDEXED_TEXT_VERSION, 3);
+    const { put, remove, clearChunks } = chunks.records(gen, INDEXED_TEXT_VERSION, LEXICAL_SNAPSHOT_VERSION);
     if (clearChunks) for (const k of [...this.byKey.keys()]) if (k.startsWith('lexical|')) this.byKey.delete(k);
     for (const k of remove) this.byKey.delete(k);
     for (const r of put) this.byKey.set(r.key, r);

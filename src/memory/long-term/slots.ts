@@ -37,6 +37,9 @@
  *
  * The classifier is a heuristic for candidate selection only: a wrong slot costs one more
  * candidate shown to the model (which still decides), never a change to a memory.
+ *
+ * Over 300 lines: the slot patterns, the relation words and the readers that share them
+ * (`memorySlot`, `statementSlot`, `subjectOf`, `statedSubject`) are one classifier.
  */
 
 /** The slots, see the module doc. */
@@ -280,6 +283,47 @@ function withoutRoleLabels(text: string): string {
 export function subjectOf(text: string): string {
   const normalized = withoutTopicMentions(withoutRoleLabels(text.normalize('NFKC')));
   return RELATIONS.find((r) => matches(r, normalized))?.label ?? 'user';
+}
+
+/**
+ * A relation word where a statement starts, as its grammatical subject: "My neighbour wears size
+ * 40 shoes", "My best friend …", "The user's sister …", "我邻居对海鲜过敏", "我好朋友每个周五…",
+ * "同事过段时间要去上海", "我同事的老婆是医生" (the colleague: the possessor comes first).
+ */
+const LEADING_RELATIONS = RELATION_WORDS.map(({ label, en, zh }) => ({
+  label,
+  en: new RegExp(`^(?:(?:my|our|(?:the )?user['’]s)\\s+(?:[\\p{L}-]+\\s+)?)?(?:${en})\\b`, 'iu'),
+  zh: new RegExp(`^(?:(?:我们?|咱们?|用户)(?:家)?的?)?[好老小大亲]?(?:${zh})`, 'u'),
+}));
+
+/** A statement that starts with a first-person word ("I …", "I'm …", "My …", "We …", "我…", "咱们…"): the user's own. */
+const LEADING_FIRST_PERSON = /^(?:(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|my|we|we['’]re|our|me)\b|我|咱)/iu;
+
+/**
+ * Whom a stored text's statements are about, read from where its statements start (a stricter
+ * reading than `subjectOf`, which also takes a relation word after a preposition: "I had dinner with
+ * my sister" is the user's dinner): the relation label of the first statement that starts with a
+ * relation word (`LEADING_RELATIONS`), `user` when a statement starts with a first-person word
+ * before that, else `user`. Questions state nothing (`statementSlot`'s rule) and are skipped; a text
+ * made only of questions gives `null`.
+ * @param text a memory text or an episodic round's user turn, any language, any case.
+ * @example statedSubject('My neighbour wears size 40 shoes.') // 'neighbour'
+ * @example statedSubject('提醒一下，我芝麻过敏。') // 'user'
+ * @example statedSubject('Can you remind me how remote work works?') // null
+ */
+export function statedSubject(text: string): string | null {
+  const statements = (withoutRoleLabels(text.normalize('NFKC')).match(SENTENCE) ?? []).filter((sentence) => !/[?？]\s*$/u.test(sentence));
+  if (statements.length === 0) return null;
+  for (const sentence of statements) {
+    // Each clause of a statement: "提醒一下，我芝麻过敏" starts its second clause with 我.
+    for (const clause of sentence.split(/[,，:：]/u)) {
+      const trimmed = clause.trim();
+      const relation = LEADING_RELATIONS.find((r) => r.en.test(trimmed) || r.zh.test(trimmed));
+      if (relation) return relation.label;
+      if (LEADING_FIRST_PERSON.test(trimmed)) return 'user';
+    }
+  }
+  return 'user';
 }
 
 /** `true` when two texts are about the same slot of the same subject (both classified, equal). */

@@ -59,11 +59,12 @@ const FIELDS: ReadonlyArray<readonly [string, number]> = [
 /**
  * Version of the persisted snapshot (`toJSON`): the MiniSearch serialization wrapped with the
  * field set it was built with. 2 added the `chars` field; 3: terms of the tokenizer without light
- * verbs (go / get / take) and without `1p:` terms across another person's pronoun; a snapshot of another version (1 was
+ * verbs (go / get / take) and without `1p:` terms across another person's pronoun; 4: no Han bigram across a stop
+ * word (`tokenize`: 什么时候要去 gives no 候要) and the Chinese light verbs 要 / 去 as function characters; a snapshot of another version (1 was
  * MiniSearch's bare JSON) is refused with `OutdatedLexicalSnapshotError`, and the store rebuilds
  * the index from the rows.
  */
-export const LEXICAL_SNAPSHOT_VERSION = 3;
+export const LEXICAL_SNAPSHOT_VERSION = 4;
 
 /** A lexical snapshot written by another version of `LexicalIndex` (its fields differ). */
 export class OutdatedLexicalSnapshotError extends Error {

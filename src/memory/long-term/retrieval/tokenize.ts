@@ -7,7 +7,8 @@
  *   小白" → 我的|猫叫|小白, "我的猫叫什么" → 我的|猫|叫|什么), so every run of Han characters also
  *   yields its overlapping character bigrams, the classic CJK indexing unit (Lucene's
  *   CJKBigramFilter). A bigram with a function character in it (的地, 的猫, 些人) is noise and is
- *   dropped unless it is a dictionary word itself; no single characters are added by the
+ *   dropped unless it is a dictionary word itself, and no bigram spans a stop word (时候|要 gives
+ *   no 候要, 哪里|吃 no 里吃: the run ends at a dropped word); no single characters are added by the
  *   fallback, and a one-character dictionary word is kept only when it is not a function
  *   character (一, 些, 们, 的, 地 … are dropped; 猫, 车 are kept).
  * - Latin words are lower-cased, possessive `'s` removed, and lightly stemmed (`lightStem`):
@@ -47,11 +48,18 @@ const ZH_STOP_WORDS = new Set(
 const ZH_STOP_CHARS = new Set('我你您他她它的了是吗呢吧啊呀哦在和与也都就这那个有么什哪谁几怎着过很又还把被给让从对'.split(''));
 
 /**
+ * Chinese light verbs, as the English ones are stop words: 要 ("will", "want to") and 去 ("go"):
+ * "我什么时候要去面试？" is about 面试, and "朋友过段时间要去深圳" shares nothing with it but 要去
+ * (version 4 of the lexical snapshot). Dictionary words that hold them (重要, 过去) are still terms.
+ */
+const ZH_LIGHT_VERBS = ['要', '去'];
+
+/**
  * Function characters of the bigram fallback: the stop characters plus measure words, plural and
- * adverbial suffixes and numerals-as-articles (一 些 们 地 得 之 等 …). A fallback bigram that
+ * adverbial suffixes and numerals-as-articles (一 些 们 地 得 之 等 …) and the light verbs. A fallback bigram that
  * contains one, or a one-character word that is one, carries no topic.
  */
-const ZH_FUNCTION_CHARS = new Set([...ZH_STOP_CHARS, ...'一些们地得之其而并或及等种位次把样'.split('')]);
+const ZH_FUNCTION_CHARS = new Set([...ZH_STOP_CHARS, ...'一些们地得之其而并或及等种位次把样'.split(''), ...ZH_LIGHT_VERBS]);
 
 const HAN = /\p{Script=Han}/u;
 const HAN_ONLY = /^\p{Script=Han}+$/u;
@@ -180,11 +188,14 @@ export function tokenize(text: string): string[] {
       continue;
     }
     if (HAN.test(segment)) {
-      if (HAN_ONLY.test(segment)) run += segment;
-      else flush();
       words.add(segment);
       const single = Array.from(segment).length === 1;
-      if (!isZhStop(segment) && !(single && ZH_FUNCTION_CHARS.has(segment))) terms.push(segment);
+      const dropped = isZhStop(segment) || (single && ZH_FUNCTION_CHARS.has(segment));
+      // A dropped word ends the run: no bigram spans it (什么时候要去 gives no 候要), as Lucene's
+      // CJKBigramFilter pairs only adjacent tokens, never across a gap a stop filter left.
+      if (HAN_ONLY.test(segment) && !dropped) run += segment;
+      else flush();
+      if (!dropped) terms.push(segment);
       continue;
     }
     flush();

@@ -25,6 +25,7 @@ import {
   type FusionWeights,
 } from '../retrieval/fusion';
 import { demoteByFeedback, type FeedbackSignal } from '../retrieval/feedback';
+import { aboutAnotherPerson, memorySubject, querySubject, SUBJECT_MISMATCH_PENALTY } from '../retrieval/subject';
 import { applyTimeBoost, asksForCurrentState, parseSessionReference, parseTimeFilter, sessionWindow } from '../retrieval/time-filter';
 import type { IndexSync } from './index-sync';
 import { toView } from './rows';
@@ -194,6 +195,14 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
       if (!m) metas.set(id, (m = sync.index.meta(id)!));
       return m;
     };
+    // Another person's fact does not answer a question about the user (`retrieval/subject.ts`).
+    if (mode !== 'vector') {
+      const asked = querySubject(text);
+      for (const [id, relevance] of fused) {
+        const m = sync.index.has(id) ? metaOfId(id) : null;
+        if (m && aboutAnotherPerson(asked, memorySubject(m.normalized))) fused.set(id, relevance - SUBJECT_MISMATCH_PENALTY);
+      }
+    }
     let ranked: { id: string; score: number }[];
     if (fused.size === 0 && windowScan) {
       // "What did I say last week?": nothing to match on but a time range — newest first.
@@ -225,6 +234,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
             scoreOf: (id) => scoreOf.get(id) ?? 0,
             slotMargin: SAME_SLOT_MARGIN,
             isCurrent: (id) => metaOfId(id).current === 1 && (metaOfId(id).validUntil ?? Infinity) > t,
+            subjectOf: (id) => memorySubject(metaOfId(id).normalized),
             ...(windowScan ? { inWindow } : {}),
           },
         );
