@@ -3,7 +3,9 @@
  * the built extension in headless Chromium (fixture embedder packaged; no chat model needed):
  * - the backup passphrase field's placeholder — its only visible label — is not cut off;
  * - "Erase…" opens its question on screen (it opened below the fold, so the button seemed to do nothing);
- * - Export says the file was downloaded, by name (the browser's download indicator is outside the panel).
+ * - Export says the file was downloaded, by name (the browser's download indicator is outside the panel);
+ * - a model download that fails (offline: the counting proxy refuses it) shows its error once in the Chat
+ *   tab's model card, not again as a toast over the composer; the toast shows on a tab without the box.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -67,5 +69,20 @@ describe('the first hour at the side panel width', () => {
     expect(name).toMatch(/^recall-export-\d{4}-\d{2}-\d{2}\.json$/);
     const info = page.locator('[data-testid="notice"][data-kind="info"]');
     await expect.poll(() => info.allTextContents()).toContainEqual(expect.stringContaining(`Downloaded ${name}`));
+  });
+
+  it("a failed model download is shown once in the Chat tab's model card, not again as a toast", async () => {
+    await page.getByTestId('tab-chat').click();
+    await page.getByTestId('engine-cpu').click();
+    await page.getByTestId('load-wllama').click();
+    const inline = page.locator('[data-testid="engine-error"][data-slot="chat"]');
+    await inline.waitFor({ timeout: 30_000 });
+    expect(await inline.isVisible()).toBe(true);
+    const errorToasts = page.locator('[data-testid="notice"][data-kind="error"]');
+    await page.getByTestId('tab-memory').click(); // no error box there: the failure is toasted
+    await expect.poll(() => errorToasts.count()).toBe(1);
+    await page.getByTestId('tab-chat').click(); // the model card's box shows it: no toast on top
+    expect(await inline.isVisible()).toBe(true);
+    expect(await errorToasts.count()).toBe(0);
   });
 });
