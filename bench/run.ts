@@ -13,19 +13,21 @@
  * method, quick, full, run(params, ctx) })` (interface and rules in `bench/lib/bench.ts`): `run`
  * gets the quick or full parameters and returns `{ tables, headline?, notes?, raw? }`. To add a
  * bench, write `bench/<name>.bench.ts` and add its line here (a `*.bench.ts` file missing from
- * the registry still runs, after the listed ones, with a reminder). A file that still exports the
- * older `{ name, run() }` shape runs too; its result goes to JSON only.
+ * the registry still runs, after the listed ones, with a reminder). A file whose default export is
+ * not a `defineBench` (or names another bench) fails the run (`asBench`) before it runs, so no
+ * result is measured and then written nowhere; a section whose markers are missing from
+ * BENCHMARKS.md is appended at its end (`replaceSection`).
  */
 import 'fake-indexeddb/auto'; // before any module loads Dexie: Dexie reads the IndexedDB globals when it is first imported, and the Node benches run on fake-indexeddb
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Bench, BenchContext, BenchResult } from './lib/bench';
+import { asBench, type Bench, type BenchContext, type BenchResult } from './lib/bench';
 import { machineInfo } from './lib/machine';
 import { renderBenchSection, renderRunSection, replaceSection, type RunEntry } from './lib/report';
 
-type Loader = () => Promise<{ default: Bench<any> | { name: string; run(): Promise<unknown> } }>;
+type Loader = () => Promise<{ default: unknown }>;
 
 /** Every bench, in run order (name → module). */
 const REGISTRY: Record<string, Loader> = {
@@ -36,6 +38,7 @@ const REGISTRY: Record<string, Loader> = {
   retrieval: () => import('./retrieval.bench'),
   'turn-overhead': () => import('./turn-overhead.bench'),
   'vector-layout': () => import('./vector-layout.bench'),
+  'lexical-snapshot': () => import('./lexical-snapshot.bench'),
   vault: () => import('./vault.bench'),
 };
 
@@ -78,8 +81,6 @@ const ctx: BenchContext = {
   },
 };
 
-const isBench = (m: unknown): m is Bench<any> => typeof (m as Bench).title === 'string' && 'quick' in (m as object) && 'full' in (m as object);
-
 const machine = machineInfo();
 const startedAt = new Date();
 const runStarted = performance.now();
@@ -91,26 +92,20 @@ const entries: RunEntry[] = [];
 let failed = false;
 
 for (const name of selected) {
-  const mod = (await REGISTRY[name]!()).default;
   const started = performance.now();
-  const title = isBench(mod) ? mod.title : mod.name;
-  console.log(`\n=== ${name}: ${title}${full ? ' (--full)' : ''} ===`);
+  let title = name;
   try {
-    if (isBench(mod)) {
-      const params = full ? mod.full : mod.quick;
-      const result: BenchResult = await mod.run(params, ctx);
-      const seconds = (performance.now() - started) / 1000;
-      const section = renderBenchSection(mod, params, result, seconds, full, startedAt);
-      console.log(`\n${section}`);
-      writeFileSync(join(outDir, `${name}.json`), JSON.stringify({ name, title, full, params, seconds, machine, result }, null, 2));
-      doc = replaceSection(doc, name, section);
-      entries.push({ name, title, seconds, headline: result.headline ?? [] });
-    } else {
-      const result = await (mod as { run(): Promise<unknown> }).run();
-      const seconds = (performance.now() - started) / 1000;
-      writeFileSync(join(outDir, `${name}.json`), JSON.stringify({ name, title, seconds, machine, result }, null, 2));
-      entries.push({ name, title, seconds, headline: [] });
-    }
+    const mod: Bench<unknown> = asBench((await REGISTRY[name]!()).default, name);
+    title = mod.title;
+    console.log(`\n=== ${name}: ${title}${full ? ' (--full)' : ''} ===`);
+    const params = full ? mod.full : mod.quick;
+    const result: BenchResult = await mod.run(params, ctx);
+    const seconds = (performance.now() - started) / 1000;
+    const section = renderBenchSection(mod, params, result, seconds, full, startedAt);
+    console.log(`\n${section}`);
+    writeFileSync(join(outDir, `${name}.json`), JSON.stringify({ name, title, full, params, seconds, machine, result }, null, 2));
+    doc = replaceSection(doc, name, section);
+    entries.push({ name, title, seconds, headline: result.headline ?? [] });
   } catch (error) {
     failed = true;
     const seconds = (performance.now() - started) / 1000;

@@ -11,8 +11,10 @@
  *   vector in microseconds (384-d like the default MiniLM), so the vector scan runs but the
  *   embedding model's own cost is not timed ("no LLM, no query embedding").
  * Set-up per size (not timed): N memories (bilingual generated exchanges, valid, namespace
- * `default`, with vectors) written to one database, which a first core opening turns into its
- * persisted index. Each run then opens a fresh core over that database (the index opens from its
+ * `default`, with vectors) written to one database as rows plus their persisted index blocks
+ * (`layoutFromRows`, what a store's first open writes); a first core opening builds the lexical
+ * index from the rows and writes its snapshot. The lock-on database is a copy of it, then sealed.
+ * Each run then opens a fresh core over that database (the index opens from its
  * blocks, as after a restart) with a fresh copy of one conversation of `HISTORY` earlier messages
  * whose first `FOLDED` are already folded into a summary, and sends `turns` messages (English and
  * Chinese alternating; the first is a warm-up, not timed). Background jobs (episodic memory,
@@ -25,14 +27,16 @@
  * interleaved, the order alternating), over two databases prepared alike; the lock-on one was sealed by the
  * real in-place pass (`vault/pass.ts`) and its core seals and opens every row through the vault
  * middleware. The ratio table compares on / off (p50, p95, CPU); target ≤ 1.2×.
- * Parameters `{ sizes, runs, turns, counters, locks }`; TURN_BENCH_SIZES, TURN_BENCH_RUNS,
+ * Parameters `{ sizes, runs, turns, counters, locks, lockOnUpTo }` (sizes above `lockOnUpTo` run with
+ * the lock off only: see `Params.lockOnUpTo`); TURN_BENCH_SIZES, TURN_BENCH_RUNS,
  * TURN_BENCH_TURNS, TURN_BENCH_COUNTERS and TURN_BENCH_LOCKS (`off,on`; comma-separated) override them;
  * TURN_BENCH_ROUND_MESSAGES=1 also stores the messages the memories cite (neighbour expansion runs).
  */
 import 'fake-indexeddb/auto';
 import { nodeVoyWasm } from './data/node-voy';
 import { generateConversation, mulberry32 } from './data/bilingual-conversation';
-import { qwenCounter } from './data/qwen-tokenizer';
+import { loadQwenTokenizerFiles } from './data/qwen-tokenizer';
+import { Tokenizer } from '@huggingface/tokenizers';
 import { defineBench, type HeadlineRow } from './lib/bench';
 import { formatMs, summarize } from './lib/stats';
 import type { EngineManager } from '../src/core/engine-manager';
@@ -41,9 +45,11 @@ import { RecallDB } from '../src/db/schema';
 import type { MemoryRecord, MessageRecord } from '../src/model/records';
 import type { ChatEngine, ChatRequest, ChatResult, Embedder } from '../src/engines/types';
 import type { TokenCounter } from '../src/model/tokens';
-import { memoryHash } from '../src/memory/long-term/text';
+import { INDEXED_TEXT_VERSION, memoryHash } from '../src/memory/long-term/text';
+import { layoutFromRows } from '../src/memory/long-term/retrieval/blocks';
+import { toRow } from '../src/memory/long-term/store/rows';
 import type { EngineStatus } from '../src/model/engine';
-import { createTokenEstimator } from '../src/tokens';
+import { createHfTokenCounter, createTokenEstimator } from '../src/tokens';
 import { newDataKey, vaultKeys } from '../src/vault/keys';
 import { runPass } from '../src/vault/pass';
 
@@ -78,7 +84,7 @@ const embedder: Embedder = {
 } as unknown as Embedder;
 
 /** The chat-model stand-in: notes when it got the prompt, answers at once. */
-function fakeEngine(counter: TokenCounter | null, onPrompt: () => void): ChatEngine {
+function fakeEngine(counter: TokenCounter | null, onPrompt: (request: ChatRequest) => void): ChatEngine {
   return {
     kind: 'scripted',
     modelId: 'bench/instant',
@@ -99,7 +105,7 @@ function fakeEngine(counter: TokenCounter | null, onPrompt: () => void): ChatEng
           usage: null,
         };
       if (schema.includes('"facts"')) return { content: JSON.stringify({ topic: 'chat', facts: [], preferences: [] }), finishReason: 'stop', usage: null };
-      onPrompt();
+      onPrompt(request);
       return { content: 'Noted, thank you.', finishReason: 'stop', usage: null };
     },
     unload: async () => undefined,
@@ -156,8 +162,29 @@ async function fillRoundMessages(db: RecallDB, n: number): Promise<void> {
   }
 }
 
-/** Writes `n` memories straight into the table (the set-up, not the measured path). */
+/**
+ * Writes `n` memories straight into the database (the set-up, not the measured path): the rows
+ * (without their vectors, as stored since v3) and their persisted index, meta and vector blocks
+ * laid out by the store's own `layoutFromRows` (what the first open of a store writes), in
+ * batches of 5,000 rows. The lexical snapshot is left to the first core opening over it (it
+ * builds the lexical index from the rows and writes its snapshot, in the snapshot format of the
+ * code under test). At 100k this takes about a minute; letting the store rebuild the index from
+ * rows holding their embeddings did not finish in 18 minutes.
+ */
 async function fillMemories(db: RecallDB, n: number): Promise<void> {
+  const records: MemoryRecord[] = [];
+  await generateMemories(n, async (batch) => {
+    records.push(...batch);
+    await db.memories.bulkAdd(batch.map(toRow));
+  });
+  const layout = layoutFromRows(records, 1);
+  records.length = 0;
+  const blocks = layout.records.map((r) => (r.key === 'header' ? { ...layout.header, textVersion: INDEXED_TEXT_VERSION } : r));
+  for (let i = 0; i < blocks.length; i += 64) await db.memoryIndex.bulkPut(blocks.slice(i, i + 64));
+}
+
+/** Calls `write` with the `n` benchmark memories (bilingual generated exchanges, with vectors), 5,000 at a time. */
+async function generateMemories(n: number, write: (batch: MemoryRecord[]) => Promise<void>): Promise<void> {
   const exchanges = generateConversation(Math.min(n, 2000), 7);
   const t0 = Date.UTC(2024, 0, 1);
   for (let start = 0; start < n; start += 5000) {
@@ -186,7 +213,7 @@ async function fillMemories(db: RecallDB, n: number): Promise<void> {
         hash: memoryHash(text),
       });
     }
-    await db.memories.bulkAdd(batch);
+    await write(batch);
   }
 }
 
@@ -226,9 +253,21 @@ async function fillConversation(db: RecallDB, id: string): Promise<string> {
 /** Counters the bench can run with. */
 export type CounterName = 'estimator' | 'qwen2.5';
 
+let qwenFiles: ReturnType<typeof loadQwenTokenizerFiles> | null = null;
+
+/**
+ * A fresh exact Qwen2.5 counter (the files read once per process): one per core, as a model
+ * loaded in a fresh core has, so a run's count cache holds only what that run counted (a counter
+ * shared by every run would already hold the texts of the runs before).
+ */
+function freshQwenCounter(): TokenCounter {
+  qwenFiles ??= loadQwenTokenizerFiles();
+  return createHfTokenCounter(qwenFiles.tokenizerJson, qwenFiles.tokenizerConfig, { id: 'hf:Qwen/Qwen2.5' });
+}
+
 /** A core over `db` whose chat engine calls `onPrompt` when it receives a chat turn's prompt. */
-export async function openBenchCore(db: RecallDB, counterName: CounterName, onPrompt: () => void): Promise<Core> {
-  const engine = fakeEngine(counterName === 'qwen2.5' ? qwenCounter() : null, onPrompt);
+export async function openBenchCore(db: RecallDB, counterName: CounterName, onPrompt: (request: ChatRequest) => void): Promise<Core> {
+  const engine = fakeEngine(counterName === 'qwen2.5' ? freshQwenCounter() : null, onPrompt);
   const core = await createCore({
     db,
     engines: engineManager(engine),
@@ -237,6 +276,21 @@ export async function openBenchCore(db: RecallDB, counterName: CounterName, onPr
   });
   await (core.store as { whenIndexed?: () => Promise<void> }).whenIndexed?.();
   return core;
+}
+
+/**
+ * Copies every table of `from` (a database `prepareDatabase` made with the lock off) into the empty
+ * `to`, rows read raw (no reading hook) in pages of 5,000: the same rows and persisted index for a
+ * second database without building them again. Set-up, not timed.
+ */
+async function copyDatabase(from: RecallDB, to: RecallDB): Promise<void> {
+  for (const table of from.tables) {
+    for (let offset = 0; ; offset += 5000) {
+      const rows = await table.toCollection().offset(offset).limit(5000).raw().toArray();
+      if (rows.length === 0) break;
+      await to.table(table.name).bulkPut(rows);
+    }
+  }
 }
 
 /** The vault lock off, or on (every row sealed; the middleware holds the key, as after an unlock). */
@@ -248,12 +302,20 @@ export type LockMode = 'off' | 'on';
  * in-place pass and the database's keyring keeps the key (an unlocked vault). With `roundMessages`
  * the messages the memories cite are stored too (`fillRoundMessages`). Not timed.
  */
-export async function prepareDatabase(size: number, lock: LockMode = 'off', roundMessages = process.env.TURN_BENCH_ROUND_MESSAGES === '1'): Promise<RecallDB> {
+export async function prepareDatabase(
+  size: number,
+  lock: LockMode = 'off',
+  roundMessages = process.env.TURN_BENCH_ROUND_MESSAGES === '1',
+  copyOf?: RecallDB,
+): Promise<RecallDB> {
   const db = new RecallDB(`turn-bench-${crypto.randomUUID()}`);
-  await fillMemories(db, size);
-  if (roundMessages) await fillRoundMessages(db, size);
-  const core = await openBenchCore(db, 'estimator', () => undefined);
-  await core.stop();
+  if (copyOf) await copyDatabase(copyOf, db);
+  else {
+    await fillMemories(db, size);
+    if (roundMessages) await fillRoundMessages(db, size);
+    const core = await openBenchCore(db, 'estimator', () => undefined);
+    await core.stop();
+  }
   if (lock === 'on') {
     const keys = vaultKeys(newDataKey());
     db.keyring.keys = keys;
@@ -267,7 +329,22 @@ export async function prepareDatabase(size: number, lock: LockMode = 'off', roun
 interface RunSamples {
   wall: number[];
   cpu: number[];
+  /** Per timed turn: characters the exact tokenizer encoded (its count cache's misses; 0 with the estimator), and the prompt's characters. */
+  encodedChars: number[];
+  promptChars: number[];
 }
+
+/**
+ * Characters passed to the Hugging Face tokenizer's `encode` so far (every exact count that is
+ * not a cache hit goes through it): the difference over a turn is what that turn tokenized.
+ * Counted by wrapping `Tokenizer.prototype.encode` for this process (a measurement, not a fake).
+ */
+let encodedChars = 0;
+const encode = Tokenizer.prototype.encode;
+Tokenizer.prototype.encode = function (this: Tokenizer, text: string, ...rest: unknown[]) {
+  encodedChars += text.length;
+  return (encode as (this: Tokenizer, text: string, ...rest: unknown[]) => ReturnType<Tokenizer['encode']>).call(this, text, ...rest);
+} as Tokenizer['encode'];
 
 /**
  * One run over `db`: a fresh core and a fresh copy of the conversation, `turns + 1` messages
@@ -286,16 +363,21 @@ export async function runTurns(
   let promptAt = 0;
   let promptCpu = { user: 0, system: 0 };
   let promptNs = 0n;
-  const core = await openBenchCore(db, counterName, () => {
+  let promptEncoded = 0;
+  let promptChars = 0;
+  const core = await openBenchCore(db, counterName, (request) => {
     promptAt = performance.now();
     promptCpu = process.cpuUsage();
     promptNs = process.hrtime.bigint();
+    promptEncoded = encodedChars;
+    promptChars = request.messages.reduce((n, m) => n + m.content.length, 0);
   });
   const conversationId = await fillConversation(db, `bench-${counterName}-${run}-${crypto.randomUUID()}`);
-  const out: RunSamples = { wall: [], cpu: [] };
+  const out: RunSamples = { wall: [], cpu: [], encodedChars: [], promptChars: [] };
   for (let i = 0; i <= turns; i++) {
     const startedNs = process.hrtime.bigint();
     const startedCpu = process.cpuUsage();
+    const startedEncoded = encodedChars;
     const started = performance.now();
     await core.chat.send({ conversationId, text: texts[i]!, requestId: `r${run}-${i}` });
     if (i > 0) {
@@ -303,6 +385,8 @@ export async function runTurns(
       // turn 0 warms up caches and JIT
       out.wall.push(promptAt - started);
       out.cpu.push((promptCpu.user - startedCpu.user + promptCpu.system - startedCpu.system) / 1000);
+      out.encodedChars.push(promptEncoded - startedEncoded);
+      out.promptChars.push(promptChars);
     }
     await core.jobs.drain();
     // Between turns (the user is typing): the batched access write happens here, not in the next turn.
@@ -321,6 +405,12 @@ interface Params {
   turns: number;
   counters: CounterName[];
   locks: LockMode[];
+  /**
+   * Largest size run with the lock on too (larger sizes run with the lock off only): a second
+   * 100k database in the same process (~2.3 GB of heap each, fake-indexeddb keeps every record in
+   * memory) goes over Node's default heap limit (~4.3 GB here). `TURN_BENCH_LOCKS` given: every size.
+   */
+  lockOnUpTo: number;
 }
 
 const list = (env: string | undefined) =>
@@ -333,23 +423,25 @@ export default defineBench<Params>({
   name: 'turn-overhead',
   title: 'Turn overhead (send → prompt ready)',
   method:
-    'The real core in Node (fake-indexeddb, persisted job queue, long-term store opened from its persisted index, summary + buffer over a 400-message conversation, prompt assembly, the token counter); time from `chat.send` to the assembled prompt reaching the chat engine, with no LLM (an instant stand-in) and no query embedding (a seeded 384-d stand-in, so the vector scan runs). Per run a fresh core and a fresh conversation; the first turn of a run is a warm-up; background jobs and the batched access write run between turns, untimed. p50 / p95 over all timed turns (nearest rank), wall and process CPU (user + system), with the estimator and with the exact Qwen2.5 counter (tokenizer + ChatML template).',
-  quick: { sizes: [10_000], runs: 5, turns: 20, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'] },
-  full: { sizes: [10_000, 100_000], runs: 5, turns: 30, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'] },
+    'The real core in Node (fake-indexeddb, persisted job queue, long-term store opened from its persisted index, summary + buffer over a 400-message conversation, prompt assembly, the token counter); time from `chat.send` to the assembled prompt reaching the chat engine, with no LLM (an instant stand-in) and no query embedding (a seeded 384-d stand-in, so the vector scan runs). Per run a fresh core and a fresh conversation; the first turn of a run is a warm-up; background jobs and the batched access write run between turns, untimed. p50 / p95 over all timed turns (nearest rank), wall and process CPU (user + system), with the estimator and with the exact Qwen2.5 counter (tokenizer + ChatML template); for the exact counter, the characters its tokenizer encoded per turn (what its count cache did not hold) against the characters of the prompt sent.',
+  quick: { sizes: [10_000], runs: 5, turns: 20, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'], lockOnUpTo: 10_000 },
+  full: { sizes: [10_000, 100_000], runs: 5, turns: 30, counters: ['estimator', 'qwen2.5'], locks: ['off', 'on'], lockOnUpTo: 10_000 },
   async run(params, ctx) {
     const sizes = list(process.env.TURN_BENCH_SIZES)?.map(Number) ?? params.sizes;
     const runs = Number(process.env.TURN_BENCH_RUNS ?? params.runs);
     const turns = Number(process.env.TURN_BENCH_TURNS ?? params.turns);
     const counters = (list(process.env.TURN_BENCH_COUNTERS) as CounterName[] | undefined) ?? params.counters;
-    const locks = (list(process.env.TURN_BENCH_LOCKS) as LockMode[] | undefined) ?? params.locks;
+    const lockList = list(process.env.TURN_BENCH_LOCKS) as LockMode[] | undefined;
     const rows: (string | number)[][] = [];
     const ratioRows: (string | number)[][] = [];
     const headline: HeadlineRow[] = [];
     const raw: unknown[] = [];
     for (const size of sizes) {
+      const locks = lockList ?? (size <= params.lockOnUpTo ? params.locks : params.locks.filter((lock) => lock === 'off'));
       ctx.log(`turn-overhead: preparing ${size} memories (lock ${locks.join(', ')}) …`);
       const dbs = new Map<LockMode, RecallDB>();
-      for (const lock of locks) dbs.set(lock, await prepareDatabase(size, lock));
+      // The lock-off database is built once; the lock-on one is a copy of it, then sealed (built alike when 'off' is not run or comes later).
+      for (const lock of locks) dbs.set(lock, await prepareDatabase(size, lock, undefined, dbs.get('off')));
       for (const counter of counters) {
         const perRun = new Map<LockMode, RunSamples[]>(locks.map((lock) => [lock, []]));
         // Interleaved, the order alternating (off, on; on, off; …): a load change on the shared machine, or
@@ -366,6 +458,9 @@ export default defineBench<Params>({
           const runP50 = summarize(runsOf.map((r) => summarize(r.wall).median));
           const runP95 = summarize(runsOf.map((r) => summarize(r.wall).p95));
           const target = TARGET_P95_MS[size];
+          // What the exact tokenizer encoded per turn (count-cache misses) against the prompt's size: "count only what changed".
+          const encoded = summarize(runsOf.flatMap((r) => r.encodedChars));
+          const prompt = summarize(runsOf.flatMap((r) => r.promptChars));
           rows.push([
             size,
             // `TURN_BENCH_ROUND_MESSAGES=1`: the rounds' messages are stored, so neighbour expansion runs.
@@ -376,6 +471,7 @@ export default defineBench<Params>({
             `${formatMs(runP50.median)} / ${formatMs(runP95.median)}`,
             formatMs(cpu.median),
             formatMs(cpu.p95),
+            counter === 'estimator' ? '–' : `${Math.round(encoded.median)} / ${Math.round(encoded.p95)} of ${Math.round(prompt.median)}`,
             wall.n,
             target === undefined ? '–' : `${target} ms`,
           ]);
@@ -418,7 +514,19 @@ export default defineBench<Params>({
       tables: [
         {
           title: `Send → prompt ready, ms (${runs} runs × ${turns} timed turns per counter and size; target: issue 9's p95):`,
-          columns: ['memories', 'counter', 'lock', 'wall p50', 'wall p95', 'median of runs p50 / p95', 'CPU p50', 'CPU p95', 'turns', 'target p95'],
+          columns: [
+            'memories',
+            'counter',
+            'lock',
+            'wall p50',
+            'wall p95',
+            'median of runs p50 / p95',
+            'CPU p50',
+            'CPU p95',
+            'chars tokenized p50 / p95 of prompt chars',
+            'turns',
+            'target p95',
+          ],
           rows,
         },
         ...(ratioRows.length > 0

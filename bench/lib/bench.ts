@@ -82,3 +82,23 @@ export interface Bench<P = unknown> {
 export function defineBench<P>(bench: Bench<P>): Bench<P> {
   return bench;
 }
+
+/**
+ * The bench a registry entry `name` default-exports, checked: `bench/run.ts` writes a result into
+ * BENCHMARKS.md only through this shape (a section named after the bench), so any other export
+ * would be measured and then written nowhere.
+ * @throws Error when `value` is not a `defineBench({...})` object (`name`, `title`, `method`,
+ *   `quick`, `full`, `run`), or its `name` is not `name` (its section would be another bench's).
+ */
+export function asBench(value: unknown, name: string): Bench<unknown> {
+  const b = value as Partial<Bench<unknown>> | null | undefined;
+  const missing = (['name', 'title', 'method', 'quick', 'full', 'run'] as const).filter((key) =>
+    key === 'run' ? typeof b?.run !== 'function' : key === 'quick' || key === 'full' ? b?.[key] === undefined : typeof b?.[key] !== 'string',
+  );
+  if (missing.length > 0)
+    throw new Error(
+      `bench/${name}.bench.ts: its default export is not a defineBench({ name, title, method, quick, full, run }) (missing ${missing.join(', ')}), so its results would be written nowhere`,
+    );
+  if (b!.name !== name) throw new Error(`bench/${name}.bench.ts: defineBench name "${b!.name}" must be the file's name "${name}" (its BENCHMARKS.md section)`);
+  return b as Bench<unknown>;
+}

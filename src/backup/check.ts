@@ -6,7 +6,7 @@ import type { RecallDB } from '../db/schema';
 import { isUsableVector } from '../memory/long-term/retrieval/vector';
 import { settingsSchema, type Settings } from '../model/settings';
 import { base64ToVector, refuse, type ExportFile } from './format';
-import { readExportRecords } from './reader';
+import { readExportRecords, type FileRecord } from './reader';
 
 /** What the check pass learned about a file (ids and dimensions, no records but its few settings). */
 export interface ImportPlan {
@@ -40,6 +40,8 @@ export function decodeVector(m: ExportFile['memories'][number], where: string): 
  * Counts vector dimensions per embedding model.
  * @param embedder the current embedder (its vectors fix the dimension of its model).
  * @param onProgress called after each piece of the file with the bytes read and the records validated so far.
+ * @param onRecords called with each piece's validated records, in file order, after they were
+ *   checked (the write pass of a small file keeps them instead of reading the file again).
  * @throws ImportError naming the first problem; nothing is written.
  */
 export async function checkFile(
@@ -47,6 +49,7 @@ export async function checkFile(
   source: Blob,
   embedder: { modelId: string | null; dimension: number | null } | null,
   onProgress: (bytes: number, records: number) => void,
+  onRecords?: (records: FileRecord[]) => void,
 ): Promise<ImportPlan> {
   const ids: Record<'memories' | 'conversations' | 'messages', Set<string>> = { memories: new Set(), conversations: new Set(), messages: new Set() };
   const positions = new Map<string, string>();
@@ -95,6 +98,7 @@ export async function checkFile(
           }
         }
       }
+      onRecords?.(batch);
     },
     (bytes) => onProgress(bytes, records),
   );

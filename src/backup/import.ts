@@ -1,5 +1,7 @@
 /**
- * Import of a backup file, in two passes over it:
+ * Import of a backup file, in two passes over its records (a file up to `PARSE_ONCE_MAX_BYTES` is
+ * parsed once: the check pass keeps the validated records for the write pass; a larger one is
+ * streamed twice):
  * 1. **Check** (nothing written): every record is validated (zod); duplicate ids (memories,
  *    conversations, messages) and two messages at one position (`conversationId` + `seq`) refuse
  *    the file whole, naming the record; vector dimensions are counted per embedding model.
@@ -53,6 +55,13 @@ import { mergeFeedback } from './feedback';
 
 /** Records written per import batch (one transaction + one undo record each). */
 export const IMPORT_BATCH_SIZE = 500;
+/**
+ * Files up to this size (bytes) are parsed and validated once: the check pass keeps its records
+ * for the write pass (in memory about 2× the file's bytes), instead of the write pass streaming
+ * and validating the file a second time. Larger files are read twice as streams, so memory holds
+ * one piece at a time.
+ */
+export const PARSE_ONCE_MAX_BYTES = 48 * 1024 * 1024;
 
 /**
  * What `importAll` needs of the long-term store: its bulk write (`putMemories`), after a failure
@@ -78,13 +87,16 @@ export interface ImportResult extends ImportReport {
  * Imports an export file (see module doc for the passes, the merge rules and the guarantee).
  * @param store the long-term store: each batch's memories go through its `putMemories` (rows and
  *   index in the batch's transaction); `rebuildIndexes()` only after a failure's undo.
- * @param source the file (a `File` from OPFS, or any `Blob`), read as a stream twice.
+ * @param source the file (a `File` from OPFS, or any `Blob`), read as a stream once (up to
+ *   `options.parseOnceMaxBytes`, default `PARSE_ONCE_MAX_BYTES`) or twice.
  * @param options.embedder the current embedder's model id and dimension (vectors of that model
  *   must have that dimension); `null` when none is loaded.
  * @param options.fileName name recorded in the journal (default `'import'`).
  * @param options.onProgress progress of each pass: `check` (bytes of the file read, records
  *   validated so far), then `write` (records written of the file's total, after each batch).
  * @param options.batchSize records per write transaction (default `IMPORT_BATCH_SIZE`).
+ * @param options.parseOnceMaxBytes the largest file (bytes) whose records the check pass keeps
+ *   for the write pass (default `PARSE_ONCE_MAX_BYTES`; 0 or less: always stream twice).
  * @returns counts of added / updated / skipped records (memories, history, conversations and
  *   messages together), `errors` (empty: inconsistent files are refused whole), `needsEmbedding`
  *   and `vectorsDropped`.
@@ -100,6 +112,7 @@ export async function importAll(
     embedder?: { modelId: string | null; dimension: number | null } | null;
     fileName?: string;
     batchSize?: number;
+    parseOnceMaxBytes?: number;
     onProgress?: (progress: TransferProgress) => void;
   } = {},
 ): Promise<ImportResult> {
@@ -108,7 +121,15 @@ export async function importAll(
   const total = source.size;
   const busy = (await db.settings.get(IMPORT_JOURNAL_KEY))?.value as ImportJournal | undefined;
   if (busy) throw new ImportError('busy', `Another import ("${busy.fileName}") is still running. Nothing was imported.`);
-  const plan = await checkFile(db, source, options.embedder ?? null, (done, records) => options.onProgress?.({ phase: 'check', done, total, records }));
+  // A small file's validated records, kept by the check pass for the write pass (see `PARSE_ONCE_MAX_BYTES`).
+  const kept: FileRecord[][] | null = total <= Math.max(0, options.parseOnceMaxBytes ?? PARSE_ONCE_MAX_BYTES) && total > 0 ? [] : null;
+  const plan = await checkFile(
+    db,
+    source,
+    options.embedder ?? null,
+    (done, records) => options.onProgress?.({ phase: 'check', done, total, records }),
+    kept ? (records) => kept.push(records) : undefined,
+  );
 
   const importId = `${now.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
   const journal: ImportJournal = { importId, fileName: options.fileName ?? 'import', startedAt: now };
@@ -349,10 +370,12 @@ export async function importAll(
   };
 
   try {
-    await readExportRecords(source, async (records) => {
+    const take = async (records: FileRecord[]) => {
       queue.push(...records);
       while (queue.length >= batchSize) await writeBatch(queue.splice(0, batchSize));
-    });
+    };
+    if (kept) for (let records = kept.shift(); records; records = kept.shift()) await take(records);
+    else await readExportRecords(source, take);
     if (queue.length > 0) await writeBatch(queue.splice(0));
     while (deferredHistory.length > 0) await writeBatch([], deferredHistory.splice(0, batchSize));
     // Commit point: the journal and every undo record go in one transaction.

@@ -403,9 +403,9 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       return fail(error);
     }
     // Memories whose source turns are sent verbatim anyway are left out by `assemblePrompt`.
-    const titles = await citedTitles(memories);
-    // "What Recall knows about me": its own prompt section (`<about_user>`).
-    const profile = await profileLinesForPrompt(deps.db, plan.namespace);
+    // Two independent reads, asked together: the cited conversations' titles and "What Recall
+    // knows about me" (its own prompt section, `<about_user>`).
+    const [titles, profile] = await Promise.all([citedTitles(memories), profileLinesForPrompt(deps.db, plan.namespace)]);
     let prompt: AssembledPrompt;
     try {
       prompt = assemblePrompt({

@@ -62,7 +62,11 @@ export interface EngineManager {
 /** Dependencies of the engine manager. The factories default to the real engines; tests pass their own. */
 export interface EngineManagerDeps {
   db: RecallDB;
-  assets: EngineAssets;
+  /**
+   * The package's engine files, or a promise of them: the offscreen document reads the packaged
+   * manifests while the core starts (they are needed only when an engine loads or the catalog is asked for).
+   */
+  assets: EngineAssets | PromiseLike<EngineAssets>;
   probe: () => Promise<GpuInfo>;
   /** Default: WebLLM's proxy engine, its module imported on first use (see the imports above). */
   createWebLLM?: () => WebLLMChatEngine | Promise<WebLLMChatEngine>;
@@ -85,11 +89,12 @@ export function createEngineManager(deps: EngineManagerDeps): EngineManager {
       ]);
       return createWebLLMEngine({ tokenCounterFor: (id) => loadWebLLMTokenCounter(id) });
     });
+  const assets = Promise.resolve(deps.assets);
   const makeWllama =
     deps.createWllama ??
     (async () => {
       const [{ createWllamaEngine }, { createGgufTokenCounter }] = await Promise.all([import('../engines/wllama/engine'), import('../tokens/gguf')]);
-      return createWllamaEngine({ wasmUrl: deps.assets.wllamaWasmUrl, tokenCounterFor: (_model, header) => createGgufTokenCounter(header) });
+      return createWllamaEngine({ wasmUrl: (await assets).wllamaWasmUrl, tokenCounterFor: (_model, header) => createGgufTokenCounter(header) });
     });
   const makeEmbedder: typeof createTransformersEmbedder =
     deps.createEmbedder ?? (async (options) => (await import('../engines/transformers')).createTransformersEmbedder(options));
@@ -184,8 +189,9 @@ export function createEngineManager(deps: EngineManagerDeps): EngineManager {
       const g = await probeOnce();
       const localFiles = await deps.db.localModels.orderBy('addedAt').reverse().toArray();
       // Without a packaged library no WebLLM model is offered: WebLLM's model list is not needed then.
-      const modelList = deps.assets.packagedWebllmLibs.length > 0 ? (await import('@mlc-ai/web-llm')).prebuiltAppConfig.model_list : [];
-      const webllmModels = shippedWebllmModels(WEBLLM_MODELS, g, modelList, deps.assets.packagedWebllmLibs);
+      const { packagedWebllmLibs } = await assets;
+      const modelList = packagedWebllmLibs.length > 0 ? (await import('@mlc-ai/web-llm')).prebuiltAppConfig.model_list : [];
+      const webllmModels = shippedWebllmModels(WEBLLM_MODELS, g, modelList, packagedWebllmLibs);
       const defaultWebllm = webllmVariantFor(DEFAULT_WEBLLM_MODEL, g);
       return {
         webllm: webllmModels,
@@ -252,10 +258,11 @@ export function createEngineManager(deps: EngineManagerDeps): EngineManager {
       Object.assign(status.embedder, { modelId, state: 'loading', progress: null, error: null, errorCode: null, dimension: null });
       emit();
       try {
+        const { packagedEmbeddingModels, packagedModelsUrl } = await assets;
         const loaded = await makeEmbedder({
           modelId,
           allowRemoteModels: true,
-          packagedModelsUrl: deps.assets.packagedEmbeddingModels.includes(modelId) ? deps.assets.packagedModelsUrl : null,
+          packagedModelsUrl: packagedEmbeddingModels.includes(modelId) ? packagedModelsUrl : null,
           onProgress: (progress) => {
             status.embedder.progress = progress;
             emit();

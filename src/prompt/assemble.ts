@@ -437,6 +437,9 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
   return { prompt, sentRecentIds: new Set(recent.map((r) => r.m.id)) };
 }
 
+/** English weekday names by `Date.getUTCDay()` (0 = Sunday). */
+const UTC_WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
+
 /**
  * The default system instruction. `now` (ms) gives the model today's date, which it needs to
  * read dated memories ("last week") correctly.
@@ -444,7 +447,8 @@ function assembleOnce(input: AssembleInput, prepared: ReadonlyMap<RetrievedMemor
 export function defaultSystemInstruction(now: number): string {
   const date = new Date(now);
   const iso = date.toISOString().slice(0, 10);
-  const weekday = date.toLocaleDateString('en-US', { weekday: 'long', timeZone: 'UTC' });
+  // What `toLocaleDateString('en-US', { weekday: 'long', timeZone: 'UTC' })` says, without building a formatter each turn (~0.5 ms).
+  const weekday = UTC_WEEKDAYS[date.getUTCDay()]!;
   return [
     "You are Recall, a private assistant that runs entirely on the user's device.",
     'Always answer in the language the user writes in.',

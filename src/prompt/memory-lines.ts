@@ -45,17 +45,35 @@ export function formatMemoryLine(memory: RetrievedMemory['memory'], maxChars = I
   return `- [${localDate(memory.createdAt)}] ${memoryBody(memory, maxChars)}`;
 }
 
-/** A memory's text as in its line, without the `- [date] ` prefix (speakers named, flattened, cut to `maxChars`, marks added). */
-function memoryBody(memory: RetrievedMemory['memory'], maxChars = Infinity): string {
+/** What a memory's line is made of, computed once for all its lengths (`bodyAt`). */
+interface BodyParts {
+  /** The text with its speakers named and line breaks flattened to " / ". */
+  flat: string;
+  /** `flat`'s length in code points. */
+  length: number;
+  /** The validity marks after the text (`''` when none). */
+  marks: string;
+}
+
+/** The parts of `memory`'s body (see `memoryBody`). */
+function bodyParts(memory: RetrievedMemory['memory']): BodyParts {
   const flat = labelSpeakers(memory)
     .trim()
     .replace(/\s*\n+\s*/gu, ' / ');
-  const chars = Array.from(flat);
-  // Cut at a word boundary (`wordPrefix`): never mid-word, CJK between words or characters.
-  const text = chars.length > maxChars ? `${wordPrefix(flat, maxChars)}…` : flat;
   const ended = memory.validUntil !== null && memory.current === 0 ? ` (no longer true since ${localDate(memory.validUntil)})` : '';
   const past = !ended && memory.pastSince !== undefined ? ` (past, superseded on ${localDate(memory.pastSince)})` : '';
-  return `${text}${ended}${past}`;
+  return { flat, length: Array.from(flat).length, marks: `${ended}${past}` };
+}
+
+/** The body of `parts` cut to `maxChars` code points: at a word boundary (`wordPrefix`: never mid-word, CJK between words or characters) with "…". */
+function bodyAt(parts: BodyParts, maxChars: number): string {
+  const text = parts.length > maxChars ? `${wordPrefix(parts.flat, maxChars)}…` : parts.flat;
+  return `${text}${parts.marks}`;
+}
+
+/** A memory's text as in its line, without the `- [date] ` prefix (speakers named, flattened, cut to `maxChars`, marks added). */
+function memoryBody(memory: RetrievedMemory['memory'], maxChars = Infinity): string {
+  return bodyAt(bodyParts(memory), maxChars);
 }
 
 /**
@@ -104,14 +122,18 @@ export function fitMemoryLine(memory: RetrievedMemory['memory'], counter: TokenC
   const whole = formatMemoryLine(memory);
   if (counter.count(whole) <= maxTokens) return whole;
   if (maxTokens < MIN_SHORTENED_LINE_TOKENS) return null;
+  // The line at `maxChars` is `formatMemoryLine(memory, maxChars)`, from parts built once for the whole search.
+  const prefix = `- [${localDate(memory.createdAt)}] `;
+  const parts = bodyParts(memory);
+  const lineAt = (maxChars: number) => `${prefix}${bodyAt(parts, maxChars)}`;
   let lo = 0;
   let hi = Array.from(labelSpeakers(memory).trim()).length;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (counter.count(formatMemoryLine(memory, mid)) <= maxTokens) lo = mid;
+    if (counter.count(lineAt(mid)) <= maxTokens) lo = mid;
     else hi = mid - 1;
   }
-  return lo > 0 ? formatMemoryLine(memory, lo) : null;
+  return lo > 0 ? lineAt(lo) : null;
 }
 
 /**

@@ -24,11 +24,11 @@ export function wordPrefix(text: string, maxChars: number): string {
   const limit = chars.slice(0, maxChars).join('').length; // UTF-16 length of the allowed prefix
   // The next characters stay in view: whether `limit` itself is a boundary depends on them.
   const window = text.slice(0, limit + 64);
-  let cut = 0;
-  for (const { index } of wordSegmenter.segment(window)) {
-    if (index > limit) break;
-    cut = index;
-  }
+  // The last boundary at or before `limit`: the start of the segment that contains `limit`
+  // (`limit < window.length` here, since the text is longer than `maxChars`). One ICU lookup
+  // instead of a walk over every segment before it (~10× less CPU; the same boundaries,
+  // checked against that walk in `text-cut.test.ts`).
+  const cut = wordSegmenter.segment(window).containing(limit)?.index ?? 0;
   const head = cut > 0 ? text.slice(0, cut).replace(DANGLING, '') : '';
   return head || chars.slice(0, maxChars).join('');
 }

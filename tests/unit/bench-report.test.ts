@@ -4,6 +4,7 @@
  * hand-written text around them.
  */
 import { describe, expect, it } from 'vitest';
+import { asBench, defineBench } from '../../bench/lib/bench';
 import { renderTable, replaceSection } from '../../bench/lib/report';
 import { formatBytes, repeat, summarize } from '../../bench/lib/stats';
 
@@ -79,5 +80,23 @@ describe('BENCHMARKS.md sections', () => {
       ],
     });
     expect(table).toBe('T:\n\n| what | ms |\n|---|---:|\n| a\\|b | 1,234 |\n| c | 5.5 |');
+  });
+});
+
+describe('the runner accepts only benches it can write into BENCHMARKS.md', () => {
+  const bench = defineBench({ name: 'vector-layout', title: 'T', method: 'M', quick: {}, full: {}, run: async () => ({ tables: [] }) });
+
+  it('accepts a defineBench export named after its file', () => {
+    expect(asBench(bench, 'vector-layout')).toBe(bench);
+  });
+
+  it('refuses the older { name, run() } export (measured, then written nowhere) and names what is missing', () => {
+    const legacy = { name: 'long-term index layout', run: async () => ({}) };
+    expect(() => asBench(legacy, 'vector-layout')).toThrow(/bench\/vector-layout\.bench\.ts: .*not a defineBench.*missing title, method, quick, full/);
+    expect(() => asBench(undefined, 'x')).toThrow(/missing name, title, method, quick, full, run/);
+  });
+
+  it('refuses a bench whose name is not its file name (its result would land in another section)', () => {
+    expect(() => asBench(bench, 'vault')).toThrow(/name "vector-layout" must be the file's name "vault"/);
   });
 });

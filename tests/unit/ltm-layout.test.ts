@@ -11,7 +11,8 @@ import { RecallDB } from '../../src/db/schema';
 import type { MemoryRecord } from '../../src/model/records';
 import { createMemoryStore, type LongTermStore } from '../../src/memory/long-term/store';
 import { createMemoryAdmin } from '../../src/core/memory-admin';
-import { BLOCK_SLOTS, BlockIndex, exactTopK, type IndexHeaderRecord, type LexicalSnapshotRecord } from '../../src/memory/long-term/retrieval/blocks';
+import { BLOCK_SLOTS, BlockIndex, exactTopK, type IndexHeaderRecord, type LexicalChunkRecord } from '../../src/memory/long-term/retrieval/blocks';
+import { lexicalChunkKey } from '../../src/memory/long-term/retrieval/lexical-snapshot';
 import { memoryHash } from '../../src/memory/long-term/text';
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
@@ -329,8 +330,8 @@ describe('persisted index layout', () => {
     await fill(store);
     await store.flushSnapshot();
     const before = await answers(store);
-    const snapshot = (await db.memoryIndex.get('lexical')) as LexicalSnapshotRecord;
-    await db.memoryIndex.put({ ...snapshot, json: '{"not": "minisearch"' });
+    const chunk = (await db.memoryIndex.get(lexicalChunkKey(0))) as LexicalChunkRecord;
+    await db.memoryIndex.put({ ...chunk, json: '{"not": "minisearch"' });
     const reopened = await openStore(db);
     await reopened.whenIndexed(); // the snapshot is read in the background
     expect(warn).toHaveBeenCalledWith('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', expect.any(Error));

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RecallDB } from '../../src/db/schema';
 import { createMemoryStore } from '../../src/memory/long-term/store';
-import type { LexicalSnapshotRecord } from '../../src/memory/long-term/retrieval/blocks/records';
+import type { LexicalManifestRecord } from '../../src/memory/long-term/retrieval/blocks/records';
 import { CHAR_UNIGRAM_BOOST, LEXICAL_SNAPSHOT_VERSION, LexicalIndex, OutdatedLexicalSnapshotError } from '../../src/memory/long-term/retrieval/lexical';
 import { hanUnigrams, tokenize } from '../../src/memory/long-term/retrieval/tokenize';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
@@ -59,8 +59,8 @@ describe('lexical snapshot version', () => {
     const store = await open();
     const { memory } = await store.add({ namespace: 'default', kind: 'fact', text: '邻居送了我一只小猫咪' }, 'test');
     await store.flushSnapshot();
-    const snapshot = (await db.memoryIndex.get('lexical')) as LexicalSnapshotRecord;
-    await db.memoryIndex.put({ ...snapshot, json: JSON.stringify(JSON.parse(snapshot.json).index) });
+    const snapshot = (await db.memoryIndex.get('lexical')) as LexicalManifestRecord;
+    await db.memoryIndex.put({ ...snapshot, version: LEXICAL_SNAPSHOT_VERSION - 1 });
     const info = vi.spyOn(console, 'info').mockImplementation(() => undefined);
     const reopened = await open();
     await reopened.whenIndexed();
@@ -69,7 +69,7 @@ describe('lexical snapshot version', () => {
     expect((await reopened.search({ text: '猫', namespace: 'default' }, { mode: 'lexical' })).map((r) => r.memory.id)).toEqual([memory.id]);
     // The rebuilt index is written back in the current version.
     await reopened.flushSnapshot();
-    const written = (await db.memoryIndex.get('lexical')) as LexicalSnapshotRecord;
-    expect(JSON.parse(written.json).version).toBe(LEXICAL_SNAPSHOT_VERSION);
+    const written = (await db.memoryIndex.get('lexical')) as LexicalManifestRecord;
+    expect(written.version).toBe(LEXICAL_SNAPSHOT_VERSION);
   });
 });

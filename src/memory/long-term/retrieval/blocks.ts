@@ -21,7 +21,8 @@
  *   top-10 over the f32 originals on the retrieval benchmark and in `tests/unit/ltm-f16.test.ts`).
  * - The header (`header`): a generation counter bumped by every write, the number of memory rows
  *   the blocks describe, and the ids changed since the lexical snapshot (`dirty`).
- * - The lexical snapshot (`lexical`): MiniSearch's JSON at a generation (see `LexicalIndex`).
+ * - The lexical snapshot (`lexical`, and its chunks `lexical|<n>`): MiniSearch's index at a generation,
+ *   in chunks of documents (see `./lexical-snapshot.ts`; a single-record JSON snapshot of an older build still loads).
  *
  * In memory the meta blocks are the very objects read from IndexedDB, and a vector block is its
  * stored record with the f16 bits decoded (`decodeVectorBlock`): a search scans them in place.
@@ -45,6 +46,9 @@ export {
   type BlockHit,
   type IndexedMemory,
   type IndexHeaderRecord,
+  type LexicalChunkRecord,
+  type LexicalManifestRecord,
+  type LexicalSnapshotHead,
   type LexicalSnapshotRecord,
   type MemoryIndexRecord,
   type MemoryMeta,

@@ -14,6 +14,8 @@
 import MiniSearch, { type Options } from 'minisearch';
 import { Bm25Scorer, type Bm25Hit, type MiniSearchInternals } from './bm25';
 import { firstPersonTerms, hanUnigrams, tokenize } from './tokenize';
+import { restoreChunks, serializeChunks, serializeChunksSync, type ChunkReader, type LexicalChunks } from './lexical-snapshot';
+import type { LexicalManifestRecord } from './blocks/records';
 
 /** One lexical hit: memory id, its BM25+ score (higher = better, unbounded) and the distinct query terms (as `tokenize` / `firstPersonTerms` produce them) it matched. */
 export type LexicalHit = Bm25Hit;
@@ -208,6 +210,36 @@ export class LexicalIndex {
       dirtCount: ms._dirtCount,
     });
     return `{"version":${LEXICAL_SNAPSHOT_VERSION},"index":${head.slice(0, -1)},"index":[${slices.join(',')}],"serializationVersion":2}}`;
+  }
+
+  /**
+   * Restores an index from a chunked snapshot (`./lexical-snapshot.ts`: `manifest` and the chunks it
+   * lists, read through `read`), parsed and merged in slices of `sliceMs` of CPU with `pause()` between.
+   * @throws OutdatedLexicalSnapshotError (rejects) for another `LEXICAL_SNAPSHOT_VERSION`;
+   *   TornLexicalSnapshotError when its chunks disagree with the manifest; SyntaxError for a chunk that is not JSON.
+   */
+  static async fromChunks(manifest: LexicalManifestRecord, read: ChunkReader, pause: () => Promise<void>, sliceMs = LOAD_SLICE_MS): Promise<LexicalIndex> {
+    if (manifest.version !== LEXICAL_SNAPSHOT_VERSION) throw new OutdatedLexicalSnapshotError(manifest.version);
+    const index = new LexicalIndex();
+    const empty = { ...manifest.head, documentIds: {}, fieldLength: {}, storedFields: {}, index: [], serializationVersion: 2 };
+    index.index = MiniSearch.loadJS<LexicalDoc>(empty, LexicalIndex.options());
+    await restoreChunks(index.index as MiniSearch<never>, manifest, read, pause, sliceMs);
+    index.scorer = new Bm25Scorer(FIELDS);
+    return index;
+  }
+
+  /**
+   * The chunks of a snapshot write that changed since this index's last committed write (all of them
+   * the first time), serialized in slices of `sliceMs` of CPU with `pause()` between
+   * (`serializeChunks`; `chunkDocs` default `LEXICAL_CHUNK_DOCS`). The index must not change until it resolves.
+   */
+  snapshotChunks(pause: () => Promise<void>, options: { sliceMs?: number; chunkDocs?: number } = {}): Promise<LexicalChunks> {
+    return serializeChunks(this.index as MiniSearch<never>, pause, options.sliceMs ?? LOAD_SLICE_MS, options.chunkDocs);
+  }
+
+  /** `snapshotChunks` in one synchronous step (inside a transaction; see `serializeChunksSync`). */
+  snapshotChunksSync(chunkDocs?: number): LexicalChunks {
+    return serializeChunksSync(this.index as MiniSearch<never>, chunkDocs);
   }
 
   private static create(): MiniSearch<LexicalDoc> {

@@ -12,7 +12,8 @@ import Dexie, { type Table } from 'dexie';
 import type { RecallDB } from '../../../db/schema';
 import type { MemoryRecord } from '../../../model/records';
 import type { CatalogEntry, StoreOpenStats } from '../types';
-import { LexicalIndex, OutdatedLexicalSnapshotError } from '../retrieval/lexical';
+import { LexicalIndex, LEXICAL_SNAPSHOT_VERSION, OutdatedLexicalSnapshotError } from '../retrieval/lexical';
+import { LEXICAL_CHUNK_DOCS, LEXICAL_CHUNK_KEY_PREFIX, TornLexicalSnapshotError, type LexicalChunks } from '../retrieval/lexical-snapshot';
 import { l2normalize } from '../retrieval/vector';
 import {
   BlockIndex,
@@ -25,6 +26,7 @@ import {
   type IndexBatch,
   type IndexHeaderRecord,
   type LayoutRow,
+  type LexicalManifestRecord,
   type LexicalSnapshotRecord,
   type MemoryIndexRecord,
   type VectorBlockRecord,
@@ -32,8 +34,8 @@ import {
 import { holdsEmbedding, toRow } from './rows';
 import { INDEXED_TEXT_VERSION, indexedMemoryText } from '../text';
 
-/** Key of the lexical snapshot record in `db.memoryIndex`. */
-const SNAPSHOT_KEY: LexicalSnapshotRecord['key'] = 'lexical';
+/** Key of the lexical snapshot record (its manifest, or an older build's single record) in `db.memoryIndex`. */
+const SNAPSHOT_KEY: LexicalManifestRecord['key'] = 'lexical';
 /** Idle time after the last write before the lexical snapshot is written (ms). */
 export const SNAPSHOT_DELAY_MS = 1500;
 /**
@@ -135,9 +137,14 @@ export class IndexSync {
   private snapshotTimer: ReturnType<typeof setTimeout> | null = null;
   private snapshotRun: Promise<void> = Promise.resolve();
 
+  /**
+   * @param chunkDocs short ids per chunk of the lexical snapshot (`LEXICAL_CHUNK_DOCS`; tests pass a
+   *   small one to get several chunks from a few memories).
+   */
   constructor(
     private readonly db: RecallDB,
     private readonly serial: Serial,
+    private readonly chunkDocs = LEXICAL_CHUNK_DOCS,
   ) {}
 
   /**
@@ -223,24 +230,43 @@ export class IndexSync {
     );
   }
 
-  /** Writes the lexical snapshot at the live generation and clears `dirty` (one transaction). */
+  /**
+   * Writes the lexical snapshot at the live generation and clears `dirty`, in one transaction: the
+   * chunks that changed since the last write (`LexicalIndex.snapshotChunks`, serialized in slices
+   * before it), the manifest and the header — all or nothing, so a crash never leaves chunks of two
+   * writes under one manifest (and a restore would refuse them: `TornLexicalSnapshotError`).
+   */
   private writeSnapshot(): Promise<void> {
     const { db } = this;
     return this.serial(async () => {
       const at = this.gen;
+      const lexical = this.lexical;
       // Serialized in slices with yields between (no long task); nothing writes meanwhile (inside `serial`).
-      const json = await this.lexical.toJSONSliced(yieldToEventLoop);
-      await db.transaction('rw', db.memoryIndex, async () => {
+      const chunks = await lexical.snapshotChunks(yieldToEventLoop, { chunkDocs: this.chunkDocs });
+      const written = await db.transaction('rw', db.memoryIndex, async () => {
         const header = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
-        if (!header || header.gen !== at) return; // changed behind the store's back: the next open repairs
-        const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: at, json, textVersion: INDEXED_TEXT_VERSION };
-        await db.memoryIndex.bulkPut([snapshot, { ...header, dirty: [] }]);
+        if (!header || header.gen !== at) return false; // changed behind the store's back: the next open repairs
+        await this.putChunks(chunks, at, [{ ...header, dirty: [] }]);
+        return true;
       });
+      if (written) chunks.commit(at);
       performance.mark('recall:store.snapshot.end');
     }).catch((error: unknown) => {
       if (error instanceof Dexie.DatabaseClosedError) return; // the context is going away; `dirty` covers it
       console.warn('[ltm] could not write the lexical snapshot (changes are replayed on the next open):', error);
     });
+  }
+
+  /**
+   * Puts a chunked snapshot's records at generation `gen` with `also` (inside a read-write
+   * transaction over `memoryIndex`): a full write first deletes every stored chunk.
+   */
+  private async putChunks(chunks: LexicalChunks, gen: number, also: MemoryIndexRecord[]): Promise<void> {
+    const { db } = this;
+    const { put, remove, clearChunks } = chunks.records(gen, INDEXED_TEXT_VERSION, LEXICAL_SNAPSHOT_VERSION);
+    if (clearChunks) await db.memoryIndex.where('key').startsWith(LEXICAL_CHUNK_KEY_PREFIX).delete();
+    if (remove.length > 0) await db.memoryIndex.bulkDelete(remove);
+    await db.memoryIndex.bulkPut([...put, ...also]);
   }
 
   /** Writes the lexical snapshot now if changes are pending (otherwise done when idle). */
@@ -297,7 +323,10 @@ export class IndexSync {
    * lexical index is built in slices of `REBUILD_SLICE` rows with a macrotask between them, so
    * searches (on the live index) are answered while a large store is rebuilt.
    */
-  private async layoutOf(rows: MemoryRecord[], yielding = true): Promise<{ layout: ReturnType<typeof layoutFromRows>; lexical: LexicalIndex }> {
+  private async layoutOf(
+    rows: MemoryRecord[],
+    yielding = true,
+  ): Promise<{ layout: ReturnType<typeof layoutFromRows>; lexical: LexicalIndex; chunks: LexicalChunks }> {
     const live = this.index;
     const vectorOf = (r: LayoutRow) => {
       if (holdsEmbedding(r)) return r.embedding ? l2normalize(r.embedding) : null;
@@ -306,13 +335,17 @@ export class IndexSync {
     };
     // The generation is set when written (`writeLayout`).
     const layout = layoutFromRows(rows, 0, vectorOf);
-    if (!yielding) return { layout, lexical: lexicalFrom(rows) };
+    if (!yielding) {
+      const lexical = lexicalFrom(rows);
+      return { layout, lexical, chunks: lexical.snapshotChunksSync(this.chunkDocs) };
+    }
     const lexical = new LexicalIndex();
     for (let i = 0; i < rows.length; i += REBUILD_SLICE) {
       for (const r of rows.slice(i, i + REBUILD_SLICE)) indexLexical(lexical, r);
       await new Promise((resolve) => setTimeout(resolve, 0));
     }
-    return { layout, lexical };
+    // Its snapshot is serialized here, in slices, not inside the write transaction.
+    return { layout, lexical, chunks: await lexical.snapshotChunks(yieldToEventLoop, { chunkDocs: this.chunkDocs }) };
   }
 
   /**
@@ -322,14 +355,17 @@ export class IndexSync {
    */
   private async writeLayout(rows: MemoryRecord[], built: Awaited<ReturnType<IndexSync['layoutOf']>>, reread: boolean): Promise<void> {
     const { db } = this;
-    const { layout, lexical } = built;
+    const { layout, lexical, chunks } = built;
     const old = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
     const nextGen = Math.max(old?.gen ?? 0, this.gen) + 1;
     const header: IndexHeaderRecord = { ...layout.header, gen: nextGen, ...this.textVersionField(old) };
-    const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: nextGen, json: lexical.toJSON(), textVersion: INDEXED_TEXT_VERSION };
     await db.memoryIndex.clear();
     // No memory, no index: an empty store leaves nothing behind (erase everything).
-    if (rows.length > 0) await db.memoryIndex.bulkPut([...layout.records.filter((r) => r.key !== 'header'), header, snapshot]);
+    if (rows.length > 0) {
+      await this.putChunks(chunks, nextGen, [...layout.records.filter((r) => r.key !== 'header'), header]);
+      // Applied with `built` only if this transaction commits (else `lexical` is dropped with it).
+      chunks.commit(nextGen);
+    }
     const changed = rows.filter(
       (r) => holdsEmbedding(r) || r.pending !== undefined || (r.embeddingModel !== null && !layout.index.hasVector(r.id, r.embeddingModel)),
     );
@@ -561,15 +597,23 @@ export class IndexSync {
    */
   private async loadLexical(dirty: string[]): Promise<void> {
     const { db } = this;
-    const snapshot = (await db.memoryIndex.get(SNAPSHOT_KEY)) as LexicalSnapshotRecord | undefined;
+    const snapshot = (await db.memoryIndex.get(SNAPSHOT_KEY)) as LexicalManifestRecord | LexicalSnapshotRecord | undefined;
     performance.mark('recall:store.lexical.read');
     let lexical: LexicalIndex | null = null;
     // A snapshot of another document format is rebuilt from the rows (below), once.
     if (snapshot && (snapshot.textVersion ?? 1) === INDEXED_TEXT_VERSION) {
       try {
-        lexical = await LexicalIndex.fromJSONAsync(snapshot.json, yieldToEventLoop);
+        if ('chunks' in snapshot) {
+          const read = (keys: string[]) => db.memoryIndex.bulkGet(keys);
+          lexical = await LexicalIndex.fromChunks(snapshot, read, yieldToEventLoop);
+        } else {
+          // A single-record snapshot (an older build): loaded as before, written back in chunks when idle.
+          lexical = await LexicalIndex.fromJSONAsync(snapshot.json, yieldToEventLoop);
+          this.scheduleSnapshot(0);
+        }
       } catch (error) {
         if (error instanceof OutdatedLexicalSnapshotError) console.info('[ltm] the lexical snapshot has an older format; rebuilding it from the rows');
+        else if (error instanceof TornLexicalSnapshotError) console.warn('[ltm] the lexical snapshot is torn; rebuilding it from the rows:', error.message);
         else console.warn('[ltm] the lexical snapshot is unreadable; rebuilding it from the rows:', error);
       }
     }

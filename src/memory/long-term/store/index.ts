@@ -108,6 +108,8 @@ export interface MemoryStoreDeps {
    * start-up, so the first request is answered before that work competes with it.
    */
   background?: PromiseLike<unknown>;
+  /** Short ids per chunk of the lexical snapshot (default `LEXICAL_CHUNK_DOCS`, 1024; tests pass a small one). */
+  lexicalChunkDocs?: number;
 }
 
 /**
@@ -126,7 +128,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
   const fusionWeights = deps.fusionWeights;
   if (fusionWeights) convexFusion([], [], fusionWeights); // validates: RangeError when < 0 or not finite
   const serial = createSerial();
-  const sync = new IndexSync(db, serial);
+  const sync = new IndexSync(db, serial, deps.lexicalChunkDocs);
   const feedback = new FeedbackBook(db, now);
   const reader = createStoreSearch({ db, sync, embedder: deps.embedder, now, fusionWeights, feedback: (ns) => feedback.signals(ns) });
 

@@ -157,7 +157,14 @@ export class IndexBatch {
     if (target && target.dim !== vector!.length) target = null;
     if (old && (!target || old.model !== target.model || old.namespace !== target.namespace)) this.dropVector(m.id, old);
     if (!target) return false;
-    const vslot = old && old.model === target.model && old.namespace === target.namespace ? old.slot : this.alloc(target);
+    const kept = old && old.model === target.model && old.namespace === target.namespace;
+    // A re-index that leaves the slot as it is (a flag changed, the vector read back through the
+    // reading hook): the vector block is neither copied nor written again.
+    if (kept && this.slotUnchanged(target, old.slot, m, vector!, slot)) {
+      this.vecLoc.set(m.id, { model: target.model, namespace: target.namespace, slot: old.slot });
+      return true;
+    }
+    const vslot = kept ? old.slot : this.alloc(target);
     const vb = this.vecBlock(target, vslot >> 8);
     const vs = vslot & 255;
     vb.ids[vs] = m.id;
@@ -166,6 +173,25 @@ export class IndexBatch {
     vb.meta[vs] = slot;
     vb.validUntil[vs] = toCol(m.validUntil);
     this.vecLoc.set(m.id, { model: target.model, namespace: target.namespace, slot: vslot });
+    return true;
+  }
+
+  /**
+   * Whether vector slot `vslot` of `seg` (as this batch sees it) already holds exactly what `put`
+   * would write there: the same id, meta slot and `validUntil`, and the same f16 bits and scale
+   * once `vector` is quantized (compared through their decoded floats, which the bits determine).
+   */
+  private slotUnchanged(seg: VectorSegment, vslot: number, m: IndexedMemory, vector: Float32Array, metaSlot: number): boolean {
+    const key = vectorKey(seg.model, seg.namespace, vslot >> 8);
+    const b = (this.touched.get(key) as VectorBlockRecord | undefined) ?? seg.blocks[vslot >> 8];
+    const vs = vslot & 255;
+    if (!b || b.ids[vs] !== m.id || b.meta[vs] !== metaSlot || !Object.is(b.validUntil[vs], toCol(m.validUntil))) return false;
+    const dim = seg.dim;
+    const scale = new Float32Array(1);
+    const out = new Float32Array(dim);
+    quantizeSlot(vector, 0, dim, this.scratch(dim), scale, out);
+    if (scale[0] !== b.scales[vs]) return false;
+    for (let i = 0, base = vs * dim; i < dim; i += 1) if (out[i] !== b.vectors[base + i]) return false;
     return true;
   }
 

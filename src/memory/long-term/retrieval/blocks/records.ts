@@ -26,13 +26,56 @@ export interface IndexHeaderRecord {
   textVersion?: number;
 }
 
-/** Lexical snapshot record: `MiniSearch.toJSON()` as a string, taken at header generation `gen`. */
+/**
+ * Lexical snapshot record in its single-record form: `LexicalIndex.toJSON()` as a string, taken at
+ * header generation `gen`. Written before chunked snapshots (`LexicalManifestRecord`); still read
+ * (`LexicalIndex.fromJSONAsync`), and replaced by a chunked snapshot at the next snapshot write.
+ */
 export interface LexicalSnapshotRecord {
   key: 'lexical';
   gen: number;
   json: string;
   /** `INDEXED_TEXT_VERSION` of its documents (absent: version 1); another version is rebuilt from the rows. */
   textVersion?: number;
+}
+
+/**
+ * Lexical snapshot record in its chunked form (`../lexical-snapshot.ts`): MiniSearch's scalar fields
+ * (`head`) and the list of chunk records that hold its documents and postings, each with the
+ * generation it was written at. Taken at header generation `gen`; a chunk that is missing or has
+ * another generation than listed here makes the snapshot torn (`TornLexicalSnapshotError`), and the
+ * store rebuilds the lexical index from the rows.
+ */
+export interface LexicalManifestRecord {
+  key: 'lexical';
+  gen: number;
+  /** `INDEXED_TEXT_VERSION` of its documents; another version is rebuilt from the rows. */
+  textVersion: number;
+  /** `LEXICAL_SNAPSHOT_VERSION` of the index it was taken from (fields, tokenizer); another one is rebuilt. */
+  version: number;
+  /** Short document ids per chunk: chunk `c` holds the documents (and their postings) with short ids in `[c·chunkDocs, (c+1)·chunkDocs)`. */
+  chunkDocs: number;
+  /** MiniSearch's scalar fields (`LexicalSnapshotHead`). */
+  head: LexicalSnapshotHead;
+  /** `[chunk number, generation it was written at]`, ascending by chunk number; empty chunks are not stored. */
+  chunks: Array<[number, number]>;
+}
+
+/** MiniSearch 7.2's scalar serialized fields (the part of its `toJSON` that is not per document or per term). */
+export interface LexicalSnapshotHead {
+  documentCount: number;
+  nextId: number;
+  fieldIds: Record<string, number>;
+  averageFieldLength: number[];
+  dirtCount: number;
+}
+
+/** One chunk of a chunked lexical snapshot (key `lexicalChunkKey(chunk)`), written at generation `gen`; `json` is described in `../lexical-snapshot.ts`. */
+export interface LexicalChunkRecord {
+  key: string;
+  type: 'lexical-chunk';
+  gen: number;
+  json: string;
 }
 
 /** One meta block (see module doc). Times are ms epoch, `NaN` = `null`. */
@@ -97,7 +140,8 @@ export interface StoredVectorBlockRecord extends Omit<VectorBlockRecord, 'vector
  * Any record of the `memoryIndex` table. A vector block is stored as a `StoredVectorBlockRecord`
  * (v4); a `V3VectorBlockRecord` (f32 `vectors`) is what v3 stored, converted by the v4 upgrade.
  */
-export type MemoryIndexRecord = IndexHeaderRecord | LexicalSnapshotRecord | MetaBlockRecord | StoredVectorBlockRecord | V3VectorBlockRecord;
+export type MemoryIndexRecord =
+  IndexHeaderRecord | LexicalSnapshotRecord | LexicalManifestRecord | LexicalChunkRecord | MetaBlockRecord | StoredVectorBlockRecord | V3VectorBlockRecord;
 
 /** Whether a `memoryIndex` record is a vector block (stored f16, or v3 f32). */
 export const isVectorRecord = (r: MemoryIndexRecord): r is StoredVectorBlockRecord | V3VectorBlockRecord => 'type' in r && r.type === 'vector';
