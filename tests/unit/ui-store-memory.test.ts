@@ -223,6 +223,11 @@ describe('memory store', () => {
     await memory.exportAll();
     expect(events).toEqual(['download exp-1.json as recall-2026-12-01.json']);
     expect(memory.exporting).toBe(false);
+    // The browser's download indicator is outside the panel: the panel says the file was downloaded, by name.
+    expect(notices.list.map((n) => [n.kind, n.text])).toEqual([
+      ['info', 'Downloaded recall-2026-12-01.json: your browser saved it with your other downloads.'],
+    ]);
+    notices.list = [];
     memory.importReport = { added: 1, updated: 0, skipped: 0, errors: [] };
     api.on('memory.eraseAll', () => undefined);
     expect(await memory.eraseAll()).toBe(true);

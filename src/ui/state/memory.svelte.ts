@@ -306,10 +306,16 @@ export class MemoryStore {
 
   /**
    * Exports everything to a JSON file the browser downloads (age-encrypted when `passphrase` is
-   * set); progress in `transfer`. Failures become a notice.
+   * set); progress in `transfer`. Failures become a notice; a finished download says its file
+   * name in an info notice (the browser's download indicator is outside the panel).
    * @param deliver what is done with the staged file (default: the browser's download).
    */
-  async exportAll(deliver: (fileName: string, downloadName: string) => Promise<void> = (f, d) => this.#files.download(f, d)): Promise<void> {
+  async exportAll(
+    deliver: (fileName: string, downloadName: string) => Promise<void> = async (f, d) => {
+      await this.#files.download(f, d);
+      this.#deps.notices.notify('info', t('memory.downloaded', { name: d }));
+    },
+  ): Promise<void> {
     this.exporting = true;
     this.transfer = { phase: 'export', fraction: 0, records: null };
     try {
