@@ -20,7 +20,7 @@ import {
   setReviewEnabled,
   undoLearned,
 } from '../memory/long-term/review';
-import { PROFILE_SOURCE_KINDS, queueProfileRebuild, readProfile, saveProfileEdit } from '../memory/long-term/profile-summary';
+import { queueProfileRebuild, readProfile, saveProfileEdit } from '../memory/long-term/profile-summary';
 
 /** The review switch and pending count of `namespace` (`review.status`). */
 async function reviewStatus(c: Core, namespace: string): Promise<{ enabled: boolean; pending: number }> {
@@ -136,11 +136,8 @@ export const CORE_HANDLERS: { [K in CoreRequestType]: CoreHandler<K> } = {
     return reviewStatus(c, namespace);
   },
   'review.suggestions': (c, { namespace }) => listSuggestions(c.db, namespace),
-  'review.accept': async (c, data) => {
-    const memory = await acceptSuggestion({ db: c.db, store: c.store }, data);
-    if (memory && PROFILE_SOURCE_KINDS.includes(memory.kind)) await queueProfileRebuild(c.jobs, memory.namespace);
-    return memory;
-  },
+  // The store's write queues the profile rebuild (`composeLongTermMemory`).
+  'review.accept': (c, data) => acceptSuggestion({ db: c.db, store: c.store }, data),
   'review.reject': (c, { id }) => rejectSuggestion(c.db, id),
   'review.recent': (c, { namespace, limit }) => recentlyLearned(c.db, namespace, limit),
   'review.undo': (c, { id }) => undoLearned(c.store, id),

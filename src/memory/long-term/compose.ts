@@ -3,7 +3,8 @@
  * (`src/core/index.ts`), the retrieval evaluation (`scripts/eval-retrieval.ts`) and the retrieval
  * bench (`bench/retrieval.bench.ts`). It opens the store, registers the background jobs
  * (`ltm.episodic`; `ltm.extract`, `ltm.reembed`, `ltm.maintenance`) on the caller's queue and
- * creates the facade, so the three cannot drift apart.
+ * creates the facade, so the three cannot drift apart. The store's writes queue the profile
+ * rebuild (`ltm.profile`, `queueProfileRebuildsFor`) whatever path wrote them.
  */
 import type { RecallDB } from '../../db/schema';
 import type { ChatEngine, Embedder } from '../../engines/types';
@@ -11,6 +12,7 @@ import type { JobQueue } from '../../jobs/queue';
 import { createLongTermMemory, registerEpisodicJobs } from './index';
 import { registerExtractionJobs } from './jobs';
 import { createMemoryStore, type LongTermStore, type MemoryStoreDeps } from './store';
+import { queueProfileRebuildsFor } from './profile-summary';
 import type { LongTermMemory } from './types';
 
 /** What `composeLongTermMemory` needs. Clocks in ms epoch. */
@@ -55,6 +57,8 @@ export async function composeLongTermMemory(deps: LongTermCompositionDeps): Prom
     ...(storeNow ? { now: storeNow } : {}),
     ...(deps.onMissingEmbedding ? { onMissingEmbedding: deps.onMissingEmbedding } : {}),
     ...(deps.background ? { background: deps.background } : {}),
+    // "What Recall knows about me" follows every write of a profile, instruction or preference memory.
+    onWrite: (written) => queueProfileRebuildsFor(jobs, written),
   });
   const longTerm = createLongTermMemory({ store, jobs, db, ...clock });
   registerEpisodicJobs(jobs, { store, db, ...clock });

@@ -33,7 +33,7 @@ import { parseMemoryCommand } from './commands';
 import { consolidate, type ConsolidationOptions } from './consolidation';
 import { GUARD_REASONS } from './extraction/guards';
 import { reviewEnabled, suggestItems } from './review';
-import { PROFILE_SOURCE_KINDS, profileJob, queueProfileRebuild } from './profile-summary';
+import { profileJob } from './profile-summary';
 import { ExtractionError, extractMemories, type ExtractionAttemptFailure, type ExtractionOptions, type ExtractionResult } from './extraction';
 import { runMaintenance, type MaintenanceReport } from './maintenance';
 import type { LongTermStore } from './types';
@@ -251,10 +251,7 @@ export const extractJob = defineJob<z.infer<typeof exchangeSchema>, LongTermJobD
       signal,
       ...(deps.consolidation ? { options: deps.consolidation } : {}),
     });
-    // "What Recall knows about me" follows new profile, instruction and preference memories.
-    if (result.summary.added + result.summary.updated > 0 && items.some((i) => PROFILE_SOURCE_KINDS.includes(i.kind))) {
-      await queueProfileRebuild(deps.jobs, input.namespace);
-    }
+    // "What Recall knows about me" follows these writes: the store reports them (`composeLongTermMemory`).
     await recordSuccess(db, extraction, result.llmFailures.length, now());
     reportProgress(1);
   },

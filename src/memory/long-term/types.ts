@@ -90,6 +90,17 @@ export type MemoryPatch = Partial<
   Pick<MemoryRecord, 'text' | 'kind' | 'topic' | 'importance' | 'pinned' | 'validFrom' | 'validUntil' | 'supersededBy' | 'sourceMessageIds'>
 >;
 
+/**
+ * One memory a committed store write touched, as `MemoryStoreDeps.onWrite` reports it: its
+ * namespace, its kind (a kind change reports the old and the new kind, one entry each) and the
+ * history event (`IMPORT` for a row restored by an import batch, `putMemories`).
+ */
+export interface WrittenMemory {
+  namespace: string;
+  kind: MemoryKind;
+  event: MemoryEvent;
+}
+
 /** Which retrievers a search uses (benchmarks compare them; the app always uses `hybrid`). */
 export type RetrievalMode = 'hybrid' | 'lexical' | 'vector';
 

@@ -3,6 +3,9 @@
  * preferences, standing instructions), rebuilt in the background by the `ltm.profile` job from the
  * current `profile`, `instruction` and `preference` memories, stored in the settings table under
  * `aboutMe.<namespace>` (`AboutMeProfile`; erased with the user's data: not a preference key).
+ * The rebuild follows every write of a source memory, whatever wrote it (extraction, an accepted
+ * suggestion, "remember …", the Memory tab, an import): the store reports each committed write
+ * (`MemoryStoreDeps.onWrite`) and `queueProfileRebuildsFor` queues one job per namespace touched.
  *
  * A rebuild keeps the user's lines (`pinned`: written or edited in the Memory tab) verbatim and
  * first, never brings back a generated line the user removed (`suppressed`), and fills the rest:
@@ -34,7 +37,7 @@ import { wordPrefix } from '../../../text/cut';
 import { contentTerms, termCoverage } from '../../../text/terms';
 import { estimateTokens } from '../../../tokens/estimator';
 import { memoryHash, normalizeMemoryText } from '../text';
-import type { LongTermStore } from '../types';
+import type { LongTermStore, WrittenMemory } from '../types';
 import { llmProfileLines } from './llm';
 
 /** Job type of the profile rebuild. */
@@ -266,4 +269,25 @@ export const profileJob = defineJob<{ namespace: string }, ProfileJobDeps>({
 /** Queues a rebuild of `namespace`'s profile (deduplicated while one is queued). */
 export async function queueProfileRebuild(jobs: JobQueue, namespace: string): Promise<void> {
   await enqueueJob(jobs, profileJob, { namespace });
+}
+
+/**
+ * History events of a source memory that change no profile line: `MERGE` only adds source
+ * message ids (a repeated round). Every other event can change what a profile says or how its
+ * lines rank (text, kind, pinned, importance, validity).
+ */
+const EVENTS_WITHOUT_PROFILE_CHANGE: ReadonlySet<WrittenMemory['event']> = new Set(['MERGE']);
+
+/**
+ * The store's write listener (`MemoryStoreDeps.onWrite`, wired by `composeLongTermMemory`):
+ * queues a rebuild (`queueProfileRebuild`, one per namespace: deduplicated by the job's key while
+ * one is queued, so a burst of writes queues one job) of every namespace in which `written` holds
+ * a memory of a `PROFILE_SOURCE_KINDS` kind, except for `EVENTS_WITHOUT_PROFILE_CHANGE`.
+ * Resolves once those jobs are persisted. @throws what the job queue throws (IndexedDB failures).
+ */
+export async function queueProfileRebuildsFor(jobs: JobQueue, written: readonly WrittenMemory[]): Promise<void> {
+  const namespaces = new Set(
+    written.filter((w) => PROFILE_SOURCE_KINDS.includes(w.kind) && !EVENTS_WITHOUT_PROFILE_CHANGE.has(w.event)).map((w) => w.namespace),
+  );
+  for (const namespace of namespaces) await queueProfileRebuild(jobs, namespace);
 }

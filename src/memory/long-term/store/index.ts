@@ -48,7 +48,7 @@ import type { Embedder } from '../../../engines/types';
 import type { RecallDB } from '../../../db/schema';
 import type { MemoryEvent } from '../../../model/memory';
 import type { MemoryHistoryRecord, MemoryRecord } from '../../../model/records';
-import type { LongTermStore, MemoryPatch, NewMemory, StoreOpenStats } from '../types';
+import type { LongTermStore, MemoryPatch, NewMemory, StoreOpenStats, WrittenMemory } from '../types';
 import { embeddingInput, memoryHash } from '../text';
 import { l2normalize } from '../retrieval/vector';
 import { loadVoy, type VoyClass } from '../retrieval/voy';
@@ -103,6 +103,14 @@ export interface MemoryStoreDeps {
    */
   onMissingEmbedding?: () => void;
   /**
+   * Called after every committed write (add, update, invalidate, remove, an import's `putMemories`)
+   * with the memories it touched (`WrittenMemory`; exact duplicates that stored nothing are not
+   * reported), and awaited inside the write queue, so what it queues is queued when the write
+   * resolves. The composition queues the profile rebuild from here (`queueProfileRebuildsFor`).
+   * A rejection is logged and never fails the write (it has committed).
+   */
+  onWrite?: (written: readonly WrittenMemory[]) => Promise<void> | void;
+  /**
    * When the open's background work (vector blocks, lexical snapshot, row check) may start: it
    * waits for this to settle (default: at once). The core passes a promise of the end of its own
    * start-up, so the first request is answered before that work competes with it.
@@ -141,6 +149,16 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
     } catch (error) {
       console.warn('[ltm] embedding failed; memory stored without a vector until re-embedding:', error);
       return { embedding: null, embeddingModel: null };
+    }
+  }
+
+  /** Reports a committed write to `deps.onWrite` (see there); never throws. */
+  async function written(memories: readonly WrittenMemory[]): Promise<void> {
+    if (!deps.onWrite || memories.length === 0) return;
+    try {
+      await deps.onWrite(memories);
+    } catch (error) {
+      console.warn('[ltm] a write listener failed (the write is kept):', error);
     }
   }
 
@@ -184,6 +202,10 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       };
     });
     if (missingVector) deps.onMissingEmbedding?.();
+    await written([
+      { namespace: next.namespace, kind: next.kind, event },
+      ...(old.kind !== next.kind ? [{ namespace: old.namespace, kind: old.kind, event }] : []),
+    ]);
     return next;
   }
 
@@ -299,6 +321,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
           },
         );
         if (fresh.some((f) => f.record.embedding === null)) deps.onMissingEmbedding?.();
+        await written(fresh.map((f) => ({ namespace: f.record.namespace, kind: f.record.kind, event: 'ADD' as const })));
         return results;
       });
     },
@@ -331,6 +354,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
           },
           { tables: options.tables ?? [], idleSnapshot: true },
         );
+        await written([...out!.added, ...out!.updated].map((r) => ({ namespace: r.namespace, kind: r.kind, event: 'IMPORT' as const })));
         return { result: out!.result, unindexed };
       });
     },
@@ -348,11 +372,13 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
         const unique = [...new Set(ids)];
         const t = now();
         let found: string[] = [];
+        let removed: WrittenMemory[] = [];
         await sync.writeIndexed(
           unique,
           async (batch) => {
             const records = (await db.memories.bulkGet(unique)).filter((r): r is MemoryRecord => r !== undefined);
             found = records.map((r) => r.id);
+            removed = records.map((r) => ({ namespace: r.namespace, kind: r.kind, event }));
             await db.memories.bulkDelete(found);
             // What the user removed stays removed: re-runs and imports check these (no text is stored).
             if (source === 'user') {
@@ -381,6 +407,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
           },
           { tables: [db.feedback] },
         );
+        await written(removed);
       });
     },
 
