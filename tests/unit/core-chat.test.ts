@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import type { Core, CoreDeps } from '../../src/core/index';
 import { RecallDB } from '../../src/db/schema';
 import type { ChatEngine } from '../../src/engines/types';
+import { readProfile } from '../../src/memory/long-term/profile-summary';
+import { PROFILE_JSON_SCHEMA } from '../../src/memory/long-term/profile-summary/llm';
 import { FIXTURE_EMBEDDER_ID, useTestCores } from '../helpers/core-harness';
 import { createScriptedEngine, type ScriptedEngine } from '../helpers/scripted-engine';
 
@@ -218,7 +220,10 @@ describe('the core, end to end in Node', () => {
     expect(all.assistantMessage.content).toMatch(/Erase everything….*Nothing was removed\.$/);
     await c.jobs.drain();
     expect((await db.memories.toArray()).map((m) => m.text)).toEqual(['我住在杭州']);
-    expect(engine.requests).toHaveLength(0);
+    // No turn asked the model and none was learned from: the only requests are the background rebuilds of
+    // "What Recall knows about me" (`ltm.profile`) that follow the remembered facts ('unused' is no JSON: the rules write it).
+    expect(engine.requests.filter((r) => !(r.responseFormat?.type === 'json_object' && r.responseFormat.schema === PROFILE_JSON_SCHEMA))).toHaveLength(0);
+    expect((await readProfile(db, 'default')).lines.map((l) => l.text)).toEqual(['我住在杭州']);
   });
 
   it('marks command turns and leaves them out of later prompts, so a forgotten fact does not come back', async () => {
