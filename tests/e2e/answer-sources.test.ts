@@ -113,7 +113,9 @@ describe.skipIf(!GGUF)('sources under each answer and temporary chats in a real 
     const conversationsBefore = (await idbGetAll<{ id: string }>(page, 'conversations')).map((c) => c.id).sort();
     await page.getByTestId('temporary-chat').click();
     await page.getByTestId('temporary-banner').waitFor();
-    await sendFromPanel(page, 'The code of my journal is swordfish');
+    // It shares words with a stored fact (the packaged fixture embedder is calibrated to α 1, so only
+    // the lexical list finds memories for it: a message with no shared word retrieves nothing).
+    await sendFromPanel(page, 'What colour is my car? The code of my journal is swordfish');
     // Existing memory still answers in it: the reply shows its chips.
     expect((await lastReplyChips(page)).length).toBeGreaterThan(0);
     await waitForJobsIdle(page);
