@@ -23,10 +23,10 @@ import { RecallDB } from '../src/db/schema';
 import type { MemoryRecord } from '../src/model/records';
 import { createMemoryAdmin } from '../src/core/memory-admin';
 import { createMemoryStore } from '../src/memory/long-term/store';
-import { BlockIndex, exactTopK, layoutFromRows, type LexicalSnapshotRecord } from '../src/memory/long-term/retrieval/blocks';
-import { LexicalIndex } from '../src/memory/long-term/retrieval/lexical';
+import { BlockIndex, exactTopK, layoutFromRows, type LexicalManifestRecord, type MemoryIndexRecord } from '../src/memory/long-term/retrieval/blocks';
+import { LEXICAL_SNAPSHOT_VERSION, LexicalIndex } from '../src/memory/long-term/retrieval/lexical';
 import { loadVoy } from '../src/memory/long-term/retrieval/voy';
-import { memoryHash } from '../src/memory/long-term/text';
+import { INDEXED_TEXT_VERSION, memoryHash } from '../src/memory/long-term/text';
 import { createHashedEmbedder } from './data/hashed-embedder';
 import { nodeVoyWasm } from './data/node-voy';
 import { mulberry32, randomUnitVectors as randomUnit } from './data/prng';
@@ -262,9 +262,10 @@ async function storeAt(n: number) {
   const layout = layoutFromRows(rows, 1);
   const lexical = new LexicalIndex();
   for (const r of rows) lexical.set(r.id, r.text);
-  const snapshot: LexicalSnapshotRecord = { key: 'lexical', gen: 1, json: lexical.toJSON() };
+  // The chunked lexical snapshot as the store writes it (manifest + one record per 1,024 short ids).
+  const snapshot = lexical.snapshotChunksSync().records(1, INDEXED_TEXT_VERSION, LEXICAL_SNAPSHOT_VERSION).put;
   await db.memories.bulkAdd(rows.map(({ embedding: _e, ...row }) => row as MemoryRecord));
-  await db.memoryIndex.bulkPut([...layout.records, snapshot]);
+  await db.memoryIndex.bulkPut([...layout.records, ...snapshot]);
   await db.memoryHistory.bulkAdd(
     // As the store writes an ADD since the history stopped copying the text (`db/history.ts` derives it from the row).
     rows.map((r) => ({ memoryId: r.id, event: 'ADD' as const, oldText: null, newText: null, at: r.createdAt, source: 'bench' })),
@@ -293,7 +294,12 @@ async function storeAt(n: number) {
     BlockIndex.fromRecords(records);
     blocksMs.push(performance.now() - t);
     t = performance.now();
-    LexicalIndex.fromJSON((records.find((x) => x.key === 'lexical') as LexicalSnapshotRecord).json);
+    const byKey = new Map<string, MemoryIndexRecord>(records.map((x) => [x.key, x]));
+    await LexicalIndex.fromChunks(
+      byKey.get('lexical') as LexicalManifestRecord,
+      async (keys) => keys.map((k) => byKey.get(k)),
+      async () => undefined,
+    );
     lexicalMs.push(performance.now() - t);
   }
   const store = await open();
@@ -350,12 +356,13 @@ async function storeAt(n: number) {
       return sum + entries.reduce((a: number, v) => a + bytesOf(v) + bytesOf(r.id), 0);
     }, 0);
   const indexEntries = raw.reduce((s, r) => s + entryBytes(r), 0) / raw.length;
-  const blockBytes = (await db.memoryIndex.toArray()).filter((r) => r.key !== 'lexical' && r.key !== 'header').reduce((s, r) => s + bytesOf(r), 0) / (n + 20);
+  const blockBytes =
+    (await db.memoryIndex.toArray()).filter((r) => !r.key.startsWith('lexical') && r.key !== 'header').reduce((s, r) => s + bytesOf(r), 0) / (n + 20);
   // History rows as stored (ADD rows hold no copy of the text), plus their auto-increment key (8 B).
   const history = await db.memoryHistory.limit(500).toArray();
   const historyRow = history.reduce((sum, h) => sum + bytesOf(h) + 8, 0) / history.length;
-  const snapshotPerMemory = (await db.memoryIndex.get('lexical')) as LexicalSnapshotRecord | undefined;
-  const lexicalSnapshot = snapshotPerMemory ? bytesOf(snapshotPerMemory.json) / (n + 20) : 0;
+  // The lexical snapshot's manifest and chunk records (`lexical`, `lexical|…`), per memory.
+  const lexicalSnapshot = (await db.memoryIndex.toArray()).filter((r) => r.key.startsWith('lexical')).reduce((sum, r) => sum + bytesOf(r), 0) / (n + 20);
   await db.delete();
   return {
     n,
@@ -364,7 +371,7 @@ async function storeAt(n: number) {
       readIndexTableMs: stats(readMs),
       blocksFromRecordsMs: stats(blocksMs),
       lexicalFromSnapshotMs: stats(lexicalMs),
-      snapshotBytes: snapshot.json.length,
+      snapshotBytes: snapshot.reduce((sum, r) => sum + ('json' in r ? r.json.length : JSON.stringify(r).length), 0), // characters of the chunks' JSON + the manifest
     },
     firstHybridSearchAfterOpenMs: stats(firstSearchMs),
     warmHybridSearchMs: stats(warm),
