@@ -219,7 +219,10 @@ describe('export, erase all data, import — plain and encrypted', () => {
 
     await page.getByTestId('erase-all').click();
     await page.getByTestId('erase-all-confirm').click();
-    await expect.poll(() => page.locator('[data-testid="notice"][data-kind="info"]').count(), { timeout: 60_000 }).toBeGreaterThan(0);
+    // The erase's own notice (the export above left an info notice of its own: "Downloaded …").
+    await expect
+      .poll(() => page.locator('[data-testid="notice"][data-kind="info"]', { hasText: 'Everything was erased' }).count(), { timeout: 60_000 })
+      .toBeGreaterThan(0);
 
     const after = await storageOf(session, page);
     // IndexedDB: only Recall's database, every table empty but the daily maintenance job (no user data) and the model list.
