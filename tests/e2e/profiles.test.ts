@@ -62,8 +62,15 @@ async function openDrawer(page: Page): Promise<void> {
   await page.getByTestId('profile-picker').waitFor();
 }
 
+/** Closes the drawer with Escape and waits until it is closed (pressed again if a re-render took the first key). */
 async function closeDrawer(page: Page): Promise<void> {
-  await page.keyboard.press('Escape');
+  const drawer = page.locator('#conversation-drawer.open');
+  await expect
+    .poll(async () => {
+      if ((await drawer.count()) > 0) await page.keyboard.press('Escape');
+      return drawer.count();
+    })
+    .toBe(0);
 }
 
 describe.skipIf(!GGUF)('profiles keep memories apart (real extension, real model)', () => {
