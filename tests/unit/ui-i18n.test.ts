@@ -45,6 +45,13 @@ function pluralGroups(flat: Map<string, string>): Map<string, Set<string>> {
 
 const placeholders = (text: string) => [...text.matchAll(/\{\{\s*(\w+)\s*\}\}/g)].map((m) => m[1]!).sort();
 
+/** Number of nested objects (non-leaf keys) in `tree`. */
+function countObjects(tree: Tree): number {
+  let n = 0;
+  for (const value of Object.values(tree)) if (typeof value !== 'string') n += 1 + countObjects(value);
+  return n;
+}
+
 const flatEn = flatten(en as Tree);
 const flatZh = flatten(zhCN as Tree);
 const groupsEn = pluralGroups(flatEn);
@@ -64,6 +71,28 @@ describe('locale files', () => {
       if (forms.has('')) continue;
       expect([...forms].sort(), base).toEqual([...needEn].sort());
       expect([...groupsZh.get(base)!].sort(), base).toEqual([...needZh].sort());
+    }
+  });
+
+  it('hold no key twice in one object (JSON keeps the last: the first string would never show)', () => {
+    // The files are Prettier-formatted (2-space indent): a key's parent path follows from its indent.
+    for (const name of ['en', 'zh_CN']) {
+      const lines = readFileSync(resolve(__dirname, `../../src/ui/i18n/locales/${name}.json`), 'utf8').split('\n');
+      const path: string[] = [];
+      const seen = new Set<string>();
+      const twice: string[] = [];
+      for (const line of lines) {
+        const match = /^( *)"((?:[^"\\]|\\.)*)":/.exec(line);
+        if (!match) continue;
+        const depth = match[1]!.length / 2 - 1;
+        path.length = depth;
+        const key = [...path, match[2]!].join('.');
+        if (seen.has(key)) twice.push(key);
+        seen.add(key);
+        if (line.trimEnd().endsWith('{')) path.push(match[2]!);
+      }
+      expect({ name, twice }).toEqual({ name, twice: [] });
+      expect(seen.size).toBe(flatten((name === 'en' ? en : zhCN) as Tree).size + countObjects((name === 'en' ? en : zhCN) as Tree));
     }
   });
 
