@@ -58,10 +58,13 @@ export class MemoryItemStore {
     this.editing = false;
   }
 
-  /** Saves the typed text (`MemoryStore.edit`: trimmed; an empty text saves nothing); the editor closes once saved, stays open on failure. */
-  async save(): Promise<void> {
+  /**
+   * Saves the typed text (`MemoryStore.edit`: trimmed; an empty text saves nothing); the editor closes once saved, stays open on failure.
+   * @param toStored maps the text as edited to its stored form (the editor shows a round's speaker labels translated: `storedMemoryText`); identity by default.
+   */
+  async save(toStored: (text: string) => string = (text) => text): Promise<void> {
     if (!this.editText.trim()) return;
-    const text = this.editText;
+    const text = toStored(this.editText);
     if ((await this.#run(() => this.#deps.store.edit(this.#deps.memoryId, text))) !== false) this.editing = false;
   }
 
