@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { callCore, sendFromPanel, startExtensionSession, waitForCore, type ExtensionSession } from './harness';
+import { callCore, openMemorySection, sendFromPanel, startExtensionSession, waitForCore, type ExtensionSession } from './harness';
 
 const lines = (page: Page) => page.locator('[data-testid="about-me-line"]').evaluateAll((els) => els.map((e) => e.firstChild?.textContent?.trim() ?? ''));
 
@@ -24,6 +24,7 @@ describe('"What Recall knows about you" in the real side panel', () => {
 
   it('follows "Remember that …" and a preference added and deleted by hand, without Rebuild', async () => {
     await page.getByTestId('tab-memory').click();
+    await openMemorySection(page, 'about');
     await page.getByTestId('about-me-empty').waitFor();
 
     await page.getByTestId('tab-chat').click();

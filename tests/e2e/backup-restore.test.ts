@@ -14,7 +14,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callCore, idbGetAll, idbPut, startExtensionSession, waitForCore, waitForJobsIdle, type ExtensionSession } from './harness';
+import { callCore, idbGetAll, openMemorySection, idbPut, startExtensionSession, waitForCore, waitForJobsIdle, type ExtensionSession } from './harness';
 
 const PASSPHRASE = 'correct horse battery staple';
 const SECRET = 'locker 4711';
@@ -96,6 +96,7 @@ async function openMemoryTab(session: ExtensionSession): Promise<Page> {
   const page = await session.browser.openPanel();
   await page.getByTestId('tab-memory').click();
   await waitForCore(page);
+  await openMemorySection(page, 'data');
   return page;
 }
 

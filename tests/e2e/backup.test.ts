@@ -13,7 +13,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callCore, startExtensionSession, waitForCore, type ExtensionBrowser, type ExtensionSession } from './harness';
+import { callCore, openMemorySection, startExtensionSession, waitForCore, type ExtensionBrowser, type ExtensionSession } from './harness';
 
 const MEMORIES = Number(process.env.RECALL_E2E_BACKUP_MEMORIES ?? 2000);
 const T0 = Date.UTC(2025, 0, 1);
@@ -143,6 +143,7 @@ async function openMemoryTab(browser: ExtensionBrowser): Promise<Page> {
   const page = await browser.openPanel();
   await page.getByTestId('tab-memory').click();
   await waitForCore(page);
+  await openMemorySection(page, 'data');
   return page;
 }
 

@@ -492,3 +492,14 @@ export function idbPut(page: Page, rows: Record<string, unknown[]>): Promise<voi
     rows,
   );
 }
+
+/**
+ * Opens one of the Memory tab's collapsible sections (`about`, `review`, `learned`, `data`: Backup &
+ * import) as a user does, by its toggle above the list; nothing when it is open already (which
+ * sections are open is remembered across reloads). The Memory tab must be showing.
+ */
+export async function openMemorySection(page: Page, section: 'about' | 'review' | 'learned' | 'data'): Promise<void> {
+  const toggle = page.getByTestId(`memory-section-${section}`);
+  if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
+  await page.locator(`[data-testid="memory-section-${section}"][aria-expanded="true"]`).waitFor();
+}

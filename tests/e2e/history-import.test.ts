@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callCore, SHARED_DIR, startExtensionSession, waitForCore, type ExtensionSession } from './harness';
+import { callCore, openMemorySection, SHARED_DIR, startExtensionSession, waitForCore, type ExtensionSession } from './harness';
 
 const EXPORTS = SHARED_DIR ? join(SHARED_DIR, 'fixtures/chat-exports/chatgpt') : null;
 if (!EXPORTS) console.warn('[e2e history-import] ../shared/fixtures is absent: skipping.');
@@ -22,6 +22,7 @@ describe.skipIf(!EXPORTS)('import from other assistants', () => {
     page = await session.browser.openPanel();
     await page.getByTestId('tab-memory').click();
     await waitForCore(page);
+    await openMemorySection(page, 'data');
   });
   afterAll(() => session?.dispose());
 

@@ -10,7 +10,7 @@
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callCore, idbCount, idbPut, startExtensionSession, waitForCore, type ExtensionSession } from './harness';
+import { callCore, idbCount, openMemorySection, idbPut, startExtensionSession, waitForCore, type ExtensionSession } from './harness';
 
 const MESSAGES = Number(process.env.RECALL_E2E_IMPORT_MESSAGES ?? 10_000);
 const CONVERSATIONS = 20;
@@ -56,6 +56,7 @@ describe('import throughput', () => {
     const page = await session.browser.openPanel();
     await page.getByTestId('tab-memory').click();
     await waitForCore(page);
+    await openMemorySection(page, 'data');
     await fillMessages(page, MESSAGES);
     const [download] = await Promise.all([page.waitForEvent('download', { timeout: 600_000 }), page.getByTestId('memory-export').click()]);
     const file = join(session.profile, download.suggestedFilename());

@@ -20,6 +20,7 @@ import {
   idbGetAll,
   idbPut,
   loadFixtureGguf,
+  openMemorySection,
   sendFromPanel,
   startExtensionSession,
   waitForJobsIdle,
@@ -56,6 +57,7 @@ describe.skipIf(!FIXTURE_GGUF)('review before saving', () => {
     await callCore(page, 'settings.set', { maxAnswerTokens: 32 });
 
     await page.getByTestId('tab-memory').click();
+    await openMemorySection(page, 'review');
     await page.getByTestId('review-toggle').check();
     await expect.poll(() => callCore(page, 'review.status', { namespace: 'default' })).toEqual({ enabled: true, pending: 0 });
     await expect(page.getByTestId('recently-learned').count()).resolves.toBe(0);

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { callCore, idbPut, startExtensionSession, waitForCore, type ExtensionSession } from './harness';
+import { callCore, idbPut, openMemorySection, startExtensionSession, waitForCore, type ExtensionSession } from './harness';
 
 const errorsShown = (page: Page) => page.locator('[data-testid="notice"][data-kind="error"]').count();
 
@@ -101,6 +101,8 @@ describe('the rough edges of issue 12 in the real side panel', () => {
     expect(await acme.textContent()).not.toContain('An unrelated first message');
     const today = new Intl.DateTimeFormat('en', { dateStyle: 'medium' }).format(new Date());
     expect((await acme.textContent())!.replace(/\s+/g, ' ')).toMatch(new RegExp(`${today.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+
+    await openMemorySection(page, 'data');
 
     const erase = page.getByTestId('erase-all');
     const firstMemory = page.getByTestId('memory-item-source').first();

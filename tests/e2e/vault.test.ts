@@ -28,7 +28,16 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VaultStatus } from '../../src/model/vault';
-import { callCore, FIXTURE_GGUF as GGUF, loadFixtureGguf, startExtensionSession, waitForCore, waitForJobsIdle, type ExtensionSession } from './harness';
+import {
+  callCore,
+  FIXTURE_GGUF as GGUF,
+  openMemorySection,
+  loadFixtureGguf,
+  startExtensionSession,
+  waitForCore,
+  waitForJobsIdle,
+  type ExtensionSession,
+} from './harness';
 
 if (!GGUF) console.warn('[e2e] ../shared/fixtures is absent: skipping the vault test (it needs the fixture GGUF).');
 
@@ -467,6 +476,7 @@ describe.skipIf(!GGUF)('the vault lock in a real browser', () => {
     const removed = before.conversations.find((c) => (c as { messages: unknown[] }).messages.length > 0) as { id: string };
     await page.getByTestId('tab-memory').click();
     // With the lock on only encrypted backups are written: Export waits for a backup passphrase.
+    await openMemorySection(page, 'data');
     await page.getByTestId('backup-needs-passphrase').waitFor();
     expect(await page.getByTestId('memory-export').isDisabled()).toBe(true);
     await page.getByTestId('backup-passphrase').fill('backup passphrase');

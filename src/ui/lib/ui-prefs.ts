@@ -11,6 +11,8 @@ export interface UiPrefs {
   'recall.ui.v1.embedderBannerDismissed': string;
   /** Background-job failures and rejections up to this time (ms epoch, as a decimal string) were dismissed in the Memory tab (v1). */
   'recall.ui.v1.jobNotesDismissedAt': string;
+  /** The Memory tab's sections the user left open (`MemorySectionId`s joined by commas; '' = none) (v1). */
+  'recall.ui.v1.memorySectionsOpen': string;
 }
 
 /** The part of the Web Storage API used here (`localStorage` in the panel). */
