@@ -15,31 +15,13 @@ import type { MemoryRecord } from '../../src/model/records';
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
 import { randomUnitVectors } from '../../bench/data/prng';
+import { memoryRecord } from '../helpers/memory-record';
 
 const T0 = Date.UTC(2025, 4, 1, 12);
 const DIM = 16;
 
 function memory(i: number): MemoryRecord {
-  return {
-    id: `m${i}`,
-    namespace: 'default',
-    kind: 'episodic',
-    text: `round ${i}`,
-    embedding: null,
-    embeddingModel: null,
-    importance: 0.3,
-    createdAt: T0 + i,
-    updatedAt: T0 + i,
-    validFrom: null,
-    validUntil: null,
-    current: 1,
-    lastAccessedAt: null,
-    accessCount: 0,
-    sourceConversationId: null,
-    sourceMessageIds: [],
-    pinned: false,
-    hash: `h${i}`,
-  };
+  return memoryRecord({ id: `m${i}`, kind: 'episodic', text: `round ${i}`, importance: 0.3, createdAt: T0 + i, hash: `h${i}` });
 }
 
 /** An index holding 300 memories (two blocks) with seeded random vectors of model `m`. */
