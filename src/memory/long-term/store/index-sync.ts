@@ -64,6 +64,9 @@ export interface DirtyIdsRecord {
   /** The memory ids it changed, each once. */
   ids: string[];
 }
+
+/** A dirty-id record typed as a record of `db.memoryIndex` (the one cast; see `DirtyIdsRecord`). */
+const asIndexRecord = (r: DirtyIdsRecord): MemoryIndexRecord => r as unknown as MemoryIndexRecord;
 /** Idle time after the last write before the lexical snapshot is written (ms). */
 export const SNAPSHOT_DELAY_MS = 1500;
 /**
@@ -223,8 +226,9 @@ export class IndexSync {
         dirty: old?.dirty ?? [],
         ...this.textVersionField(old),
       };
-      await db.memoryIndex.bulkPut([...batch.records(), header]);
-      if (changed.length > 0) await this.dirtyTable().put({ key: dirtyKey(header.gen), gen: header.gen, ids: changed });
+      // One request: the blocks, the header and this write's dirty-id record (when it changed any id).
+      const dirtyIds = changed.length > 0 ? [asIndexRecord({ key: dirtyKey(header.gen), gen: header.gen, ids: changed })] : [];
+      await db.memoryIndex.bulkPut([...batch.records(), header, ...dirtyIds]);
     });
     batch.commit();
     after!.lexical();
