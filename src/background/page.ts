@@ -13,11 +13,13 @@ import { PageError, RecallError } from '../model/errors';
 import type { PageAttachment, PendingPage } from '../model/page';
 import { readTab, selectionAttachment, type PdfReader, type ReadableTab } from '../page/read-tab';
 
-/** Context-menu entry ids. */
+/** Context-menu entry id: *Ask* about the selected text (opens the side panel and leaves the selection for it). */
 export const MENU_ASK_SELECTION = 'recall-ask-selection';
+/** Context-menu entry id: "Remember this" (the selection becomes a pinned memory, with the page's URL and title). */
 export const MENU_REMEMBER = 'recall-remember';
-/** Command names (`manifest.commands`, wxt.config.ts). */
+/** Command name (`manifest.commands`, wxt.config.ts): open the side panel. */
 export const COMMAND_OPEN_PANEL = 'open-side-panel';
+/** Command name (`manifest.commands`, wxt.config.ts): open the side panel and read the current tab for it (*ask about the page*). */
 export const COMMAND_ASK_PAGE = 'ask-about-page';
 
 /** The part of `chrome.contextMenus.OnClickData` the handler reads. */

@@ -188,7 +188,6 @@ export const conversationSchema = z.object({
   updatedAt: time,
 });
 
-/** One message record of the file. */
 /** A stored coded error (`MessageRecord.errorInfo`): a known domain and one of its codes, JSON params. */
 const codedErrorSchema = z
   .object({
@@ -198,6 +197,7 @@ const codedErrorSchema = z
   })
   .refine((e) => isErrorCode(e.domain, e.code), { message: 'unknown error code' }) as unknown as z.ZodType<CodedError>;
 
+/** One message record of the file. */
 export const messageSchema = z.object({
   id: z.string().min(1),
   conversationId: z.string().min(1),
@@ -296,12 +296,17 @@ export const exportFileSchema = z.object({
 
 /** The shape of an export file (v1 files lack the v2 sections; `parseExportFile` fills them with `[]`). */
 export type ExportFile = z.input<typeof exportFileSchema>;
-/** One record of each v2 section, as validated. */
+/** One entity note of the file (v2 section), as validated. */
 export type FileEntity = z.infer<typeof entitySchema>;
+/** One strategy state of the file (v2 section), as validated. */
 export type FileStrategyState = z.infer<typeof strategyStateSchema>;
+/** One portable setting of the file (v2 section; `PORTABLE_SETTING_KEYS` only), as validated. */
 export type FileSetting = z.infer<typeof settingSchema>;
+/** One profile of the file (v2 section), as validated. */
 export type FileProfile = z.infer<typeof profileSchema>;
+/** One "not relevant here" feedback row of the file (v2 section), as validated. */
 export type FileFeedback = z.infer<typeof feedbackSchema>;
+/** One rejected suggestion of the file (v2 section: its hash, never its text), as validated. */
 export type FileRejectedSuggestion = z.infer<typeof rejectedSuggestionSchema>;
 
 /** The record sections of a file, in the order they are written. */

@@ -78,16 +78,27 @@ export const DB_NAME = 'recall';
 
 /** The database: one instance per context (offscreen document, tests). */
 export class RecallDB extends Dexie {
+  /** Conversations (each with its namespace and memory strategy). */
   conversations!: EntityTable<ConversationRecord, 'id'>;
+  /** Messages of the conversations, ordered by `seq` within one. */
   messages!: EntityTable<MessageRecord, 'id'>;
+  /** Short-term memory state per conversation and strategy (summaries, buffers). */
   strategyState!: Table<StrategyStateRecord, [string, StrategyKind]>;
+  /** Entity notes of the entity strategy, per conversation. */
   entities!: EntityTable<EntityRecord, 'id'>;
+  /** Long-term memory rows (their vectors live in `memoryIndex` since v3). */
   memories!: EntityTable<MemoryRecord, 'id'>;
+  /** Every change of a memory (ADD, UPDATE, DELETE, …), kept after the memory is gone. */
   memoryHistory!: EntityTable<MemoryHistoryRecord, 'id'>;
+  /** The persisted background job queue (`src/jobs/`). */
   jobs!: EntityTable<JobRecord, 'id'>;
+  /** The exact prompt sent for each assistant message (the context view), by that message's id. */
   promptTraces!: EntityTable<PromptTraceRecord, 'messageId'>;
+  /** Settings, preferences and job bookkeeping rows, by key (`readSettings` parses them). */
   settings!: EntityTable<SettingRecord, 'key'>;
+  /** GGUF model files the user opened or downloaded (the bytes live in OPFS under `models/`). */
   localModels!: EntityTable<LocalModelRecord, 'fileName'>;
+  /** Deleted or forgotten memory texts (namespace + hash, no text), so re-runs and imports skip them (v2). */
   tombstones!: Table<TombstoneRecord, [string, string]>;
   /** The persisted long-term index (v3; see `retrieval/blocks.ts`). */
   memoryIndex!: Table<MemoryIndexRecord, string>;

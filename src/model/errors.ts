@@ -173,8 +173,11 @@ export function isErrorDomain(value: unknown): value is ErrorDomain {
  * English `message`. Use a domain subclass; this class is for code that handles any of them.
  */
 export class RecallError<D extends ErrorDomain = ErrorDomain> extends Error {
+  /** Which part of Recall refused or failed (a key of `ERROR_CODES`). */
   readonly domain: D;
+  /** One of the domain's codes (`ERROR_CODES[domain]`): selects the translated sentence. */
   readonly code: ErrorCodeOf<D>;
+  /** Values interpolated into the translated sentence (strings and numbers; `{}` when it has none). */
   readonly params: ErrorParams;
 
   /**

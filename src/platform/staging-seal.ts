@@ -11,6 +11,7 @@
  * be reordered, moved to another file, flagged last early or cut off unnoticed.
  */
 import { VaultError } from '../model/errors';
+import { fixedPieces, startsWithMagic } from '../model/sealed-chunks';
 
 const MAGIC = new TextEncoder().encode('RCLSTG01');
 /** Plaintext bytes per sealed staging chunk (the last one may be shorter). */
@@ -58,26 +59,12 @@ export async function* sealStagingChunks(chunks: AsyncIterable<Uint8Array>, key:
     out.set(sealed, 5);
     return out;
   };
-  let pending = new Uint8Array(0);
-  for await (const chunk of chunks) {
-    const joined = new Uint8Array(pending.byteLength + chunk.byteLength);
-    joined.set(pending);
-    joined.set(chunk, pending.byteLength);
-    let at = 0;
-    // Keep at least one byte back, so the last chunk is known when the source ends.
-    while (joined.byteLength - at > STAGING_CHUNK_BYTES) {
-      yield await emit(joined.subarray(at, at + STAGING_CHUNK_BYTES), false);
-      at += STAGING_CHUNK_BYTES;
-    }
-    pending = joined.slice(at);
-  }
-  yield await emit(pending, true);
+  for await (const piece of fixedPieces(chunks, STAGING_CHUNK_BYTES)) yield await emit(piece.bytes, piece.last);
 }
 
 /** Whether `file` starts with the sealed staging header (reads 8 bytes). */
-export async function isStagingSealed(file: Blob): Promise<boolean> {
-  const head = new Uint8Array(await file.slice(0, MAGIC.length).arrayBuffer());
-  return head.byteLength === MAGIC.length && head.every((b, i) => b === MAGIC[i]);
+export function isStagingSealed(file: Blob): Promise<boolean> {
+  return startsWithMagic(file, MAGIC);
 }
 
 /**

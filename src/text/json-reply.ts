@@ -75,6 +75,7 @@ export function sliceFirstJson(text: string, objectOnly = false): JsonSlice | nu
  *   value never closes within `MAX_REPLY_CHARS`), `unrepairable`, `not_object`.
  */
 export function parseJsonReply(reply: string, options: { objectOnly: true }): JsonReply<Record<string, unknown>>;
+/** See the first signature: any JSON value (object or array) unless `options.objectOnly`. */
 export function parseJsonReply(reply: string, options?: { objectOnly?: boolean }): JsonReply;
 export function parseJsonReply(reply: string, options: { objectOnly?: boolean } = {}): JsonReply {
   const text = reply.length > MAX_REPLY_CHARS ? reply.slice(0, MAX_REPLY_CHARS) : reply;

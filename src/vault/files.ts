@@ -7,6 +7,7 @@
  * the last one — so chunks cannot be reordered, moved to another file or cut off unnoticed.
  */
 import { VaultError } from '../model/errors';
+import { fixedPieces, startsWithMagic } from '../model/sealed-chunks';
 import { open, seal } from './cipher';
 
 const MAGIC = new TextEncoder().encode('RCLSEAL1');
@@ -30,7 +31,6 @@ export async function* sealChunks(chunks: AsyncIterable<Uint8Array>, fileKey: Ui
   head.set(id, MAGIC.length);
   yield head;
   let index = 0;
-  let pending = new Uint8Array(0);
   const emit = (piece: Uint8Array, last: boolean) => {
     const sealed = seal(fileKey, piece, chunkAad(id, index++, last));
     const out = new Uint8Array(4 + sealed.byteLength);
@@ -38,25 +38,12 @@ export async function* sealChunks(chunks: AsyncIterable<Uint8Array>, fileKey: Ui
     out.set(sealed, 4);
     return out;
   };
-  for await (const chunk of chunks) {
-    const joined = new Uint8Array(pending.byteLength + chunk.byteLength);
-    joined.set(pending);
-    joined.set(chunk, pending.byteLength);
-    let at = 0;
-    // Keep at least one byte back, so the last chunk is known when the source ends.
-    while (joined.byteLength - at > SEALED_CHUNK_BYTES) {
-      yield emit(joined.subarray(at, at + SEALED_CHUNK_BYTES), false);
-      at += SEALED_CHUNK_BYTES;
-    }
-    pending = joined.slice(at);
-  }
-  yield emit(pending, true);
+  for await (const piece of fixedPieces(chunks, SEALED_CHUNK_BYTES)) yield emit(piece.bytes, piece.last);
 }
 
 /** Whether `file` starts with the sealed-file header. */
-export async function isSealedFile(file: Blob): Promise<boolean> {
-  const head = new Uint8Array(await file.slice(0, MAGIC.length).arrayBuffer());
-  return head.byteLength === MAGIC.length && head.every((b, i) => b === MAGIC[i]);
+export function isSealedFile(file: Blob): Promise<boolean> {
+  return startsWithMagic(file, MAGIC);
 }
 
 /**

@@ -33,7 +33,9 @@ export const CLEAR_ROWS: Readonly<Record<string, readonly string[]>> = { setting
  * turned off: writes are sealed, and refused with `VaultError('locked')` while no key is held).
  */
 export class VaultKeyring {
+  /** The keys rows are sealed and opened with: set while unlocked, `null` while locked or with the lock off. */
   keys: VaultKeys | null = null;
+  /** `true` while the lock is on (and not being turned off): writes are sealed, or refused without `keys`. */
   sealing = false;
   /** Told by `forget` (the vault controller sets it): the keys the keyring held, for wiping. */
   onForget: ((keys: VaultKeys | null) => void) | null = null;

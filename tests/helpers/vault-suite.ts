@@ -66,15 +66,6 @@ export function useTestVaults(): TestVaults {
   return vaults;
 }
 
-/** The error `promise` rejects with (throws "did not fail" when it resolves, which fails the test). */
-export const rejection = (promise: Promise<unknown>): Promise<unknown> =>
-  promise.then(
-    () => {
-      throw new Error('did not fail');
-    },
-    (error: unknown) => error,
-  );
-
 /**
  * Runs `fn` with the side panel's real request path wired to `vault`: the panel's `request` →
  * @webext-core/messaging → WXT's in-memory fake runtime (given the side panel's sender; the fake's

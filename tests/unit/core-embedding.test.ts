@@ -8,12 +8,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Core } from '../../src/core/index';
 import { RecallDB } from '../../src/db/schema';
-import type { MemoryRecord } from '../../src/model/records';
 import type { Embedder } from '../../src/engines/types';
 import { REEMBED_JOB } from '../../src/memory/long-term/jobs';
 import type { LongTermStore } from '../../src/memory/long-term/store';
-import { memoryHash } from '../../src/memory/long-term/text';
 import { FIXTURE_EMBEDDER_ID, useTestCores } from '../helpers/core-harness';
+import { memoryRecord } from '../helpers/memory-record';
 
 const cores = useTestCores();
 let core: Core | null = null;
@@ -57,29 +56,15 @@ describe('memories saved before the embedder was ready', () => {
 
   it('re-embeds on start what an older version left without a vector or with another model’s, in bounded pages', async () => {
     db = cores.track(new RecallDB(`core-${crypto.randomUUID()}`));
-    const base = {
-      namespace: 'default',
-      kind: 'fact' as const,
-      importance: 0.5,
-      createdAt: 1,
-      updatedAt: 1,
-      validFrom: null,
-      validUntil: null,
-      current: 1 as const,
-      lastAccessedAt: null,
-      accessCount: 0,
-      sourceConversationId: null,
-      sourceMessageIds: [],
-      pinned: false,
-    };
-    const rows: MemoryRecord[] = ['Likes green tea', 'Plays the cello', 'Works in Porto', 'Allergic to peanuts', 'Has two sisters'].map((text, i) => ({
-      ...base,
-      id: `m${i}`,
-      text,
-      hash: memoryHash(text),
-      embedding: i === 4 ? new Float32Array([1, 0, 0]) : null,
-      embeddingModel: i === 4 ? 'old/model' : null,
-    }));
+    const rows = ['Likes green tea', 'Plays the cello', 'Works in Porto', 'Allergic to peanuts', 'Has two sisters'].map((text, i) =>
+      memoryRecord({
+        id: `m${i}`,
+        text,
+        createdAt: 1,
+        embedding: i === 4 ? new Float32Array([1, 0, 0]) : null,
+        embeddingModel: i === 4 ? 'old/model' : null,
+      }),
+    );
     await db.memories.bulkAdd(rows);
     ({ core } = await cores.start({ db }));
     await core.jobs.drain();

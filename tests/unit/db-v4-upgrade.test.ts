@@ -14,7 +14,6 @@ import type { MemoryHistoryRecord, MemoryRecord } from '../../src/model/records'
 import { createMemoryStore, type LongTermStore } from '../../src/memory/long-term/store';
 import { isVectorRecord, layoutFromRows, type MemoryIndexRecord } from '../../src/memory/long-term/retrieval/blocks';
 import { LexicalIndex } from '../../src/memory/long-term/retrieval/lexical';
-import { memoryHash } from '../../src/memory/long-term/text';
 import { EXPORT_FORMAT, EXPORT_VERSION, exportAll, importAll, vectorToBase64, type ExportFile } from '../../src/backup';
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
@@ -22,6 +21,7 @@ import { tableBytes } from '../../bench/data/storage-breakdown';
 import { withCreationTexts } from '../../src/db/history';
 import { createMemoryAdmin } from '../../src/core/memory-admin';
 import { V1_STORES } from '../helpers/published-schemas';
+import { memoryRecord } from '../helpers/memory-record';
 
 const T0 = Date.UTC(2025, 0, 1);
 const embedder = createHashedEmbedder();
@@ -62,26 +62,21 @@ const QUERIES: [string, string][] = [
 /** Rows as v3 code wrote them (with their vectors, as the layout took them), and their history. */
 async function v3Content(): Promise<{ rows: MemoryRecord[]; history: MemoryHistoryRecord[] }> {
   const vectors = await embedder.embed(TEXTS);
-  const rows = TEXTS.map((text, i): MemoryRecord => ({
-    id: `m${i}`,
-    namespace: i % 4 === 3 ? 'work' : 'default',
-    kind: i % 5 === 0 ? 'episodic' : 'fact',
-    text,
-    embedding: i === 7 ? null : vectors[i]!,
-    embeddingModel: i === 7 ? null : embedder.modelId,
-    importance: 0.5,
-    createdAt: T0 - i * 60_000,
-    updatedAt: T0 - i * 60_000,
-    validFrom: null,
-    validUntil: i === 5 ? T0 - 1 : null,
-    current: i === 5 ? 0 : 1,
-    lastAccessedAt: null,
-    accessCount: 0,
-    sourceConversationId: null,
-    sourceMessageIds: [`msg${i}`],
-    pinned: i === 2,
-    hash: memoryHash(text),
-  }));
+  const rows = TEXTS.map((text, i) =>
+    memoryRecord({
+      id: `m${i}`,
+      namespace: i % 4 === 3 ? 'work' : 'default',
+      kind: i % 5 === 0 ? 'episodic' : 'fact',
+      text,
+      embedding: i === 7 ? null : vectors[i]!,
+      embeddingModel: i === 7 ? null : embedder.modelId,
+      createdAt: T0 - i * 60_000,
+      validUntil: i === 5 ? T0 - 1 : null,
+      current: i === 5 ? 0 : 1,
+      sourceMessageIds: [`msg${i}`],
+      pinned: i === 2,
+    }),
+  );
   const history: MemoryHistoryRecord[] = rows.map((r) => ({
     memoryId: r.id,
     event: 'ADD',

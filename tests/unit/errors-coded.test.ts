@@ -56,6 +56,7 @@ import { createMemoryStore } from '../../src/ui/state/memory.svelte';
 import { createNoticesStore } from '../../src/ui/state/notices.svelte';
 import { createFakeOpfs } from '../helpers/fixture-opfs';
 import { createScriptedEngine } from '../helpers/scripted-engine';
+import { rejection } from '../helpers/rejection';
 
 type Tree = { [key: string]: string | Tree };
 const lookup = (tree: Tree, key: string): string | undefined => {
@@ -202,15 +203,6 @@ describe('a coded error from each domain reaches the panel as its translated sen
     await db.delete();
   });
   afterEach(() => changeUiLanguage('en'));
-
-  /** The error a request rejects with on the panel side. */
-  const rejection = (promise: Promise<unknown>) =>
-    promise.then(
-      () => {
-        throw new Error('the request did not fail');
-      },
-      (error: unknown) => error,
-    );
 
   /** `errorText(error)` in English and in Chinese. */
   async function bothLanguages(error: unknown): Promise<[string, string]> {

@@ -2,9 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RecallDB } from '../../src/db/schema';
 import type { MemoryRecord } from '../../src/model/records';
 import { base64ToVector, exportAll, importAll as importFile, ImportError, parseExportFile, vectorToBase64, type ImportStore } from '../../src/backup';
-import { memoryHash } from '../../src/memory/long-term/text';
 import { importReportView } from '../../src/ui/lib/import-report';
 import { flushStoreOf, openTestStore, storeOf } from '../helpers/ltm-test-store';
+import { memoryRecord } from '../helpers/memory-record';
 
 /** `importAll` over the text of a file (as the extension does over the OPFS copy of the picked file). */
 const importAll = (db: RecallDB, store: ImportStore, json: string, options?: Parameters<typeof importFile>[3]) =>
@@ -24,27 +24,17 @@ afterEach(async () => {
 const T0 = new Date(2024, 4, 10, 14, 30).getTime();
 
 function memory(id: string, text: string, extra: Partial<MemoryRecord> = {}): MemoryRecord {
-  return {
+  return memoryRecord({
     id,
-    namespace: 'default',
-    kind: 'fact',
     text,
     embedding: new Float32Array([0.6, -0.8, 1e-7, -0]),
     embeddingModel: 'test/model',
-    importance: 0.5,
     createdAt: T0,
-    updatedAt: T0,
     validFrom: T0,
-    validUntil: null,
-    current: 1,
-    lastAccessedAt: null,
-    accessCount: 0,
     sourceConversationId: 'c1',
     sourceMessageIds: ['m1', 'm2'],
-    pinned: false,
-    hash: memoryHash(text),
     ...extra,
-  };
+  });
 }
 
 async function seed(db: RecallDB) {

@@ -26,6 +26,7 @@ import { VectorIndex } from '../../src/memory/long-term/retrieval/vector';
 import { memoryHash } from '../../src/memory/long-term/text';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
+import { memoryRecord } from '../helpers/memory-record';
 
 const dbs: RecallDB[] = [];
 const open = (name = `import-${crypto.randomUUID()}`) => {
@@ -43,27 +44,8 @@ const voyWasm = async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer>;
 
 /** A file memory (JSON shape of export format v1). */
 function fileMemory(id: string, text: string, extra: Record<string, unknown> = {}) {
-  return {
-    id,
-    namespace: 'default',
-    kind: 'fact',
-    text,
-    embedding: null as string | null,
-    embeddingModel: null as string | null,
-    importance: 0.5,
-    createdAt: T0,
-    updatedAt: T0,
-    validFrom: T0,
-    validUntil: null,
-    current: 1,
-    lastAccessedAt: null,
-    accessCount: 0,
-    sourceConversationId: null,
-    sourceMessageIds: [],
-    pinned: false,
-    hash: memoryHash(text),
-    ...extra,
-  };
+  // The file's form of a memory: the record's fields, the vector as a base64 string (here none).
+  return { ...memoryRecord({ id, text, createdAt: T0, validFrom: T0 }), embedding: null as string | null, ...extra };
 }
 
 const conversation = (id: string) => ({ id, title: id, namespace: 'default', strategy: { kind: 'full-buffer' }, createdAt: T0, updatedAt: T0 });

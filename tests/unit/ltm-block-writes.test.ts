@@ -12,34 +12,17 @@ import { RecallDB } from '../../src/db/schema';
 import { createMemoryStore } from '../../src/memory/long-term/store';
 import { BlockIndex, indexedOf, isVectorRecord, META_KEY_PREFIX, VECTOR_KEY_PREFIX } from '../../src/memory/long-term/retrieval/blocks';
 import type { MemoryRecord } from '../../src/model/records';
+import { DIRTY_KEY_PREFIX } from '../../src/memory/long-term/store/index-sync';
 import { createHashedEmbedder } from '../../bench/data/hashed-embedder';
 import { nodeVoyWasm } from '../../bench/data/node-voy';
 import { randomUnitVectors } from '../../bench/data/prng';
+import { memoryRecord } from '../helpers/memory-record';
 
 const T0 = Date.UTC(2025, 4, 1, 12);
 const DIM = 16;
 
 function memory(i: number): MemoryRecord {
-  return {
-    id: `m${i}`,
-    namespace: 'default',
-    kind: 'episodic',
-    text: `round ${i}`,
-    embedding: null,
-    embeddingModel: null,
-    importance: 0.3,
-    createdAt: T0 + i,
-    updatedAt: T0 + i,
-    validFrom: null,
-    validUntil: null,
-    current: 1,
-    lastAccessedAt: null,
-    accessCount: 0,
-    sourceConversationId: null,
-    sourceMessageIds: [],
-    pinned: false,
-    hash: `h${i}`,
-  };
+  return memoryRecord({ id: `m${i}`, kind: 'episodic', text: `round ${i}`, importance: 0.3, createdAt: T0 + i, hash: `h${i}` });
 }
 
 /** An index holding 300 memories (two blocks) with seeded random vectors of model `m`. */
@@ -117,7 +100,7 @@ describe('store: what an update writes to memoryIndex', () => {
     return { store, written };
   }
 
-  it('marking a memory superseded rewrites its meta block and the header, not its vector block', async () => {
+  it('marking a memory superseded rewrites its meta block, the header and its dirty-id record, not its vector block', async () => {
     const { store, written } = await recordingStore();
     const [a, b] = await store.addMany(
       [
@@ -132,6 +115,8 @@ describe('store: what an update writes to memoryIndex', () => {
     expect(written[0]!.filter((key) => key.startsWith(VECTOR_KEY_PREFIX))).toEqual([]);
     expect(written[0]!.filter((key) => key.startsWith(META_KEY_PREFIX))).toHaveLength(1);
     expect(written[0]).toContain('header');
+    // The write's own dirty-id record (`d|<gen>`, the ids it changed), in the same request.
+    expect(written[0]!.filter((key) => key.startsWith(DIRTY_KEY_PREFIX))).toHaveLength(1);
     // The vector is still there and found.
     const hits = await store.search({ text: 'my sister lives in Lyon', namespace: 'default', k: 2 }, { mode: 'vector' });
     expect(hits.map((h) => h.memory.id)).toContain(a!.memory.id);

@@ -19,6 +19,7 @@ import { nodeVoyWasm } from '../../bench/data/node-voy';
 import { mulberry32, randomUnitVectors as randomUnit } from '../../bench/data/prng';
 import { quantizeSlot } from '../../src/memory/long-term/retrieval/blocks/f16';
 import { V1_STORES } from '../helpers/published-schemas';
+import { memoryRecord } from '../helpers/memory-record';
 
 /** A unit vector as the index stores it since v4 (f16 components, re-normalized: `quantizeSlot`). */
 function asStored(v: Float32Array): Float32Array {
@@ -134,26 +135,18 @@ describe('persisted index layout', () => {
     const v1 = new Dexie(name);
     v1.version(1).stores(V1_STORES);
     const vectors = await embedder.embed(TEXTS);
-    const rows: MemoryRecord[] = TEXTS.map((text, i) => ({
-      id: `m${i}`,
-      namespace: i % 3 === 2 ? 'work' : 'default',
-      kind: 'fact',
-      text,
-      embedding: i === 5 ? null : vectors[i]!,
-      embeddingModel: i === 5 ? null : embedder.modelId,
-      importance: 0.5,
-      createdAt: T0 - i * 1000,
-      updatedAt: T0 - i * 1000,
-      validFrom: null,
-      validUntil: i === 4 ? T0 - 1 : null,
-      current: i === 4 ? 0 : 1,
-      lastAccessedAt: null,
-      accessCount: 0,
-      sourceConversationId: null,
-      sourceMessageIds: [],
-      pinned: false,
-      hash: memoryHash(text),
-    }));
+    const rows = TEXTS.map((text, i) =>
+      memoryRecord({
+        id: `m${i}`,
+        namespace: i % 3 === 2 ? 'work' : 'default',
+        text,
+        embedding: i === 5 ? null : vectors[i]!,
+        embeddingModel: i === 5 ? null : embedder.modelId,
+        createdAt: T0 - i * 1000,
+        validUntil: i === 4 ? T0 - 1 : null,
+        current: i === 4 ? 0 : 1,
+      }),
+    );
     await v1.table('memories').bulkAdd(rows);
     v1.close();
 

@@ -13,10 +13,9 @@ import { RecallDB } from '../../src/db/schema';
 import { createJobQueue } from '../../src/jobs/queue';
 import { composeLongTermMemory } from '../../src/memory/long-term/compose';
 import { PROFILE_JOB, readProfile } from '../../src/memory/long-term/profile-summary';
-import { memoryHash } from '../../src/memory/long-term/text';
 import { DEFAULT_NAMESPACE } from '../../src/model/memory';
-import type { MemoryRecord } from '../../src/model/records';
 import { useTestCores } from '../helpers/core-harness';
+import { memoryRecord } from '../helpers/memory-record';
 
 const NS = DEFAULT_NAMESPACE;
 
@@ -92,26 +91,7 @@ describe('through the composition (queue not started)', () => {
   it('an import batch (putMemories) queues a rebuild of the namespace it restores', async () => {
     const { store, queued } = await compose();
     const t = Date.UTC(2025, 0, 1);
-    const record: MemoryRecord = {
-      id: 'imported-1',
-      namespace: 'home',
-      kind: 'profile',
-      text: 'Lives in Porto',
-      embedding: null,
-      embeddingModel: null,
-      importance: 0.8,
-      createdAt: t,
-      updatedAt: t,
-      validFrom: null,
-      validUntil: null,
-      current: 1,
-      lastAccessedAt: null,
-      accessCount: 0,
-      sourceConversationId: null,
-      sourceMessageIds: [],
-      pinned: false,
-      hash: memoryHash('Lives in Porto'),
-    };
+    const record = memoryRecord({ id: 'imported-1', namespace: 'home', kind: 'profile', text: 'Lives in Porto', importance: 0.8, createdAt: t });
     await store.putMemories(async () => ({ added: [record], updated: [], result: null }));
     expect(await queued()).toEqual(['home']);
   });

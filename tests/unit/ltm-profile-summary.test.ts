@@ -17,26 +17,12 @@ import { assemblePrompt } from '../../src/prompt/assemble';
 import { createScriptedEngine } from '../helpers/scripted-engine';
 import { openTestStore } from '../helpers/ltm-test-store';
 import { useTestCores } from '../helpers/core-harness';
+import { memoryRecord } from '../helpers/memory-record';
 
 const NS = DEFAULT_NAMESPACE;
 const T = Date.UTC(2025, 0, 1);
 const row = (id: string, kind: MemoryRecord['kind'], text: string, over: Partial<MemoryRecord> = {}): MemoryRecord =>
-  ({
-    id,
-    namespace: NS,
-    kind,
-    text,
-    importance: 0.5,
-    createdAt: T,
-    updatedAt: T,
-    validFrom: null,
-    validUntil: null,
-    current: 1,
-    pinned: false,
-    sourceMessageIds: [],
-    sourceConversationId: null,
-    ...over,
-  }) as MemoryRecord;
+  memoryRecord({ id, namespace: NS, kind, text, createdAt: T, ...over });
 
 describe('the deterministic profile', () => {
   it('ranks pinned, then profile → instruction → preference, skips other kinds, past facts and repeats', () => {

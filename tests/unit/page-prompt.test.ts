@@ -15,6 +15,7 @@ import type { PageAttachment, PromptPage, RankedPassage } from '../../src/model/
 import type { AssembleInput } from '../../src/prompt/assemble';
 import { useTestCores } from '../helpers/core-harness';
 import { createScriptedEngine } from '../helpers/scripted-engine';
+import { retrievedMemory } from '../helpers/retrieved-memory';
 
 /** 1 token per character: every budget below is computed by hand from string lengths. */
 const chars: TokenCounter = { id: 'test:chars', exact: true, count: (t) => t.length, perMessageOverhead: 4, replyPrimerTokens: 3 };
@@ -63,29 +64,7 @@ describe('the page section under the token budget', () => {
   });
 
   it('the other sections share what the page leaves: the memories cap shrinks by the page tokens', () => {
-    const memory = (id: string, text: string) => ({
-      memory: {
-        id,
-        kind: 'fact' as const,
-        text,
-        namespace: 'default',
-        embeddingModel: null,
-        importance: 0.5,
-        createdAt: 0,
-        updatedAt: 0,
-        validFrom: null,
-        validUntil: null,
-        current: 1 as const,
-        lastAccessedAt: null,
-        accessCount: 0,
-        sourceConversationId: null,
-        sourceMessageIds: [],
-        pinned: false,
-        hash: id,
-      },
-      score: 1,
-      ranks: {},
-    });
+    const memory = (id: string, text: string) => retrievedMemory(id, text, { memory: { createdAt: 0 }, score: 1, ranks: {} });
     // 8 memories of 40 characters: without a page the memories' cap ⌊884 · 0.25⌋ = 221 holds several.
     const memories = Array.from({ length: 8 }, (_, i) => memory(`m${i}`, `${i}`.repeat(40)));
     const without = assemblePrompt({ ...base(), memories });

@@ -12,13 +12,9 @@ import { checkPassphrase, newDataKey, newKdfParams, unwrapDataKey, vaultKeys, wr
 import { openRow, sealRow, SEALED_FIELD } from '../../src/vault/middleware';
 import { isSealedFile, openSealedStream, SEALED_CHUNK_BYTES, sealChunks } from '../../src/vault/files';
 import { codedErrorOf } from '../../src/model/errors';
+import { rejection } from '../helpers/rejection';
 
 const hex = (s: string) => Uint8Array.from(s.match(/../g)!.map((b) => parseInt(b, 16)));
-const rejection = (promise: Promise<unknown>) =>
-  promise.then(
-    () => new Error('did not fail'),
-    (error: unknown) => error,
-  );
 const thrown = (fn: () => unknown) => {
   try {
     fn();

@@ -13,7 +13,8 @@ import { codedErrorOf } from '../../src/model/errors';
 import { noteTakingEngine } from '../helpers/core-harness';
 import { createFakeOpfs } from '../helpers/fixture-opfs';
 import { findInRaw, rawRows, TEST_KDF_COST, type TestVault } from '../helpers/vault-harness';
-import { heldStreamingEngine, rejection, useTestVaults, VAULT_SECRETS as SECRETS, withPanelMessaging } from '../helpers/vault-suite';
+import { heldStreamingEngine, useTestVaults, VAULT_SECRETS as SECRETS, withPanelMessaging } from '../helpers/vault-suite';
+import { rejection } from '../helpers/rejection';
 import { RecallDB } from '../../src/db/schema';
 
 const PASSPHRASE = 'correct horse battery';

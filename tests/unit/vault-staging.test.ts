@@ -13,7 +13,8 @@ import { stageImportFile } from '../../src/ui/lib/import-file';
 import { noteTakingEngine } from '../helpers/core-harness';
 import { createFakeOpfs, type FakeOpfs } from '../helpers/fixture-opfs';
 import { findInRaw, rawRows, type TestVault } from '../helpers/vault-harness';
-import { rejection, useTestVaults, VAULT_SECRETS as SECRETS } from '../helpers/vault-suite';
+import { useTestVaults, VAULT_SECRETS as SECRETS } from '../helpers/vault-suite';
+import { rejection } from '../helpers/rejection';
 
 const vaults = useTestVaults();
 const start = (chat: ChatEngine | null, opfs: FakeOpfs): TestVault => vaults.start(chat, { extra: { fileRoot: opfs.root } });

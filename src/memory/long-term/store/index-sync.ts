@@ -36,6 +36,37 @@ import { INDEXED_TEXT_VERSION, indexedMemoryText } from '../text';
 
 /** Key of the lexical snapshot record (its manifest, or an older build's single record) in `db.memoryIndex`. */
 const SNAPSHOT_KEY: LexicalManifestRecord['key'] = 'lexical';
+
+/**
+ * Key prefix of the dirty-id records in `db.memoryIndex` (`DirtyIdsRecord`, `d|<gen>`): it sorts
+ * below `header`, `lexical`, `lexical|…`, the meta blocks (`m|…`) and the vector blocks (`v|…`), so
+ * none of their key ranges reads one.
+ */
+export const DIRTY_KEY_PREFIX = 'd|';
+/** Upper bound of the dirty-id records' key range (every `d|<digits>` key sorts below it). */
+const DIRTY_KEY_END = 'd|\uffff';
+/** Key of the dirty-id record of the write that committed generation `gen` (zero-padded: keys sort by generation). */
+export const dirtyKey = (gen: number): string => `${DIRTY_KEY_PREFIX}${String(gen).padStart(12, '0')}`;
+
+/**
+ * The ids one write changed (added, changed, removed) since the lexical snapshot: one record per
+ * committed write (`writeIndexed`), written in its transaction and deleted with the others when the
+ * snapshot is written (`writeSnapshot`) or the layout rebuilt (`writeLayout` clears the table). The
+ * open replays the union of every record's `ids` and the header's `dirty` (where an older build kept
+ * them all, rewritten whole on every write: at 20k memories after an import, 1 MB a write).
+ * Not part of `MemoryIndexRecord` (`../retrieval/blocks/records.ts`): read and written through
+ * `dirtyTable` only.
+ */
+export interface DirtyIdsRecord {
+  key: string;
+  /** The generation the write committed. */
+  gen: number;
+  /** The memory ids it changed, each once. */
+  ids: string[];
+}
+
+/** A dirty-id record typed as a record of `db.memoryIndex` (the one cast; see `DirtyIdsRecord`). */
+const asIndexRecord = (r: DirtyIdsRecord): MemoryIndexRecord => r as unknown as MemoryIndexRecord;
 /** Idle time after the last write before the lexical snapshot is written (ms). */
 export const SNAPSHOT_DELAY_MS = 1500;
 /**
@@ -134,6 +165,12 @@ export class IndexSync {
    * every header keeps the old version, so a restart in between marks them again.
    */
   staleVectors = new Set<string>();
+  /**
+   * Every memory id changed since the lexical snapshot the store opened from or last wrote: the
+   * header's `dirty` and the dirty-id records (`DirtyIdsRecord`) as the live set. Its size decides
+   * when the snapshot is written without waiting for idle (`scheduleSnapshot`).
+   */
+  private dirty = new Set<string>();
   private snapshotTimer: ReturnType<typeof setTimeout> | null = null;
   private snapshotRun: Promise<void> = Promise.resolve();
 
@@ -157,9 +194,10 @@ export class IndexSync {
 
   /**
    * Runs `write` in one transaction over the rows, the history and the index: `write` puts rows
-   * and history and records its index changes in the batch; the touched blocks and the new
-   * header (generation + 1, row count + `countDelta`, `ids` added to `dirty`) are written in the
-   * same transaction. The live index and the lexical index change only after the commit.
+   * and history and records its index changes in the batch; the touched blocks, the new header
+   * (generation + 1, row count + `countDelta`) and a `DirtyIdsRecord` of `ids` and the write's own
+   * `dirty` (none when both are empty) are written in the same transaction: what a write adds to
+   * the index's bookkeeping is proportional to what it changed. The live index and the lexical index change only after the commit.
    * @param options.tables further tables the transaction holds (a bulk import also writes
    *   conversations, messages and its undo rows in it).
    * @param options.idleSnapshot the lexical snapshot waits for `SNAPSHOT_DELAY_MS` of idle even
@@ -175,24 +213,33 @@ export class IndexSync {
     const batch = this.index.batch();
     let after: IndexedWrite | null = null;
     let header: IndexHeaderRecord | null = null;
+    let changed: string[] = [];
     await db.transaction('rw', [db.memories, db.memoryHistory, db.memoryIndex, db.tombstones, ...(options.tables ?? [])], async () => {
       after = await write(batch);
       const old = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
-      const dirty = new Set(old?.dirty ?? []);
-      for (const id of [...ids, ...(after.dirty ?? [])]) dirty.add(id);
+      changed = [...new Set([...ids, ...(after.dirty ?? [])])];
       header = {
         key: 'header',
         gen: (old?.gen ?? this.gen) + 1,
         count: (old?.count ?? 0) + after.countDelta,
-        dirty: [...dirty],
+        // An older build's list, kept as it is until the next snapshot clears it (never appended to).
+        dirty: old?.dirty ?? [],
         ...this.textVersionField(old),
       };
-      await db.memoryIndex.bulkPut([...batch.records(), header]);
+      // One request: the blocks, the header and this write's dirty-id record (when it changed any id).
+      const dirtyIds = changed.length > 0 ? [asIndexRecord({ key: dirtyKey(header.gen), gen: header.gen, ids: changed })] : [];
+      await db.memoryIndex.bulkPut([...batch.records(), header, ...dirtyIds]);
     });
     batch.commit();
     after!.lexical();
     this.gen = header!.gen;
-    this.scheduleSnapshot(options.idleSnapshot ? 0 : header!.dirty.length);
+    for (const id of changed) this.dirty.add(id);
+    this.scheduleSnapshot(options.idleSnapshot ? 0 : this.dirty.size);
+  }
+
+  /** `db.memoryIndex` as the table of the dirty-id records (the same table; see `DirtyIdsRecord`). */
+  private dirtyTable(): Table<DirtyIdsRecord, string> {
+    return this.db.memoryIndex as unknown as Table<DirtyIdsRecord, string>;
   }
 
   /** The header's `textVersion`: the current one when no vector is stale, else the one `old` had. */
@@ -231,9 +278,10 @@ export class IndexSync {
   }
 
   /**
-   * Writes the lexical snapshot at the live generation and clears `dirty`, in one transaction: the
-   * chunks that changed since the last write (`LexicalIndex.snapshotChunks`, serialized in slices
-   * before it), the manifest and the header — all or nothing, so a crash never leaves chunks of two
+   * Writes the lexical snapshot at the live generation and clears the dirty ids (the header's
+   * `dirty` and every `DirtyIdsRecord`), in one transaction: the chunks that changed since the last
+   * write (`LexicalIndex.snapshotChunks`, serialized in slices before it), the manifest and the
+   * header — all or nothing, so a crash never leaves chunks of two
    * writes under one manifest (and a restore would refuse them: `TornLexicalSnapshotError`).
    */
   private writeSnapshot(): Promise<void> {
@@ -247,9 +295,13 @@ export class IndexSync {
         const header = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
         if (!header || header.gen !== at) return false; // changed behind the store's back: the next open repairs
         await this.putChunks(chunks, at, [{ ...header, dirty: [] }]);
+        await db.memoryIndex.where('key').between(DIRTY_KEY_PREFIX, DIRTY_KEY_END).delete();
         return true;
       });
-      if (written) chunks.commit(at);
+      if (written) {
+        chunks.commit(at);
+        this.dirty.clear();
+      }
       performance.mark('recall:store.snapshot.end');
     }).catch((error: unknown) => {
       if (error instanceof Dexie.DatabaseClosedError) return; // the context is going away; `dirty` covers it
@@ -313,6 +365,8 @@ export class IndexSync {
     this.index = done.index;
     this.lexical = done.lexical;
     this.gen = done.gen;
+    // `writeLayout` cleared the table (dirty-id records included) and wrote the snapshot at `gen`.
+    this.dirty.clear();
   }
 
   /** What `rebuild` committed last (set inside its write transaction, applied after the commit). */
@@ -453,12 +507,14 @@ export class IndexSync {
     // plain reads — a key get and one key range, which IndexedDB answers with one `getAll` — not
     // Dexie's `inAnyRange`, which walks a cursor: one request and one task per block (at 100k
     // memories, 391 blocks, that walk was the 1.8 s meta read).
-    const head = await db.transaction('r', db.memoryIndex, async () => {
-      const [header, metas] = await Promise.all([
+    // The dirty-id records (one per write since the last snapshot) in the same read: a third key range.
+    const [head, dirtyRecords] = await db.transaction('r', db.memoryIndex, async () => {
+      const [header, metas, dirtyIds] = await Promise.all([
         db.memoryIndex.get('header'),
         db.memoryIndex.where('key').between(META_KEY_PREFIX, VECTOR_KEY_PREFIX).toArray(),
+        this.dirtyTable().where('key').between(DIRTY_KEY_PREFIX, DIRTY_KEY_END).toArray(),
       ]);
-      return header ? [header, ...metas] : metas;
+      return [header ? [header, ...metas] : metas, dirtyIds] as const;
     });
     performance.mark('recall:store.read.end');
     const header = head.find((r): r is IndexHeaderRecord => r.key === 'header');
@@ -480,6 +536,9 @@ export class IndexSync {
     }
     this.index = metaOnly;
     this.gen = header.gen;
+    // An older build's header list, then every write's record since the snapshot.
+    this.dirty = new Set([...header.dirty, ...dirtyRecords.flatMap((r) => r.ids)]);
+    const dirty = [...this.dirty];
     this.lexicalReady = false;
     this.vectorsReady = false;
     // The background part, in the write queue (every write waits for it): vectors, then the
@@ -492,7 +551,7 @@ export class IndexSync {
       if (!(error instanceof Dexie.DatabaseClosedError)) console.warn('[ltm] could not load the vector blocks (searches are lexical only):', error);
     });
     this.lexicalLoad = this.serial(async () => {
-      await this.loadLexical(header.dirty);
+      await this.loadLexical(dirty);
       performance.mark('recall:store.lexical.end');
       await this.verifyRows();
       performance.mark('recall:store.verify.end');
@@ -500,7 +559,7 @@ export class IndexSync {
       // The database closed under the load (the context is going away): nothing to keep.
       if (!(error instanceof Dexie.DatabaseClosedError)) console.warn('[ltm] could not load the lexical index (searches use the catalog):', error);
     });
-    return { via: 'blocks', replayed: header.dirty.length };
+    return { via: 'blocks', replayed: dirty.length };
   }
 
   /**

@@ -9,10 +9,11 @@
  * delete, bulk add), which share the one write queue and transaction helper.
  *
  * Opening without a rebuild: the index is persisted in `db.memoryIndex` (layout in
- * `retrieval/blocks.ts`): meta and vector blocks, a header (generation, row count, ids changed
- * since the lexical snapshot) and a MiniSearch snapshot. `createMemoryStore` reads its header
+ * `retrieval/blocks.ts`): meta and vector blocks, a header (generation, row count), one record
+ * per write of the ids it changed since the lexical snapshot (`DirtyIdsRecord` in
+ * `./index-sync.ts`) and a MiniSearch snapshot. `createMemoryStore` reads its header
  * and meta blocks (no memory row, no vector) and answers; the vector blocks, then the snapshot
- * (only the `dirty` ids re-indexed) load in the background, the first tasks of the write queue
+ * (only the dirty ids re-indexed) load in the background, the first tasks of the write queue
  * (`IndexSync.open`; vector searches wait for the vectors, `whenVectorsLoaded`). When the
  * header is missing, its row count disagrees with `db.memories`, or rows are marked `pending`
  * (written behind the store's back with an inline vector: an import's undo putting previous
@@ -21,11 +22,11 @@
  *
  * Writes are serialized (one mutation at a time), so the duplicate check and the index updates
  * never interleave. Each write puts the memory row, its history entry, the blocks it changes and
- * the header in ONE Dexie transaction; the live index changes only after it committed, so a
+ * the header and its dirty-id record in ONE Dexie transaction; the live index changes only after it committed, so a
  * write that fails leaves rows, persisted index and live index as they were. The lexical
  * snapshot is written later (idle, `SNAPSHOT_DELAY_MS`; serialized in slices that yield,
- * `LexicalIndex.toJSONSliced`); until then the header's `dirty` list
- * says which memories to re-index on open. A failed embedding never loses a memory: it is stored
+ * `LexicalIndex.toJSONSliced`); until then the dirty-id records say
+ * which memories to re-index on open. A failed embedding never loses a memory: it is stored
  * without a vector (lexical only) until `reembed`.
  *
  * Rows no longer hold their `embedding` (schema v3): it lives in the vector blocks. While a store
