@@ -105,6 +105,12 @@ describe('memorySlot', () => {
     ['我老婆是做什么工作的？', 'partner:work'],
     ['我和爱人结婚五年了。', 'user:partner'],
     ['做作业的学生太多了。', null],
+    // Version 5: what someone was busy with or argued over is a topic mention (before: user:schedule).
+    ['今天好累，一直在忙作息时间的事。', null],
+    ['我和表姐为了作息时间吵了一架。', null],
+    ['I am tired, work was busy with the gym schedule.', null],
+    ['为了减肥我每天去健身房。', 'user:schedule'],
+    ['我最近在忙跳槽的事，下个月入职字节。', 'user:work'],
   ];
   for (const [text, expected] of cases) {
     it(`${text} → ${expected}`, () => {

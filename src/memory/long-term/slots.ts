@@ -54,7 +54,8 @@ export type MemorySlot = 'project' | 'schedule' | 'diet' | 'manager' | 'residenc
  * episodic round's role labels are stripped and each statement starts a line, 我家的猫 is the
  * household's cat; 5: a school's events and things — "the school play", 学校演出 — are no `school`,
  * a modifier may stand between the possessive and the relation word — 我好朋友住在昆明 is the
- * friend's residence —, 爱人 / 配偶 are partner words, 做 + an occupation — 在医院做护士 — is `work`);
+ * friend's residence —, 爱人 / 配偶 are partner words, 做 + an occupation — 在医院做护士 — is `work`,
+ * what someone was busy with or argued over is a topic mention — 一直在忙作息时间的事);
  * stored with the index's slot column.
  */
 export const SLOT_CLASSIFIER_VERSION = 5;
@@ -228,14 +229,17 @@ export function memorySlot(text: string): SlotKey | null {
 }
 
 /**
- * Topic mentions: a slot word that is only what was talked, read or written about ("We talked
- * about remote work", "Explain the school play", "关于作息时间的邮件", "讲作息时间的文章", "聊了一会儿
- * 作息时间") states nobody's job, school or schedule. `withoutTopicMentions` blanks these phrases
+ * Topic mentions: a slot word that is only what was talked, read or written about, busy with or
+ * argued over ("We talked about remote work", "Explain the school play", "work was busy with the
+ * office move", "关于作息时间的邮件", "讲作息时间的文章", "聊了一会儿作息时间", "一直在忙作息时间的事",
+ * "为了作息时间吵了一架") states nobody's job, school or schedule. `withoutTopicMentions` blanks these phrases
  * before the slot patterns are matched.
  */
 const TOPIC_MENTIONS: readonly RegExp[] = [
-  /\b(?:about|regarding|explain(?:ed|ing|s)?)\s+(?:[\p{L}\p{N}'’-]+\s*){1,4}/giu,
+  /\b(?:about|regarding|explain(?:ed|ing|s)?|busy with)\s+(?:[\p{L}\p{N}'’-]+\s*){1,4}/giu,
   /(?:关于|有关|讲|解释一下|聊了一会儿|聊了聊|谈了谈)[^，。！？；,.!?;]{1,12}/gu,
+  // What someone was busy with or argued over (version 5): "一直在忙作息时间的事", "为了作息时间吵了一架".
+  /忙[^，。！？；,.!?;]{1,12}?的事|为了[^，。！？；,.!?;]{1,12}?(?:吵|争)/gu,
 ];
 
 /** `text` with its topic mentions (`TOPIC_MENTIONS`) replaced by a space. */
