@@ -109,14 +109,38 @@ describe('hybrid retrieval', () => {
     await store.whenIndexed();
     // Both texts are user:work, as is the question; the update matches no query term ("now" is a
     // stop word), so before the slot bonus it was not a candidate at all. By hand (lexical only,
-    // 'now' query: recency weight 1, half-life 90 days): old 1 + 0.5 + 0.5^(120/90) ≈ 1.90,
-    // update 0 + 0.5 + 0.5^(10/90) ≈ 1.43 (+0.01 · importance each) — 0.47 apart, within the
+    // 'now' query: recency weight 1, half-life 90 days, slot bonus 1): old 1 + 1 + 0.5^(120/90) ≈ 2.40,
+    // update 0 + 1 + 0.5^(10/90) ≈ 1.93 (+0.01 · importance each) — 0.47 apart, within the
     // same-slot margin (1): the slot's memories trade places, newest first, and the update takes
     // the first position and its score.
     const hits = await store.search({ text: 'Where do I work now?', namespace: 'default', k: 3 }, { mode: 'lexical' });
     expect(hits[0]!.memory.id).toBe(update!.id);
-    expect(hits[0]!.score).toBeCloseTo(1 + 0.5 + 0.5 ** (120 / 90) + 0.01 * old!.importance, 6);
+    expect(hits[0]!.score).toBeCloseTo(1 + 1 + 0.5 ** (120 / 90) + 0.01 * old!.importance, 6);
     expect(hits.map((h) => h.memory.id)).toContain(old!.id);
+  });
+
+  it('ranks a statement of the asked slot that shares no word above recent rounds that share one word, in both languages', async () => {
+    const store = await open();
+    // Questions state no slot; each shares one word with the question ("work" / 上班), and lexical
+    // relevance is normalized by the best hit, so the best of them has relevance 1.
+    const chatter = [
+      'Can you remind me how remote work works?',
+      'Is remote work good for focus?',
+      'How does hybrid work work in practice?',
+      '上班族每天吃什么比较健康？',
+      '上班路上听什么播客好？',
+    ];
+    await addAll(store, chatter, (i) => NOW - (i + 1) * DAY);
+    const [job, zhJob] = await addAll(store, ["New job! I'm a product manager at Alibaba now.", '入职美团了，岗位是产品经理。'], () => NOW - 200 * DAY);
+    await store.whenIndexed();
+    // By hand (lexical only, no "now"): the statement scores 0 + 1 (slot) + 0.02 · 0.5^(200/30)
+    // ≈ 1.0002 (+0.01 · importance), a one-word match at most 1 + 0.02 · 0.5^(1/30) ≈ 1.0196 and
+    // the weaker ones (longer texts, lower BM25) less, so the statement is in the top 3; with the
+    // slot bonus of 0.5 it scored ≈ 0.50, below every chatter round (the test failed).
+    const en = await store.search({ text: 'Which company am I working for?', namespace: 'default', k: 3 }, { mode: 'lexical' });
+    expect(en.map((h) => h.memory.id)).toContain(job!.id);
+    const zh = await store.search({ text: '我在哪家公司上班？', namespace: 'default', k: 3 }, { mode: 'lexical' });
+    expect(zh.map((h) => h.memory.id)).toContain(zhJob!.id);
   });
 
   it('puts the newer of two statements with the same matched terms first (recency tie-break)', async () => {

@@ -10,13 +10,14 @@
  * - `diet` — what someone eats as a rule (diet, vegetarian, vegan, eating habits; 饮食, 素食, 纯素, 吃素)
  * - `manager` — whom someone reports to (my manager, report to, supervisor; 领导, 上司, 汇报)
  * - `residence` — where someone lives (live, moved to, based in, address; 住在, 搬到, 定居, 住址)
- * - `work` — job, occupation or employer (I work, works as/at/for, job, employer, hired; 工作, 上班, 职业, 入职, 跳槽, 经理)
- * - `school` — school, university, field of study (studies, university, major, graduated; 学校, 大学, 专业, 毕业)
+ * - `work` — job, occupation or employer (I work, works as/at/for, job, employer, hired; 工作, 上班, 职业, 入职, 跳槽, 经理, 做护士)
+ * - `school` — school, university, field of study (studies, university, major, graduated; 学校, 大学, 专业, 毕业), not a
+ *   school's events (the school play, 学校演出)
  * - `age` — age or birthday (years old, birthday, born; 岁, 生日, 出生)
  * - `phone` — phone number (phone, mobile number; 电话, 手机号)
  * - `email` — e-mail address (email; 邮箱, 电子邮件)
  * - `name` — what someone is called (my name is, called, named; 我叫, 名字, 名叫)
- * - `partner` — partner or spouse (wife, husband, girlfriend, married, dating; 老婆, 老公, 女朋友, 结婚, 交往, 分手)
+ * - `partner` — partner or spouse (wife, husband, girlfriend, married, dating; 老婆, 老公, 爱人, 女朋友, 结婚, 交往, 分手)
  * - `pet` — the pets someone has (dog, cat, pet; 狗, 猫, 宠物)
  * The routine slots come first: "My gym days moved to Sundays" and "I've been moved from Project
  * Atlas to Project Nova" are about a schedule and a project, not where the user lives.
@@ -51,9 +52,13 @@ export type MemorySlot = 'project' | 'schedule' | 'diet' | 'manager' | 'residenc
  * text's questions state no slot: `statementSlot`; 4: compounds whose head is not the slot noun —
  * 手机壳, phone case, 健身房 as a place — are no slot, a slot's own noun is not its subject, an
  * episodic round's role labels are stripped and each statement starts a line, 我家的猫 is the
- * household's cat); stored with the index's slot column.
+ * household's cat; 5: a school's events and things — "the school play", 学校演出 — are no `school`,
+ * a modifier may stand between the possessive and the relation word — 我好朋友住在昆明 is the
+ * friend's residence —, 爱人 / 配偶 are partner words, 做 + an occupation — 在医院做护士 — is `work`,
+ * what someone was busy with or argued over is a topic mention — 一直在忙作息时间的事);
+ * stored with the index's slot column.
  */
-export const SLOT_CLASSIFIER_VERSION = 4;
+export const SLOT_CLASSIFIER_VERSION = 5;
 
 /** A slot of a subject: `subject` is `'user'` or a relation label (`sister`, `dog`, …). */
 export interface SlotKey {
@@ -91,12 +96,15 @@ export const SLOT_PATTERNS: readonly { slot: MemorySlot; en: RegExp; zh: RegExp 
     // "I work", "am I working", "works as/at/for", job words, "I'm a … engineer": a statement or a
     // question about someone's job, not every "work" ("remote work", "how the office move works").
     en: /\b(?:(?:i|we|you|he|she|they)\s+(?:\w+\s+){0,2}(?:work|works|worked|working)|(?:works?|worked|working)\s+(?:as|at|for)|job|jobs|employer|employed|employee|occupation|profession|career|hired|joined|quit|resigned|(?:is|am|was|['’]m) an? (?:\w+ )?(?:engineer|developer|teacher|nurse|doctor|designer|manager|lawyer|programmer|accountant))\b/iu,
-    zh: /工作|上班|职业|就职|任职|入职|跳槽|辞职|离职|打工|经理|工程师|程序员|当(?:了)?(?:一名|一个)?\S{0,4}(?:师|员|生|家)/u,
+    // "在医院做护士", "做会计": 做 + an occupation is a job as 当 + one is (version 5).
+    zh: /工作|上班|职业|就职|任职|入职|跳槽|辞职|离职|打工|经理|工程师|程序员|当(?:了)?(?:一名|一个)?\S{0,4}(?:师|员|生|家)|做(?:了|过)?(?:一名|一个)?(?:[\u4e00-\u9fff]{0,3}(?:师|员|士)|会计|医生|记者|司机|销售|编辑|翻译)/u,
   },
   {
     slot: 'school',
-    en: /\b(?:school|university|college|studies|studied|studying|student at|major(?:ed|ing)? in|graduated|degree|phd|master'?s)\b/iu,
-    zh: /学校|大学|学院|中学|高中|小学|读书|上学|念书|专业|毕业|就读|读研|读博/u,
+    // Where someone studies — not an event or thing a school has ("the school play", "school trip",
+    // "学校演出", "学校运动会": a compound whose head is another noun, as "phone case"; version 5).
+    en: /\b(?:school(?!\s+(?:plays?|concerts?|trips?|bus(?:es)?|runs?|fairs?|holidays?|events?|shows?|musicals?|reunions?|uniforms?|fees?|supplies|dances?|parties|party|sports day|fundraisers?|assembl(?:y|ies)|performances?)\b)|university|college|studies|studied|studying|student at|major(?:ed|ing)? in|graduated|degree|phd|master'?s)\b/iu,
+    zh: /学校(?!的?(?:演出|表演|晚会|运动会|活动|旅行|春游|秋游|校车|聚会|音乐会|比赛|开放日|家长会))|大学|学院|中学|高中|小学|读书|上学|念书|专业|毕业|就读|读研|读博/u,
   },
   {
     slot: 'age',
@@ -119,7 +127,7 @@ export const SLOT_PATTERNS: readonly { slot: MemorySlot; en: RegExp; zh: RegExp 
   {
     slot: 'partner',
     en: /\b(?:wife|husband|girlfriend|boyfriend|partner|spouse|fianc[eé]e?|married|engaged|divorced|dating|split up|broke up)\b/iu,
-    zh: /老婆|老公|妻子|丈夫|女朋友|男朋友|女友|男友|对象|伴侣|结婚|离婚|订婚|未婚妻|未婚夫|交往|谈恋爱|恋爱|分手/u,
+    zh: /老婆|老公|爱人|妻子|丈夫|配偶|女朋友|男朋友|女友|男友|对象|伴侣|结婚|离婚|订婚|未婚妻|未婚夫|交往|谈恋爱|恋爱|分手/u,
   },
   {
     slot: 'pet',
@@ -143,7 +151,7 @@ const RELATION_WORDS: readonly { label: string; en: string; zh: string }[] = [
   {
     label: 'partner',
     en: 'wife|husband|girlfriend|boyfriend|partner|spouse|fianc[eé]e?',
-    zh: '老婆|老公|妻子|丈夫|女朋友|男朋友|女友|男友|对象|伴侣|未婚妻|未婚夫',
+    zh: '老婆|老公|爱人|妻子|丈夫|配偶|女朋友|男朋友|女友|男友|对象|伴侣|未婚妻|未婚夫',
   },
   { label: 'friend', en: 'friends?', zh: '朋友' },
   { label: 'colleague', en: 'colleagues?|coworkers?|boss|teammates?', zh: '同事|老板|领导|队友' },
@@ -165,7 +173,9 @@ const RELATIONS = RELATION_WORDS.map(({ label, en, zh }) => ({
   // `m`: each line of a classified text is one statement (`statementSlot` joins them with line breaks).
   en: new RegExp(`(?:^\\s*|\\b(?:my|his|her|our|their|user's|has an?|have an?|had an?|got an?|adopted an?)\\s+)(?:[\\p{L}-]+\\s+)?(?:${en})\\b`, 'imu'),
   // 我家的猫 / 我们家的狗: the household's pet (version 4; before, "我家的猫叫小白" was the user's name).
-  zh: new RegExp(`(?:^\\s*|我们?家的?|咱家的?|我的?|他的|她的|用户的|有一?[只条个位]?|养了?一?[只条]?)(?:${zh})`, 'mu'),
+  // 我好朋友 / 我老同事 / 我大表哥: a modifier between the possessive and the relation word (version 5; before,
+  // "我好朋友住在昆明" was the user's residence). `LEADING_RELATIONS` allows the same modifiers.
+  zh: new RegExp(`(?:^\\s*|我们?家的?|咱家的?|我的?|他的|她的|用户的|有一?[只条个位]?|养了?一?[只条]?)[好老小大亲]?(?:${zh})`, 'mu'),
 }));
 
 /**
@@ -219,14 +229,17 @@ export function memorySlot(text: string): SlotKey | null {
 }
 
 /**
- * Topic mentions: a slot word that is only what was talked, read or written about ("We talked
- * about remote work", "Explain the school play", "关于作息时间的邮件", "讲作息时间的文章", "聊了一会儿
- * 作息时间") states nobody's job, school or schedule. `withoutTopicMentions` blanks these phrases
+ * Topic mentions: a slot word that is only what was talked, read or written about, busy with or
+ * argued over ("We talked about remote work", "Explain the school play", "work was busy with the
+ * office move", "关于作息时间的邮件", "讲作息时间的文章", "聊了一会儿作息时间", "一直在忙作息时间的事",
+ * "为了作息时间吵了一架") states nobody's job, school or schedule. `withoutTopicMentions` blanks these phrases
  * before the slot patterns are matched.
  */
 const TOPIC_MENTIONS: readonly RegExp[] = [
-  /\b(?:about|regarding|explain(?:ed|ing|s)?)\s+(?:[\p{L}\p{N}'’-]+\s*){1,4}/giu,
+  /\b(?:about|regarding|explain(?:ed|ing|s)?|busy with)\s+(?:[\p{L}\p{N}'’-]+\s*){1,4}/giu,
   /(?:关于|有关|讲|解释一下|聊了一会儿|聊了聊|谈了谈)[^，。！？；,.!?;]{1,12}/gu,
+  // What someone was busy with or argued over (version 5): "一直在忙作息时间的事", "为了作息时间吵了一架".
+  /忙[^，。！？；,.!?;]{1,12}?的事|为了[^，。！？；,.!?;]{1,12}?(?:吵|争)/gu,
 ];
 
 /** `text` with its topic mentions (`TOPIC_MENTIONS`) replaced by a space. */
