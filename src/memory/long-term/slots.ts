@@ -51,7 +51,9 @@ export type MemorySlot = 'project' | 'schedule' | 'diet' | 'manager' | 'residenc
  * text's questions state no slot: `statementSlot`; 4: compounds whose head is not the slot noun —
  * 手机壳, phone case, 健身房 as a place — are no slot, a slot's own noun is not its subject, an
  * episodic round's role labels are stripped and each statement starts a line, 我家的猫 is the
- * household's cat); stored with the index's slot column.
+ * household's cat); stored with the index's slot and subject columns (`slotsVersion` of a meta
+ * block). The one version of both: bump it whenever `statementSlot` or `statedSubject` returns
+ * something else for a stored text, and stores rebuild both columns from the rows on open.
  */
 export const SLOT_CLASSIFIER_VERSION = 4;
 
