@@ -15,6 +15,7 @@ import { tokenize } from '../../src/memory/long-term/retrieval/tokenize';
 import { statedSubject } from '../../src/memory/long-term/slots';
 import { normalizeMemoryText } from '../../src/memory/long-term/text';
 import { openTestStore } from '../helpers/ltm-test-store';
+import { nodeVoyWasm } from '../../bench/data/node-voy';
 
 describe('statedSubject / memorySubject', () => {
   it('reads whom a statement is about from where it starts', () => {
@@ -128,7 +129,8 @@ describe('a question about the user among other people’s facts (real store, le
     }
     throw new Error(`no meta slot for ${id}`);
   };
-  const reopen = (db: RecallDB) => createMemoryStore({ db, embedder: () => null, now: () => NOW });
+  const reopen = (db: RecallDB) =>
+    createMemoryStore({ db, embedder: () => null, now: () => NOW, loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer> });
   const shoeRounds: [string, number][] = [
     ['I wear size 38 shoes.', 200],
     ['My neighbour wears size 40 shoes.', 30],
