@@ -23,6 +23,7 @@ const memory = (id: string) => ({
   current: 1 as const,
   kind: 'fact',
   slot: null,
+  subject: null,
   normalized: '',
 });
 

@@ -512,6 +512,7 @@ describe('block scan', () => {
       current: 1 as const,
       kind: 'fact',
       slot: null,
+      subject: null,
       normalized: '',
     }));
     for (let i = 0; i < n; i += 1) batch.put(meta[i]!, data.subarray(i * dim, (i + 1) * dim), 'model');

@@ -154,6 +154,25 @@ describe('chunked lexical snapshot (LexicalIndex)', () => {
     await expectSame(restored, live);
   });
 
+  it('reads a window of 32 chunks (8 requests of 4) before parsing any of them, then the next window', async () => {
+    const live = filled(40);
+    const records = new Records();
+    records.apply(live.snapshotChunksSync(1), 1); // one document per chunk: 40 chunks
+    expect(records.manifest.chunks).toHaveLength(40);
+    const events: string[] = [];
+    const read = async (keys: string[]) => {
+      events.push(`read ${keys.length}`);
+      return records.read(keys);
+    };
+    // sliceMs 0: a pause after every chunk's documents and every term (each pause is a parse step).
+    const restored = await LexicalIndex.fromChunks(records.manifest, read, async () => void events.push('pause'), 0);
+    const reads = events.flatMap((e, i) => (e.startsWith('read') ? [i] : []));
+    expect(reads.map((i) => events[i])).toEqual([...Array<string>(10).fill('read 4')]);
+    expect(reads.slice(0, 8)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]); // the first window: all requests before any parse
+    expect(events.slice(0, reads[8]!).filter((e) => e === 'pause').length).toBeGreaterThanOrEqual(32); // the second: after the first 32 chunks
+    await expectSame(restored, live);
+  });
+
   it('refuses a chunk of another generation than its manifest lists, a missing chunk and a document count that disagrees', async () => {
     const live = filled(20);
     const records = new Records();

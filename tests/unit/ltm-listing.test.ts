@@ -51,6 +51,7 @@ function seededIndex(n: number, seed: number): BlockIndex {
     current: rand() < 0.85 ? 1 : 0,
     kind: KINDS[Math.floor(rand() * KINDS.length)]!,
     slot: null,
+    subject: null,
     normalized: `${WORDS[Math.floor(rand() * WORDS.length)]} ${WORDS[Math.floor(rand() * WORDS.length)]} memory ${id}`,
   });
   let batch = index.batch();
@@ -110,6 +111,7 @@ describe('Memory tab listing on the meta columns', () => {
           current: 1,
           kind: 'fact',
           slot: null,
+          subject: null,
           normalized: `memory ${i}`,
         },
         null,
@@ -146,6 +148,7 @@ describe("a query's time window on the columns", () => {
       current: 1,
       kind: 'fact',
       slot: null,
+      subject: null,
       normalized: id,
     });
     let batch = index.batch();

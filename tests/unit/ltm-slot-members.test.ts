@@ -49,6 +49,7 @@ describe('BlockIndex per-slot id lists', () => {
       current: 1,
       kind: rand() < 0.5 ? 'fact' : 'episodic',
       slot: LABELS[Math.floor(rand() * LABELS.length)]!,
+      subject: null,
       normalized: `text ${i}`,
     });
     for (let round = 0; round < 30; round += 1) {
@@ -79,6 +80,7 @@ describe('BlockIndex per-slot id lists', () => {
       importance: 0.5,
       pinned: false,
       current: 1 as const,
+      subject: null,
       normalized: '',
     };
     batch.put({ ...base, id: 'a', updatedAt: T0 + 2, kind: 'fact', slot: 'user:work' }, null, null);

@@ -5,14 +5,17 @@
  * and Chinese question framing made junk terms (候要 across 什么时候|要, the light verbs 要 / 去).
  * Real store (Dexie on fake-indexeddb, MiniSearch), lexical search; nothing faked.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RecallDB } from '../../src/db/schema';
+import { createMemoryStore } from '../../src/memory/long-term/store';
+import type { MetaBlockRecord } from '../../src/memory/long-term/retrieval/blocks';
 import { recencyTieBreak } from '../../src/memory/long-term/retrieval/fusion';
 import { aboutAnotherPerson, memorySubject, querySubject } from '../../src/memory/long-term/retrieval/subject';
 import { tokenize } from '../../src/memory/long-term/retrieval/tokenize';
 import { statedSubject } from '../../src/memory/long-term/slots';
 import { normalizeMemoryText } from '../../src/memory/long-term/text';
 import { openTestStore } from '../helpers/ltm-test-store';
+import { nodeVoyWasm } from '../../bench/data/node-voy';
 
 describe('statedSubject / memorySubject', () => {
   it('reads whom a statement is about from where it starts', () => {
@@ -114,5 +117,62 @@ describe('a question about the user among other people’s facts (real store, le
     ]);
     const hits = await store.search({ text: '我对什么过敏？', namespace: 'default', k: 3 }, { mode: 'lexical' });
     expect(hits.map((h) => h.memory.id)[0]).toBe(ids[0]);
+  });
+
+  /** The meta block records of `db` (as IndexedDB holds them). */
+  const metaBlocks = async (db: RecallDB) => (await db.memoryIndex.toArray()).filter((r): r is MetaBlockRecord => 'type' in r && r.type === 'meta');
+  /** The stored `subjects` column value of memory `id` (`undefined`: no such column). */
+  const storedSubject = (blocks: MetaBlockRecord[], id: string) => {
+    for (const b of blocks) {
+      const s = b.ids.indexOf(id);
+      if (s >= 0) return b.subjects?.[s];
+    }
+    throw new Error(`no meta slot for ${id}`);
+  };
+  const reopen = (db: RecallDB) =>
+    createMemoryStore({ db, embedder: () => null, now: () => NOW, loadVoyWasm: async () => (await nodeVoyWasm()) as Uint8Array<ArrayBuffer> });
+  const shoeRounds: [string, number][] = [
+    ['I wear size 38 shoes.', 200],
+    ['My neighbour wears size 40 shoes.', 30],
+    ['My cousin wears size 44 shoes.', 10],
+  ];
+
+  it('the subject is a meta column written with the memory; a store written before it opens, gets it from the rows, and ranks as before', async () => {
+    const { store, ids } = await storeWith(shoeRounds);
+    await store.flushSnapshot();
+    const db = dbs.at(-1)!;
+    // Written at add time: `memorySubject` of each text (by hand: user, neighbour, relative).
+    const written = await metaBlocks(db);
+    expect(ids.map((id) => storedSubject(written, id))).toEqual(['user', 'neighbour', 'relative']);
+    // What the previous version left: meta blocks of the same classifier version without the column.
+    await db.memoryIndex.bulkPut(written.map(({ subjects: _s, ...old }) => old));
+    const info = vi.spyOn(console, 'info').mockImplementation(() => undefined);
+    const reopened = await reopen(db);
+    expect(info).toHaveBeenCalledWith('[ltm] the persisted memory index has an older layout; rebuilding it');
+    info.mockRestore();
+    expect(reopened.indexStats().open.via).toBe('rebuilt');
+    const rebuilt = await metaBlocks(db);
+    expect(ids.map((id) => storedSubject(rebuilt, id))).toEqual(['user', 'neighbour', 'relative']);
+    const hits = await reopened.search({ text: "What's my shoe size?", namespace: 'default', k: 3 }, { mode: 'lexical' });
+    expect(hits[0]!.memory.id).toBe(ids[0]);
+    // The rebuilt blocks carry the column: the next open reads them as they are.
+    expect((await reopen(db)).indexStats().open.via).toBe('blocks');
+  });
+
+  it('a search reads the stored subject, it does not classify the candidates again', async () => {
+    const { store, ids } = await storeWith(shoeRounds);
+    await store.flushSnapshot();
+    const db = dbs.at(-1)!;
+    expect((await (await reopen(db)).search({ text: "What's my shoe size?", namespace: 'default', k: 3 }, { mode: 'lexical' }))[0]!.memory.id).toBe(ids[0]);
+    // Mark the user's own statement as a neighbour's (a column value only a read of it can see):
+    // it now loses the subject penalty, and another memory ranks first.
+    const blocks = await metaBlocks(db);
+    const b = blocks.find((x) => x.ids.includes(ids[0]!))!;
+    b.subjects![b.ids.indexOf(ids[0]!)] = 'neighbour';
+    await db.memoryIndex.put(b);
+    const tampered = await reopen(db);
+    expect(tampered.indexStats().open.via).toBe('blocks');
+    const hits = await tampered.search({ text: "What's my shoe size?", namespace: 'default', k: 3 }, { mode: 'lexical' });
+    expect(hits[0]!.memory.id).not.toBe(ids[0]);
   });
 });

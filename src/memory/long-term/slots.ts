@@ -56,7 +56,9 @@ export type MemorySlot = 'project' | 'schedule' | 'diet' | 'manager' | 'residenc
  * a modifier may stand between the possessive and the relation word — 我好朋友住在昆明 is the
  * friend's residence —, 爱人 / 配偶 are partner words, 做 + an occupation — 在医院做护士 — is `work`,
  * what someone was busy with or argued over is a topic mention — 一直在忙作息时间的事);
- * stored with the index's slot column.
+ * stored with the index's slot and subject columns (`slotsVersion` of a meta
+ * block). The one version of both: bump it whenever `statementSlot` or `statedSubject` returns
+ * something else for a stored text, and stores rebuild both columns from the rows on open.
  */
 export const SLOT_CLASSIFIER_VERSION = 5;
 

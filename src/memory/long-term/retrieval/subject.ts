@@ -6,7 +6,8 @@
  * of them — the more memories, the more other people's facts share the question's words.
  *
  * The query's subject is `subjectOf` (`slots.ts`: the relation the question names, else `user`);
- * a memory's is `statedSubject` of its user turn (the relation its statements start with). A memory
+ * a memory's is `statedSubject` of its user turn (the relation its statements start with; stored with
+ * the memory in the index's `subjects` column, see `memorySubject`). A memory
  * whose statements are about another person than the one asked about loses
  * `SUBJECT_MISMATCH_PENALTY` of relevance; the user's own statements, those of the user's
  * household (partner, pets: "我家的猫叫小白" answers "我养了什么宠物？") and memories that state
@@ -36,23 +37,17 @@ function userTurn(normalized: string): string {
   return at >= 0 ? text.slice(0, at) : text;
 }
 
-/** `statedSubject` per normalized text (texts repeat across queries; bounded, cleared when full). */
-const subjects = new Map<string, string | null>();
-const SUBJECT_CACHE_SIZE = 50_000;
-
 /**
  * Whom a memory's statements are about (`statedSubject` of its user turn), from its normalized
- * text (`normalizeMemoryText`: the index's meta column). Memoized per text.
+ * text (`normalizeMemoryText`). Computed once per write (`indexedOf` of `blocks/layout.ts`) into
+ * the index's `subjects` meta column, which searches read (`MemoryMeta.subject`): no candidate is
+ * classified at query time (cold after a restart, that was ~30 µs per candidate in Node). The
+ * column is versioned by `SLOT_CLASSIFIER_VERSION` (`slots.ts`), the one constant to bump when what
+ * this returns for a stored text changes: a layout of another version is rebuilt on open.
  * @returns a relation label, `user`, or `null` when the memory states nothing.
  */
 export function memorySubject(normalized: string): string | null {
-  let subject = subjects.get(normalized);
-  if (subject === undefined) {
-    if (subjects.size >= SUBJECT_CACHE_SIZE) subjects.clear();
-    subject = statedSubject(userTurn(normalized));
-    subjects.set(normalized, subject);
-  }
-  return subject;
+  return statedSubject(userTurn(normalized));
 }
 
 /** The subject a query asks about (`subjectOf`: the relation it names, else `user`). */

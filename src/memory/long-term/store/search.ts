@@ -25,7 +25,7 @@ import {
   type FusionWeights,
 } from '../retrieval/fusion';
 import { demoteByFeedback, type FeedbackSignal } from '../retrieval/feedback';
-import { aboutAnotherPerson, memorySubject, querySubject, SUBJECT_MISMATCH_PENALTY } from '../retrieval/subject';
+import { aboutAnotherPerson, querySubject, SUBJECT_MISMATCH_PENALTY } from '../retrieval/subject';
 import { applyTimeBoost, asksForCurrentState, parseSessionReference, parseTimeFilter, sessionWindow } from '../retrieval/time-filter';
 import type { IndexSync } from './index-sync';
 import { toView } from './rows';
@@ -200,7 +200,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
       const asked = querySubject(text);
       for (const [id, relevance] of fused) {
         const m = sync.index.has(id) ? metaOfId(id) : null;
-        if (m && aboutAnotherPerson(asked, memorySubject(m.normalized))) fused.set(id, relevance - SUBJECT_MISMATCH_PENALTY);
+        if (m && aboutAnotherPerson(asked, m.subject)) fused.set(id, relevance - SUBJECT_MISMATCH_PENALTY);
       }
     }
     let ranked: { id: string; score: number }[];
@@ -234,7 +234,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
             scoreOf: (id) => scoreOf.get(id) ?? 0,
             slotMargin: SAME_SLOT_MARGIN,
             isCurrent: (id) => metaOfId(id).current === 1 && (metaOfId(id).validUntil ?? Infinity) > t,
-            subjectOf: (id) => memorySubject(metaOfId(id).normalized),
+            subjectOf: (id) => metaOfId(id).subject,
             ...(windowScan ? { inWindow } : {}),
           },
         );

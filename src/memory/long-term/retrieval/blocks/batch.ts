@@ -150,6 +150,7 @@ export class IndexBatch {
     b.normalized![s] = m.normalized;
     b.kinds[s] = m.kind;
     b.slots[s] = m.slot;
+    b.subjects![s] = m.subject;
     this.metaLoc.set(m.id, { namespace: m.namespace, slot });
 
     const old = this.getVecLoc(m.id);
@@ -229,6 +230,7 @@ export class IndexBatch {
     b.normalized![s] = null;
     b.kinds[s] = null;
     b.slots[s] = null;
+    b.subjects![s] = null;
     this.release(seg, loc.slot);
     this.metaLoc.set(id, null);
   }

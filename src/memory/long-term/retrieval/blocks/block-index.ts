@@ -51,9 +51,9 @@ export class BlockIndex {
    */
   private readonly slotIds = new Map<string, Map<string, Set<string>>>();
   /**
-   * Whether some meta block read by `fromRecords` lacks the `current` / `normalized` columns or
-   * has slot labels of another `SLOT_CLASSIFIER_VERSION` (written by an older version): the layout
-   * must be repaired from the rows before it is used.
+   * Whether some meta block read by `fromRecords` lacks the `current` / `normalized` / `subjects`
+   * columns or has slot labels and subjects of another `SLOT_CLASSIFIER_VERSION` (written by an older
+   * version): the layout must be repaired from the rows before it is used.
    */
   outdated = false;
 
@@ -72,7 +72,7 @@ export class BlockIndex {
       else if (isVectorRecord(r) && 'halves' in r) vectors.push(decodeVectorBlock(r));
     }
     for (const b of metas) {
-      if (!b.current || !b.normalized || (b.slotsVersion ?? 1) !== SLOT_CLASSIFIER_VERSION) index.outdated = true;
+      if (!b.current || !b.normalized || !b.subjects || (b.slotsVersion ?? 1) !== SLOT_CLASSIFIER_VERSION) index.outdated = true;
       const seg = index.metaSegment(b.namespace);
       seg.blocks[b.block] = b;
     }
@@ -182,6 +182,7 @@ export class BlockIndex {
       current: b.current?.[s] === 1 ? 1 : 0,
       kind: b.kinds[s]!,
       slot: b.slots[s] ?? null,
+      subject: b.subjects?.[s] ?? null,
       normalized: b.normalized?.[s] ?? '',
     };
   }

@@ -2,6 +2,7 @@
 
 import { memorySlot, statementSlot } from '../../slots';
 import { normalizeMemoryText } from '../../text';
+import { memorySubject } from '../subject';
 import { BlockIndex } from './block-index';
 import type { IndexedMemory, IndexHeaderRecord, MemoryIndexRecord } from './records';
 
@@ -14,8 +15,12 @@ export function memorySlotLabel(text: string, as: 'query' | 'statement' = 'query
   return key ? `${key.subject}:${key.slot}` : null;
 }
 
-/** What the index keeps about a memory row (`IndexedMemory` with the slot label and normalized text computed from the text). */
+/**
+ * What the index keeps about a memory row (`IndexedMemory` with the slot label, the subject and the
+ * normalized text computed from the text, once per write: searches read them from the meta columns).
+ */
 export function indexedOf(r: LayoutRow): IndexedMemory {
+  const normalized = normalizeMemoryText(r.text);
   return {
     id: r.id,
     namespace: r.namespace,
@@ -28,12 +33,13 @@ export function indexedOf(r: LayoutRow): IndexedMemory {
     current: r.current,
     kind: r.kind,
     slot: memorySlotLabel(r.text, 'statement'),
-    normalized: normalizeMemoryText(r.text),
+    subject: memorySubject(normalized),
+    normalized,
   };
 }
 
 /** The fields of a memory row that the layout reads (`MemoryRecord` satisfies it). */
-export interface LayoutRow extends Omit<IndexedMemory, 'slot' | 'normalized'> {
+export interface LayoutRow extends Omit<IndexedMemory, 'slot' | 'subject' | 'normalized'> {
   text: string;
   embedding?: Float32Array | null;
   embeddingModel: string | null;

@@ -99,7 +99,17 @@ export interface MetaBlockRecord {
   kinds: (string | null)[];
   /** `subject:slot` label of the text per slot (`memorySlotLabel`), `null` when about no slot or free. */
   slots: (string | null)[];
-  /** `SLOT_CLASSIFIER_VERSION` the `slots` column was computed with (absent: version 1). */
+  /**
+   * Whom the memory's statements are about per slot (`memorySubject` of `../subject.ts`: a relation
+   * label or `user`), `null` when it states nothing or the slot is free. Computed when the memory is
+   * written, so a search reads it instead of classifying every candidate. Absent in blocks written
+   * before it existed (the store then rebuilds the layout from the rows).
+   */
+  subjects?: (string | null)[];
+  /**
+   * `SLOT_CLASSIFIER_VERSION` the `slots` and `subjects` columns were computed with (absent: version 1);
+   * another version makes the store rebuild the layout from the rows.
+   */
   slotsVersion?: number;
 }
 
@@ -186,6 +196,8 @@ export interface IndexedMemory {
   kind: string;
   /** `memorySlotLabel` of the text. */
   slot: string | null;
+  /** `memorySubject` of the normalized text (`null`: it states nothing). */
+  subject: string | null;
   /** `normalizeMemoryText` of the text. */
   normalized: string;
 }
@@ -230,11 +242,12 @@ export function emptyMetaBlock(namespace: string, block: number): MetaBlockRecor
     normalized: new Array<string | null>(BLOCK_SLOTS).fill(null),
     kinds: new Array<string | null>(BLOCK_SLOTS).fill(null),
     slots: new Array<string | null>(BLOCK_SLOTS).fill(null),
+    subjects: new Array<string | null>(BLOCK_SLOTS).fill(null),
     slotsVersion: SLOT_CLASSIFIER_VERSION,
   };
 }
 
-/** A copy of a meta block for copy-on-write; adds the `current` / `normalized` columns an older block lacks. */
+/** A copy of a meta block for copy-on-write; adds the `current` / `normalized` / `subjects` columns an older block lacks. */
 export function copyMetaBlock(b: MetaBlockRecord): MetaBlockRecord {
   return {
     ...b,
@@ -249,6 +262,7 @@ export function copyMetaBlock(b: MetaBlockRecord): MetaBlockRecord {
     normalized: b.normalized?.slice() ?? new Array<string | null>(BLOCK_SLOTS).fill(null),
     kinds: b.kinds.slice(),
     slots: b.slots.slice(),
+    subjects: b.subjects?.slice() ?? new Array<string | null>(BLOCK_SLOTS).fill(null),
   };
 }
 
