@@ -45,6 +45,7 @@ export {
   VECTOR_KEY_PREFIX,
   type BlockHit,
   type IndexedMemory,
+  type DirtyIdsRecord,
   type IndexHeaderRecord,
   type LexicalChunkRecord,
   type LexicalManifestRecord,

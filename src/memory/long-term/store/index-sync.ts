@@ -23,6 +23,7 @@ import {
   layoutFromRows,
   META_KEY_PREFIX,
   VECTOR_KEY_PREFIX,
+  type DirtyIdsRecord,
   type IndexBatch,
   type IndexHeaderRecord,
   type LayoutRow,
@@ -48,25 +49,6 @@ const DIRTY_KEY_END = 'd|\uffff';
 /** Key of the dirty-id record of the write that committed generation `gen` (zero-padded: keys sort by generation). */
 export const dirtyKey = (gen: number): string => `${DIRTY_KEY_PREFIX}${String(gen).padStart(12, '0')}`;
 
-/**
- * The ids one write changed (added, changed, removed) since the lexical snapshot: one record per
- * committed write (`writeIndexed`), written in its transaction and deleted with the others when the
- * snapshot is written (`writeSnapshot`) or the layout rebuilt (`writeLayout` clears the table). The
- * open replays the union of every record's `ids` and the header's `dirty` (where an older build kept
- * them all, rewritten whole on every write: at 20k memories after an import, 1 MB a write).
- * Not part of `MemoryIndexRecord` (`../retrieval/blocks/records.ts`): read and written through
- * `dirtyTable` only.
- */
-export interface DirtyIdsRecord {
-  key: string;
-  /** The generation the write committed. */
-  gen: number;
-  /** The memory ids it changed, each once. */
-  ids: string[];
-}
-
-/** A dirty-id record typed as a record of `db.memoryIndex` (the one cast; see `DirtyIdsRecord`). */
-const asIndexRecord = (r: DirtyIdsRecord): MemoryIndexRecord => r as unknown as MemoryIndexRecord;
 /** Idle time after the last write before the lexical snapshot is written (ms). */
 export const SNAPSHOT_DELAY_MS = 1500;
 /**
@@ -227,7 +209,7 @@ export class IndexSync {
         ...this.textVersionField(old),
       };
       // One request: the blocks, the header and this write's dirty-id record (when it changed any id).
-      const dirtyIds = changed.length > 0 ? [asIndexRecord({ key: dirtyKey(header.gen), gen: header.gen, ids: changed })] : [];
+      const dirtyIds = changed.length > 0 ? [{ key: dirtyKey(header.gen), gen: header.gen, ids: changed } satisfies DirtyIdsRecord] : [];
       await db.memoryIndex.bulkPut([...batch.records(), header, ...dirtyIds]);
     });
     batch.commit();
@@ -235,11 +217,6 @@ export class IndexSync {
     this.gen = header!.gen;
     for (const id of changed) this.dirty.add(id);
     this.scheduleSnapshot(options.idleSnapshot ? 0 : this.dirty.size);
-  }
-
-  /** `db.memoryIndex` as the table of the dirty-id records (the same table; see `DirtyIdsRecord`). */
-  private dirtyTable(): Table<DirtyIdsRecord, string> {
-    return this.db.memoryIndex as unknown as Table<DirtyIdsRecord, string>;
   }
 
   /** The header's `textVersion`: the current one when no vector is stale, else the one `old` had. */
@@ -512,7 +489,11 @@ export class IndexSync {
       const [header, metas, dirtyIds] = await Promise.all([
         db.memoryIndex.get('header'),
         db.memoryIndex.where('key').between(META_KEY_PREFIX, VECTOR_KEY_PREFIX).toArray(),
-        this.dirtyTable().where('key').between(DIRTY_KEY_PREFIX, DIRTY_KEY_END).toArray(),
+        db.memoryIndex
+          .where('key')
+          .between(DIRTY_KEY_PREFIX, DIRTY_KEY_END)
+          .toArray()
+          .then((rs) => rs.filter((r): r is DirtyIdsRecord => r.key.startsWith(DIRTY_KEY_PREFIX))),
       ]);
       return [header ? [header, ...metas] : metas, dirtyIds] as const;
     });

@@ -17,7 +17,7 @@ export interface IndexHeaderRecord {
   gen: number;
   /** Number of rows in `db.memories` the blocks describe. */
   count: number;
-  /** Memory ids written (added, changed, removed) since the lexical snapshot was taken. */
+  /** Memory ids an older build kept here (all of them since the lexical snapshot, rewritten whole on every write); this build writes `[]` on a new layout and appends a `DirtyIdsRecord` per write instead. Replayed on open. */
   dirty: string[];
   /**
    * `INDEXED_TEXT_VERSION` the vectors were embedded from (absent: version 1, the bare text). An
@@ -150,8 +150,30 @@ export interface StoredVectorBlockRecord extends Omit<VectorBlockRecord, 'vector
  * Any record of the `memoryIndex` table. A vector block is stored as a `StoredVectorBlockRecord`
  * (v4); a `V3VectorBlockRecord` (f32 `vectors`) is what v3 stored, converted by the v4 upgrade.
  */
+/**
+ * The ids one write changed (added, changed, removed) since the lexical snapshot: one record per
+ * committed write (`writeIndexed` of `store/index-sync.ts`), written in its transaction and deleted with the others when the
+ * snapshot is written (`writeSnapshot`) or the layout rebuilt (`writeLayout` clears the table). The
+ * open replays the union of every record's `ids` and the header's `dirty` (where an older build kept
+ * them all, rewritten whole on every write: at 20k memories after an import, 1 MB a write).
+ */
+export interface DirtyIdsRecord {
+  key: string;
+  /** The generation the write committed. */
+  gen: number;
+  /** The memory ids it changed, each once. */
+  ids: string[];
+}
+
 export type MemoryIndexRecord =
-  IndexHeaderRecord | LexicalSnapshotRecord | LexicalManifestRecord | LexicalChunkRecord | MetaBlockRecord | StoredVectorBlockRecord | V3VectorBlockRecord;
+  | IndexHeaderRecord
+  | DirtyIdsRecord
+  | LexicalSnapshotRecord
+  | LexicalManifestRecord
+  | LexicalChunkRecord
+  | MetaBlockRecord
+  | StoredVectorBlockRecord
+  | V3VectorBlockRecord;
 
 /** Whether a `memoryIndex` record is a vector block (stored f16, or v3 f32). */
 export const isVectorRecord = (r: MemoryIndexRecord): r is StoredVectorBlockRecord | V3VectorBlockRecord => 'type' in r && r.type === 'vector';
