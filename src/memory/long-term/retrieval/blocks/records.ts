@@ -17,7 +17,7 @@ export interface IndexHeaderRecord {
   gen: number;
   /** Number of rows in `db.memories` the blocks describe. */
   count: number;
-  /** Memory ids an older build kept here (all of them since the lexical snapshot, rewritten whole on every write); this build writes `[]` on a new layout and appends a `DirtyIdsRecord` per write instead. Replayed on open. */
+  /** Memory ids an older build kept here (all of them since the lexical snapshot, rewritten whole on every write); this build never appends to it (a `DirtyIdsRecord` per write instead), replays it on open and clears it with the snapshot. */
   dirty: string[];
   /**
    * `INDEXED_TEXT_VERSION` the vectors were embedded from (absent: version 1, the bare text). An
