@@ -7,7 +7,7 @@
  * Seeded random vectors; nothing is faked.
  */
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { compileScanKernel, SCAN_WAT_PATH } from '../../scripts/build/scan-kernel';
 import { SCAN_WASM_BASE64 } from '../../src/memory/long-term/retrieval/blocks/kernel/scan-wasm';
 import { scanKernelModule } from '../../src/memory/long-term/retrieval/blocks/kernel/kernel';
@@ -298,5 +298,27 @@ describe('scan kernel: BlockIndex.search on the quantized path', () => {
     const q = randomUnitVectors(1, 20, 2);
     const ids = odd.idsWhere('default', { now: T0 });
     expect(odd.search('model', 'default', q, 10, { now: T0 })).toEqual(reference(odd, ids, q, 10));
+  });
+
+  it('falls back to the plain scan, with the same hits, when the mirror cannot grow its WebAssembly memory', () => {
+    const { index } = seeded(1100, 384, 81);
+    const q = randomUnitVectors(1, 384, 82);
+    const grow = vi.spyOn(WebAssembly.Memory.prototype, 'grow').mockImplementation(() => {
+      throw new RangeError('WebAssembly.Memory.grow(): Maximum memory size exceeded');
+    });
+    try {
+      const hits = index.search('model', 'default', q, 10, { now: T0 });
+      expect(index.mirrorBytes()).toBe(0);
+      expect(hits).toEqual(reference(index, index.idsWhere('default', { now: T0 }), q, 10));
+    } finally {
+      grow.mockRestore();
+    }
+  });
+
+  it('answers a query with a non-finite component as the plain scan does (no hit), without throwing', () => {
+    const { index } = seeded(1100, 384, 91);
+    const q = randomUnitVectors(1, 384, 92);
+    q[17] = NaN;
+    expect(bothPaths(index, q, 10, { now: T0 })).toEqual([]);
   });
 });

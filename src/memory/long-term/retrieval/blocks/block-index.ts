@@ -77,6 +77,8 @@ export class BlockIndex {
   kernelMinVectors = KERNEL_MIN_VECTORS;
   /** The quantized mirror of each vector segment that has one (made by the first search that needs it, or by `attachVectors`). */
   private readonly mirrors = new WeakMap<VectorSegment, QuantizedMirror>();
+  /** Segments whose mirror could not grow (WebAssembly memory refused): they stay on the plain scan. */
+  private readonly mirrorless = new WeakSet<VectorSegment>();
 
   /**
    * Builds the live index from the records of the `memoryIndex` table (header and snapshot are
@@ -132,19 +134,38 @@ export class BlockIndex {
         (id, slot) => this.vecLoc.set(id, { model: seg.model, namespace: seg.namespace, slot }),
       );
       // Coded now, with the rest of the vectors' open, rather than by the first search.
-      this.mirrorOf(seg)?.sync(seg.blocks);
+      this.syncMirror(seg);
     }
   }
 
   /** The segment's quantized mirror when `search` should use it (see `scanPath`), else `null`. */
   private mirrorOf(seg: VectorSegment): QuantizedMirror | null {
-    if (this.scanPath !== 'auto' || seg.live < this.kernelMinVectors || !QuantizedMirror.supports(seg.dim)) return null;
+    if (this.scanPath !== 'auto' || seg.live < this.kernelMinVectors || !QuantizedMirror.supports(seg.dim) || this.mirrorless.has(seg)) return null;
     let m = this.mirrors.get(seg);
     if (!m) {
       if (!scanKernelModule()) return null;
       this.mirrors.set(seg, (m = new QuantizedMirror(seg.dim)));
     }
     return m;
+  }
+
+  /**
+   * Brings the segment's mirror up to date (`QuantizedMirror.sync`); `null` when it has none or its
+   * WebAssembly memory cannot grow (a `RangeError`): the segment then stays on the plain scan, and
+   * the mirror's memory is let go.
+   */
+  private syncMirror(seg: VectorSegment): QuantizedMirror | null {
+    const mirror = this.mirrorOf(seg);
+    if (!mirror) return null;
+    try {
+      mirror.sync(seg.blocks);
+      return mirror;
+    } catch (e) {
+      if (!(e instanceof RangeError)) throw e;
+      this.mirrors.delete(seg);
+      this.mirrorless.add(seg);
+      return null;
+    }
   }
 
   /** Bytes of WebAssembly memory the quantized mirrors of the live segments hold (0 on the plain path). */
@@ -402,7 +423,9 @@ export class BlockIndex {
     const seg = this.vectorSegs.get(segmentKey(model, namespace));
     const metaSeg = this.metas.get(namespace);
     if (!seg || !metaSeg || seg.live === 0 || q.length !== seg.dim || k <= 0) return [];
-    const mirror = this.mirrorOf(seg);
+    let finite = true;
+    for (let i = 0; i < q.length && finite; i += 1) finite = Number.isFinite(q[i]!);
+    const mirror = finite ? this.syncMirror(seg) : null;
     return mirror ? this.searchBounded(seg, metaSeg, mirror, q, k, filter) : this.searchPlain(seg, metaSeg, q, k, filter);
   }
 
@@ -439,7 +462,7 @@ export class BlockIndex {
   }
 
   /**
-   * The quantized path of `search`, with the same hits, scores and order as `searchPlain`: the
+   * The quantized path of `search` (`mirror` synced with the segment, `q` finite), with the same hits, scores and order as `searchPlain`: the
    * kernel bounds every slot's exact score, `lo ≤ q·v ≤ hi` (`kernel/quantize.ts`); among the
    * accepted slots, τ = the k-th largest `lo`. The k best exact scores are all ≥ τ (k slots have a
    * score ≥ their `lo` ≥ τ), so every slot of the exact top-k has `hi` ≥ its score ≥ τ: rescoring
@@ -448,8 +471,6 @@ export class BlockIndex {
    * final one) and filtered once more at the end.
    */
   private searchBounded(seg: VectorSegment, metaSeg: MetaSegment, mirror: QuantizedMirror, q: Float32Array, k: number, filter: ScanFilter): BlockHit[] {
-    for (let i = 0; i < q.length; i += 1) if (!Number.isFinite(q[i]!)) return this.searchPlain(seg, metaSeg, q, k, filter);
-    mirror.sync(seg.blocks);
     mirror.score(q, seg.next);
     const dim = seg.dim;
     const lows = new TopK(k);
