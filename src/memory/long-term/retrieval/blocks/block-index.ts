@@ -69,8 +69,8 @@ export class BlockIndex {
   /**
    * Which scan `search` runs: `'auto'` the quantized WebAssembly path (`searchBounded`) when the
    * kernel compiles here, the segment holds at least `kernelMinVectors` vectors and its dimension
-   * is a multiple of 16 (`QuantizedMirror.supports`), else the plain
-   * f32 scan; `'js'` always the plain scan (tests and benches compare the two).
+   * is a multiple of 16 (`QuantizedMirror.supports`), else the plain f32 scan; `'js'` always the
+   * plain scan (tests and benches compare the two).
    */
   scanPath: 'auto' | 'js' = 'auto';
   /** See `KERNEL_MIN_VECTORS`. */
@@ -462,8 +462,8 @@ export class BlockIndex {
   }
 
   /**
-   * The quantized path of `search` (`mirror` synced with the segment, `q` finite), with the same hits, scores and order as `searchPlain`: the
-   * kernel bounds every slot's exact score, `lo ≤ q·v ≤ hi` (`kernel/quantize.ts`); among the
+   * The quantized path of `search` (`mirror` synced with the segment, `q` finite), with the same
+   * hits, scores and order as `searchPlain`: the kernel bounds every slot's exact score, `lo ≤ q·v ≤ hi` (`kernel/quantize.ts`); among the
    * accepted slots, τ = the k-th largest `lo`. The k best exact scores are all ≥ τ (k slots have a
    * score ≥ their `lo` ≥ τ), so every slot of the exact top-k has `hi` ≥ its score ≥ τ: rescoring
    * in f32 (`dotAt`) exactly the accepted slots with `hi ≥ τ`, in slot order, gives the plain
