@@ -321,4 +321,27 @@ describe('scan kernel: BlockIndex.search on the quantized path', () => {
     q[17] = NaN;
     expect(bothPaths(index, q, 10, { now: T0 })).toEqual([]);
   });
+
+  it("searchAmong (a time window's members) on the quantized path equals the plain one and exactTopK", () => {
+    const { index } = seeded(4000, 384, 101);
+    const queries = randomUnitVectors(4, 384, 102);
+    // 40 of the 100 days: ~1,300 valid members spread over every block; and a window below kernelMinVectors.
+    for (const range of [
+      { start: T0 + 30 * DAY, end: T0 + 70 * DAY },
+      { start: T0, end: T0 + 5 * DAY },
+    ]) {
+      const ids = index.idsWhere('default', { now: T0, range });
+      for (let qi = 0; qi < 4; qi += 1) {
+        const q = queries.subarray(qi * 384, (qi + 1) * 384);
+        index.scanPath = 'auto';
+        const fast = index.searchAmong('model', 'default', q, 20, ids);
+        index.scanPath = 'js';
+        const plain = index.searchAmong('model', 'default', q, 20, ids);
+        index.scanPath = 'auto';
+        expect(fast).toEqual(plain);
+        expect(fast).toEqual(reference(index, index.idsWhere('default', { now: T0, range }), q, 20));
+        expect(fast).toEqual(index.search('model', 'default', q, 20, { now: T0, range }));
+      }
+    }
+  });
 });

@@ -521,7 +521,9 @@ export class BlockIndex {
    * `search` restricted to the memories `ids` (which should already pass the caller's filter; ids
    * without a vector of `model` in `namespace` are skipped): the same hits, scores and order as
    * `search` with a filter that accepts exactly them — ties by vector slot, as the full scan
-   * meets them — at O(|ids| · dim + |ids| log |ids|) instead of a pass over every vector. For a
+   * meets them — at O(|ids| · dim + |ids| log |ids|) instead of a pass over every vector. From
+   * `kernelMinVectors` members, on the quantized path like `search` (bounds for the members' blocks
+   * only, f32 rescoring of the members that can be in the top-k): the same hits. For a
    * query's time window, whose members `idsWhere` lists.
    */
   searchAmong(model: string, namespace: string, q: Float32Array, k: number, ids: readonly string[]): BlockHit[] {
@@ -533,8 +535,38 @@ export class BlockIndex {
       if (loc && loc.model === model && loc.namespace === namespace) slots.push(loc.slot);
     }
     slots.sort((a, b) => a - b);
+    let finite = slots.length >= this.kernelMinVectors;
+    for (let i = 0; i < q.length && finite; i += 1) finite = Number.isFinite(q[i]!);
+    const mirror = finite ? this.syncMirror(seg) : null;
     const top = new TopK(k);
-    for (const slot of slots) top.push(slot >> 8, dotAt(q, seg.blocks[slot >> 8]!.vectors, (slot & 255) * seg.dim, seg.dim), slot & 255);
+    if (!mirror) {
+      for (const slot of slots) top.push(slot >> 8, dotAt(q, seg.blocks[slot >> 8]!.vectors, (slot & 255) * seg.dim, seg.dim), slot & 255);
+      return top.result().map(([b, s, similarity]) => ({ id: seg.blocks[b]!.ids[s]!, similarity }));
+    }
+    // The quantized path (as `searchBounded`, over the members' blocks only): the k best lower
+    // bounds give τ, and only the members whose upper bound reaches τ are rescored, in slot order.
+    const blocks: number[] = [];
+    for (const slot of slots) if (blocks.at(-1) !== slot >> 8) blocks.push(slot >> 8);
+    mirror.scoreBlocks(q, blocks);
+    const lows = new TopK(k);
+    let tau = -Infinity;
+    const cand: number[] = [];
+    let bounds = mirror.boundsOf(slots[0]! >> 8);
+    let current = slots[0]! >> 8;
+    for (const slot of slots) {
+      if (slot >> 8 !== current) bounds = mirror.boundsOf((current = slot >> 8));
+      const s = slot & 255;
+      if (bounds[2 * s + 1]! < tau) continue;
+      cand.push(slot);
+      if (bounds[2 * s]! > tau) {
+        lows.push(0, bounds[2 * s]!);
+        tau = lows.floor;
+      }
+    }
+    for (const slot of cand) {
+      if (mirror.boundsOf(slot >> 8)[2 * (slot & 255) + 1]! < tau) continue;
+      top.push(slot >> 8, dotAt(q, seg.blocks[slot >> 8]!.vectors, (slot & 255) * seg.dim, seg.dim), slot & 255);
+    }
     return top.result().map(([b, s, similarity]) => ({ id: seg.blocks[b]!.ids[s]!, similarity }));
   }
 

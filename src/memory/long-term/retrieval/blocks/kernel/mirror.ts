@@ -118,6 +118,18 @@ export class QuantizedMirror {
     }
   }
 
+  /**
+   * Like `score`, for the listed blocks only (ascending block numbers, each below the blocks last
+   * synced): their bounds for all `BLOCK_SLOTS` slots. For a list of members spread over a few blocks.
+   * @throws RangeError when `q` has a non-finite component.
+   */
+  scoreBlocks(q: Float32Array, blocks: readonly number[]): void {
+    this.views();
+    const code = quantizeQuery(q, this.i16.subarray(0, this.stride));
+    for (const b of blocks)
+      this.kernel.bounds(this.codesAt(b), this.metaAt(b), this.boundsAt(b), BLOCK_SLOTS, this.stride, 0, code.scale, code.norm, code.errNorm, code.slack);
+  }
+
   /** The bounds of block `b` from the last `score`: `lo` of slot `s` at `2s`, `hi` at `2s + 1` (a view, valid until the next `sync`). */
   boundsOf(b: number): Float32Array {
     this.views();
