@@ -5,7 +5,13 @@
  *    random L2-normalized 384-d vectors (seeded mulberry32), 40 queries × 5 runs, top-10:
  *    - `tight`: the reference, `exactTopK` over ONE contiguous Float32Array;
  *    - `blocks`: the store's path, `BlockIndex.search` over 256-slot blocks with the validity check
- *      per slot (20 % of the memories invalid: they are skipped, as in the app);
+ *      per slot (20 % of the memories invalid: they are skipped, as in the app): the int8
+ *      WebAssembly SIMD first pass + exact f32 rescoring (`blocks/kernel/`) from 1,024 vectors;
+ *    - `blocks, plain JS`: the same index with `scanPath = 'js'` (the fallback where WebAssembly
+ *      SIMD cannot run; what every size used before the kernel), alternated query by query;
+ *    - `WASM f32x4 tight`: the kernel's `dotsF32` over ONE contiguous f32 copy of the valid vectors
+ *      in WebAssembly memory + a JS top-k of the scores (the other candidate for issue 9: a SIMD
+ *      exact scan; it needs the f32 vectors in WASM memory, 1× their size more);
  *    - `voy`: voy-search 0.6.3 (k-d tree, WASM), built from the same vectors; its recall@10 is
  *      checked against the exact answer. Not built at 1M (Voy pads to 768-d: > 3 GB of WASM memory).
  *    Also: the per-query set-up outside the scan (a search in a 1-memory namespace next to N
@@ -17,12 +23,15 @@
  *    Memory-tab search (`memoryAdmin.list` with a search), one `add`, and the bytes stored per
  *    memory beyond its text, by part.
  * Median and p95 of every latency (`summarize`: p95 by nearest rank).
+ * `VECTOR_LAYOUT_SIZES` / `VECTOR_LAYOUT_STORE_SIZES` (comma lists, empty for none) override the sizes.
  */
 import 'fake-indexeddb/auto';
 import { RecallDB } from '../src/db/schema';
 import type { MemoryRecord } from '../src/model/records';
 import { createMemoryAdmin } from '../src/core/memory-admin';
 import { createMemoryStore } from '../src/memory/long-term/store';
+import { instantiateScanKernel } from '../src/memory/long-term/retrieval/blocks/kernel/kernel';
+import { TopK } from '../src/memory/long-term/retrieval/blocks/scan';
 import { BlockIndex, exactTopK, layoutFromRows, type LexicalManifestRecord, type MemoryIndexRecord } from '../src/memory/long-term/retrieval/blocks';
 import { LEXICAL_SNAPSHOT_VERSION, LexicalIndex } from '../src/memory/long-term/retrieval/lexical';
 import { loadVoy } from '../src/memory/long-term/retrieval/voy';
@@ -61,6 +70,18 @@ interface VectorResult {
   blocksMs: { median: number; p95: number };
   blocksVsTight: number;
   blocksRecallAt10: number;
+  /** `scanPath = 'js'` on the same index (the plain f32 scan). */
+  blocksJsMs: { median: number; p95: number };
+  blocksJsVsTight: number;
+  /** Whether the two paths returned the same hits (ids and scores) for every query of the first pass. */
+  pathsAgree: boolean;
+  /** The first search on the kernel path, which codes every block (the int8 mirror), ms. */
+  firstSearchCodingMs: number;
+  /** `dotsF32` over one contiguous f32 copy in WASM memory + a JS top-k. */
+  wasmF32TightMs: { median: number; p95: number };
+  wasmF32VsTight: number;
+  /** The int8 mirrors' WebAssembly memory over the vectors' f32 bytes. */
+  mirrorBytesOverVectors: number;
   setupMsOneMemoryNamespace: { median: number; p95: number };
   vectorBytes: number;
   indexBytesOverVectors: number;
@@ -132,24 +153,69 @@ async function vectorSize(n: number, passes: number): Promise<VectorResult> {
   const packed = new Float32Array(packedIds.length * DIM);
   packedIds.forEach((i, j) => packed.set(data.subarray(i * DIM, (i + 1) * DIM), j * DIM));
 
+  // The first kernel-path search codes every block into the int8 mirror (the open does it too: `attachVectors`).
+  const firstSearchCodingMs = time(() => index.search('model', 'default', queries.subarray(0, DIM), K, { now: T }));
+  const mirrorBytes = index.mirrorBytes();
+  // The SIMD exact alternative: the valid vectors' f32 copy in one WASM memory, `dotsF32`, a JS top-k.
+  const qBytes = DIM * 4;
+  const dataAt = 64;
+  const outAt = dataAt + qBytes + packed.byteLength;
+  const wasmMemory = new WebAssembly.Memory({ initial: Math.ceil((outAt + packedIds.length * 4) / 65536) });
+  const kernel = instantiateScanKernel(wasmMemory);
+  const heap = new Float32Array(wasmMemory.buffer);
+  heap.set(packed, (dataAt + qBytes) >> 2);
+  const wasmF32TopK = (q: Float32Array) => {
+    heap.set(q, dataAt >> 2);
+    kernel.dotsF32(dataAt + qBytes, packedIds.length, DIM, dataAt, outAt);
+    const top = new TopK(K);
+    const scores = heap.subarray(outAt >> 2, (outAt >> 2) + packedIds.length);
+    let floor = -Infinity;
+    for (let i = 0; i < scores.length; i += 1) {
+      if (scores[i]! > floor) {
+        top.push(i, scores[i]!);
+        floor = top.floor;
+      }
+    }
+    return top.result();
+  };
+
   const runs = passes;
   const tight: number[] = [];
   const blocks: number[] = [];
+  const blocksJs: number[] = [];
+  const wasmF32: number[] = [];
   const setup: number[] = [];
   let found = 0;
   let wanted = 0;
+  let pathsAgree = true;
   for (let r = 0; r < runs; r += 1) {
     for (let qi = 0; qi < QUERIES; qi += 1) {
       const q = queries.subarray(qi * DIM, (qi + 1) * DIM);
       let truth: [number, number][] = [];
       tight.push(time(() => (truth = exactTopK(q, packed, packedIds.length, DIM, K))));
-      let got: { id: string }[] = [];
-      blocks.push(time(() => (got = index.search('model', 'default', q, K, { now: T }))));
+      let got: { id: string; similarity: number }[] = [];
+      let gotJs: { id: string; similarity: number }[] = [];
+      // Alternate which path goes first, so neither always runs on a warmer cache.
+      const fast = () => blocks.push(time(() => (got = index.search('model', 'default', q, K, { now: T }))));
+      const plain = () => {
+        index.scanPath = 'js';
+        blocksJs.push(time(() => (gotJs = index.search('model', 'default', q, K, { now: T }))));
+        index.scanPath = 'auto';
+      };
+      if (qi % 2 === 0) {
+        fast();
+        plain();
+      } else {
+        plain();
+        fast();
+      }
+      wasmF32.push(time(() => wasmF32TopK(q)));
       setup.push(time(() => index.search('model', 'small', q, K, { now: T })));
       if (r === 0) {
         const ids = new Set(truth.map(([j]) => `m${packedIds[j]}`));
         wanted += ids.size;
         found += got.filter((h) => ids.has(h.id)).length;
+        if (JSON.stringify(got) !== JSON.stringify(gotJs)) pathsAgree = false;
       }
     }
   }
@@ -159,6 +225,13 @@ async function vectorSize(n: number, passes: number): Promise<VectorResult> {
     blocksMs: stats(blocks),
     blocksVsTight: +(summarize(blocks).median / summarize(tight).median).toFixed(3),
     blocksRecallAt10: found / wanted,
+    blocksJsMs: stats(blocksJs),
+    blocksJsVsTight: +(summarize(blocksJs).median / summarize(tight).median).toFixed(3),
+    pathsAgree,
+    firstSearchCodingMs: +firstSearchCodingMs.toFixed(1),
+    wasmF32TightMs: stats(wasmF32),
+    wasmF32VsTight: +(summarize(wasmF32).median / summarize(tight).median).toFixed(3),
+    mirrorBytesOverVectors: +(mirrorBytes / (n * DIM * 4)).toFixed(3),
     setupMsOneMemoryNamespace: stats(setup),
     vectorBytes: n * DIM * 4,
     /** Typed arrays of all blocks (vectors, masks, meta columns) over the vectors' own bytes. */
@@ -411,14 +484,22 @@ export default defineBench<LayoutParams>({
   name: 'vector-layout',
   title: 'Long-term index layout (exact blocks vs tight scan vs Voy; store open, Memory-tab search, bytes)',
   method:
-    "Node (no browser; the store on fake-indexeddb, so its absolute times are Node's, not Chrome's). **Vector search**: seeded random L2-normalized 384-d vectors, top-10, 40 queries per pass; `tight` = `exactTopK` over one contiguous Float32Array of the valid vectors (the reference), `blocks` = the store's `BlockIndex.search` over 256-slot f16 blocks with 20 % of the memories invalid (skipped by the validity mask, as in the app), `voy` = voy-search 0.6.3 built from the same vectors (by `add` in batches of 1,000) and compared with the tight scan over every vector (Voy has no validity filter); recall@10 against the exact answer of the first pass; the set-up is a search in a 1-memory namespace next to N others; index bytes = the typed arrays of every block over the vectors' f32 bytes. **Store**: N memories of the hashed TEST embedder (rows, history and the persisted index written directly), opened 5 times from the blocks + lexical snapshot (and, apart, the steps of that open), the first hybrid search after each open, 20 warm hybrid searches, 5 opens with the lexical index rebuilt from the rows instead, 5 full rebuilds from the rows (the repair path), 10 Memory-tab searches (`memoryAdmin.list` with a 4-letter search, a different word each) and 20 `add`s; bytes per memory beyond its text from a byte count of the values (strings as UTF-8, numbers 8 B, typed arrays' bytes, key names). Median / p95 (nearest rank) of every latency.",
+    "Node (no browser; the store on fake-indexeddb, so its absolute times are Node's, not Chrome's). **Vector search**: seeded random L2-normalized 384-d vectors, top-10, 40 queries per pass; `tight` = `exactTopK` over one contiguous Float32Array of the valid vectors (the reference), `blocks` = the store's `BlockIndex.search` over 256-slot f16 blocks with 20 % of the memories invalid (skipped by the validity mask, as in the app): from 1,024 vectors an int8 WebAssembly SIMD pass bounds every score and only the slots that can be in the top-10 are rescored in f32 (exact); `blocks, plain JS` = the same index with `scanPath = 'js'` (the pure-JS f32 scan), alternated with `blocks` query by query, and `paths agree` = identical hits (ids and scores) on the first pass; `WASM f32x4 tight` = the kernel's f32x4 dot products over one contiguous f32 copy of the valid vectors in WASM memory plus a JS top-k (the SIMD exact alternative); `first search` = the search that codes every block into the int8 mirror; `voy` = voy-search 0.6.3 built from the same vectors (by `add` in batches of 1,000) and compared with the tight scan over every vector (Voy has no validity filter); recall@10 against the exact answer of the first pass; the set-up is a search in a 1-memory namespace next to N others; index bytes = the typed arrays of every block over the vectors' f32 bytes. **Store**: N memories of the hashed TEST embedder (rows, history and the persisted index written directly), opened 5 times from the blocks + lexical snapshot (and, apart, the steps of that open), the first hybrid search after each open, 20 warm hybrid searches, 5 opens with the lexical index rebuilt from the rows instead, 5 full rebuilds from the rows (the repair path), 10 Memory-tab searches (`memoryAdmin.list` with a 4-letter search, a different word each) and 20 `add`s; bytes per memory beyond its text from a byte count of the values (strings as UTF-8, numbers 8 B, typed arrays' bytes, key names). Median / p95 (nearest rank) of every latency.",
   quick: { sizes: [1_000, 10_000], passes: 5, passesAt1M: 2, storeSizes: [10_000] },
   full: { sizes: [1_000, 10_000, 100_000, 1_000_000], passes: 5, passesAt1M: 2, storeSizes: [10_000, 100_000] },
   async run(params, ctx) {
+    const list = (v: string | undefined, fallback: number[]) => (v === undefined ? fallback : v.split(',').filter(Boolean).map(Number));
+    params = {
+      ...params,
+      sizes: list(process.env.VECTOR_LAYOUT_SIZES, params.sizes),
+      storeSizes: list(process.env.VECTOR_LAYOUT_STORE_SIZES, params.storeSizes),
+    };
     const vector: VectorResult[] = [];
     for (const n of params.sizes) {
       const r = await vectorSize(n, n >= 1_000_000 ? params.passesAt1M : params.passes);
-      ctx.log(`  vector search ${sizeLabel(n)}: blocks ${r.blocksMs.median} ms, tight ${r.tightMs.median} ms`);
+      ctx.log(
+        `  vector search ${sizeLabel(n)}: blocks ${r.blocksMs.median} ms, plain JS ${r.blocksJsMs.median} ms, tight ${r.tightMs.median} ms, WASM f32x4 ${r.wasmF32TightMs.median} ms`,
+      );
       vector.push(r);
     }
     const store: StoreResult[] = [];
@@ -455,6 +536,13 @@ export default defineBench<LayoutParams>({
             'block scan',
             'blocks ÷ tight',
             'blocks recall@10',
+            'block scan, plain JS',
+            'plain JS ÷ tight',
+            'paths agree',
+            'first search (codes the int8 mirror)',
+            'WASM f32x4 tight',
+            'WASM f32x4 ÷ tight',
+            'int8 mirror ÷ vectors',
             'set-up (1-memory namespace)',
             'index bytes ÷ vectors',
             'Voy build ms',
@@ -471,6 +559,13 @@ export default defineBench<LayoutParams>({
               pair(v.blocksMs),
               `${v.blocksVsTight.toFixed(2)}×`,
               v.blocksRecallAt10.toFixed(3),
+              pair(v.blocksJsMs),
+              `${v.blocksJsVsTight.toFixed(2)}×`,
+              v.pathsAgree ? 'yes' : 'NO',
+              formatMs(v.firstSearchCodingMs),
+              pair(v.wasmF32TightMs),
+              `${v.wasmF32VsTight.toFixed(2)}×`,
+              `${v.mirrorBytesOverVectors.toFixed(2)}×`,
               pair(v.setupMsOneMemoryNamespace),
               `${v.indexBytesOverVectors.toFixed(2)}×`,
               voy ? voy.buildMs : '–',

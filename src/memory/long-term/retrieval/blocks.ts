@@ -34,7 +34,8 @@
  * detected on open by the row count and repaired: see `../store/index-sync.ts`.)
  *
  * Modules (`./blocks/`): `records` (record shapes, keys, block constructors, the vector-block codec), `f16` (half floats), `scan` (dot product,
- * top-k, the listing heap, slot filter), `time-bounds` (per-block time bounds a range walk skips
+ * top-k, the listing heap, slot filter), `kernel/` (the scan's WebAssembly SIMD kernel: an int8 mirror of each large
+ * vector segment whose bounds let `BlockIndex.search` rescore only the slots that can be in the top-k — exact), `time-bounds` (per-block time bounds a range walk skips
  * by), `block-index` (`BlockIndex`), `batch` (`IndexBatch`), `layout` (`layoutFromRows`,
  * `indexedOf`). This file re-exports their public API.
  */

@@ -27,8 +27,17 @@ import {
   type VectorBlockRecord,
   type VectorSegment,
 } from './records';
+import { QuantizedMirror } from './kernel/mirror';
+import { scanKernelModule } from './kernel/kernel';
 import { acceptsSlot, dotAt, RecencyHeap, TopK } from './scan';
 import { mayHoldRange, timeBounds } from './time-bounds';
+
+/**
+ * Vectors a segment needs before `search` takes the quantized path (`QuantizedMirror`): below it
+ * the plain f32 scan costs well under a millisecond (1k × 384-d: ~1 ms in Node), and each mirror
+ * holds a WebAssembly memory of its own.
+ */
+export const KERNEL_MIN_VECTORS = 1024;
 
 /** `String.prototype.localeCompare` with the default locale, without building a collator per call. */
 const byLocale = new Intl.Collator().compare;
@@ -56,6 +65,20 @@ export class BlockIndex {
    * version): the layout must be repaired from the rows before it is used.
    */
   outdated = false;
+
+  /**
+   * Which scan `search` runs: `'auto'` the quantized WebAssembly path (`searchBounded`) when the
+   * kernel compiles here, the segment holds at least `kernelMinVectors` vectors and its dimension
+   * is a multiple of 16 (`QuantizedMirror.supports`), else the plain f32 scan; `'js'` always the
+   * plain scan (tests and benches compare the two).
+   */
+  scanPath: 'auto' | 'js' = 'auto';
+  /** See `KERNEL_MIN_VECTORS`. */
+  kernelMinVectors = KERNEL_MIN_VECTORS;
+  /** The quantized mirror of each vector segment that has one (made by the first search that needs it, or by `attachVectors`). */
+  private readonly mirrors = new WeakMap<VectorSegment, QuantizedMirror>();
+  /** Segments whose mirror could not grow (WebAssembly memory refused): they stay on the plain scan. */
+  private readonly mirrorless = new WeakSet<VectorSegment>();
 
   /**
    * Builds the live index from the records of the `memoryIndex` table (header and snapshot are
@@ -110,7 +133,46 @@ export class BlockIndex {
         (b) => emptyVectorBlock(seg.model, seg.namespace, b, seg.dim),
         (id, slot) => this.vecLoc.set(id, { model: seg.model, namespace: seg.namespace, slot }),
       );
+      // Coded now, with the rest of the vectors' open, rather than by the first search.
+      this.syncMirror(seg);
     }
+  }
+
+  /** The segment's quantized mirror when `search` should use it (see `scanPath`), else `null`. */
+  private mirrorOf(seg: VectorSegment): QuantizedMirror | null {
+    if (this.scanPath !== 'auto' || seg.live < this.kernelMinVectors || !QuantizedMirror.supports(seg.dim) || this.mirrorless.has(seg)) return null;
+    let m = this.mirrors.get(seg);
+    if (!m) {
+      if (!scanKernelModule()) return null;
+      this.mirrors.set(seg, (m = new QuantizedMirror(seg.dim)));
+    }
+    return m;
+  }
+
+  /**
+   * Brings the segment's mirror up to date (`QuantizedMirror.sync`); `null` when it has none or its
+   * WebAssembly memory cannot grow (a `RangeError`): the segment then stays on the plain scan, and
+   * the mirror's memory is let go.
+   */
+  private syncMirror(seg: VectorSegment): QuantizedMirror | null {
+    const mirror = this.mirrorOf(seg);
+    if (!mirror) return null;
+    try {
+      mirror.sync(seg.blocks);
+      return mirror;
+    } catch (e) {
+      if (!(e instanceof RangeError)) throw e;
+      this.mirrors.delete(seg);
+      this.mirrorless.add(seg);
+      return null;
+    }
+  }
+
+  /** Bytes of WebAssembly memory the quantized mirrors of the live segments hold (0 on the plain path). */
+  mirrorBytes(): number {
+    let sum = 0;
+    for (const seg of this.vectorSegs.values()) sum += this.mirrors.get(seg)?.bytes ?? 0;
+    return sum;
   }
 
   /** Fills holes, computes `next`, `live`, the free list and the id maps of a loaded segment. */
@@ -353,13 +415,23 @@ export class BlockIndex {
   /**
    * Exact nearest neighbours of `q` (unit length, `model`'s dimension) among the vectors of
    * `model` in `namespace` that pass `filter`: one pass over the contiguous blocks, validity and
-   * time range read from the meta columns per slot. O(1) set-up.
+   * time range read from the meta columns per slot. O(1) set-up. With the WebAssembly kernel
+   * (`scanPath`), an int8 pass bounds every score and only the slots that may be in the top-k are
+   * rescored in f32 (`searchBounded`); the result is the plain scan's, bit for bit.
    * @returns at most `k` hits, best first (ties: lower slot first); `[]` when the dimension differs.
    */
   search(model: string, namespace: string, q: Float32Array, k: number, filter: ScanFilter): BlockHit[] {
     const seg = this.vectorSegs.get(segmentKey(model, namespace));
     const metaSeg = this.metas.get(namespace);
     if (!seg || !metaSeg || seg.live === 0 || q.length !== seg.dim || k <= 0) return [];
+    let finite = true;
+    for (let i = 0; i < q.length && finite; i += 1) finite = Number.isFinite(q[i]!);
+    const mirror = finite ? this.syncMirror(seg) : null;
+    return mirror ? this.searchBounded(seg, metaSeg, mirror, q, k, filter) : this.searchPlain(seg, metaSeg, q, k, filter);
+  }
+
+  /** The plain f32 scan of `search`: one `dotAt` per accepted slot. */
+  private searchPlain(seg: VectorSegment, metaSeg: MetaSegment, q: Float32Array, k: number, filter: ScanFilter): BlockHit[] {
     const dim = seg.dim;
     const top = new TopK(k);
     const checkValidity = filter.includeInvalid !== true;
@@ -391,10 +463,68 @@ export class BlockIndex {
   }
 
   /**
+   * The quantized path of `search` (`mirror` synced with the segment, `q` finite), with the same
+   * hits, scores and order as `searchPlain`: the kernel bounds every slot's exact score, `lo ≤ q·v ≤ hi` (`kernel/quantize.ts`); among the
+   * accepted slots, τ = the k-th largest `lo`. The k best exact scores are all ≥ τ (k slots have a
+   * score ≥ their `lo` ≥ τ), so every slot of the exact top-k has `hi` ≥ its score ≥ τ: rescoring
+   * in f32 (`dotAt`) exactly the accepted slots with `hi ≥ τ`, in slot order, gives the plain
+   * scan's top-k, ties included. Candidates are gathered against the running τ (never above the
+   * final one) and filtered once more at the end.
+   */
+  private searchBounded(seg: VectorSegment, metaSeg: MetaSegment, mirror: QuantizedMirror, q: Float32Array, k: number, filter: ScanFilter): BlockHit[] {
+    mirror.score(q, seg.next);
+    const dim = seg.dim;
+    const lows = new TopK(k);
+    let tau = -Infinity;
+    const checkValidity = filter.includeInvalid !== true;
+    const now = filter.now;
+    const range = filter.range ?? null;
+    const cand: number[] = [];
+    for (let b = 0; b < seg.blocks.length; b += 1) {
+      const block = seg.blocks[b]!;
+      const meta = block.meta;
+      const until = block.validUntil;
+      const bounds = mirror.boundsOf(b);
+      const end = Math.min(BLOCK_SLOTS, seg.next - b * BLOCK_SLOTS);
+      for (let s = 0; s < end; s += 1) {
+        const m = meta[s]!;
+        if (m < 0) continue;
+        if (checkValidity) {
+          const u = until[s]!;
+          if (u <= now) continue; // NaN (no end) compares false: valid
+        }
+        if (range && !acceptsSlot(metaSeg.blocks[m >> 8]!, m & 255, filter)) continue;
+        if (bounds[2 * s + 1]! < tau) continue;
+        cand.push(b * BLOCK_SLOTS + s);
+        const lo = bounds[2 * s]!;
+        if (lo > tau) {
+          lows.push(0, lo);
+          tau = lows.floor;
+        }
+      }
+    }
+    const top = new TopK(k);
+    let floor = -Infinity;
+    for (const slot of cand) {
+      const b = slot >> 8;
+      const s = slot & 255;
+      if (mirror.boundsOf(b)[2 * s + 1]! < tau) continue;
+      const score = dotAt(q, seg.blocks[b]!.vectors, s * dim, dim);
+      if (score > floor) {
+        top.push(b, score, s);
+        floor = top.floor;
+      }
+    }
+    return top.result().map(([b, s, similarity]) => ({ id: seg.blocks[b]!.ids[s]!, similarity }));
+  }
+
+  /**
    * `search` restricted to the memories `ids` (which should already pass the caller's filter; ids
    * without a vector of `model` in `namespace` are skipped): the same hits, scores and order as
    * `search` with a filter that accepts exactly them — ties by vector slot, as the full scan
-   * meets them — at O(|ids| · dim + |ids| log |ids|) instead of a pass over every vector. For a
+   * meets them — at O(|ids| · dim + |ids| log |ids|) instead of a pass over every vector. From
+   * `kernelMinVectors` members, on the quantized path like `search` (bounds for the members' blocks
+   * only, f32 rescoring of the members that can be in the top-k): the same hits. For a
    * query's time window, whose members `idsWhere` lists.
    */
   searchAmong(model: string, namespace: string, q: Float32Array, k: number, ids: readonly string[]): BlockHit[] {
@@ -406,8 +536,38 @@ export class BlockIndex {
       if (loc && loc.model === model && loc.namespace === namespace) slots.push(loc.slot);
     }
     slots.sort((a, b) => a - b);
+    let finite = slots.length >= this.kernelMinVectors;
+    for (let i = 0; i < q.length && finite; i += 1) finite = Number.isFinite(q[i]!);
+    const mirror = finite ? this.syncMirror(seg) : null;
     const top = new TopK(k);
-    for (const slot of slots) top.push(slot >> 8, dotAt(q, seg.blocks[slot >> 8]!.vectors, (slot & 255) * seg.dim, seg.dim), slot & 255);
+    if (!mirror) {
+      for (const slot of slots) top.push(slot >> 8, dotAt(q, seg.blocks[slot >> 8]!.vectors, (slot & 255) * seg.dim, seg.dim), slot & 255);
+      return top.result().map(([b, s, similarity]) => ({ id: seg.blocks[b]!.ids[s]!, similarity }));
+    }
+    // The quantized path (as `searchBounded`, over the members' blocks only): the k best lower
+    // bounds give τ, and only the members whose upper bound reaches τ are rescored, in slot order.
+    const blocks: number[] = [];
+    for (const slot of slots) if (blocks.at(-1) !== slot >> 8) blocks.push(slot >> 8);
+    mirror.scoreBlocks(q, blocks);
+    const lows = new TopK(k);
+    let tau = -Infinity;
+    const cand: number[] = [];
+    let bounds = mirror.boundsOf(slots[0]! >> 8);
+    let current = slots[0]! >> 8;
+    for (const slot of slots) {
+      if (slot >> 8 !== current) bounds = mirror.boundsOf((current = slot >> 8));
+      const s = slot & 255;
+      if (bounds[2 * s + 1]! < tau) continue;
+      cand.push(slot);
+      if (bounds[2 * s]! > tau) {
+        lows.push(0, bounds[2 * s]!);
+        tau = lows.floor;
+      }
+    }
+    for (const slot of cand) {
+      if (mirror.boundsOf(slot >> 8)[2 * (slot & 255) + 1]! < tau) continue;
+      top.push(slot >> 8, dotAt(q, seg.blocks[slot >> 8]!.vectors, (slot & 255) * seg.dim, seg.dim), slot & 255);
+    }
     return top.result().map(([b, s, similarity]) => ({ id: seg.blocks[b]!.ids[s]!, similarity }));
   }
 
