@@ -182,16 +182,17 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     // Same subject and slot as the question ("Where do I work now?" → user:work): candidates even
     // with no shared word ("New job! I'm a product manager at KPMG now."), see `SLOT_MATCH_WEIGHT`.
     const querySlot = mode === 'vector' ? null : memorySlotLabel(text);
+    // The asked slot's members that a list found (`inQuerySlot`) and those no list found (`slotOnly`:
+    // their relevance is the slot's alone; only the few that can reach the top k are ranked, `boundSlotOnly`).
     const inQuerySlot = new Set<string>();
-    // The slot's members that no list found: their relevance is the slot's alone (`boundSlotOnly`).
     const slotOnly = new Set<string>();
     if (querySlot) {
       for (const id of index.slotMembers(ns, querySlot, t)) {
         if (!isEligible(id)) continue;
         const listed = fused.get(id);
-        if (listed === undefined) slotOnly.add(id);
         fused.set(id, (listed ?? 0) + SLOT_MATCH_WEIGHT);
-        inQuerySlot.add(id);
+        if (listed === undefined) slotOnly.add(id);
+        else inQuerySlot.add(id);
       }
     }
     // Each candidate's columns are read once (the tie-break's sort asks for them per comparison).
@@ -235,8 +236,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
           ranked.push(scoreOfEntry(id, relevance));
           continue;
         }
-        // Read once, not kept in `metas` (most are dropped by the bound).
-        const m = sync.index.meta(id)!;
+        const m = metaOfId(id);
         slotScored.push({
           id,
           score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, weightingForCandidate(weighting, true, true)),
