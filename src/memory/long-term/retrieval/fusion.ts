@@ -499,8 +499,8 @@ function bestK<T>(items: readonly T[], k: number, before: (a: T, b: T) => boolea
  * slot's alone, `SLOT_MATCH_WEIGHT`) that can reach the first `head` places of the store's ranking
  * (the score sort, `recencyTieBreak` with the same-slot rule, its superseded-below-current pass and
  * the feedback demotion), so a slot with 20k members does not put 20k candidates through the sort
- * and the tie-break per query. The rest cannot: the first `head` places are the same with or
- * without them when `head ≥ k + (other candidates) + (feedback rows)`, the caller's bound.
+ * and the tie-break per query. The rest cannot: the first `k` places are the same with or without
+ * them when `head ≥ k + (superseded candidates with matched terms) + (feedback rows)`, the caller's bound.
  *
  * Kept: the best `head` by rank (`rankBefore`: score desc, the store's id order), the first `head`
  * by the tie-break's in-group order (in the window, current, newest; then rank order: the order a
@@ -516,10 +516,11 @@ function bestK<T>(items: readonly T[], k: number, before: (a: T, b: T) => boolea
  *   so the first `head` positions hold the same candidates; within the group it has `head` members
  *   before it in the in-group order, so it is put at a position ≥ `head` too, and the members put at
  *   the first `head` positions are the same;
- * - the later passes move at most one candidate out of the head per other candidate (superseded
- *   below current moves candidates with matched terms only, which slot-only members are not) and
- *   per feedback row, and decide on other candidates only: the first `head − moves` places agree.
- * `tests/unit/retrieval-tiebreak.test.ts` checks the final top-k against the unbounded rule on
+ * - the later passes move at most one candidate out of the head per superseded candidate with
+ *   matched terms (superseded below current moves those only; slot-only members have no matched
+ *   terms) and per feedback row, and decide on the other candidates only: the first `head − moves`
+ *   places agree.
+ * `tests/unit/retrieval-slot-bound.test.ts` checks the final top-k against the unbounded rule on
  * seeded rankings.
  * @param rankBefore whether `a` ranks above `b` in the score sort (a total order).
  * @param margin the same-slot near-tie margin (`SAME_SLOT_MARGIN` in the store).

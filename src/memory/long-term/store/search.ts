@@ -245,8 +245,15 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
           time: m.validFrom ?? m.createdAt,
         });
       }
-      // Of a large slot, only the members that can reach the top k (and the places the later passes can empty).
-      const head = k + ranked.length + feedback.length;
+      // Of a large slot, only the members that can reach the top k and the places the later passes
+      // can empty: one per superseded candidate with matched terms (moved below current ones), one per feedback row.
+      let movable = 0;
+      for (const h of lexicalHits) {
+        if (!sync.index.has(h.id)) continue;
+        const m = metaOfId(h.id);
+        if (!(m.current === 1 && (m.validUntil ?? Infinity) > t)) movable += 1;
+      }
+      const head = k + movable + feedback.length;
       // Without the tie-break no group reorders them: any margin keeps a superset of the best `head` by rank.
       const kept = boundSlotOnly(slotScored, head, options.recencyTieBreak === false ? Infinity : SAME_SLOT_MARGIN, rankBefore);
       for (const c of kept) ranked.push({ id: c.id, score: c.score });
