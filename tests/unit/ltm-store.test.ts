@@ -137,6 +137,27 @@ describe('memory store', () => {
     ]);
   });
 
+  it('re-indexes lexically only an update that changes the lexical document (text, topic, speakers), not importance or supersession', async () => {
+    const { store } = await open();
+    const { LexicalIndex } = await import('../../src/memory/long-term/retrieval/lexical');
+    const { memory } = await store.add({ namespace: 'default', kind: 'episodic', text: 'User: I moved to Hangzhou\nAssistant: Nice!' }, 'user');
+    const set = vi.spyOn(LexicalIndex.prototype, 'set');
+    try {
+      await store.update(memory.id, { importance: 0.9 }, 'user');
+      await store.update(memory.id, { supersededBy: 'someone-else' }, 'user');
+      expect(set).not.toHaveBeenCalled();
+      expect(ids(await store.search({ text: 'Hangzhou', namespace: 'default', includeInvalid: true }, { mode: 'lexical' }))).toEqual([memory.id]);
+      await store.update(memory.id, { topic: 'move' }, 'user');
+      expect(set).toHaveBeenCalledTimes(1);
+      await store.update(memory.id, { text: 'User: I moved to Suzhou\nAssistant: Nice!' }, 'user');
+      expect(set).toHaveBeenCalledTimes(2);
+      expect(ids(await store.search({ text: 'Hangzhou', namespace: 'default', includeInvalid: true }, { mode: 'lexical' }))).toEqual([]);
+      expect(ids(await store.search({ text: 'Suzhou', namespace: 'default', includeInvalid: true }, { mode: 'lexical' }))).toEqual([memory.id]);
+    } finally {
+      set.mockRestore();
+    }
+  });
+
   it('invalidates instead of erasing: Hangzhou becomes current, Shenzhen past but still queryable', async () => {
     let t = T0;
     const { store } = await open({ now: () => t });

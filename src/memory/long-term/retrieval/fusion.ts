@@ -445,3 +445,113 @@ function linkNearTies(positions: readonly number[], scoreAt: (position: number) 
     if (scores[b]! - scores[a]! <= margin) link(positions[a]!, positions[b]!);
   }
 }
+
+/** A member of the asked slot that no retriever listed, as `boundSlotOnly` reads it. */
+export interface SlotOnlyCandidate {
+  id: string;
+  /** Its final score (the ranking's, same units as the same-slot margin). */
+  score: number;
+  /** In the query's time window (`SameSubjectInfo.inWindow`). */
+  dated: boolean;
+  /** `SameSubjectInfo.isCurrent`. */
+  current: boolean;
+  /** When it was stated (ms epoch; `recencyTieBreak`'s `timeOf`). */
+  time: number;
+}
+
+/**
+ * The best `k` of `items` under `before` (a strict weak order: `before(a, b)` when `a` ranks
+ * first), best first. O(n log k) with a bounded heap; ties keep no particular order (give `before`
+ * a total order).
+ */
+function bestK<T>(items: readonly T[], k: number, before: (a: T, b: T) => boolean): T[] {
+  if (k <= 0) return [];
+  // Max-heap of the kept items by "worst first": the root is the worst kept item.
+  const heap: T[] = [];
+  const worse = (a: T, b: T) => before(b, a);
+  const up = (i: number) => {
+    const x = heap[i]!;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!worse(x, heap[p]!)) break;
+      heap[i] = heap[p]!;
+      i = p;
+    }
+    heap[i] = x;
+  };
+  const down = (x: T) => {
+    let i = 0;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= heap.length) break;
+      if (c + 1 < heap.length && worse(heap[c + 1]!, heap[c]!)) c += 1;
+      if (!worse(heap[c]!, x)) break;
+      heap[i] = heap[c]!;
+      i = c;
+    }
+    heap[i] = x;
+  };
+  for (const item of items) {
+    if (heap.length < k) {
+      heap.push(item);
+      up(heap.length - 1);
+    } else if (before(item, heap[0]!)) down(item);
+  }
+  return heap.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+}
+
+/**
+ * The members of the asked slot that no retriever listed ("slot-only": their relevance is the
+ * slot's alone, `SLOT_MATCH_WEIGHT`) that can reach the first `head` places of the store's ranking
+ * (the score sort, `recencyTieBreak` with the same-slot rule, its superseded-below-current pass and
+ * the feedback demotion), so a slot with 20k members does not put 20k candidates through the sort
+ * and the tie-break per query. The rest cannot: the first `k` places are the same with or without
+ * them when `head ≥ k + (superseded candidates with matched terms) + (feedback rows)`, the caller's bound.
+ *
+ * Kept: the best `head` by rank (`rankBefore`: score desc, the store's id order), the first `head`
+ * by the tie-break's in-group order (in the window, current, newest; then rank order: the order a
+ * stable sort of the group leaves them in), and the last by rank (the lowest score). Why that
+ * suffices, when every score is finite and all slot-only scores lie within `margin` of each other
+ * (checked here; otherwise every member is kept):
+ * - they are then all near-ties of each other, one chain of the same-slot rule: one group, which
+ *   also keeps every link to the other candidates (`linkNearTies` links consecutive scores; the
+ *   kept highest and lowest span the same interval, and every other candidate in or near it is
+ *   within `margin` of one of them exactly when it was of some member), so every group is the same
+ *   with or without the dropped;
+ * - a dropped member has `head` slot-only members above it in rank order: its position is ≥ `head`,
+ *   so the first `head` positions hold the same candidates; within the group it has `head` members
+ *   before it in the in-group order, so it is put at a position ≥ `head` too, and the members put at
+ *   the first `head` positions are the same;
+ * - the later passes move at most one candidate out of the head per superseded candidate with
+ *   matched terms (superseded below current moves those only; slot-only members have no matched
+ *   terms) and per feedback row, and decide on the other candidates only: the first `head − moves`
+ *   places agree.
+ * `tests/unit/retrieval-slot-bound.test.ts` checks the final top-k against the unbounded rule on
+ * seeded rankings.
+ * @param rankBefore whether `a` ranks above `b` in the score sort (a total order).
+ * @param margin the same-slot near-tie margin (`SAME_SLOT_MARGIN` in the store).
+ * @returns a subset of `members` (all of them when the bound does not apply), in no particular order.
+ */
+export function boundSlotOnly(
+  members: readonly SlotOnlyCandidate[],
+  head: number,
+  margin: number,
+  rankBefore: (a: SlotOnlyCandidate, b: SlotOnlyCandidate) => boolean,
+): SlotOnlyCandidate[] {
+  if (members.length <= 2 * head + 1) return [...members];
+  let min = Infinity;
+  let max = -Infinity;
+  for (const m of members) {
+    if (!Number.isFinite(m.score)) return [...members];
+    if (m.score < min) min = m.score;
+    if (m.score > max) max = m.score;
+  }
+  if (!(max - min <= margin)) return [...members];
+  const groupBefore = (a: SlotOnlyCandidate, b: SlotOnlyCandidate) =>
+    a.dated !== b.dated ? a.dated : a.current !== b.current ? a.current : a.time !== b.time ? a.time > b.time : rankBefore(a, b);
+  const kept = new Set<SlotOnlyCandidate>(bestK(members, head, rankBefore));
+  for (const m of bestK(members, head, groupBefore)) kept.add(m);
+  const [last] = bestK(members, 1, (a, b) => rankBefore(b, a));
+  kept.add(last!);
+  return [...kept];
+}

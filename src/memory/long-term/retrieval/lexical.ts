@@ -102,7 +102,9 @@ interface SerializedFields {
 
 /** A MiniSearch index of memory texts (and topics, boosted ×0.5) keyed by memory id. */
 export class LexicalIndex {
-  private index = LexicalIndex.create();
+  /** The terms MiniSearch's `add` analysed (every field's), collected while `set` runs (`null`: not collecting). */
+  private readonly added: { terms: string[] | null } = { terms: null };
+  private index = this.create();
   private scorer = new Bm25Scorer(FIELDS);
 
   /**
@@ -112,7 +114,7 @@ export class LexicalIndex {
    */
   static fromJSON(json: string): LexicalIndex {
     const index = new LexicalIndex();
-    index.index = MiniSearch.loadJS<LexicalDoc>(snapshotIndex(json), LexicalIndex.options());
+    index.index = MiniSearch.loadJS<LexicalDoc>(snapshotIndex(json), index.options());
     index.scorer = new Bm25Scorer(FIELDS);
     return index;
   }
@@ -139,7 +141,7 @@ export class LexicalIndex {
   ): Promise<LexicalIndex> {
     const { index: terms, ...rest } = snapshotIndex(json) as Parameters<typeof MiniSearch.loadJS>[0] & { index: SerializedTerms; serializationVersion: number };
     const index = new LexicalIndex();
-    index.index = MiniSearch.loadJS<LexicalDoc>({ ...rest, index: [] }, LexicalIndex.options());
+    index.index = MiniSearch.loadJS<LexicalDoc>({ ...rest, index: [] }, index.options());
     index.scorer = new Bm25Scorer(FIELDS);
     const target = (index.index as unknown as { _index: { set(term: string, fields: Map<number, Map<number, number>>): void } })._index;
     let deadline = performance.now() + sliceMs;
@@ -223,7 +225,7 @@ export class LexicalIndex {
     if (manifest.version !== LEXICAL_SNAPSHOT_VERSION) throw new OutdatedLexicalSnapshotError(manifest.version);
     const index = new LexicalIndex();
     const empty = { ...manifest.head, documentIds: {}, fieldLength: {}, storedFields: {}, index: [], serializationVersion: 2 };
-    index.index = MiniSearch.loadJS<LexicalDoc>(empty, LexicalIndex.options());
+    index.index = MiniSearch.loadJS<LexicalDoc>(empty, index.options());
     await restoreChunks(index.index as MiniSearch<never>, manifest, read, pause, sliceMs);
     index.scorer = new Bm25Scorer(FIELDS);
     return index;
@@ -243,16 +245,22 @@ export class LexicalIndex {
     return serializeChunksSync(this.index as MiniSearch<never>, chunkDocs);
   }
 
-  private static create(): MiniSearch<LexicalDoc> {
-    return new MiniSearch<LexicalDoc>(LexicalIndex.options());
+  private create(): MiniSearch<LexicalDoc> {
+    return new MiniSearch<LexicalDoc>(this.options());
   }
 
-  private static options(): Options<LexicalDoc> {
+  /** MiniSearch's options; its `tokenize` also hands each field's terms to `added` while `set` collects them. */
+  private options(): Options<LexicalDoc> {
+    const added = this.added;
     return {
       idField: 'id',
       fields: FIELDS.map(([name]) => name),
       storeFields: [],
-      tokenize: (text: string, field?: string) => (field === 'phrases' ? firstPersonTerms(text) : field === 'chars' ? hanUnigrams(text) : tokenize(text)),
+      tokenize: (text: string, field?: string) => {
+        const terms = field === 'phrases' ? firstPersonTerms(text) : field === 'chars' ? hanUnigrams(text) : tokenize(text);
+        added.terms?.push(...terms);
+        return terms;
+      },
       // Terms are already normalized by `tokenize`.
       processTerm: (term: string) => term,
       searchOptions: { boost: Object.fromEntries(FIELDS), combineWith: 'OR', tokenize: queryTerms },
@@ -275,10 +283,16 @@ export class LexicalIndex {
       this.scorer.discarding(this.index as unknown as MiniSearchInternals, id);
       this.index.discard(id);
     }
-    this.index.add({ id, text, topic: topic ?? '', phrases: text, chars: text });
+    // The terms MiniSearch's own analysis gives (every field's), for the postings cache: analysed once, not again here.
+    const terms: string[] = [];
+    this.added.terms = terms;
+    try {
+      this.index.add({ id, text, topic: topic ?? '', phrases: text, chars: text });
+    } finally {
+      this.added.terms = null;
+    }
     const ms = this.index as unknown as MiniSearchInternals;
-    // The analysis of `options().tokenize` per field (segmentations are memoized: no second ICU pass).
-    this.scorer.appendDocument(ms, ms._nextId - 1, () => [...tokenize(text), ...tokenize(topic ?? ''), ...firstPersonTerms(text), ...hanUnigrams(text)]);
+    this.scorer.appendDocument(ms, ms._nextId - 1, () => terms);
   }
 
   /** Removes one memory; unknown ids are ignored. */
@@ -291,7 +305,7 @@ export class LexicalIndex {
 
   /** Drops everything. */
   clear(): void {
-    this.index = LexicalIndex.create();
+    this.index = this.create();
     this.scorer = new Bm25Scorer(FIELDS);
   }
 

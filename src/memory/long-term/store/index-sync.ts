@@ -105,11 +105,28 @@ export interface IndexedWrite {
 /** The fields of a memory its lexical document is made of. */
 export type LexicalSource = Pick<MemoryRecord, 'id' | 'kind' | 'text' | 'topic' | 'createdAt' | 'speakers'>;
 
+/** Whether two versions of a memory make the same lexical document (the fields `indexLexical` reads). */
+function sameLexicalSource(a: LexicalSource, b: LexicalSource): boolean {
+  return a.id === b.id && a.kind === b.kind && a.text === b.text && a.topic === b.topic && a.createdAt === b.createdAt && sameSpeakers(a.speakers, b.speakers);
+}
+
+/** Whether two speaker maps name the same speakers (absent = no names). */
+function sameSpeakers(a: MemoryRecord['speakers'], b: MemoryRecord['speakers']): boolean {
+  const keys = new Set([...Object.keys(a ?? {}), ...Object.keys(b ?? {})]) as Set<keyof NonNullable<MemoryRecord['speakers']>>;
+  for (const key of keys) if (a?.[key] !== b?.[key]) return false;
+  return true;
+}
+
 /**
  * Indexes (or re-indexes) memory `r` in `lexical`: its document is `indexedMemoryText(r)` (date,
  * speakers, resolved relative dates) and its topic. Every lexical write of the store goes through here.
+ * With `previous` (the version indexed so far), an update that leaves the document as it was
+ * (supersededBy, validity, importance, sources, accesses) is not re-indexed: a re-index discards the
+ * document's postings, which sends every later query whose terms it holds through MiniSearch's
+ * `Map`s again until the discard is vacuumed (`../retrieval/postings.ts`).
  */
-export function indexLexical(lexical: LexicalIndex, r: LexicalSource): void {
+export function indexLexical(lexical: LexicalIndex, r: LexicalSource, previous?: LexicalSource): void {
+  if (previous && sameLexicalSource(previous, r) && lexical.has(r.id)) return;
   lexical.set(r.id, indexedMemoryText(r), r.topic);
 }
 

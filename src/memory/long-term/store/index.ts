@@ -196,7 +196,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
       return {
         countDelta: 0,
         lexical: () => {
-          indexLexical(sync.lexical, next);
+          indexLexical(sync.lexical, next, old);
           // A new text was embedded from the current indexed-text format.
           if (patch.text !== undefined && patch.text !== old.text) sync.staleVectors.delete(id);
         },

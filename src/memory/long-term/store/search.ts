@@ -20,6 +20,8 @@ import {
   recencyTieBreak,
   SAME_SLOT_MARGIN,
   SLOT_MATCH_WEIGHT,
+  boundSlotOnly,
+  type SlotOnlyCandidate,
   weightedScore,
   weightingForCandidate,
   type FusionWeights,
@@ -180,12 +182,17 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     // Same subject and slot as the question ("Where do I work now?" → user:work): candidates even
     // with no shared word ("New job! I'm a product manager at KPMG now."), see `SLOT_MATCH_WEIGHT`.
     const querySlot = mode === 'vector' ? null : memorySlotLabel(text);
+    // The asked slot's members that a list found (`inQuerySlot`) and those no list found (`slotOnly`:
+    // their relevance is the slot's alone; only the few that can reach the top k are ranked, `boundSlotOnly`).
     const inQuerySlot = new Set<string>();
+    const slotOnly = new Set<string>();
     if (querySlot) {
       for (const id of index.slotMembers(ns, querySlot, t)) {
         if (!isEligible(id)) continue;
-        fused.set(id, (fused.get(id) ?? 0) + SLOT_MATCH_WEIGHT);
-        inQuerySlot.add(id);
+        const listed = fused.get(id);
+        fused.set(id, (listed ?? 0) + SLOT_MATCH_WEIGHT);
+        if (listed === undefined) slotOnly.add(id);
+        else inQuerySlot.add(id);
       }
     }
     // Each candidate's columns are read once (the tie-break's sort asks for them per comparison).
@@ -203,6 +210,8 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
         if (m && aboutAnotherPerson(asked, m.subject)) fused.set(id, relevance - SUBJECT_MISMATCH_PENALTY);
       }
     }
+    // Relevance feedback: memories marked "not relevant here" under a similar query rank last (`retrieval/feedback.ts`).
+    const feedback = ctx.feedback && mode === 'hybrid' ? await ctx.feedback(ns) : [];
     let ranked: { id: string; score: number }[];
     if (fused.size === 0 && windowScan) {
       // "What did I say last week?": nothing to match on but a time range — newest first.
@@ -212,13 +221,42 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
         .map(({ id, score }) => ({ id, score }));
     } else {
       if (filter && windowScan) applyTimeBoost(fused, filter, inWindow, () => windowIds, k);
-      ranked = [...fused]
-        .filter(([id]) => sync.index.has(id))
-        .map(([id, relevance]) => {
-          const m = metaOfId(id);
-          const w = weightingForCandidate(weighting, querySlot !== null, inQuerySlot.has(id));
-          return { id, score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, w) };
+      const scoreOfEntry = (id: string, relevance: number) => {
+        const m = metaOfId(id);
+        const w = weightingForCandidate(weighting, querySlot !== null, inQuerySlot.has(id));
+        return { id, score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, w) };
+      };
+      const rankBefore = (a: { id: string; score: number }, b: { id: string; score: number }) =>
+        a.score > b.score || (a.score === b.score && byLocale(a.id, b.id) < 0);
+      ranked = [];
+      const slotScored: SlotOnlyCandidate[] = [];
+      for (const [id, relevance] of fused) {
+        if (!sync.index.has(id)) continue;
+        if (!slotOnly.has(id)) {
+          ranked.push(scoreOfEntry(id, relevance));
+          continue;
+        }
+        const m = metaOfId(id);
+        slotScored.push({
+          id,
+          score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, weightingForCandidate(weighting, true, true)),
+          dated: windowScan !== null && inWindow(id),
+          current: m.current === 1 && (m.validUntil ?? Infinity) > t,
+          time: m.validFrom ?? m.createdAt,
         });
+      }
+      // Of a large slot, only the members that can reach the top k and the places the later passes
+      // can empty: one per superseded candidate with matched terms (moved below current ones), one per feedback row.
+      let movable = 0;
+      for (const h of lexicalHits) {
+        if (!sync.index.has(h.id)) continue;
+        const m = metaOfId(h.id);
+        if (!(m.current === 1 && (m.validUntil ?? Infinity) > t)) movable += 1;
+      }
+      const head = k + movable + feedback.length;
+      // Without the tie-break no group reorders them: any margin keeps a superset of the best `head` by rank.
+      const kept = boundSlotOnly(slotScored, head, options.recencyTieBreak === false ? Infinity : SAME_SLOT_MARGIN, rankBefore);
+      for (const c of kept) ranked.push({ id: c.id, score: c.score });
       ranked.sort((a, b) => b.score - a.score || byLocale(a.id, b.id));
       if (options.recencyTieBreak !== false) {
         // Tied candidates trade places and scores (the score is the position's), so scores stay in rank order.
@@ -242,8 +280,6 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
         ranked = order.map((id, i) => ({ id, score: before[i]!.score }));
       }
     }
-    // Relevance feedback: memories marked "not relevant here" under a similar query rank last (`retrieval/feedback.ts`).
-    const feedback = ctx.feedback && mode === 'hybrid' ? await ctx.feedback(ns) : [];
     if (feedback.length > 0) ranked = demoteByFeedback(ranked, { terms: contentTerms(text), embedding: q, embeddingModel: q && embedder!.modelId }, feedback);
     const top = ranked.slice(0, k);
     // The first search of a store sets `recall:store.search.*` marks (the cold-start bench's
