@@ -34,6 +34,7 @@ function mem(id: string, i: number, over: Partial<IndexedMemory> = {}): IndexedM
     current: 1,
     kind: 'fact',
     slot: null,
+    subject: null,
     normalized: '',
     ...over,
   };
