@@ -29,7 +29,7 @@ import {
 } from './records';
 import { QuantizedMirror } from './kernel/mirror';
 import { scanKernelModule } from './kernel/kernel';
-import { acceptsSlot, dotAt, RecencyHeap, TopK } from './scan';
+import { acceptsSlot, allFinite, BoundedCandidates, dotAt, RecencyHeap, TopK } from './scan';
 import { mayHoldRange, timeBounds } from './time-bounds';
 
 /**
@@ -424,9 +424,7 @@ export class BlockIndex {
     const seg = this.vectorSegs.get(segmentKey(model, namespace));
     const metaSeg = this.metas.get(namespace);
     if (!seg || !metaSeg || seg.live === 0 || q.length !== seg.dim || k <= 0) return [];
-    let finite = true;
-    for (let i = 0; i < q.length && finite; i += 1) finite = Number.isFinite(q[i]!);
-    const mirror = finite ? this.syncMirror(seg) : null;
+    const mirror = allFinite(q) ? this.syncMirror(seg) : null;
     return mirror ? this.searchBounded(seg, metaSeg, mirror, q, k, filter) : this.searchPlain(seg, metaSeg, q, k, filter);
   }
 
@@ -459,27 +457,21 @@ export class BlockIndex {
         }
       }
     }
-    return top.result().map(([b, s, similarity]) => ({ id: seg.blocks[b]!.ids[s]!, similarity }));
+    return this.hitsOf(seg, top.result());
   }
 
   /**
    * The quantized path of `search` (`mirror` synced with the segment, `q` finite), with the same
-   * hits, scores and order as `searchPlain`: the kernel bounds every slot's exact score, `lo ≤ q·v ≤ hi` (`kernel/quantize.ts`); among the
-   * accepted slots, τ = the k-th largest `lo`. The k best exact scores are all ≥ τ (k slots have a
-   * score ≥ their `lo` ≥ τ), so every slot of the exact top-k has `hi` ≥ its score ≥ τ: rescoring
-   * in f32 (`dotAt`) exactly the accepted slots with `hi ≥ τ`, in slot order, gives the plain
-   * scan's top-k, ties included. Candidates are gathered against the running τ (never above the
-   * final one) and filtered once more at the end.
+   * hits, scores and order as `searchPlain`: the kernel bounds every slot's exact score and only the
+   * accepted slots that may be in the top-k are rescored in f32 (`BoundedCandidates`).
    */
   private searchBounded(seg: VectorSegment, metaSeg: MetaSegment, mirror: QuantizedMirror, q: Float32Array, k: number, filter: ScanFilter): BlockHit[] {
     mirror.score(q, seg.next);
     const dim = seg.dim;
-    const lows = new TopK(k);
-    let tau = -Infinity;
+    const picked = new BoundedCandidates(k);
     const checkValidity = filter.includeInvalid !== true;
     const now = filter.now;
     const range = filter.range ?? null;
-    const cand: number[] = [];
     for (let b = 0; b < seg.blocks.length; b += 1) {
       const block = seg.blocks[b]!;
       const meta = block.meta;
@@ -494,28 +486,18 @@ export class BlockIndex {
           if (u <= now) continue; // NaN (no end) compares false: valid
         }
         if (range && !acceptsSlot(metaSeg.blocks[m >> 8]!, m & 255, filter)) continue;
-        if (bounds[2 * s + 1]! < tau) continue;
-        cand.push(b * BLOCK_SLOTS + s);
-        const lo = bounds[2 * s]!;
-        if (lo > tau) {
-          lows.push(0, lo);
-          tau = lows.floor;
-        }
+        picked.offer(b * BLOCK_SLOTS + s, bounds[2 * s]!, bounds[2 * s + 1]!);
       }
     }
-    const top = new TopK(k);
-    let floor = -Infinity;
-    for (const slot of cand) {
-      const b = slot >> 8;
-      const s = slot & 255;
-      if (mirror.boundsOf(b)[2 * s + 1]! < tau) continue;
-      const score = dotAt(q, seg.blocks[b]!.vectors, s * dim, dim);
-      if (score > floor) {
-        top.push(b, score, s);
-        floor = top.floor;
-      }
-    }
-    return top.result().map(([b, s, similarity]) => ({ id: seg.blocks[b]!.ids[s]!, similarity }));
+    return this.hitsOf(
+      seg,
+      picked.rescore((slot) => dotAt(q, seg.blocks[slot >> 8]!.vectors, (slot & 255) * dim, dim), BLOCK_SLOTS),
+    );
+  }
+
+  /** `[block, slot, similarity]` triples (`TopK.result`) as hits of `seg`. */
+  private hitsOf(seg: VectorSegment, top: [number, number, number][]): BlockHit[] {
+    return top.map(([b, s, similarity]) => ({ id: seg.blocks[b]!.ids[s]!, similarity }));
   }
 
   /**
@@ -536,39 +518,26 @@ export class BlockIndex {
       if (loc && loc.model === model && loc.namespace === namespace) slots.push(loc.slot);
     }
     slots.sort((a, b) => a - b);
-    let finite = slots.length >= this.kernelMinVectors;
-    for (let i = 0; i < q.length && finite; i += 1) finite = Number.isFinite(q[i]!);
-    const mirror = finite ? this.syncMirror(seg) : null;
-    const top = new TopK(k);
+    const mirror = slots.length >= this.kernelMinVectors && allFinite(q) ? this.syncMirror(seg) : null;
+    const dim = seg.dim;
+    const dotOf = (slot: number): number => dotAt(q, seg.blocks[slot >> 8]!.vectors, (slot & 255) * dim, dim);
     if (!mirror) {
-      for (const slot of slots) top.push(slot >> 8, dotAt(q, seg.blocks[slot >> 8]!.vectors, (slot & 255) * seg.dim, seg.dim), slot & 255);
-      return top.result().map(([b, s, similarity]) => ({ id: seg.blocks[b]!.ids[s]!, similarity }));
+      const top = new TopK(k);
+      for (const slot of slots) top.push(slot >> 8, dotOf(slot), slot & 255);
+      return this.hitsOf(seg, top.result());
     }
-    // The quantized path (as `searchBounded`, over the members' blocks only): the k best lower
-    // bounds give τ, and only the members whose upper bound reaches τ are rescored, in slot order.
+    // The quantized path (as `searchBounded`, over the members' blocks only).
     const blocks: number[] = [];
     for (const slot of slots) if (blocks.at(-1) !== slot >> 8) blocks.push(slot >> 8);
     mirror.scoreBlocks(q, blocks);
-    const lows = new TopK(k);
-    let tau = -Infinity;
-    const cand: number[] = [];
-    let bounds = mirror.boundsOf(slots[0]! >> 8);
+    const picked = new BoundedCandidates(k);
     let current = slots[0]! >> 8;
+    let bounds = mirror.boundsOf(current);
     for (const slot of slots) {
       if (slot >> 8 !== current) bounds = mirror.boundsOf((current = slot >> 8));
-      const s = slot & 255;
-      if (bounds[2 * s + 1]! < tau) continue;
-      cand.push(slot);
-      if (bounds[2 * s]! > tau) {
-        lows.push(0, bounds[2 * s]!);
-        tau = lows.floor;
-      }
+      picked.offer(slot, bounds[2 * (slot & 255)]!, bounds[2 * (slot & 255) + 1]!);
     }
-    for (const slot of cand) {
-      if (mirror.boundsOf(slot >> 8)[2 * (slot & 255) + 1]! < tau) continue;
-      top.push(slot >> 8, dotAt(q, seg.blocks[slot >> 8]!.vectors, (slot & 255) * seg.dim, seg.dim), slot & 255);
-    }
-    return top.result().map(([b, s, similarity]) => ({ id: seg.blocks[b]!.ids[s]!, similarity }));
+    return this.hitsOf(seg, picked.rescore(dotOf, BLOCK_SLOTS));
   }
 
   /** Starts a batch of changes (see `IndexBatch`). */

@@ -77,6 +77,55 @@ export class TopK {
 }
 
 /**
+ * The candidate selection of the quantized scan (`BlockIndex.search` / `searchAmong` with a
+ * `QuantizedMirror`): every accepted slot is offered with its bounds `lo ≤ q·v ≤ hi`
+ * (`kernel/quantize.ts`); τ is the k-th largest `lo` offered. The k best exact scores are all ≥ τ
+ * (k slots have a score ≥ their `lo` ≥ τ), so every slot of the exact top-k has `hi` ≥ τ: rescoring
+ * exactly the offered slots with `hi ≥ τ`, in the order offered, gives the plain scan's top-k, ties
+ * included. Slots are kept against the running τ (never above the final one) and filtered once more
+ * by `rescore`.
+ */
+export class BoundedCandidates {
+  private readonly lows: TopK;
+  private tau = -Infinity;
+  private readonly slots: number[] = [];
+  private readonly highs: number[] = [];
+  constructor(private readonly k: number) {
+    this.lows = new TopK(k);
+  }
+  /** Offers an accepted slot (`block · BLOCK_SLOTS + slot`) with its score bounds. */
+  offer(slot: number, lo: number, hi: number): void {
+    if (hi < this.tau) return;
+    this.slots.push(slot);
+    this.highs.push(hi);
+    if (lo > this.tau) {
+      this.lows.push(0, lo);
+      this.tau = this.lows.floor;
+    }
+  }
+  /**
+   * The exact top-k: `score(slot)` (the f32 dot product) of every kept slot whose `hi` reaches the
+   * final τ, in the order offered.
+   * @returns `[block, slot in block, score]`, best first (ties: first offered first), as `TopK.result`.
+   */
+  rescore(score: (slot: number) => number, blockSlots: number): [number, number, number][] {
+    const top = new TopK(this.k);
+    for (let i = 0; i < this.slots.length; i += 1) {
+      if (this.highs[i]! < this.tau) continue;
+      const slot = this.slots[i]!;
+      top.push(Math.floor(slot / blockSlots), score(slot), slot % blockSlots);
+    }
+    return top.result();
+  }
+}
+
+/** Whether every component of `v` is finite (the quantized path codes only finite queries). */
+export function allFinite(v: Float32Array): boolean {
+  for (let i = 0; i < v.length; i += 1) if (!Number.isFinite(v[i]!)) return false;
+  return true;
+}
+
+/**
  * Keeps the `k` first of a stream of `(pinned, updatedAt, slot)` in the memory manager's order —
  * pinned first, then higher `updatedAt`, then lower slot — in a binary heap whose root is the
  * worst kept entry: O(log k) per push, O(k) memory (a sorted insertion costs O(k) per push when
