@@ -6,6 +6,7 @@
  * embedding, and `hash` = `memoryHash(text)` of the final text unless `hash` is overridden.
  */
 import type { MemoryRecord } from '../../src/model/records';
+import type { IndexedMemory } from '../../src/memory/long-term/retrieval/blocks';
 import { memoryHash } from '../../src/memory/long-term/text';
 
 /** `createdAt` / `updatedAt` of a record that does not set them (ms epoch, 2026-11-01 12:00 UTC). */
@@ -37,6 +38,30 @@ export function memoryRecord(overrides: Partial<MemoryRecord> = {}): MemoryRecor
     sourceMessageIds: [],
     pinned: false,
     hash: memoryHash(text),
+    ...overrides,
+  };
+}
+
+/**
+ * A whole `IndexedMemory` (what `BlockIndex` keeps of a row): a valid, current `fact` of the
+ * `default` namespace about no slot or subject, importance 0.5, created and updated at
+ * `MEMORY_RECORD_TIME`, unpinned, normalized text `''`, then `overrides` (typed against the real
+ * shape: a new column fails to compile here only).
+ */
+export function indexedMemory(overrides: Partial<IndexedMemory> & Pick<IndexedMemory, 'id'>): IndexedMemory {
+  return {
+    namespace: 'default',
+    createdAt: MEMORY_RECORD_TIME,
+    updatedAt: MEMORY_RECORD_TIME,
+    validFrom: null,
+    validUntil: null,
+    importance: 0.5,
+    pinned: false,
+    current: 1,
+    kind: 'fact',
+    slot: null,
+    subject: null,
+    normalized: '',
     ...overrides,
   };
 }

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { BLOCK_SLOTS, BlockIndex, type IndexedMemory } from '../../src/memory/long-term/retrieval/blocks';
 import type { CatalogEntry } from '../../src/memory/long-term/types';
 import { mulberry32, randomUnitVectors } from '../../bench/data/prng';
+import { indexedMemory } from '../helpers/memory-record';
 
 const T0 = Date.UTC(2025, 4, 1, 12);
 const KINDS = ['fact', 'preference', 'episodic'] as const;
@@ -38,22 +39,18 @@ function reference(
 function seededIndex(n: number, seed: number): BlockIndex {
   const rand = mulberry32(seed);
   const index = new BlockIndex();
-  const memory = (id: string): IndexedMemory => ({
-    id,
-    namespace: rand() < 0.8 ? 'default' : 'other',
-    createdAt: T0,
-    // Coarse times: many memories share one `updatedAt` (ties must keep slot order).
-    updatedAt: T0 + Math.floor(rand() * 20) * 60_000,
-    validFrom: null,
-    validUntil: null,
-    importance: 0.5,
-    pinned: rand() < 0.1,
-    current: rand() < 0.85 ? 1 : 0,
-    kind: KINDS[Math.floor(rand() * KINDS.length)]!,
-    slot: null,
-    subject: null,
-    normalized: `${WORDS[Math.floor(rand() * WORDS.length)]} ${WORDS[Math.floor(rand() * WORDS.length)]} memory ${id}`,
-  });
+  const memory = (id: string): IndexedMemory =>
+    indexedMemory({
+      id,
+      namespace: rand() < 0.8 ? 'default' : 'other',
+      createdAt: T0,
+      // Coarse times: many memories share one `updatedAt` (ties must keep slot order).
+      updatedAt: T0 + Math.floor(rand() * 20) * 60_000,
+      pinned: rand() < 0.1,
+      current: rand() < 0.85 ? 1 : 0,
+      kind: KINDS[Math.floor(rand() * KINDS.length)]!,
+      normalized: `${WORDS[Math.floor(rand() * WORDS.length)]} ${WORDS[Math.floor(rand() * WORDS.length)]} memory ${id}`,
+    });
   let batch = index.batch();
   for (let i = 0; i < n; i += 1) batch.put(memory(`m${i}`), null, null);
   batch.commit();
@@ -136,21 +133,16 @@ describe("a query's time window on the columns", () => {
     const rand = mulberry32(seed);
     const vectors = randomUnitVectors(n + n / 10, dim, seed + 1);
     const index = new BlockIndex();
-    const memory = (id: string, i: number): IndexedMemory => ({
-      id,
-      namespace: i % 9 === 0 ? 'other' : 'default',
-      createdAt: T0 + i * 3_600_000,
-      updatedAt: T0 + i * 3_600_000,
-      validFrom: rand() < 0.1 ? T0 + Math.floor(rand() * n) * 3_600_000 : null,
-      validUntil: rand() < 0.15 ? T0 + (i + 5) * 3_600_000 : null,
-      importance: 0.5,
-      pinned: false,
-      current: 1,
-      kind: 'fact',
-      slot: null,
-      subject: null,
-      normalized: id,
-    });
+    const memory = (id: string, i: number): IndexedMemory =>
+      indexedMemory({
+        id,
+        namespace: i % 9 === 0 ? 'other' : 'default',
+        createdAt: T0 + i * 3_600_000,
+        updatedAt: T0 + i * 3_600_000,
+        validFrom: rand() < 0.1 ? T0 + Math.floor(rand() * n) * 3_600_000 : null,
+        validUntil: rand() < 0.15 ? T0 + (i + 5) * 3_600_000 : null,
+        normalized: id,
+      });
     let batch = index.batch();
     for (let i = 0; i < n; i += 1) batch.put(memory(`m${i}`, i), vectors.subarray(i * dim, (i + 1) * dim), 'model');
     batch.commit();

@@ -17,27 +17,13 @@ import { emptyVectorBlock, encodeVectorBlock } from '../../src/memory/long-term/
 import { dotAt } from '../../src/memory/long-term/retrieval/blocks/scan';
 import { BLOCK_SLOTS, BlockIndex, exactTopK, type IndexedMemory, type ScanFilter } from '../../src/memory/long-term/retrieval/blocks';
 import { mulberry32, randomUnitVectors } from '../../bench/data/prng';
+import { indexedMemory } from '../helpers/memory-record';
 
 const T0 = Date.UTC(2025, 0, 1);
 const DAY = 86_400_000;
 
 function mem(id: string, i: number, over: Partial<IndexedMemory> = {}): IndexedMemory {
-  return {
-    id,
-    namespace: 'default',
-    createdAt: T0 + i * DAY,
-    updatedAt: T0 + i * DAY,
-    validFrom: null,
-    validUntil: null,
-    importance: 0.5,
-    pinned: false,
-    current: 1,
-    kind: 'fact',
-    slot: null,
-    subject: null,
-    normalized: '',
-    ...over,
-  };
+  return indexedMemory({ id, createdAt: T0 + i * DAY, updatedAt: T0 + i * DAY, ...over });
 }
 
 const unit = (v: Float32Array): Float32Array => {

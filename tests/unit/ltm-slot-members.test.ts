@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { BlockIndex, type IndexedMemory, type MemoryIndexRecord } from '../../src/memory/long-term/retrieval/blocks';
 import { mulberry32 } from '../../bench/data/prng';
+import { indexedMemory } from '../helpers/memory-record';
 
 const T0 = Date.UTC(2025, 0, 1);
 const LABELS = ['user:residence', 'user:work', 'user:pet', null] as const;
@@ -37,21 +38,17 @@ describe('BlockIndex per-slot id lists', () => {
     const rand = mulberry32(5);
     const index = new BlockIndex();
     const written = new Map<string, MemoryIndexRecord>();
-    const memory = (i: number): IndexedMemory => ({
-      id: `m${i}`,
-      namespace: NAMESPACES[Math.floor(rand() * NAMESPACES.length)]!,
-      createdAt: T0,
-      updatedAt: T0 + Math.floor(rand() * 50) * 1000, // many equal times: the id tie-break counts
-      validFrom: null,
-      validUntil: rand() < 0.2 ? T0 + 10_000 : null,
-      importance: 0.5,
-      pinned: false,
-      current: 1,
-      kind: rand() < 0.5 ? 'fact' : 'episodic',
-      slot: LABELS[Math.floor(rand() * LABELS.length)]!,
-      subject: null,
-      normalized: `text ${i}`,
-    });
+    const memory = (i: number): IndexedMemory =>
+      indexedMemory({
+        id: `m${i}`,
+        namespace: NAMESPACES[Math.floor(rand() * NAMESPACES.length)]!,
+        createdAt: T0,
+        updatedAt: T0 + Math.floor(rand() * 50) * 1000, // many equal times: the id tie-break counts
+        validUntil: rand() < 0.2 ? T0 + 10_000 : null,
+        kind: rand() < 0.5 ? 'fact' : 'episodic',
+        slot: LABELS[Math.floor(rand() * LABELS.length)]!,
+        normalized: `text ${i}`,
+      });
     for (let round = 0; round < 30; round += 1) {
       const batch = index.batch();
       for (let op = 0; op < 40; op += 1) {
