@@ -202,6 +202,8 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
       if (!m) metas.set(id, (m = sync.index.meta(id)!));
       return m;
     };
+    /** Whether a memory is current at query time `t` (not superseded, not expired). */
+    const isCurrentAt = (m: MemoryMeta): boolean => m.current === 1 && (m.validUntil ?? Infinity) > t;
     // Another person's fact does not answer a question about the user (`retrieval/subject.ts`).
     if (mode !== 'vector') {
       const asked = querySubject(text);
@@ -221,27 +223,25 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
         .map(({ id, score }) => ({ id, score }));
     } else {
       if (filter && windowScan) applyTimeBoost(fused, filter, inWindow, () => windowIds, k);
-      const scoreOfEntry = (id: string, relevance: number) => {
-        const m = metaOfId(id);
-        const w = weightingForCandidate(weighting, querySlot !== null, inQuerySlot.has(id));
-        return { id, score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, w) };
-      };
+      // A candidate's final score: relevance weighted by its age and importance (slot members by the slot's weighting).
+      const finalScore = (m: MemoryMeta, relevance: number, inSlot: boolean) =>
+        weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, weightingForCandidate(weighting, querySlot !== null, inSlot));
       const rankBefore = (a: { id: string; score: number }, b: { id: string; score: number }) =>
         a.score > b.score || (a.score === b.score && byLocale(a.id, b.id) < 0);
       ranked = [];
       const slotScored: SlotOnlyCandidate[] = [];
       for (const [id, relevance] of fused) {
         if (!sync.index.has(id)) continue;
+        const m = metaOfId(id);
         if (!slotOnly.has(id)) {
-          ranked.push(scoreOfEntry(id, relevance));
+          ranked.push({ id, score: finalScore(m, relevance, inQuerySlot.has(id)) });
           continue;
         }
-        const m = metaOfId(id);
         slotScored.push({
           id,
-          score: weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, weightingForCandidate(weighting, true, true)),
+          score: finalScore(m, relevance, true),
           dated: windowScan !== null && inWindow(id),
-          current: m.current === 1 && (m.validUntil ?? Infinity) > t,
+          current: isCurrentAt(m),
           time: m.validFrom ?? m.createdAt,
         });
       }
@@ -250,8 +250,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
       let movable = 0;
       for (const h of lexicalHits) {
         if (!sync.index.has(h.id)) continue;
-        const m = metaOfId(h.id);
-        if (!(m.current === 1 && (m.validUntil ?? Infinity) > t)) movable += 1;
+        if (!isCurrentAt(metaOfId(h.id))) movable += 1;
       }
       const head = k + movable + feedback.length;
       // Without the tie-break no group reorders them: any margin keeps a superset of the best `head` by rank.
@@ -271,7 +270,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
             slotOf: (id) => metaOfId(id).slot,
             scoreOf: (id) => scoreOf.get(id) ?? 0,
             slotMargin: SAME_SLOT_MARGIN,
-            isCurrent: (id) => metaOfId(id).current === 1 && (metaOfId(id).validUntil ?? Infinity) > t,
+            isCurrent: (id) => isCurrentAt(metaOfId(id)),
             subjectOf: (id) => metaOfId(id).subject,
             ...(windowScan ? { inWindow } : {}),
           },
