@@ -258,7 +258,8 @@ export class LexicalIndex {
       storeFields: [],
       tokenize: (text: string, field?: string) => {
         const terms = field === 'phrases' ? firstPersonTerms(text) : field === 'chars' ? hanUnigrams(text) : tokenize(text);
-        added.terms?.push(...terms);
+        // A loop, not `push(...terms)`: a spread call throws a RangeError past ~120k terms (V8's argument limit).
+        if (added.terms) for (const term of terms) added.terms.push(term);
         return terms;
       },
       // Terms are already normalized by `tokenize`.
