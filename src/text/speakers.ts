@@ -31,11 +31,34 @@ export function labelSpeakers(memory: SpeakerLabelled): string {
   const user = memory.speakers?.user?.trim();
   const assistant = memory.speakers?.assistant?.trim();
   if (memory.kind !== 'episodic') return user ? `${user}: ${memory.text}` : memory.text;
-  let text = memory.text;
-  const userLabel = `${ROUND_LABELS.user}: `;
-  if (user && text.startsWith(userLabel)) text = `${user}: ${text.slice(userLabel.length)}`;
-  const assistantLabel = `\n${ROUND_LABELS.assistant}: `;
-  const at = text.indexOf(assistantLabel);
-  if (assistant && at >= 0) text = `${text.slice(0, at)}\n${assistant}: ${text.slice(at + assistantLabel.length)}`;
-  return text;
+  return relabelRound(memory.text, STORED_ROUND_PREFIXES, {
+    user: user ? `${user}: ` : STORED_ROUND_PREFIXES.user,
+    assistant: assistant ? `\n${assistant}: ` : STORED_ROUND_PREFIXES.assistant,
+  });
+}
+
+/** The two label prefixes of a round's sides, punctuation and line break included (stored: `'User: '`, `'\nAssistant: '`). */
+export interface RoundPrefixes {
+  user: string;
+  assistant: string;
+}
+
+/** The prefixes a round is stored with (`ROUND_LABELS`): `User: …\nAssistant: …`. */
+export const STORED_ROUND_PREFIXES: RoundPrefixes = { user: `${ROUND_LABELS.user}: `, assistant: `\n${ROUND_LABELS.assistant}: ` };
+
+/**
+ * A round's text with its labels replaced: a leading `from.user` by `to.user`, and the first
+ * `from.assistant` after it by `to.assistant`; a label that is absent is left as it is (an older or
+ * hand-edited round). The rest of the text is unchanged.
+ */
+export function relabelRound(text: string, from: RoundPrefixes, to: RoundPrefixes): string {
+  let out = text;
+  let searchFrom = 0;
+  if (out.startsWith(from.user)) {
+    out = to.user + out.slice(from.user.length);
+    searchFrom = to.user.length;
+  }
+  const at = out.indexOf(from.assistant, searchFrom);
+  if (at >= 0) out = out.slice(0, at) + to.assistant + out.slice(at + from.assistant.length);
+  return out;
 }

@@ -8,7 +8,7 @@
  */
 import type { MemoryKind } from '../../model/memory';
 import type { SpeakerNames } from '../../model/records';
-import { ROUND_LABELS } from '../../text/speakers';
+import { relabelRound, STORED_ROUND_PREFIXES } from '../../text/speakers';
 
 /** The two label prefixes a round is shown with, punctuation and space included (`'User: '`, `'用户：'`). */
 export interface RoundLabelPrefixes {
@@ -22,9 +22,6 @@ export interface RoundText {
   text: string;
   speakers?: SpeakerNames | undefined;
 }
-
-const STORED_USER = `${ROUND_LABELS.user}: `;
-const STORED_ASSISTANT = `\n${ROUND_LABELS.assistant}: `;
 
 /**
  * The label prefixes to show for `memory`: each side's name when its conversation named it
@@ -46,7 +43,7 @@ export function roundPrefixes(memory: RoundText, roleLabels: RoundLabelPrefixes,
  */
 export function roundTextForDisplay(memory: RoundText, prefixes: RoundLabelPrefixes): string {
   if (memory.kind !== 'episodic') return memory.text;
-  return swapLabels(memory.text, { user: STORED_USER, assistant: STORED_ASSISTANT }, { user: prefixes.user, assistant: `\n${prefixes.assistant}` });
+  return relabelRound(memory.text, STORED_ROUND_PREFIXES, { user: prefixes.user, assistant: `\n${prefixes.assistant}` });
 }
 
 /**
@@ -57,18 +54,5 @@ export function roundTextForDisplay(memory: RoundText, prefixes: RoundLabelPrefi
  */
 export function roundTextForStorage(kind: MemoryKind, text: string, prefixes: RoundLabelPrefixes): string {
   if (kind !== 'episodic') return text;
-  return swapLabels(text, { user: prefixes.user, assistant: `\n${prefixes.assistant}` }, { user: STORED_USER, assistant: STORED_ASSISTANT });
-}
-
-/** Replaces a leading `from.user` by `to.user`, and the first `from.assistant` (after it) by `to.assistant`. */
-function swapLabels(text: string, from: RoundLabelPrefixes, to: RoundLabelPrefixes): string {
-  let out = text;
-  let searchFrom = 0;
-  if (out.startsWith(from.user)) {
-    out = to.user + out.slice(from.user.length);
-    searchFrom = to.user.length;
-  }
-  const at = out.indexOf(from.assistant, searchFrom);
-  if (at >= 0) out = out.slice(0, at) + to.assistant + out.slice(at + from.assistant.length);
-  return out;
+  return relabelRound(text, { user: prefixes.user, assistant: `\n${prefixes.assistant}` }, STORED_ROUND_PREFIXES);
 }
