@@ -545,6 +545,7 @@ export default defineBench<ColdStartParams>({
     }
     const errors = results.flatMap((r) => r.consoleErrors);
     return {
+      params,
       tables: [
         {
           title: `Time to the first answered memory search after a restart, median / p95 of ${params.runs} runs (ms):`,

@@ -101,9 +101,10 @@ for (const name of selected) {
     const params = full ? mod.full : mod.quick;
     const result: BenchResult = await mod.run(params, ctx);
     const seconds = (performance.now() - started) / 1000;
-    const section = renderBenchSection(mod, params, result, seconds, full, startedAt);
+    const measured = result.params ?? params;
+    const section = renderBenchSection(mod, measured, result, seconds, full, startedAt);
     console.log(`\n${section}`);
-    writeFileSync(join(outDir, `${name}.json`), JSON.stringify({ name, title, full, params, seconds, machine, result }, null, 2));
+    writeFileSync(join(outDir, `${name}.json`), JSON.stringify({ name, title, full, params: measured, seconds, machine, result }, null, 2));
     doc = replaceSection(doc, name, section);
     entries.push({ name, title, seconds, headline: result.headline ?? [] });
   } catch (error) {

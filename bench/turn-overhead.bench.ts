@@ -511,6 +511,7 @@ export default defineBench<Params>({
       for (const db of dbs.values()) await db.delete();
     }
     return {
+      params: { ...params, sizes, runs, turns, counters, ...(lockList ? { locks: lockList } : {}) },
       tables: [
         {
           title: `Send → prompt ready, ms (${runs} runs × ${turns} timed turns per counter and size; target: issue 9's p95):`,

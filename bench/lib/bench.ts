@@ -51,6 +51,11 @@ export interface BenchResult {
   notes?: string[];
   /** Anything else worth keeping; written with the result to `bench-results/<name>.json`. */
   raw?: unknown;
+  /**
+   * The parameters actually measured, when an environment override (e.g. `COLDSTART_SIZES`) changed
+   * the quick or full ones: printed in the section and the JSON instead of them.
+   */
+  params?: unknown;
 }
 
 /** What the runner gives each bench. */
