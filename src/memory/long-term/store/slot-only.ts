@@ -57,37 +57,70 @@ export interface SlotOnlyResult {
  */
 export function slotOnlyMembers(index: BlockIndex, query: SlotOnlyQuery): SlotOnlyResult {
   const { namespace, label, now, listed, asked, window, weighting, head, margin } = query;
-  const capacity = index.slotSize(namespace, label);
-  const columns: SlotOnlyColumns = {
+  const columns = scratchColumns(index.slotSize(namespace, label));
+  const { score, dated, current, time, slots } = columns;
+  // The listed members by meta slot (a number compare per member, not a string-keyed lookup).
+  const listedSlots = new Set<number>();
+  for (const id of listed.keys()) {
+    const slot = index.metaSlot(id, namespace);
+    if (slot >= 0) listedSlots.add(slot);
+  }
+  let inWindow = 0;
+  // Most members share a subject ("user"): the penalty is decided once per run of equal subjects.
+  let lastSubject: string | null | undefined;
+  let lastPenalized = false;
+  index.forEachInSlot(namespace, label, now, (_id, b, s, slot) => {
+    if (listedSlots.has(slot)) return;
+    const i = columns.size++;
+    let relevance = 0 + SLOT_MATCH_WEIGHT;
+    const subject = b.subjects?.[s] ?? null;
+    if (subject !== lastSubject) [lastSubject, lastPenalized] = [subject, aboutAnotherPerson(asked, subject)];
+    if (lastPenalized) relevance -= SUBJECT_MISMATCH_PENALTY;
+    const inside = window !== null && acceptsSlot(b, s, window);
+    if (inside) {
+      relevance += TIME_MATCH_WEIGHT;
+      inWindow += 1;
+    }
+    score[i] = weightedScore(relevance, now - b.updatedAt[s]!, b.pinned[s] === 1 ? 1 : b.importance[s]!, weighting);
+    dated[i] = inside ? 1 : 0;
+    const until = b.validUntil[s]!;
+    current[i] = b.current?.[s] === 1 && (Number.isNaN(until) || until > now) ? 1 : 0;
+    const from = b.validFrom[s]!;
+    time[i] = Number.isNaN(from) ? b.createdAt[s]! : from;
+    slots[i] = slot;
+  });
+  const n = columns.size;
+  const idOf = (i: number) => index.idAt(namespace, slots[i]!)!;
+  const rankBefore = (a: number, b: number) => score[a]! > score[b]! || (score[a] === score[b] && byLocale(idOf(a), idOf(b)) < 0);
+  const picked = boundSlotOnlyColumns(columns, head, margin, rankBefore) ?? Array.from({ length: n }, (_, i) => i);
+  return { count: n, inWindow, kept: picked.map((i) => ({ id: idOf(i), score: score[i]! })) };
+}
+
+/** `SlotOnlyColumns` plus each member's meta slot. */
+interface ScratchColumns extends SlotOnlyColumns {
+  slots: Int32Array;
+}
+
+/**
+ * Columns reused from one query to the next (`slotOnlyMembers` is synchronous and copies out what
+ * it keeps), grown to the largest slot seen: no per-query allocation of a slot's size.
+ */
+let scratch: ScratchColumns = emptyColumns(0);
+
+function emptyColumns(capacity: number): ScratchColumns {
+  return {
     size: 0,
     score: new Float64Array(capacity),
     dated: new Uint8Array(capacity),
     current: new Uint8Array(capacity),
     time: new Float64Array(capacity),
+    slots: new Int32Array(capacity),
   };
-  const ids: string[] = [];
-  let inWindow = 0;
-  index.forEachInSlot(namespace, label, now, (id, b, s) => {
-    if (listed.has(id)) return;
-    const i = columns.size++;
-    let relevance = 0 + SLOT_MATCH_WEIGHT;
-    if (aboutAnotherPerson(asked, b.subjects?.[s] ?? null)) relevance -= SUBJECT_MISMATCH_PENALTY;
-    const dated = window !== null && acceptsSlot(b, s, window);
-    if (dated) {
-      relevance += TIME_MATCH_WEIGHT;
-      inWindow += 1;
-    }
-    columns.score[i] = weightedScore(relevance, now - b.updatedAt[s]!, b.pinned[s] === 1 ? 1 : b.importance[s]!, weighting);
-    columns.dated[i] = dated ? 1 : 0;
-    const until = b.validUntil[s]!;
-    columns.current[i] = b.current?.[s] === 1 && (Number.isNaN(until) || until > now) ? 1 : 0;
-    const from = b.validFrom[s]!;
-    columns.time[i] = Number.isNaN(from) ? b.createdAt[s]! : from;
-    ids.push(id);
-  });
-  const { score } = columns;
-  const rankBefore = (a: number, b: number) => score[a]! > score[b]! || (score[a] === score[b] && byLocale(ids[a]!, ids[b]!) < 0);
-  const picked = boundSlotOnlyColumns(columns, head, margin, rankBefore);
-  const kept = picked ? picked.map((i) => ({ id: ids[i]!, score: score[i]! })) : ids.map((id, i) => ({ id, score: score[i]! }));
-  return { count: columns.size, inWindow, kept };
+}
+
+/** The scratch columns with room for `capacity` members, `size` 0. */
+function scratchColumns(capacity: number): ScratchColumns {
+  if (scratch.score.length < capacity) scratch = emptyColumns(Math.max(capacity, 2 * scratch.score.length));
+  scratch.size = 0;
+  return scratch;
 }

@@ -349,11 +349,11 @@ export class BlockIndex {
 
   /**
    * Calls `visit` with each currently valid (`validUntil` unset or after `now`) member of the slot
-   * `label` in `namespace` (in no particular order): its id, its meta block and its position in the
-   * block (`b.createdAt[s]`, … are its columns). O(memories about that slot), no object per member:
-   * the per-slot lists hold meta slots, so no id is looked up.
+   * `label` in `namespace` (in no particular order): its id, its meta block, its position in the
+   * block (`b.createdAt[s]`, … are its columns) and its meta slot (`metaSlot`, `idAt`). O(memories
+   * about that slot), no object per member: the per-slot lists hold meta slots, so no id is looked up.
    */
-  forEachInSlot(namespace: string, label: string, now: number, visit: (id: string, b: MetaBlockRecord, s: number) => void): void {
+  forEachInSlot(namespace: string, label: string, now: number, visit: (id: string, b: MetaBlockRecord, s: number, slot: number) => void): void {
     const slots = this.slotIds.get(namespace)?.get(label);
     const seg = this.metas.get(namespace);
     if (!slots || !seg) return;
@@ -362,8 +362,19 @@ export class BlockIndex {
       const b = blocks[slot >> 8]!;
       const s = slot & 255;
       const until = b.validUntil[s]!;
-      if (Number.isNaN(until) || until > now) visit(b.ids[s]!, b, s);
+      if (Number.isNaN(until) || until > now) visit(b.ids[s]!, b, s, slot);
     }
+  }
+
+  /** The meta slot of `id` (its position in `namespace`'s meta segment), or −1 when it is not indexed in `namespace`. */
+  metaSlot(id: string, namespace: string): number {
+    const loc = this.metaLoc.get(id);
+    return loc && loc.namespace === namespace ? loc.slot : -1;
+  }
+
+  /** The id in meta slot `slot` of `namespace`, or `null` when the slot is free or out of range. */
+  idAt(namespace: string, slot: number): string | null {
+    return this.metas.get(namespace)?.blocks[slot >> 8]?.ids[slot & 255] ?? null;
   }
 
   /** Number of memories of `namespace` whose slot label is `label`, valid or not (an upper bound on what `forEachInSlot` visits). */
