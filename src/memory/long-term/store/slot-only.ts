@@ -52,8 +52,10 @@ export interface SlotOnlyResult {
  * `weightedScore` with its `updatedAt`, importance (1 when pinned) and the slot weighting — and the
  * tie-break's keys (in the window; current: the `current` flag set and still valid; stated at
  * `validFrom`, else `createdAt`) go into typed columns; `boundSlotOnlyColumns` picks the kept ones
- * (rank order: score desc, then the store's id order). O(slot size) column reads and
- * O(slot size · log head) comparisons; the only allocations are the columns and the kept members.
+ * (rank order: score desc, then the store's id order; `boundSlotOnly`'s docstring says why the rest
+ * cannot reach the first `head` places). O(slot size) column reads and O(slot size · log head)
+ * comparisons; no object per member: the columns are reused from query to query, and only the
+ * kept members (all of them when the bound does not apply) are returned as objects.
  */
 export function slotOnlyMembers(index: BlockIndex, query: SlotOnlyQuery): SlotOnlyResult {
   const { namespace, label, now, listed, asked, window, weighting, head, margin } = query;
