@@ -99,6 +99,20 @@ describe('applyTimeBoost', () => {
     expect(applyTimeBoost(many, day, inWindow, () => ['a', 'c', 'd'], 1, 0.5)).toBe(2);
     expect([...many].map(([id]) => id)).toEqual(['a', 'c']);
   });
+
+  it('counts the held-out candidates in the window towards k and does not fill them in again', () => {
+    // One held out in the window: 'a' and it make 2 > k = 1, so no fill ('c' would join without it).
+    const one = new Map([['a', 0.8]]);
+    expect(applyTimeBoost(one, day, inWindow, () => ['a', 'c'], 1, 0.5, { inside: 1, has: () => false })).toBe(2);
+    expect([...one]).toEqual([['a', 1.3]]);
+    // 'c' is held out (outside the window count): the fill adds 'd' only.
+    const fill = new Map([['a', 0.8]]);
+    expect(applyTimeBoost(fill, day, inWindow, () => ['a', 'c', 'd'], 3, 0.5, { inside: 0, has: (id) => id === 'c' })).toBe(2);
+    expect([...fill]).toEqual([
+      ['a', 1.3],
+      ['d', 0.5],
+    ]);
+  });
 });
 
 describe('store search with time expressions', () => {

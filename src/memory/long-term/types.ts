@@ -121,6 +121,12 @@ export interface SearchOptions {
    * from the query text (a memory text such as "下周三（2024-05-15）…" is not a question about next Wednesday).
    */
   timeFilters?: boolean;
+  /**
+   * The reference ranking of a query about a slot (default false; tests compare): every member of
+   * the asked slot joins the candidates as a listed one does, instead of only those that can reach
+   * the top k (`slotOnlyMembers`, `boundSlotOnly`). The results are the same, slower on a large slot.
+   */
+  rankEverySlotMember?: boolean;
 }
 
 /** One memory as the memory manager filters it (see `LongTermStore.catalog`). */

@@ -460,15 +460,15 @@ export interface SlotOnlyCandidate {
 }
 
 /**
- * The best `k` of `items` under `before` (a strict weak order: `before(a, b)` when `a` ranks
- * first), best first. O(n log k) with a bounded heap; ties keep no particular order (give `before`
- * a total order).
+ * The best `k` of the indices `0 … n − 1` under `before` (a strict weak order: `before(a, b)` when
+ * `a` ranks first), best first. O(n log k) with a bounded heap of indices; ties keep no particular
+ * order (give `before` a total order).
  */
-function bestK<T>(items: readonly T[], k: number, before: (a: T, b: T) => boolean): T[] {
+function bestK(n: number, k: number, before: (a: number, b: number) => boolean): number[] {
   if (k <= 0) return [];
-  // Max-heap of the kept items by "worst first": the root is the worst kept item.
-  const heap: T[] = [];
-  const worse = (a: T, b: T) => before(b, a);
+  // Max-heap of the kept indices by "worst first": the root is the worst kept one.
+  const heap: number[] = [];
+  const worse = (a: number, b: number) => before(b, a);
   const up = (i: number) => {
     const x = heap[i]!;
     while (i > 0) {
@@ -479,7 +479,7 @@ function bestK<T>(items: readonly T[], k: number, before: (a: T, b: T) => boolea
     }
     heap[i] = x;
   };
-  const down = (x: T) => {
+  const down = (x: number) => {
     let i = 0;
     for (;;) {
       let c = 2 * i + 1;
@@ -491,13 +491,60 @@ function bestK<T>(items: readonly T[], k: number, before: (a: T, b: T) => boolea
     }
     heap[i] = x;
   };
-  for (const item of items) {
+  for (let item = 0; item < n; item += 1) {
     if (heap.length < k) {
       heap.push(item);
       up(heap.length - 1);
     } else if (before(item, heap[0]!)) down(item);
   }
   return heap.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+}
+
+/**
+ * Slot-only members as columns (member `i` is position `i` of each array, `0 ≤ i < size`; the
+ * arrays may be longer): what `boundSlotOnlyColumns` reads, the fields of `SlotOnlyCandidate`
+ * without an object per member.
+ */
+export interface SlotOnlyColumns {
+  /** Number of members. */
+  size: number;
+  /** `SlotOnlyCandidate.score`. */
+  score: Float64Array;
+  /** `SlotOnlyCandidate.dated` (1 / 0). */
+  dated: Uint8Array;
+  /** `SlotOnlyCandidate.current` (1 / 0). */
+  current: Uint8Array;
+  /** `SlotOnlyCandidate.time` (ms epoch). */
+  time: Float64Array;
+}
+
+/**
+ * `boundSlotOnly` on columns: the same members kept (see its docstring for the rule and why it
+ * suffices), as indices into `members`, with `rankBefore` over indices; `null` when every member is
+ * kept (at most `2 · head + 1` members, a score that is not finite, or scores further apart than
+ * `margin`). O(n log head) time, O(head) memory: no object per member.
+ * @returns distinct indices in no particular order, or `null` (all).
+ */
+export function boundSlotOnlyColumns(members: SlotOnlyColumns, head: number, margin: number, rankBefore: (a: number, b: number) => boolean): number[] | null {
+  const n = members.size;
+  if (n <= 2 * head + 1) return null;
+  const { score, dated, current, time } = members;
+  let min = Infinity;
+  let max = -Infinity;
+  for (let i = 0; i < n; i += 1) {
+    const x = score[i]!;
+    if (!Number.isFinite(x)) return null;
+    if (x < min) min = x;
+    if (x > max) max = x;
+  }
+  if (!(max - min <= margin)) return null;
+  const groupBefore = (a: number, b: number) =>
+    dated[a] !== dated[b] ? dated[a] === 1 : current[a] !== current[b] ? current[a] === 1 : time[a] !== time[b] ? time[a]! > time[b]! : rankBefore(a, b);
+  const kept = new Set<number>(bestK(n, head, rankBefore));
+  for (const i of bestK(n, head, groupBefore)) kept.add(i);
+  const [last] = bestK(n, 1, (a, b) => rankBefore(b, a));
+  kept.add(last!);
+  return [...kept];
 }
 
 /**
@@ -538,20 +585,14 @@ export function boundSlotOnly(
   margin: number,
   rankBefore: (a: SlotOnlyCandidate, b: SlotOnlyCandidate) => boolean,
 ): SlotOnlyCandidate[] {
-  if (members.length <= 2 * head + 1) return [...members];
-  let min = Infinity;
-  let max = -Infinity;
-  for (const m of members) {
-    if (!Number.isFinite(m.score)) return [...members];
-    if (m.score < min) min = m.score;
-    if (m.score > max) max = m.score;
-  }
-  if (!(max - min <= margin)) return [...members];
-  const groupBefore = (a: SlotOnlyCandidate, b: SlotOnlyCandidate) =>
-    a.dated !== b.dated ? a.dated : a.current !== b.current ? a.current : a.time !== b.time ? a.time > b.time : rankBefore(a, b);
-  const kept = new Set<SlotOnlyCandidate>(bestK(members, head, rankBefore));
-  for (const m of bestK(members, head, groupBefore)) kept.add(m);
-  const [last] = bestK(members, 1, (a, b) => rankBefore(b, a));
-  kept.add(last!);
-  return [...kept];
+  const n = members.length;
+  const columns: SlotOnlyColumns = { size: n, score: new Float64Array(n), dated: new Uint8Array(n), current: new Uint8Array(n), time: new Float64Array(n) };
+  members.forEach((m, i) => {
+    columns.score[i] = m.score;
+    columns.dated[i] = m.dated ? 1 : 0;
+    columns.current[i] = m.current ? 1 : 0;
+    columns.time[i] = m.time;
+  });
+  const kept = boundSlotOnlyColumns(columns, head, margin, (a, b) => rankBefore(members[a]!, members[b]!));
+  return kept ? kept.map((i) => members[i]!) : [...members];
 }

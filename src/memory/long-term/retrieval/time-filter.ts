@@ -296,7 +296,11 @@ export const ONE_DAY_WINDOW_MS = 25 * 3_600_000;
  * @param fused id → relevance, changed in place.
  * @param window the resolved window (ms epoch; `end` exclusive).
  * @param k the number of results asked for.
- * @returns the number of candidates in the window after the fill.
+ * @param heldOut candidates the caller keeps outside `fused` (the store's slot-only members, ranked on
+ *   the index's columns) and boosts itself alike: `inside` of them are in the window (they count
+ *   towards `k` as if they were in `fused`), and `has(id)` says whether a memory is one of them (the
+ *   fill does not add it again). Default: none.
+ * @returns the number of candidates in the window after the fill (the held-out ones included).
  */
 export function applyTimeBoost(
   fused: Map<string, number>,
@@ -305,8 +309,9 @@ export function applyTimeBoost(
   dayMemories: () => readonly string[],
   k: number,
   weight: number = TIME_MATCH_WEIGHT,
+  heldOut: { inside: number; has: (id: string) => boolean } = { inside: 0, has: () => false },
 ): number {
-  let inside = 0;
+  let inside = heldOut.inside;
   for (const [id, relevance] of fused)
     if (inWindow(id)) {
       fused.set(id, relevance + weight);
@@ -314,7 +319,7 @@ export function applyTimeBoost(
     }
   if (inside <= k && window.end - window.start <= ONE_DAY_WINDOW_MS) {
     for (const id of dayMemories())
-      if (!fused.has(id)) {
+      if (!fused.has(id) && !heldOut.has(id)) {
         fused.set(id, weight);
         inside += 1;
       }

@@ -20,17 +20,16 @@ import {
   recencyTieBreak,
   SAME_SLOT_MARGIN,
   SLOT_MATCH_WEIGHT,
-  boundSlotOnly,
-  type SlotOnlyCandidate,
   weightedScore,
   weightingForCandidate,
   type FusionWeights,
 } from '../retrieval/fusion';
 import { demoteByFeedback, type FeedbackSignal } from '../retrieval/feedback';
 import { aboutAnotherPerson, querySubject, SUBJECT_MISMATCH_PENALTY } from '../retrieval/subject';
-import { applyTimeBoost, asksForCurrentState, parseSessionReference, parseTimeFilter, sessionWindow } from '../retrieval/time-filter';
+import { applyTimeBoost, asksForCurrentState, parseSessionReference, parseTimeFilter, sessionWindow, TIME_MATCH_WEIGHT } from '../retrieval/time-filter';
 import type { IndexSync } from './index-sync';
 import { toView } from './rows';
+import { slotOnlyMembers } from './slot-only';
 import { EngineError } from '../../../model/errors';
 
 /** A term that is one Han character. */
@@ -182,19 +181,6 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     // Same subject and slot as the question ("Where do I work now?" → user:work): candidates even
     // with no shared word ("New job! I'm a product manager at KPMG now."), see `SLOT_MATCH_WEIGHT`.
     const querySlot = mode === 'vector' ? null : memorySlotLabel(text);
-    // The asked slot's members that a list found (`inQuerySlot`) and those no list found (`slotOnly`:
-    // their relevance is the slot's alone; only the few that can reach the top k are ranked, `boundSlotOnly`).
-    const inQuerySlot = new Set<string>();
-    const slotOnly = new Set<string>();
-    if (querySlot) {
-      for (const id of index.slotMembers(ns, querySlot, t)) {
-        if (!isEligible(id)) continue;
-        const listed = fused.get(id);
-        fused.set(id, (listed ?? 0) + SLOT_MATCH_WEIGHT);
-        if (listed === undefined) slotOnly.add(id);
-        else inQuerySlot.add(id);
-      }
-    }
     // Each candidate's columns are read once (the tie-break's sort asks for them per comparison).
     const metas = new Map<string, MemoryMeta>();
     const metaOfId = (id: string): MemoryMeta => {
@@ -202,11 +188,32 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
       if (!m) metas.set(id, (m = sync.index.meta(id)!));
       return m;
     };
+    /** Whether `id` is a member of the asked slot in `ns` that is valid at `t` (what `BlockIndex.forEachInSlot` visits). */
+    const isSlotMember = (id: string): boolean => {
+      if (!querySlot || !index.has(id)) return false;
+      const m = metaOfId(id);
+      return m.namespace === ns && m.slot === querySlot && (m.validUntil === null || m.validUntil > t);
+    };
+    // The asked slot's members that a list found (`inQuerySlot`: their relevance gains the slot's) and
+    // those no list found (slot-only: their relevance is the slot's alone; they are ranked on the
+    // columns after the feedback is read, and only the few that can reach the top k join, `slotOnlyMembers`).
+    // `rankEverySlotMember` (the reference): every member joins the candidates as a listed one.
+    const inQuerySlot = new Set<string>();
+    if (querySlot) {
+      for (const id of fused.keys()) if (isSlotMember(id) && isEligible(id)) inQuerySlot.add(id);
+      if (options.rankEverySlotMember)
+        for (const id of index.slotMembers(ns, querySlot, t)) {
+          if (inQuerySlot.has(id) || !isEligible(id)) continue;
+          fused.set(id, 0);
+          inQuerySlot.add(id);
+        }
+      for (const id of inQuerySlot) fused.set(id, fused.get(id)! + SLOT_MATCH_WEIGHT);
+    }
     /** Whether a memory is current at query time `t` (not superseded, not expired). */
     const isCurrentAt = (m: MemoryMeta): boolean => m.current === 1 && (m.validUntil ?? Infinity) > t;
     // Another person's fact does not answer a question about the user (`retrieval/subject.ts`).
+    const asked = querySubject(text);
     if (mode !== 'vector') {
-      const asked = querySubject(text);
       for (const [id, relevance] of fused) {
         const m = sync.index.has(id) ? metaOfId(id) : null;
         if (m && aboutAnotherPerson(asked, m.subject)) fused.set(id, relevance - SUBJECT_MISMATCH_PENALTY);
@@ -214,48 +221,48 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     }
     // Relevance feedback: memories marked "not relevant here" under a similar query rank last (`retrieval/feedback.ts`).
     const feedback = ctx.feedback && mode === 'hybrid' ? await ctx.feedback(ns) : [];
+    // Of a large slot, only the members that can reach the top k and the places the later passes
+    // can empty: one per superseded candidate with matched terms (moved below current ones), one per feedback row.
+    let movable = 0;
+    for (const h of lexicalHits) {
+      if (!sync.index.has(h.id)) continue;
+      if (!isCurrentAt(metaOfId(h.id))) movable += 1;
+    }
+    const slotOnly =
+      querySlot && !options.rankEverySlotMember
+        ? slotOnlyMembers(index, {
+            namespace: ns,
+            label: querySlot,
+            now: t,
+            listed: fused,
+            asked,
+            window: windowScan,
+            weighting: weightingForCandidate(weighting, true, true),
+            head: k + movable + feedback.length,
+            // Without the tie-break no group reorders them: any margin keeps a superset of the best `head` by rank.
+            margin: options.recencyTieBreak === false ? Infinity : SAME_SLOT_MARGIN,
+          })
+        : { count: 0, inWindow: 0, kept: [] };
     let ranked: { id: string; score: number }[];
-    if (fused.size === 0 && windowScan) {
+    if (fused.size === 0 && slotOnly.count === 0 && windowScan) {
       // "What did I say last week?": nothing to match on but a time range — newest first.
       ranked = windowIds
         .map((id) => ({ id, score: 0, at: metaOfId(id).validFrom ?? metaOfId(id).createdAt }))
         .sort((a, b) => b.at - a.at)
         .map(({ id, score }) => ({ id, score }));
     } else {
-      if (filter && windowScan) applyTimeBoost(fused, filter, inWindow, () => windowIds, k);
+      // The slot-only members are boosted on the columns already (`slotOnlyMembers`).
+      if (filter && windowScan)
+        applyTimeBoost(fused, filter, inWindow, () => windowIds, k, TIME_MATCH_WEIGHT, { inside: slotOnly.inWindow, has: isSlotMember });
       // A candidate's final score: relevance weighted by its age and importance (slot members by the slot's weighting).
       const finalScore = (m: MemoryMeta, relevance: number, inSlot: boolean) =>
         weightedScore(relevance, t - m.updatedAt, m.pinned ? 1 : m.importance, weightingForCandidate(weighting, querySlot !== null, inSlot));
-      const rankBefore = (a: { id: string; score: number }, b: { id: string; score: number }) =>
-        a.score > b.score || (a.score === b.score && byLocale(a.id, b.id) < 0);
       ranked = [];
-      const slotScored: SlotOnlyCandidate[] = [];
       for (const [id, relevance] of fused) {
         if (!sync.index.has(id)) continue;
-        const m = metaOfId(id);
-        if (!slotOnly.has(id)) {
-          ranked.push({ id, score: finalScore(m, relevance, inQuerySlot.has(id)) });
-          continue;
-        }
-        slotScored.push({
-          id,
-          score: finalScore(m, relevance, true),
-          dated: windowScan !== null && inWindow(id),
-          current: isCurrentAt(m),
-          time: m.validFrom ?? m.createdAt,
-        });
+        ranked.push({ id, score: finalScore(metaOfId(id), relevance, inQuerySlot.has(id)) });
       }
-      // Of a large slot, only the members that can reach the top k and the places the later passes
-      // can empty: one per superseded candidate with matched terms (moved below current ones), one per feedback row.
-      let movable = 0;
-      for (const h of lexicalHits) {
-        if (!sync.index.has(h.id)) continue;
-        if (!isCurrentAt(metaOfId(h.id))) movable += 1;
-      }
-      const head = k + movable + feedback.length;
-      // Without the tie-break no group reorders them: any margin keeps a superset of the best `head` by rank.
-      const kept = boundSlotOnly(slotScored, head, options.recencyTieBreak === false ? Infinity : SAME_SLOT_MARGIN, rankBefore);
-      for (const c of kept) ranked.push({ id: c.id, score: c.score });
+      for (const c of slotOnly.kept) ranked.push(c);
       ranked.sort((a, b) => b.score - a.score || byLocale(a.id, b.id));
       if (options.recencyTieBreak !== false) {
         // Tied candidates trade places and scores (the score is the position's), so scores stay in rank order.

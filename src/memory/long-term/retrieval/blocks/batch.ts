@@ -23,13 +23,13 @@ import {
   type VectorSegment,
 } from './records';
 
-/** Adds `id` to the members of `label` in `namespace` (see `BlockIndex.slotIds`). */
-export function addSlotMember(members: Map<string, Map<string, Set<string>>>, namespace: string, label: string, id: string): void {
+/** Adds meta slot `slot` (a position in `namespace`'s meta segment) to the members of `label` there (see `BlockIndex.slotIds`). */
+export function addSlotMember(members: Map<string, Map<string, Set<number>>>, namespace: string, label: string, slot: number): void {
   let labels = members.get(namespace);
   if (!labels) members.set(namespace, (labels = new Map()));
-  let ids = labels.get(label);
-  if (!ids) labels.set(label, (ids = new Set()));
-  ids.add(id);
+  let slots = labels.get(label);
+  if (!slots) labels.set(label, (slots = new Set()));
+  slots.add(slot);
 }
 
 /**
@@ -242,14 +242,14 @@ export class IndexBatch {
 
   /** Applies the batch to the live index. Call once, after the blocks were committed. */
   commit(): void {
-    // The per-slot id lists: each changed id leaves its old label (read from the live blocks
-    // before they are swapped) and joins its new one (read after).
+    // The per-slot member lists: each changed id's old meta slot leaves its old label (read from
+    // the live blocks before they are swapped), its new one joins its new label (read after).
     const slotOf = (loc: { namespace: string; slot: number }) => this.live.metas.get(loc.namespace)?.blocks[loc.slot >> 8]?.slots[loc.slot & 255] ?? null;
     for (const id of this.metaLoc.keys()) {
       const old = this.live.metaLoc.get(id);
       const label = old ? slotOf(old) : null;
       const members = old && label ? this.live.slotMembers.get(old.namespace) : undefined;
-      if (members?.get(label!)?.delete(id) && members.get(label!)!.size === 0) members.delete(label!);
+      if (members?.get(label!)?.delete(old!.slot) && members.get(label!)!.size === 0) members.delete(label!);
     }
     for (const seg of this.newSegs.meta) this.live.metas.set(seg.namespace, seg);
     for (const seg of this.newSegs.vec) this.live.vectorSegs.set(segmentKey(seg.model, seg.namespace), seg);
@@ -268,7 +268,7 @@ export class IndexBatch {
       if (loc) this.live.metaLoc.set(id, loc);
       else this.live.metaLoc.delete(id);
       const label = loc ? slotOf(loc) : null;
-      if (loc && label) addSlotMember(this.live.slotMembers, loc.namespace, label, id);
+      if (loc && label) addSlotMember(this.live.slotMembers, loc.namespace, label, loc.slot);
     }
     for (const [id, loc] of this.vecLoc) {
       if (loc) this.live.vecLoc.set(id, loc);

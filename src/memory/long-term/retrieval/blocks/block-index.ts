@@ -54,11 +54,12 @@ export class BlockIndex {
   /** id → model + namespace + vector slot. */
   private readonly vecLoc = new Map<string, { model: string; namespace: string; slot: number }>();
   /**
-   * namespace → slot label → ids whose meta slot holds that label: the same-slot lookups
-   * (`inSlot`, `slotMembers`) read it instead of walking every meta block. Built on load
+   * namespace → slot label → the meta slots (positions in the namespace's meta segment) that hold
+   * that label: the same-slot lookups (`inSlot`, `slotMembers`, `forEachInSlot`) read it instead of
+   * walking every meta block, and reach each member's columns without an id lookup. Built on load
    * (`fromRecords`) and kept by `IndexBatch.commit`.
    */
-  private readonly slotIds = new Map<string, Map<string, Set<string>>>();
+  private readonly slotIds = new Map<string, Map<string, Set<number>>>();
   /**
    * Whether some meta block read by `fromRecords` lacks the `current` / `normalized` / `subjects`
    * columns or has slot labels and subjects of another `SLOT_CLASSIFIER_VERSION` (written by an older
@@ -106,7 +107,7 @@ export class BlockIndex {
         (id, slot) => {
           index.metaLoc.set(id, { namespace: seg.namespace, slot });
           const label = seg.blocks[slot >> 8]!.slots[slot & 255];
-          if (label) addSlotMember(index.slotIds, seg.namespace, label, id);
+          if (label) addSlotMember(index.slotIds, seg.namespace, label, slot);
         },
       );
     }
@@ -346,17 +347,39 @@ export class BlockIndex {
     return out;
   }
 
-  /** Calls `visit` with each currently valid (`validUntil` unset or after `now`) member of a slot, its meta block and position. */
-  private forEachInSlot(namespace: string, label: string, now: number, visit: (id: string, b: MetaBlockRecord, s: number) => void): void {
-    const ids = this.slotIds.get(namespace)?.get(label);
+  /**
+   * Calls `visit` with each currently valid (`validUntil` unset or after `now`) member of the slot
+   * `label` in `namespace` (in no particular order): its id, its meta block, its position in the
+   * block (`b.createdAt[s]`, … are its columns) and its meta slot (`metaSlot`, `idAt`). O(memories
+   * about that slot), no object per member: the per-slot lists hold meta slots, so no id is looked up.
+   */
+  forEachInSlot(namespace: string, label: string, now: number, visit: (id: string, b: MetaBlockRecord, s: number, slot: number) => void): void {
+    const slots = this.slotIds.get(namespace)?.get(label);
     const seg = this.metas.get(namespace);
-    if (!ids || !seg) return;
-    const filter = { now };
-    for (const id of ids) {
-      const slot = this.metaLoc.get(id)!.slot;
-      const b = seg.blocks[slot >> 8]!;
-      if (acceptsSlot(b, slot & 255, filter)) visit(id, b, slot & 255);
+    if (!slots || !seg) return;
+    const blocks = seg.blocks;
+    for (const slot of slots) {
+      const b = blocks[slot >> 8]!;
+      const s = slot & 255;
+      const until = b.validUntil[s]!;
+      if (Number.isNaN(until) || until > now) visit(b.ids[s]!, b, s, slot);
     }
+  }
+
+  /** The meta slot of `id` (its position in `namespace`'s meta segment), or −1 when it is not indexed in `namespace`. */
+  metaSlot(id: string, namespace: string): number {
+    const loc = this.metaLoc.get(id);
+    return loc && loc.namespace === namespace ? loc.slot : -1;
+  }
+
+  /** The id in meta slot `slot` of `namespace`, or `null` when the slot is free or out of range. */
+  idAt(namespace: string, slot: number): string | null {
+    return this.metas.get(namespace)?.blocks[slot >> 8]?.ids[slot & 255] ?? null;
+  }
+
+  /** Number of memories of `namespace` whose slot label is `label`, valid or not (an upper bound on what `forEachInSlot` visits). */
+  slotSize(namespace: string, label: string): number {
+    return this.slotIds.get(namespace)?.get(label)?.size ?? 0;
   }
 
   /**

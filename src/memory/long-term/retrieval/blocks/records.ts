@@ -356,8 +356,8 @@ export interface BlockIndexInternals {
   vectorSegs: Map<string, VectorSegment>;
   metaLoc: Map<string, { namespace: string; slot: number }>;
   vecLoc: Map<string, { model: string; namespace: string; slot: number }>;
-  /** namespace → slot label (`memorySlotLabel`) → ids of the memories about it (kept on load and commit). */
-  slotMembers: Map<string, Map<string, Set<string>>>;
+  /** namespace → slot label (`memorySlotLabel`) → meta slots (positions in the namespace's meta segment) of the memories about it (kept on load and commit). */
+  slotMembers: Map<string, Map<string, Set<number>>>;
   metaSegment: (namespace: string) => MetaSegment;
   vectorSegment: (model: string, namespace: string, dim: number) => VectorSegment;
 }
