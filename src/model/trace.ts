@@ -87,6 +87,31 @@ export interface PromptBudget {
  */
 export type PromptNotice = { code: 'summary_pending'; messages: number; lastError: string | null } | { code: 'keyword_memory_only' };
 
+/**
+ * How long one turn took until its prompt was ready, in milliseconds on a monotonic clock
+ * (`performance.now()` in the product; `ChatServiceDeps.clock`). Generation is not in it.
+ */
+export interface TurnTimings {
+  /**
+   * From `ChatService.send`'s entry to the moment the assembled prompt is handed to the chat
+   * engine (`ChatEngine.complete`): waiting for the turn lock, the short-term context, storing the
+   * user message, long-term retrieval (query embedding included), the cited titles and the
+   * profile, prompt assembly. What the turn-overhead benchmarks call send → prompt ready.
+   */
+  promptReadyMs: number;
+  /**
+   * Long-term retrieval (`LongTermMemory.retrieve`: the store's hybrid search with its query
+   * embedding, neighbour expansion, past-round marks); part of `promptReadyMs`. 0 when none ran
+   * (`memoryTopK` 0).
+   */
+  retrievalMs: number;
+  /**
+   * Embedding the message for this turn's long-term retrieval (the store's query embedding); part
+   * of `retrievalMs`. 0 when no query was embedded (no embedder loaded, or no vector of its model stored).
+   */
+  queryEmbeddingMs: number;
+}
+
 /** Everything the context view shows about one turn's prompt. */
 export interface PromptTrace {
   /** The exact messages sent to the engine. */
@@ -102,4 +127,6 @@ export interface PromptTrace {
   notices?: PromptNotice[];
   /** The page attached to this message, when one was (title, URL, passages; the text is in the `page` section). */
   page?: PageTrace;
+  /** How long the turn took until the prompt was ready (absent in traces stored by older versions). */
+  timings?: TurnTimings;
 }
