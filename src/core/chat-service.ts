@@ -276,11 +276,11 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 
   /**
    * Long-term memories for the message (hybrid search across conversations, top-k from the
-   * settings). Sets `timings.retrievalMs` (the whole retrieval) and adds the query embedding's time
-   * to `timings.queryEmbeddingMs` (the store's `RetrievalQuery.timeStep`), also when it fails.
+   * settings). Adds the query embedding's time to `timings.queryEmbeddingMs` (the store's
+   * `RetrievalQuery.timeStep`), also when it fails.
    */
-  async function retrieveMemories(plan: TurnPlan, timings: Omit<TurnTimings, 'promptReadyMs'>): Promise<RetrievedMemory[]> {
-    if (plan.memoryTopK <= 0) return [];
+  function retrieveMemories(plan: TurnPlan, timings: Pick<TurnTimings, 'queryEmbeddingMs'>): Promise<RetrievedMemory[]> {
+    if (plan.memoryTopK <= 0) return Promise.resolve([]);
     const timeStep: RetrievalStepTimer = async (_step, run) => {
       const started = clock();
       try {
@@ -289,12 +289,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
         timings.queryEmbeddingMs += clock() - started;
       }
     };
-    const started = clock();
-    try {
-      return await deps.longTerm.retrieve({ text: plan.content, namespace: plan.namespace, k: plan.memoryTopK, now: now(), timeStep });
-    } finally {
-      timings.retrievalMs = clock() - started;
-    }
+    return deps.longTerm.retrieve({ text: plan.content, namespace: plan.namespace, k: plan.memoryTopK, now: now(), timeStep });
   }
 
   /** Titles of the conversations the memories cite (read by key: not every conversation each turn). */
@@ -405,7 +400,10 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     signal: AbortSignal,
     onUserStored: (message: MessageRecord) => void,
   ): Promise<ChatTurnResult> {
+    // Marks of the turn timings (`TurnTimings`: contiguous spans from `plan.sentAt`).
+    const startedAt = clock();
     const loaded = await loadShortTerm(plan, strategy);
+    const shortTermAt = clock();
     const userMessage = await storeUserMessage(plan.conversationId, plan.content);
     onUserStored(userMessage);
 
@@ -419,13 +417,15 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     if (!loaded.context) return fail(loaded.error);
     const shortTerm = loaded.context;
 
-    const retrievalTimings = { retrievalMs: 0, queryEmbeddingMs: 0 };
+    const embedding = { queryEmbeddingMs: 0 };
+    const retrievalAt = clock();
     let memories: RetrievedMemory[];
     try {
-      memories = await retrieveMemories(plan, retrievalTimings);
+      memories = await retrieveMemories(plan, embedding);
     } catch (error) {
       return fail(error);
     }
+    const retrievedAt = clock();
     let page: PromptPage | undefined;
     try {
       page = plan.page ? await rankPagePassages(plan.page, plan.content, deps.engines.embedder(), signal) : undefined;
@@ -455,7 +455,16 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     }
 
     // The prompt is ready: `streamReply` hands it to the engine at once.
-    const timings: TurnTimings = { promptReadyMs: clock() - plan.sentAt, ...retrievalTimings };
+    const readyAt = clock();
+    const timings: TurnTimings = {
+      promptReadyMs: readyAt - plan.sentAt,
+      startMs: startedAt - plan.sentAt,
+      shortTermMs: shortTermAt - startedAt,
+      userMessageMs: retrievalAt - shortTermAt,
+      retrievalMs: retrievedAt - retrievalAt,
+      queryEmbeddingMs: embedding.queryEmbeddingMs,
+      assemblyMs: readyAt - retrievedAt,
+    };
     const result = await streamReply(plan, engine, prompt, assistantId, signal);
     if ('failed' in result) return fail(result.failed);
     const trace = traceOf(plan, engine, prompt, shortTerm, result, timings);

@@ -90,6 +90,8 @@ export type PromptNotice = { code: 'summary_pending'; messages: number; lastErro
 /**
  * How long one turn took until its prompt was ready, in milliseconds on a monotonic clock
  * (`performance.now()` in the product; `ChatServiceDeps.clock`). Generation is not in it.
+ * `promptReadyMs` is the sum of the contiguous spans `startMs`, `shortTermMs`, `userMessageMs`,
+ * `retrievalMs` and `assemblyMs`; `queryEmbeddingMs` is part of `retrievalMs`.
  */
 export interface TurnTimings {
   /**
@@ -110,6 +112,21 @@ export interface TurnTimings {
    * of `retrievalMs`. 0 when no query was embedded (no embedder loaded, or no vector of its model stored).
    */
   queryEmbeddingMs: number;
+  /**
+   * From `send`'s entry to the turn's start inside the turn lock: reading the conversation and
+   * the settings, waiting for a running turn and for the job queue to yield (`runForeground`),
+   * and for regenerate / edit / retry removing the replaced turns.
+   */
+  startMs: number;
+  /** The short-term strategy's context (`ContextStrategy.load`, with its token budget). */
+  shortTermMs: number;
+  /** Storing the user message with its open-turn marker, and checking whether it is a memory command. */
+  userMessageMs: number;
+  /**
+   * From the end of retrieval to prompt ready: ranking the attached page's passages (when one
+   * is), reading the cited conversations' titles and the profile, `assemblePrompt`.
+   */
+  assemblyMs: number;
 }
 
 /** Everything the context view shows about one turn's prompt. */

@@ -6,7 +6,9 @@
  * known by hand — `promptReadyMs` is the fake time between the `send` call and the moment the
  * chat engine got the prompt (noted by the engine itself), `queryEmbeddingMs` the embedder's
  * time inside the retrieval, `retrievalMs` that plus nothing (nothing else in the retrieval
- * moves the clock).
+ * moves the clock); the spans before the retrieval that count no tokens (`startMs`,
+ * `userMessageMs`) are 0, those that do (`shortTermMs`: its budget; `assemblyMs`) are not, and
+ * the spans add up to `promptReadyMs`.
  */
 import { describe, expect, it } from 'vitest';
 import type { Embedder } from '../../src/engines/types';
@@ -74,12 +76,24 @@ async function start(options: { withEmbedder?: boolean } = {}) {
   return { core, turn };
 }
 
+/** Checks the span structure of `timings` (see the file doc) and returns it. */
+function checkSpans(timings: TurnTimings | undefined): TurnTimings {
+  expect(timings).toBeDefined();
+  const t = timings!;
+  expect(t.startMs + t.shortTermMs + t.userMessageMs + t.retrievalMs + t.assemblyMs).toBe(t.promptReadyMs);
+  expect(t.startMs).toBe(0);
+  expect(t.userMessageMs).toBe(0);
+  expect(t.shortTermMs).toBeGreaterThan(0);
+  expect(t.assemblyMs).toBeGreaterThan(0);
+  return t;
+}
+
 describe('turn timings in the prompt trace', () => {
   it('measures send → prompt ready, the retrieval and its query embedding on the core clock', async () => {
     const { turn } = await start();
     // Empty store: the search returns before embedding anything.
     const first = await turn('I bought a red bicycle in Lisbon last spring.');
-    expect(first.timings).toBeDefined();
+    checkSpans(first.timings);
     expect(first.timings!.queryEmbeddingMs).toBe(0);
     expect(first.timings!.retrievalMs).toBe(0);
     expect(first.timings!.promptReadyMs).toBe(first.sentToPrompt);
@@ -89,6 +103,7 @@ describe('turn timings in the prompt trace', () => {
     // The first exchange is now an episodic memory with a vector: the next query is embedded.
     const second = await turn('What colour is my bicycle?');
     expect(second.embedCalls).toBeGreaterThanOrEqual(1);
+    checkSpans(second.timings);
     expect(second.timings!.queryEmbeddingMs).toBe(EMBED_MS);
     expect(second.timings!.retrievalMs).toBe(EMBED_MS);
     expect(second.timings!.promptReadyMs).toBe(second.sentToPrompt);
@@ -100,12 +115,14 @@ describe('turn timings in the prompt trace', () => {
     await turn('I bought a red bicycle in Lisbon last spring.');
     await core.updateSettings({ memoryTopK: 0 });
     const off = await turn('What colour is my bicycle?');
+    checkSpans(off.timings);
     expect(off.timings).toMatchObject({ retrievalMs: 0, queryEmbeddingMs: 0, promptReadyMs: off.sentToPrompt });
 
     const keywords = await start({ withEmbedder: false });
     await keywords.turn('I bought a red bicycle in Lisbon last spring.');
     const lexical = await keywords.turn('What colour is my bicycle?');
     expect(lexical.embedCalls).toBe(0);
+    checkSpans(lexical.timings);
     expect(lexical.timings).toMatchObject({ retrievalMs: 0, queryEmbeddingMs: 0, promptReadyMs: lexical.sentToPrompt });
   });
 });
