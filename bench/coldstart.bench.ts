@@ -189,7 +189,7 @@ function typedToJson(_key: string, value: unknown): unknown {
  * builds from the rows once), written from `page` straight into IndexedDB while the offscreen
  * document is closed. No history rows (a cold start reads none).
  */
-async function seedDirect(browser: ExtensionBrowser, page: Page, memories: SeedMemory[], log: (line: string) => void): Promise<void> {
+export async function seedDirect(browser: ExtensionBrowser, page: Page, memories: SeedMemory[], log: (line: string) => void): Promise<void> {
   const records: MemoryRecord[] = memories.map((m) => ({ ...m, embedding: m.embedding ? base64ToVector(m.embedding) : null }) as MemoryRecord);
   const layout = layoutFromRows(records, 1);
   const blocks = layout.records.map((r) => (r.key === 'header' ? { ...layout.header, textVersion: INDEXED_TEXT_VERSION } : r));

@@ -37,6 +37,7 @@ const REGISTRY: Record<string, Loader> = {
   strategies: () => import('./strategies.bench'),
   retrieval: () => import('./retrieval.bench'),
   'turn-overhead': () => import('./turn-overhead.bench'),
+  'turn-chromium': () => import('./turn-chromium.bench'),
   'vector-layout': () => import('./vector-layout.bench'),
   'lexical-snapshot': () => import('./lexical-snapshot.bench'),
   vault: () => import('./vault.bench'),

@@ -24,7 +24,7 @@ import type { RecallDB } from '../db/schema';
 import type { MessageRecord } from '../model/records';
 import { EngineError, type ChatEngine, type ChatResult } from '../engines/types';
 import type { JobQueue } from '../jobs/queue';
-import type { LongTermMemory, LongTermStore, MemoryCommandResult } from '../memory/long-term/types';
+import type { LongTermMemory, LongTermStore, MemoryCommandResult, RetrievalStepTimer } from '../memory/long-term/types';
 import { MAX_MEMORY_TEXT_CHARS } from '../model/memory';
 import { parseMemoryCommand } from '../memory/long-term/commands';
 import type { RetrievedMemory, ShortTermContext } from '../model/context';
@@ -38,7 +38,7 @@ import { profileLinesForPrompt } from '../memory/long-term/profile-summary';
 import { assemblePrompt, defaultSystemInstruction, promptFit, shortTermBudget, type AssembledPrompt } from '../prompt/assemble';
 import { cutAtBoundary } from '../text/boundary';
 import { replaceableUserMessage, reviseFrom } from './turn-revision';
-import type { PromptTrace } from '../model/trace';
+import type { PromptTrace, TurnTimings } from '../model/trace';
 import type { ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import type { SettingsStore } from './settings';
@@ -60,6 +60,8 @@ export interface ChatServiceDeps {
   /** Streams a piece of the reply to the UI. */
   onDelta: (event: { requestId: string; conversationId: string; messageId: string; delta: string }) => void;
   now?: () => number;
+  /** Monotonic clock (ms) of the turn timings (`TurnTimings`); default `performance.now`. */
+  clock?: () => number;
 }
 
 /** Runs chat turns; see module doc. */
@@ -149,11 +151,14 @@ interface TurnPlan {
   page?: PageAttachment;
   /** A temporary chat (`ConversationRecord.temporary`): nothing is learned from it. */
   temporary: boolean;
+  /** When `send` was called (`ChatServiceDeps.clock`, ms): the start of `TurnTimings.promptReadyMs`. */
+  sentAt: number;
 }
 
 /** Creates the chat service. */
 export function createChatService(deps: ChatServiceDeps): ChatService {
   const now = deps.now ?? Date.now;
+  const clock = deps.clock ?? (() => performance.now());
   const running = new Map<string, AbortController>();
   const live = new Map<string, LiveTurn>();
   // One turn at a time: a local model generates one reply at a time (two open panels queue up).
@@ -173,7 +178,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 
   /** The engine, counter and token budget of this turn (read when the turn starts, inside the lock). */
   function planTurn(
-    base: Pick<TurnPlan, 'conversationId' | 'namespace' | 'strategyConfig' | 'content' | 'requestId' | 'temporary' | 'page'>,
+    base: Pick<TurnPlan, 'conversationId' | 'namespace' | 'strategyConfig' | 'content' | 'requestId' | 'temporary' | 'page' | 'sentAt'>,
     settings: Settings,
   ): TurnPlan {
     const engine: ChatEngine | null = deps.engines.chatEngine();
@@ -269,11 +274,22 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     return { userMessage, assistantMessage };
   }
 
-  /** Long-term memories for the message (hybrid search across conversations, top-k from the settings). */
-  function retrieveMemories(plan: TurnPlan): Promise<RetrievedMemory[]> {
-    return plan.memoryTopK > 0
-      ? deps.longTerm.retrieve({ text: plan.content, namespace: plan.namespace, k: plan.memoryTopK, now: now() })
-      : Promise.resolve([]);
+  /**
+   * Long-term memories for the message (hybrid search across conversations, top-k from the
+   * settings). Adds the query embedding's time to `timings.queryEmbeddingMs` (the store's
+   * `RetrievalQuery.timeStep`), also when it fails.
+   */
+  function retrieveMemories(plan: TurnPlan, timings: Pick<TurnTimings, 'queryEmbeddingMs'>): Promise<RetrievedMemory[]> {
+    if (plan.memoryTopK <= 0) return Promise.resolve([]);
+    const timeStep: RetrievalStepTimer = async (_step, run) => {
+      const started = clock();
+      try {
+        return await run();
+      } finally {
+        timings.queryEmbeddingMs += clock() - started;
+      }
+    };
+    return deps.longTerm.retrieve({ text: plan.content, namespace: plan.namespace, k: plan.memoryTopK, now: now(), timeStep });
   }
 
   /** Titles of the conversations the memories cite (read by key: not every conversation each turn). */
@@ -310,7 +326,14 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   }
 
   /** The prompt trace stored with the reply (what the context view shows). */
-  function traceOf(plan: TurnPlan, engine: ChatEngine, prompt: AssembledPrompt, shortTerm: ShortTermContext, result: ChatResult): PromptTrace {
+  function traceOf(
+    plan: TurnPlan,
+    engine: ChatEngine,
+    prompt: AssembledPrompt,
+    shortTerm: ShortTermContext,
+    result: ChatResult,
+    timings: TurnTimings,
+  ): PromptTrace {
     return {
       messages: prompt.messages,
       sections: prompt.sections,
@@ -323,6 +346,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
         ...(shortTerm.pending ? [{ code: 'summary_pending' as const, ...shortTerm.pending }] : []),
         ...(deps.engines.embedder() ? [] : [{ code: 'keyword_memory_only' as const }]),
       ],
+      timings,
     };
   }
 
@@ -376,7 +400,10 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     signal: AbortSignal,
     onUserStored: (message: MessageRecord) => void,
   ): Promise<ChatTurnResult> {
+    // Marks of the turn timings (`TurnTimings`: contiguous spans from `plan.sentAt`).
+    const startedAt = clock();
     const loaded = await loadShortTerm(plan, strategy);
+    const shortTermAt = clock();
     const userMessage = await storeUserMessage(plan.conversationId, plan.content);
     onUserStored(userMessage);
 
@@ -390,12 +417,15 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     if (!loaded.context) return fail(loaded.error);
     const shortTerm = loaded.context;
 
+    const embedding = { queryEmbeddingMs: 0 };
+    const retrievalAt = clock();
     let memories: RetrievedMemory[];
     try {
-      memories = await retrieveMemories(plan);
+      memories = await retrieveMemories(plan, embedding);
     } catch (error) {
       return fail(error);
     }
+    const retrievedAt = clock();
     let page: PromptPage | undefined;
     try {
       page = plan.page ? await rankPagePassages(plan.page, plan.content, deps.engines.embedder(), signal) : undefined;
@@ -424,9 +454,20 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       return fail(error);
     }
 
+    // The prompt is ready: `streamReply` hands it to the engine at once.
+    const readyAt = clock();
+    const timings: TurnTimings = {
+      promptReadyMs: readyAt - plan.sentAt,
+      startMs: startedAt - plan.sentAt,
+      shortTermMs: shortTermAt - startedAt,
+      userMessageMs: retrievalAt - shortTermAt,
+      retrievalMs: retrievedAt - retrievalAt,
+      queryEmbeddingMs: embedding.queryEmbeddingMs,
+      assemblyMs: readyAt - retrievedAt,
+    };
     const result = await streamReply(plan, engine, prompt, assistantId, signal);
     if ('failed' in result) return fail(result.failed);
-    const trace = traceOf(plan, engine, prompt, shortTerm, result);
+    const trace = traceOf(plan, engine, prompt, shortTerm, result, timings);
     if (page) {
       const included = prompt.sections.find((s) => s.kind === 'page');
       trace.page = {
@@ -460,6 +501,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 
   const service: ChatService = {
     async send({ conversationId, text, requestId, page }, replaceFrom?: MessageRecord) {
+      const sentAt = clock();
       const content = checkedText(text);
       const conversation = await deps.conversations.require(conversationId);
       const settings = await deps.settings.get();
@@ -474,6 +516,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
         content,
         requestId,
         temporary: conversation.temporary === true,
+        sentAt,
         ...(page ? { page } : {}),
       };
       const turn = turns.runExclusive(() =>

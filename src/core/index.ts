@@ -70,6 +70,8 @@ export interface CoreDeps {
   /** scrypt work factor (log2 N) of encrypted exports (default `AGE_SCRYPT_WORK_FACTOR`, 18; tests pass less). */
   scryptWorkFactor?: number;
   now?: () => number;
+  /** Monotonic clock (ms) of the chat turns' timings (`TurnTimings` in their traces); default `performance.now`. */
+  clock?: () => number;
 }
 
 /** The running core. */
@@ -270,6 +272,7 @@ export async function createCore(deps: CoreDeps): Promise<Core> {
     strategyFor,
     onDelta: deps.events.chatDelta,
     now,
+    ...(deps.clock ? { clock: deps.clock } : {}),
   });
 
   // Before any request is served: temporary chats do not outlive the core that held them, and a

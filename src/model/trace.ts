@@ -87,6 +87,48 @@ export interface PromptBudget {
  */
 export type PromptNotice = { code: 'summary_pending'; messages: number; lastError: string | null } | { code: 'keyword_memory_only' };
 
+/**
+ * How long one turn took until its prompt was ready, in milliseconds on a monotonic clock
+ * (`performance.now()` in the product; `ChatServiceDeps.clock`). Generation is not in it.
+ * `promptReadyMs` is the sum of the contiguous spans `startMs`, `shortTermMs`, `userMessageMs`,
+ * `retrievalMs` and `assemblyMs`; `queryEmbeddingMs` is part of `retrievalMs`.
+ */
+export interface TurnTimings {
+  /**
+   * From `ChatService.send`'s entry to the moment the assembled prompt is handed to the chat
+   * engine (`ChatEngine.complete`): waiting for the turn lock, the short-term context, storing the
+   * user message, long-term retrieval (query embedding included), the cited titles and the
+   * profile, prompt assembly. What the turn-overhead benchmarks call send → prompt ready.
+   */
+  promptReadyMs: number;
+  /**
+   * Long-term retrieval (`LongTermMemory.retrieve`: the store's hybrid search with its query
+   * embedding, neighbour expansion, past-round marks); part of `promptReadyMs`. 0 when none ran
+   * (`memoryTopK` 0).
+   */
+  retrievalMs: number;
+  /**
+   * Embedding the message for this turn's long-term retrieval (the store's query embedding); part
+   * of `retrievalMs`. 0 when no query was embedded (no embedder loaded, or no vector of its model stored).
+   */
+  queryEmbeddingMs: number;
+  /**
+   * From `send`'s entry to the turn's start inside the turn lock: reading the conversation and
+   * the settings, waiting for a running turn and for the job queue to yield (`runForeground`),
+   * and for regenerate / edit / retry removing the replaced turns.
+   */
+  startMs: number;
+  /** The short-term strategy's context (`ContextStrategy.load`, with its token budget). */
+  shortTermMs: number;
+  /** Storing the user message with its open-turn marker, and checking whether it is a memory command. */
+  userMessageMs: number;
+  /**
+   * From the end of retrieval to prompt ready: ranking the attached page's passages (when one
+   * is), reading the cited conversations' titles and the profile, `assemblePrompt`.
+   */
+  assemblyMs: number;
+}
+
 /** Everything the context view shows about one turn's prompt. */
 export interface PromptTrace {
   /** The exact messages sent to the engine. */
@@ -102,4 +144,6 @@ export interface PromptTrace {
   notices?: PromptNotice[];
   /** The page attached to this message, when one was (title, URL, passages; the text is in the `page` section). */
   page?: PageTrace;
+  /** How long the turn took until the prompt was ready (absent in traces stored by older versions). */
+  timings?: TurnTimings;
 }

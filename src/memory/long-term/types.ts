@@ -23,7 +23,19 @@ export interface RetrievalQuery {
   now?: number;
   /** Include memories whose validity ended (default false: only currently valid ones). */
   includeInvalid?: boolean;
+  /**
+   * Runs a step of the search and measures it with the caller's clock (the chat turn's
+   * `TurnTimings.queryEmbeddingMs`); the search calls it around its query embedding, once per
+   * embedded query. Absent: the step just runs. Never changes what the search returns.
+   */
+  timeStep?: RetrievalStepTimer;
 }
+
+/** Steps of a search that a `RetrievalStepTimer` is asked to time: `queryEmbedding`, the query text embedded by the current embedder. */
+export type RetrievalStep = 'queryEmbedding';
+
+/** Runs `run` (one `step` of a search), measures it and resolves or rejects as `run` does (see `RetrievalQuery.timeStep`). */
+export type RetrievalStepTimer = <T>(step: RetrievalStep, run: () => Promise<T>) => Promise<T>;
 
 /** The exchange that just finished, handed to long-term memory for background ingestion. */
 export interface ExchangeInput {

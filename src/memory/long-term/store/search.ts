@@ -165,7 +165,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
     const embedder = ctx.embedder();
     let q: Float32Array | null = null;
     if (mode !== 'lexical' && embedder && text.trim() && sync.index.vectorCounts().has(embedder.modelId)) {
-      q = await embed(text);
+      q = query.timeStep ? await query.timeStep('queryEmbedding', () => embed(text)) : await embed(text);
       const asHits = (hits: BlockHit[]) => hits.map((h) => ({ id: h.id, score: h.similarity }));
       // The window's list scores its members only (`searchAmong`: the hits a scan filtered to the
       // window gives, without a second pass over every vector).

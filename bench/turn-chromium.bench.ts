@@ -1,0 +1,272 @@
+/**
+ * Turn overhead in real headless Chromium with the built extension (`npm run bench --
+ * turn-chromium`; `--full` adds 100k memories): the Chromium half of `turn-overhead.bench.ts`,
+ * which runs the core in Node on fake-indexeddb (the whole database in the same JS heap). Here
+ * IndexedDB lives outside the offscreen document's heap, as in the product.
+ *
+ * What is measured: the core's own turn timings, stored with each reply's prompt trace
+ * (`PromptTrace.timings`, `src/model/trace.ts`) and read back with `trace.get`:
+ * `promptReadyMs` (from `ChatService.send`'s entry to the moment the assembled prompt is handed to
+ * the chat engine: the span the Node bench times), `queryEmbeddingMs` (the store's query
+ * embedding with the packaged embedder) and `retrievalMs`. The target of issue 9 is "send →
+ * prompt ready, no LLM, no query embedding": `promptReadyMs − queryEmbeddingMs`. For context,
+ * the wall time of the panel page's `chat.send` request to its answer (generation included; not
+ * the target).
+ * Set-up per size (not timed): a fresh profile; the production build with the 384-d fixture
+ * embedding model packaged (`buildWithPackagedEmbedder`); N memories (the retrieval generator's
+ * texts, seeded random unit vectors of the packaged model) written straight into IndexedDB
+ * (`seedDirect`: rows and persisted index blocks), the store's lexical snapshot built from the
+ * rows (waited for, as coldstart does); then the fixture chat model (stories260K GGUF, the CPU
+ * engine, loaded as a user does) with `maxAnswerTokens` `MAX_ANSWER_TOKENS` so generation is short.
+ * Each run: a new conversation (summary + buffer, the default strategy), `turns + 1` messages sent
+ * from the panel page (`generateConversation` user texts, as the Node bench; the first is a
+ * warm-up, not counted); between turns the background jobs are settled (job queue idle) and at
+ * least `ACCESS_WRITE_DELAY_MS` + 100 ms pass since the reply, so the batched access write of the
+ * retrieval is done before the next turn (a user takes longer than that to type). The runs share
+ * one offscreen document (the chat model lives in it). After the runs: the offscreen document's
+ * JS heap plus ArrayBuffer backing stores, after a collection (over CDP, `offscreenTimeline`).
+ * Parameters `{ sizes, runs, turns }`; TURN_CHROMIUM_SIZES (comma-separated), TURN_CHROMIUM_RUNS,
+ * TURN_CHROMIUM_TURNS override them; TURN_CHROMIUM_BUILD_DIR=<chrome-mv3 dir> measures another build.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { callCore, launchExtension, loadFixtureGguf, PACKAGED_EMBEDDING_MODEL, startCountingProxy, waitForJobsIdle } from '../tests/e2e/harness';
+import { ACCESS_WRITE_DELAY_MS } from '../src/memory/long-term/index';
+import type { TurnTimings } from '../src/model/trace';
+import { generateConversation } from './data/bilingual-conversation';
+import { seedMemories } from './data/memory-file';
+import { buildWithPackagedEmbedder, offscreenTimeline, seedDirect, settle } from './coldstart.bench';
+import { defineBench, type HeadlineRow } from './lib/bench';
+import { formatMs, summarize, type Summary } from './lib/stats';
+
+/** Parameters: store sizes, runs per size, timed turns per run (each run also sends one warm-up turn first). */
+interface Params {
+  sizes: number[];
+  runs: number;
+  turns: number;
+}
+
+const DIMENSION = 384;
+/** Answer cap of the fixture chat model, the least the settings accept (generation is not in the timed span; short keeps the run short). */
+const MAX_ANSWER_TOKENS = 16;
+/** Targets of issue 9: p95 (ms) of send → prompt ready without the query embedding, per memory count. */
+const TARGET_P95_MS: Record<number, number> = { 10_000: 20, 100_000: 60 };
+
+/** One timed turn: the trace's timings and the page's wall time of `chat.send` (ms). */
+interface TurnSample {
+  timings: TurnTimings;
+  wallMs: number;
+  /** Memories the prompt cited (a retrieval that found nothing would time an empty search). */
+  memories: number;
+}
+
+/**
+ * In-page script (source text: tsx would wrap a function with its `__name` helper, absent in the
+ * page): sends `chat.send` as the panel does, times it on the page clock, then reads the reply's
+ * trace (`trace.get`).
+ */
+const SEND_TURN = `async ({ conversationId, text, requestId }) => {
+  const send = async (type, data) => {
+    const reply = await chrome.runtime.sendMessage({ id: Math.floor(Math.random() * 1e9), type, data, timestamp: Date.now() });
+    if (reply?.err) throw new Error(type + ': ' + (reply.err.message ?? JSON.stringify(reply.err)));
+    return reply?.res;
+  };
+  const t0 = performance.now();
+  const result = await send('chat.send', { conversationId, text, requestId });
+  const wallMs = performance.now() - t0;
+  const message = result.assistantMessage;
+  const trace = message.status === 'complete' ? await send('trace.get', { messageId: message.id }) : null;
+  return { wallMs, status: message.status, error: message.error ?? null, timings: trace?.timings ?? null, memories: trace?.memories?.length ?? 0 };
+}`;
+
+/** Sends one message from `page` and returns its sample. @throws Error when the reply failed or its trace has no timings. */
+async function sendTurn(page: Page, conversationId: string, text: string, requestId: string): Promise<TurnSample> {
+  const r = (await page.evaluate(`(${SEND_TURN})(${JSON.stringify({ conversationId, text, requestId })})`)) as {
+    wallMs: number;
+    status: string;
+    error: string | null;
+    timings: TurnTimings | null;
+    memories: number;
+  };
+  if (r.status !== 'complete') throw new Error(`turn ${requestId} ended ${r.status}: ${r.error}`);
+  if (!r.timings) throw new Error(`turn ${requestId}: the trace has no timings (a build without PromptTrace.timings?)`);
+  return { timings: r.timings, wallMs: r.wallMs, memories: r.memories };
+}
+
+interface SizeResult {
+  memories: number;
+  seedSeconds: number;
+  /** All timed turns of all runs, in order. */
+  samples: TurnSample[];
+  /** Per run: p50 and p95 of `promptReadyMs − queryEmbeddingMs`. */
+  perRun: { median: number; p95: number }[];
+  heapMB: number;
+  consoleErrors: string[];
+}
+
+async function measureSize(extensionDir: string, size: number, params: Params, log: (line: string) => void): Promise<SizeResult> {
+  const profile = mkdtempSync(join(tmpdir(), 'recall-bench-profile-'));
+  const proxy = await startCountingProxy();
+  const browser = await launchExtension({ extensionDir, userDataDir: profile, proxyPort: proxy.port });
+  try {
+    let page = await browser.openPanel();
+    await callCore(page, 'core.ensure');
+    await settle(page);
+    const started = performance.now();
+    await seedDirect(browser, page, seedMemories(size, { dimension: DIMENSION, embeddingModel: PACKAGED_EMBEDDING_MODEL }), log);
+    // The store opens from the written blocks and builds its lexical snapshot from the rows (once).
+    await callCore(page, 'core.ensure');
+    await offscreenTimeline(browser, 'store.snapshot.end', 1_800_000);
+    await settle(page);
+    const seedSeconds = (performance.now() - started) / 1000;
+    log(`  ${size}: seeded in ${seedSeconds.toFixed(1)} s; loading the fixture chat model`);
+    // A fresh panel on the restarted core, then the chat model as a user loads it.
+    await page.close();
+    page = await browser.openPanel();
+    await loadFixtureGguf(page);
+    await callCore(page, 'settings.set', { maxAnswerTokens: MAX_ANSWER_TOKENS });
+    const texts = generateConversation(params.turns + 1, 99).map((e) => e.user);
+    const samples: TurnSample[] = [];
+    const perRun: SizeResult['perRun'] = [];
+    for (let run = 0; run < params.runs; run++) {
+      const conversation = await callCore<{ id: string }>(page, 'conversations.create', {});
+      const runSamples: TurnSample[] = [];
+      for (let i = 0; i <= params.turns; i++) {
+        const repliedAt = Date.now();
+        const sample = await sendTurn(page, conversation.id, texts[i]!, `bench-${size}-${run}-${i}`);
+        if (i > 0) runSamples.push(sample); // turn 0 warms up caches and JIT
+        await waitForJobsIdle(page, 300_000);
+        const rest = repliedAt + sample.wallMs + ACCESS_WRITE_DELAY_MS + 100 - Date.now();
+        if (rest > 0) await page.waitForTimeout(rest);
+      }
+      const overhead = summarize(runSamples.map(noEmbedding));
+      perRun.push({ median: overhead.median, p95: overhead.p95 });
+      samples.push(...runSamples);
+      log(
+        `  ${size}: run ${run + 1}/${params.runs}: prompt ready without the query embedding p50 ${formatMs(overhead.median)} / p95 ${formatMs(overhead.p95)} ms; ` +
+          `query embedding p50 ${formatMs(summarize(runSamples.map((s) => s.timings.queryEmbeddingMs)).median)} ms`,
+      );
+    }
+    const heapBytes = (await offscreenTimeline(browser, 'core.ready')).heapBytes ?? NaN;
+    return { memories: size, seedSeconds, samples, perRun, heapMB: heapBytes / 1e6, consoleErrors: [...browser.console.errors] };
+  } finally {
+    await browser.close().catch(() => undefined);
+    await proxy.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+/** The issue-9 quantity of one turn: send → prompt ready minus the query embedding (ms). */
+const noEmbedding = (s: TurnSample) => s.timings.promptReadyMs - s.timings.queryEmbeddingMs;
+const ms = (s: Summary) => `${formatMs(s.median)} / ${formatMs(s.p95)}`;
+const label = (n: number) => (n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n));
+
+export default defineBench<Params>({
+  name: 'turn-chromium',
+  title: 'Turn overhead in Chromium (send → prompt ready, from the prompt trace)',
+  method:
+    "Real headless Chromium (Debian), the production build with a 384-d fixture embedding model packaged; N memories written straight into IndexedDB (rows + index blocks, the lexical snapshot then built by the store); the fixture chat model (stories260K GGUF, CPU engine) with replies capped at 16 tokens (the least the settings accept). Each run: a new conversation (summary + buffer), 1 warm-up + `turns` messages sent from the panel page (`chat.send`; texts of the bilingual conversation generator), background jobs settled and the access write done between turns. Per turn the core's own timings from the reply's prompt trace (`PromptTrace.timings`, `performance.now()` in the offscreen document): send → prompt ready (`ChatService.send`'s entry to the engine call, the span of the Node `turn-overhead` bench), the query embedding (packaged fixture BERT through transformers.js), and their difference, the issue-9 quantity (\"no LLM, no query embedding\"). The panel's `chat.send` wall time (generation included) for context. p50 / p95 over all timed turns of all runs; offscreen heap (JS + ArrayBuffers, after a collection) read over the DevTools protocol after the runs.",
+  quick: { sizes: [10_000], runs: 5, turns: 20 },
+  full: { sizes: [10_000, 100_000], runs: 5, turns: 20 },
+  async run(defaults, ctx) {
+    const env = process.env;
+    const params: Params = {
+      ...defaults,
+      ...(env.TURN_CHROMIUM_SIZES ? { sizes: env.TURN_CHROMIUM_SIZES.split(',').map(Number) } : {}),
+      ...(env.TURN_CHROMIUM_RUNS ? { runs: Number(env.TURN_CHROMIUM_RUNS) } : {}),
+      ...(env.TURN_CHROMIUM_TURNS ? { turns: Number(env.TURN_CHROMIUM_TURNS) } : {}),
+    };
+    const extensionDir = await buildWithPackagedEmbedder(env.TURN_CHROMIUM_BUILD_DIR ?? (await ctx.buildDir()));
+    const results: SizeResult[] = [];
+    try {
+      for (const n of params.sizes) {
+        ctx.log(`turn-chromium: ${n} memories`);
+        results.push(await measureSize(extensionDir, n, params, ctx.log));
+      }
+    } finally {
+      rmSync(extensionDir, { recursive: true, force: true });
+    }
+    const headline: HeadlineRow[] = [];
+    const rows = results.map((r) => {
+      const overhead = summarize(r.samples.map(noEmbedding));
+      const target = TARGET_P95_MS[r.memories];
+      if (target !== undefined) {
+        headline.push({
+          what: `turn overhead in Chromium (send → prompt ready, no query embedding), ${label(r.memories)} memories, p95`,
+          measured: `${formatMs(overhead.p95)} ms`,
+          reference: `target ${target} ms`,
+          ratio: Number((overhead.p95 / target).toFixed(2)),
+        });
+      }
+      const of = (f: (s: TurnSample) => number) => summarize(r.samples.map(f));
+      return [
+        label(r.memories),
+        String(overhead.n),
+        ms(overhead),
+        `${formatMs(summarize(r.perRun.map((p) => p.median)).median)} / ${formatMs(summarize(r.perRun.map((p) => p.p95)).median)}`,
+        ms(of((s) => s.timings.promptReadyMs)),
+        ms(of((s) => s.timings.queryEmbeddingMs)),
+        ms(of((s) => s.timings.retrievalMs - s.timings.queryEmbeddingMs)),
+        ms(of((s) => s.wallMs)),
+        `${Math.min(...r.samples.map((s) => s.memories))}–${Math.max(...r.samples.map((s) => s.memories))}`,
+        r.heapMB.toFixed(0),
+        r.seedSeconds.toFixed(1),
+      ];
+    });
+    // Where send → prompt ready goes: the trace's contiguous spans (`TurnTimings`).
+    const spans: [string, (t: TurnTimings) => number][] = [
+      ['start (conversation + settings read, turn lock, job queue yield)', (t) => t.startMs],
+      ['short-term context (summary + buffer load)', (t) => t.shortTermMs],
+      ['user message stored (+ memory-command check)', (t) => t.userMessageMs],
+      ['long-term retrieval without the query embedding', (t) => t.retrievalMs - t.queryEmbeddingMs],
+      ['query embedding', (t) => t.queryEmbeddingMs],
+      ['assembly (cited titles, profile, assemblePrompt)', (t) => t.assemblyMs],
+      ['send → prompt ready', (t) => t.promptReadyMs],
+    ];
+    const spanRows = spans.map(([name, f]) => [name, ...results.map((r) => ms(summarize(r.samples.map((s) => f(s.timings)))))]);
+    const errors = results.flatMap((r) => r.consoleErrors);
+    return {
+      params,
+      tables: [
+        {
+          title: `Turn overhead in Chromium, p50 / p95 over all timed turns of ${params.runs} runs × ${params.turns} turns (ms; from each reply's prompt trace):`,
+          columns: [
+            'memories',
+            'turns',
+            'send → prompt ready, no query embedding',
+            'same, median of the per-run p50 / p95',
+            'send → prompt ready',
+            'query embedding',
+            'retrieval without the query embedding',
+            'panel chat.send → reply (generation included)',
+            'memories cited',
+            'offscreen heap after the runs, MB',
+            'seeding s',
+          ],
+          rows,
+        },
+        {
+          title:
+            'Where send → prompt ready goes, p50 / p95 per span over the same turns (ms; the spans of `PromptTrace.timings`, which add up to it turn by turn):',
+          columns: ['span', ...results.map((r) => label(r.memories))],
+          rows: spanRows,
+        },
+      ],
+      headline,
+      notes: [
+        ...(params.sizes.includes(100_000) ? [] : ['100k memories: `npm run bench -- turn-chromium --full` (or `TURN_CHROMIUM_SIZES=100000`).']),
+        ...(errors.length
+          ? [
+              `Console errors in the extension during the runs (${errors.length}): ${[...new Set(errors)]
+                .slice(0, 5)
+                .map((e) => `\`${e.slice(0, 160)}\``)
+                .join('; ')}`,
+            ]
+          : []),
+      ],
+      raw: { results },
+    };
+  },
+});
