@@ -168,7 +168,7 @@ export default defineBench<Params>({
   title: 'Turn overhead in Chromium (send → prompt ready, from the prompt trace)',
   method:
     "Real headless Chromium (Debian), the production build with a 384-d fixture embedding model packaged; N memories written straight into IndexedDB (rows + index blocks, the lexical snapshot then built by the store); the fixture chat model (stories260K GGUF, CPU engine) with replies capped at 16 tokens (the least the settings accept). Each run: a new conversation (summary + buffer), 1 warm-up + `turns` messages sent from the panel page (`chat.send`; texts of the bilingual conversation generator), background jobs settled and the access write done between turns. Per turn the core's own timings from the reply's prompt trace (`PromptTrace.timings`, `performance.now()` in the offscreen document): send → prompt ready (`ChatService.send`'s entry to the engine call, the span of the Node `turn-overhead` bench), the query embedding (packaged fixture BERT through transformers.js), and their difference, the issue-9 quantity (\"no LLM, no query embedding\"). The panel's `chat.send` wall time (generation included) for context. p50 / p95 over all timed turns of all runs; offscreen heap (JS + ArrayBuffers, after a collection) read over the DevTools protocol after the runs.",
-  quick: { sizes: [10_000], runs: 5, turns: 20 },
+  quick: { sizes: [10_000], runs: 5, turns: 10 },
   full: { sizes: [10_000, 100_000], runs: 5, turns: 20 },
   async run(defaults, ctx) {
     const env = process.env;
