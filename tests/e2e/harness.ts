@@ -40,11 +40,14 @@ export interface OutboundRequest {
  * Requests Chromium itself makes, whatever the extension does, that the launch flags do not turn
  * off: IdentityManager lists the Google accounts of every profile (`ListAccounts` on
  * accounts.google.com) once the profile's network is up (see chromiumembedded/cef#4276), and the
- * browser's update client asks update.googleapis.com about its components. Anything else that
- * reaches the proxy fails the "nothing leaves the machine" check.
+ * browser's update client asks update.googleapis.com about its components; Chromium's GCM client
+ * (Google Cloud Messaging, a browser service the extension never uses: it has no `gcm` permission)
+ * checks in with android.clients.google.com now and then (seen once in CI, 2026-12-02, during the
+ * PDF test). Anything else that reaches the proxy fails the "nothing leaves the machine" check.
  */
 export const BROWSER_OWN_REQUESTS: readonly { method: string; target: RegExp }[] = [
   { method: 'CONNECT', target: /^accounts\.google\.com:443$/ },
+  { method: 'CONNECT', target: /^android\.clients\.google\.com:443$/ },
   { method: 'CONNECT', target: /^update\.googleapis\.com:443$/ },
   { method: 'POST', target: /^http:\/\/update\.googleapis\.com\/service\/update2\/json\?/ },
 ];
