@@ -63,6 +63,6 @@ export {
   isVectorRecord,
 } from './blocks/records';
 export { exactTopK } from './blocks/scan';
-export { BlockIndex } from './blocks/block-index';
+export { BlockIndex, compareIds } from './blocks/block-index';
 export { IndexBatch } from './blocks/batch';
 export { indexedOf, layoutFromRows, memorySlotLabel, type LayoutRow } from './blocks/layout';

@@ -11,7 +11,7 @@ import type { RetrievedMemory } from '../../../model/context';
 import type { SlotKey } from '../slots';
 import { contentTerms, termCoverage } from '../../../text/terms';
 import { l2normalize } from '../retrieval/vector';
-import { memorySlotLabel, type BlockHit, type MemoryMeta, type ScanFilter } from '../retrieval/blocks';
+import { compareIds, memorySlotLabel, type BlockHit, type MemoryMeta, type ScanFilter } from '../retrieval/blocks';
 import {
   CURRENT_STATE_WEIGHTING,
   DEFAULT_WEIGHTING,
@@ -37,9 +37,6 @@ const SINGLE_HAN = /^\p{Script=Han}$/u;
 
 /** Share of a fact's content words a round's text must contain to count as stating it (`roundsStating`). */
 export const ROUND_COVERAGE = 0.75;
-
-/** `String.prototype.localeCompare` with the default locale, without building a collator per call. */
-const byLocale = new Intl.Collator().compare;
 
 /** One string per slot key, for comparing in the index (`null` when the text is about no slot). */
 const slotLabel = (key: SlotKey | null): string | null => (key ? `${key.subject}:${key.slot}` : null);
@@ -263,7 +260,7 @@ export function createStoreSearch(ctx: SearchContext): StoreSearch {
         ranked.push({ id, score: finalScore(metaOfId(id), relevance, inQuerySlot.has(id)) });
       }
       for (const c of slotOnly.kept) ranked.push(c);
-      ranked.sort((a, b) => b.score - a.score || byLocale(a.id, b.id));
+      ranked.sort((a, b) => b.score - a.score || compareIds(a.id, b.id));
       if (options.recencyTieBreak !== false) {
         // Tied candidates trade places and scores (the score is the position's), so scores stay in rank order.
         const scoreOf = new Map(ranked.map((r) => [r.id, r.score]));

@@ -3,14 +3,11 @@
  * the index's meta columns: a slot asked about can hold tens of thousands of memories
  * (`user:residence`), and only the few that can reach the top k enter the store's candidates.
  */
-import type { BlockIndex, ScanFilter } from '../retrieval/blocks';
+import { compareIds, type BlockIndex, type ScanFilter } from '../retrieval/blocks';
 import { boundSlotOnlyColumns, SLOT_MATCH_WEIGHT, weightedScore, type SlotOnlyColumns, type WeightingOptions } from '../retrieval/fusion';
 import { aboutAnotherPerson, SUBJECT_MISMATCH_PENALTY } from '../retrieval/subject';
 import { TIME_MATCH_WEIGHT } from '../retrieval/time-filter';
 import { acceptsSlot } from '../retrieval/blocks/scan';
-
-/** `String.prototype.localeCompare` with the default locale, without building a collator per call (the store's id order). */
-const byLocale = new Intl.Collator().compare;
 
 /** What `slotOnlyMembers` ranks by: the query's side of the store's scoring. */
 export interface SlotOnlyQuery {
@@ -93,7 +90,7 @@ export function slotOnlyMembers(index: BlockIndex, query: SlotOnlyQuery): SlotOn
   });
   const n = columns.size;
   const idOf = (i: number) => index.idAt(namespace, slots[i]!)!;
-  const rankBefore = (a: number, b: number) => score[a]! > score[b]! || (score[a] === score[b] && byLocale(idOf(a), idOf(b)) < 0);
+  const rankBefore = (a: number, b: number) => score[a]! > score[b]! || (score[a] === score[b] && compareIds(idOf(a), idOf(b)) < 0);
   const picked = boundSlotOnlyColumns(columns, head, margin, rankBefore) ?? Array.from({ length: n }, (_, i) => i);
   return { count: n, inWindow, kept: picked.map((i) => ({ id: idOf(i), score: score[i]! })) };
 }

@@ -39,8 +39,12 @@ import { mayHoldRange, timeBounds } from './time-bounds';
  */
 export const KERNEL_MIN_VECTORS = 1024;
 
-/** `String.prototype.localeCompare` with the default locale, without building a collator per call. */
-const byLocale = new Intl.Collator().compare;
+/**
+ * The store's order of memory ids where scores or times are equal: `String.prototype.localeCompare`
+ * with the default locale, without building a collator per call. Declared once: the store's ranking
+ * (`store/search.ts`) and the slot-only bound (`store/slot-only.ts`) must break ties alike.
+ */
+export const compareIds = new Intl.Collator().compare;
 
 /**
  * The live index: meta and vector segments built from the persisted blocks, plus id → slot maps.
@@ -334,7 +338,7 @@ export class BlockIndex {
     this.forEachInSlot(namespace, label, now, (id, b, s) => {
       if (!kinds || kinds.has(b.kinds[s]!)) out.push({ id, updatedAt: b.updatedAt[s]! });
     });
-    return out.sort((x, y) => y.updatedAt - x.updatedAt || byLocale(x.id, y.id));
+    return out.sort((x, y) => y.updatedAt - x.updatedAt || compareIds(x.id, y.id));
   }
 
   /**
