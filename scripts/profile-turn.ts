@@ -35,8 +35,6 @@ await session.post('Profiler.enable');
 await session.post('Profiler.setSamplingInterval', { interval: 100 });
 const spans: [bigint, bigint][] = [];
 await session.post('Profiler.start');
-const hrStart = process.hrtime.bigint();
-const perfStart = performance.now();
 let timedTurns = 0;
 for (let run = 0; run < Number(runs); run++) {
   const samples = await runTurns(db, counter as CounterName, Number(turns), run, (a, b) => spans.push([a, b]));
@@ -46,64 +44,48 @@ for (let run = 0; run < Number(runs); run++) {
 const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: Profile };
 await db.delete();
 
-// Profile timestamps are µs on V8's monotonic clock; map them to hrtime via the first sample.
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+/** Self time by function key (name, file, line). */
 const self = new Map<string, number>();
 const inclusive = new Map<string, number>();
-let t = profile.startTime;
-// Profile timestamps are µs on the same monotonic clock as process.hrtime (CLOCK_MONOTONIC).
-const offsetUs = 0;
-void perfStart;
-void hrStart;
-let inside = 0;
-for (let i = 0; i < profile.samples.length; i++) {
-  t += profile.timeDeltas[i]!;
-  const dt = profile.timeDeltas[i + 1] ?? 0;
-  const atNs = BigInt(Math.round((t + offsetUs) * 1000));
-  if (!spans.some(([a, b]) => atNs >= a && atNs <= b)) continue;
-  inside += dt;
-  const node = byId.get(profile.samples[i]!)!;
-  const key = `${node.callFrame.functionName || '(anonymous)'} ${node.callFrame.url.split('/').slice(-2).join('/')}:${node.callFrame.lineNumber + 1}`;
-  self.set(key, (self.get(key) ?? 0) + dt);
-  const seen = new Set<string>();
-  for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
-    const name = byId.get(id)!.callFrame.functionName;
-    if (INCLUSIVE.includes(name) && !seen.has(name)) {
-      seen.add(name);
-      inclusive.set(name, (inclusive.get(name) ?? 0) + dt);
-    }
-  }
-}
-// Top-down tree: inclusive time per call path (merged by function key), printed to PROFILE_DEPTH levels where ≥ PROFILE_MIN_MS per turn.
+/** Top-down tree: inclusive time per call path (merged by function and file), printed with PROFILE_TREE. */
 interface TreeNode {
   us: number;
   children: Map<string, TreeNode>;
 }
 const root: TreeNode = { us: 0, children: new Map() };
-{
-  let t2 = profile.startTime;
-  for (let i = 0; i < profile.samples.length; i++) {
-    t2 += profile.timeDeltas[i]!;
-    const dt = profile.timeDeltas[i + 1] ?? 0;
-    const atNs = BigInt(Math.round((t2 + offsetUs) * 1000));
-    if (!spans.some(([a, b]) => atNs >= a && atNs <= b)) continue;
-    const path: string[] = [];
-    for (let id: number | undefined = profile.samples[i]; id !== undefined; id = parent.get(id)) {
-      const f = byId.get(id)!.callFrame;
-      if (f.functionName === '(root)') continue;
-      path.push(`${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}`);
+const frameKey = (f: ProfileNode['callFrame']) => `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}`;
+let inside = 0;
+// Sample times are µs on the same monotonic clock as process.hrtime (CLOCK_MONOTONIC): compared with the spans directly.
+let t = profile.startTime;
+for (let i = 0; i < profile.samples.length; i++) {
+  t += profile.timeDeltas[i]!;
+  const dt = profile.timeDeltas[i + 1] ?? 0;
+  const atNs = BigInt(Math.round(t * 1000));
+  if (!spans.some(([a, b]) => atNs >= a && atNs <= b)) continue;
+  inside += dt;
+  const node = byId.get(profile.samples[i]!)!;
+  const key = `${frameKey(node.callFrame)}:${node.callFrame.lineNumber + 1}`;
+  self.set(key, (self.get(key) ?? 0) + dt);
+  const path: string[] = [];
+  const seen = new Set<string>();
+  for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
+    const f = byId.get(id)!.callFrame;
+    if (INCLUSIVE.includes(f.functionName) && !seen.has(f.functionName)) {
+      seen.add(f.functionName);
+      inclusive.set(f.functionName, (inclusive.get(f.functionName) ?? 0) + dt);
     }
-    path.reverse();
-    let node = root;
-    node.us += dt;
-    for (const key of path) {
-      let next = node.children.get(key);
-      if (!next) node.children.set(key, (next = { us: 0, children: new Map() }));
-      next.us += dt;
-      node = next;
-    }
+    if (f.functionName !== '(root)') path.push(frameKey(f));
+  }
+  let at = root;
+  at.us += dt;
+  for (const frame of path.reverse()) {
+    let next = at.children.get(frame);
+    if (!next) at.children.set(frame, (next = { us: 0, children: new Map() }));
+    next.us += dt;
+    at = next;
   }
 }
 const perTurn = (us: number) => (us / 1000 / timedTurns).toFixed(2);
@@ -118,7 +100,6 @@ if (process.env.PROFILE_TREE) {
     if (indent > depth) return;
     for (const [key, child] of [...node.children].sort((a, b) => b[1].us - a[1].us)) {
       if (child.us < min) continue;
-      // Collapse single-child chains of async glue.
       console.log(`${perTurn(child.us).padStart(7)} ${' '.repeat(indent)}${key}`);
       print(child, indent + 1);
     }
