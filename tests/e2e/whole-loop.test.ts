@@ -82,11 +82,19 @@ describe.skipIf(!GGUF)('the whole loop in a real browser', () => {
     // The prompt's token count (our GGUF tokenizer + chat template) equals what llama.cpp counted.
     const [current] = await callCore<{ id: string }[]>(page, 'conversations.list');
     const messages = await callCore<{ id: string }[]>(page, 'messages.list', { conversationId: current!.id });
-    const trace = await callCore<{ budget: { promptTokens: number; exact: boolean }; engineUsage: { promptTokens: number } }>(page, 'trace.get', {
+    const trace = await callCore<{
+      budget: { promptTokens: number; exact: boolean };
+      engineUsage: { promptTokens: number };
+      timings: { promptReadyMs: number; retrievalMs: number; queryEmbeddingMs: number };
+    }>(page, 'trace.get', {
       messageId: messages[messages.length - 1]!.id,
     });
     expect(trace.budget.exact).toBe(true);
     expect(trace.budget.promptTokens).toBe(trace.engineUsage.promptTokens);
+    // The turn's own timings (performance.now() in the offscreen document): a real retrieval ran inside the span.
+    expect(trace.timings.promptReadyMs).toBeGreaterThan(trace.timings.retrievalMs);
+    expect(trace.timings.retrievalMs).toBeGreaterThanOrEqual(trace.timings.queryEmbeddingMs);
+    expect(trace.timings.queryEmbeddingMs).toBeGreaterThan(0);
 
     await page.getByTestId('open-context').click();
     const view = page.getByTestId('context-view');
@@ -98,6 +106,7 @@ describe.skipIf(!GGUF)('the whole loop in a real browser', () => {
     expect(await source.textContent()).toContain(FIRST.slice(0, 10));
     const memorySection = view.locator('[data-testid="context-section"][data-kind="memories"]');
     expect(await memorySection.textContent()).toContain('篮球');
+    expect(await view.getByTestId('context-timings').textContent()).toMatch(/^Prompt ready in [\d,.]+ ms \(memory search [\d,.]+ ms\)$/);
 
     // A second panel (another window) on the same conversation sees this panel's next turn
     // appear without a reload (the core announces stored messages), and this one sees its deletion.
