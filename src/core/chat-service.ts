@@ -10,9 +10,9 @@
  *     strategy and to long-term memory, which enqueue their background jobs.
  * The user's message is stored first and is never lost, whatever fails later.
  *
- * `send` runs those steps as named functions in order (`runTurn`: `loadShortTerm`,
- * `storeUserMessage`, `answerCommand`, `retrieveMemories`, `citedTitles`, `assemblePrompt`,
- * `streamReply`, `storeReply`, `handOff`). Regenerate, edit and retry run the same turn after
+ * `send` runs those steps as named functions (`runTurn`: `readLongTerm` — retrieval, `citedTitles`
+ * and the profile, started first and run alongside the next two —, `loadShortTerm`,
+ * `storeUserMessage`, `answerCommand`, `assemblePrompt`, `streamReply`, `storeReply`, `handOff`). Regenerate, edit and retry run the same turn after
  * one more step inside the lock, `replaceTurns`: the replaced message and every later one are
  * removed with what memory learned from them (`turn-revision.ts`). `measure` counts a message
  * against the model's room before the panel sends it. Over 300 lines: the steps share one closure (the
@@ -275,21 +275,42 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   }
 
   /**
-   * Long-term memories for the message (hybrid search across conversations, top-k from the
-   * settings). Adds the query embedding's time to `timings.queryEmbeddingMs` (the store's
-   * `RetrievalQuery.timeStep`), also when it fails.
+   * The long-term part of a turn's prompt, read while the turn's other steps run (`runTurn`):
+   * the memories for the message (hybrid search across conversations, top-k from the settings;
+   * none when `memoryTopK` is 0), then the titles of the conversations they cite, and, alongside,
+   * the profile lines ("What Recall knows about me", its own prompt section `<about_user>`).
+   * Never rejects: a failure is returned (`ok: false`), and the turn reports it once the user
+   * message is stored. `retrievalMs` is the retrieval's own time from `startedAt` (ms on `clock`),
+   * `queryEmbeddingMs` the part of it the store's query embedding took (`RetrievalQuery.timeStep`).
    */
-  function retrieveMemories(plan: TurnPlan, timings: Pick<TurnTimings, 'queryEmbeddingMs'>): Promise<RetrievedMemory[]> {
-    if (plan.memoryTopK <= 0) return Promise.resolve([]);
+  async function readLongTerm(
+    plan: TurnPlan,
+    startedAt: number,
+  ): Promise<
+    | { ok: true; memories: RetrievedMemory[]; titles: Map<string, string>; profile: string[]; retrievalMs: number; queryEmbeddingMs: number }
+    | { ok: false; error: unknown }
+  > {
+    let queryEmbeddingMs = 0;
     const timeStep: RetrievalStepTimer = async (_step, run) => {
       const started = clock();
       try {
         return await run();
       } finally {
-        timings.queryEmbeddingMs += clock() - started;
+        queryEmbeddingMs += clock() - started;
       }
     };
-    return deps.longTerm.retrieve({ text: plan.content, namespace: plan.namespace, k: plan.memoryTopK, now: now(), timeStep });
+    const retrieval = async () => {
+      const memories =
+        plan.memoryTopK > 0 ? await deps.longTerm.retrieve({ text: plan.content, namespace: plan.namespace, k: plan.memoryTopK, now: now(), timeStep }) : [];
+      const retrievalMs = plan.memoryTopK > 0 ? clock() - startedAt : 0;
+      return { memories, retrievalMs, titles: await citedTitles(memories) };
+    };
+    try {
+      const [found, profile] = await Promise.all([retrieval(), profileLinesForPrompt(deps.db, plan.namespace)]);
+      return { ok: true, ...found, profile, queryEmbeddingMs };
+    } catch (error) {
+      return { ok: false, error };
+    }
   }
 
   /** Titles of the conversations the memories cite (read by key: not every conversation each turn). */
@@ -402,6 +423,12 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   ): Promise<ChatTurnResult> {
     // Marks of the turn timings (`TurnTimings`: contiguous spans from `plan.sentAt`).
     const startedAt = clock();
+    const { engine } = plan;
+    // The long-term reads start with the turn (`readLongTerm`): they touch neither the messages
+    // the short-term context reads nor the stores the user message is written to, so their
+    // IndexedDB requests overlap those two steps. Not for a memory command (answered without
+    // them; it may change what they read) nor without a model (the turn fails at once).
+    const reads = engine && parseMemoryCommand(plan.content) === null ? readLongTerm(plan, startedAt) : null;
     const loaded = await loadShortTerm(plan, strategy);
     const shortTermAt = clock();
     const userMessage = await storeUserMessage(plan.conversationId, plan.content);
@@ -412,20 +439,15 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 
     const assistantId = crypto.randomUUID();
     const fail = (error: unknown) => storeFailure(plan.conversationId, userMessage, assistantId, error);
-    const { engine } = plan;
-    if (!engine) return fail(new EngineError('not_loaded', 'No language model is loaded. Choose one in the Model tab.'));
+    if (!engine || !reads) return fail(new EngineError('not_loaded', 'No language model is loaded. Choose one in the Model tab.'));
     if (!loaded.context) return fail(loaded.error);
     const shortTerm = loaded.context;
 
-    const embedding = { queryEmbeddingMs: 0 };
-    const retrievalAt = clock();
-    let memories: RetrievedMemory[];
-    try {
-      memories = await retrieveMemories(plan, embedding);
-    } catch (error) {
-      return fail(error);
-    }
-    const retrievedAt = clock();
+    const userStoredAt = clock();
+    const longTerm = await reads;
+    if (!longTerm.ok) return fail(longTerm.error);
+    const { memories, titles, profile } = longTerm;
+    const memoryReadyAt = clock();
     let page: PromptPage | undefined;
     try {
       page = plan.page ? await rankPagePassages(plan.page, plan.content, deps.engines.embedder(), signal) : undefined;
@@ -433,9 +455,6 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       return fail(error);
     }
     // Memories whose source turns are sent verbatim anyway are left out by `assemblePrompt`.
-    // Two independent reads, asked together: the cited conversations' titles and "What Recall
-    // knows about me" (its own prompt section, `<about_user>`).
-    const [titles, profile] = await Promise.all([citedTitles(memories), profileLinesForPrompt(deps.db, plan.namespace)]);
     let prompt: AssembledPrompt;
     try {
       prompt = assemblePrompt({
@@ -460,10 +479,11 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       promptReadyMs: readyAt - plan.sentAt,
       startMs: startedAt - plan.sentAt,
       shortTermMs: shortTermAt - startedAt,
-      userMessageMs: retrievalAt - shortTermAt,
-      retrievalMs: retrievedAt - retrievalAt,
-      queryEmbeddingMs: embedding.queryEmbeddingMs,
-      assemblyMs: readyAt - retrievedAt,
+      userMessageMs: userStoredAt - shortTermAt,
+      memoryWaitMs: memoryReadyAt - userStoredAt,
+      retrievalMs: longTerm.retrievalMs,
+      queryEmbeddingMs: longTerm.queryEmbeddingMs,
+      assemblyMs: readyAt - memoryReadyAt,
     };
     const result = await streamReply(plan, engine, prompt, assistantId, signal);
     if ('failed' in result) return fail(result.failed);
@@ -503,8 +523,8 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     async send({ conversationId, text, requestId, page }, replaceFrom?: MessageRecord) {
       const sentAt = clock();
       const content = checkedText(text);
-      const conversation = await deps.conversations.require(conversationId);
-      const settings = await deps.settings.get();
+      // Two independent reads, asked together.
+      const [conversation, settings] = await Promise.all([deps.conversations.require(conversationId), deps.settings.get()]);
       const strategy = deps.strategyFor(conversation.strategy);
       const controller = new AbortController();
       running.set(requestId, controller);

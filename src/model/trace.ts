@@ -91,7 +91,10 @@ export type PromptNotice = { code: 'summary_pending'; messages: number; lastErro
  * How long one turn took until its prompt was ready, in milliseconds on a monotonic clock
  * (`performance.now()` in the product; `ChatServiceDeps.clock`). Generation is not in it.
  * `promptReadyMs` is the sum of the contiguous spans `startMs`, `shortTermMs`, `userMessageMs`,
- * `retrievalMs` and `assemblyMs`; `queryEmbeddingMs` is part of `retrievalMs`.
+ * `memoryWaitMs` and `assemblyMs`. The long-term reads (retrieval, cited titles, profile) start
+ * with the turn and run alongside `shortTermMs` and `userMessageMs`; `memoryWaitMs` is what is
+ * left of them after those. `retrievalMs` is the retrieval's own time (overlapping the spans, not
+ * one of them); `queryEmbeddingMs` is part of `retrievalMs`.
  */
 export interface TurnTimings {
   /**
@@ -103,8 +106,8 @@ export interface TurnTimings {
   promptReadyMs: number;
   /**
    * Long-term retrieval (`LongTermMemory.retrieve`: the store's hybrid search with its query
-   * embedding, neighbour expansion, past-round marks); part of `promptReadyMs`. 0 when none ran
-   * (`memoryTopK` 0).
+   * embedding, neighbour expansion, past-round marks), from the turn's start inside the lock to
+   * its result; it overlaps `shortTermMs` and `userMessageMs`. 0 when none ran (`memoryTopK` 0).
    */
   retrievalMs: number;
   /**
@@ -123,9 +126,12 @@ export interface TurnTimings {
   /** Storing the user message with its open-turn marker, and checking whether it is a memory command. */
   userMessageMs: number;
   /**
-   * From the end of retrieval to prompt ready: ranking the attached page's passages (when one
-   * is), reading the cited conversations' titles and the profile, `assemblePrompt`.
+   * After the user message is stored, waiting for the long-term reads started with the turn
+   * (retrieval, then the cited conversations' titles; the profile): 0 when they were done by then.
+   * Absent in traces stored before it existed (their `retrievalMs` was then a span of its own).
    */
+  memoryWaitMs?: number;
+  /** From the long-term reads' end to prompt ready: ranking the attached page's passages (when one is), `assemblePrompt`. */
   assemblyMs: number;
 }
 

@@ -5,13 +5,13 @@
  * the query embedder takes `EMBED_MS` per call, every token count `COUNT_MS`, so each timing is
  * known by hand — `promptReadyMs` is the fake time between the `send` call and the moment the
  * chat engine got the prompt (noted by the engine itself), `queryEmbeddingMs` the embedder's
- * time inside the retrieval, `retrievalMs` that plus nothing (nothing else in the retrieval
- * moves the clock); the spans before the retrieval that count no tokens (`startMs`,
- * `userMessageMs`) are 0, those that do (`shortTermMs`: its budget; `assemblyMs`) are not, and
- * the spans add up to `promptReadyMs`.
+ * time inside the retrieval. The retrieval starts with the turn and overlaps the short-term load
+ * and the user message's write, whose token counts move the clock too: `retrievalMs` is at least
+ * the embedding and ends by the end of the memory wait. `startMs` counts no tokens (0); the
+ * short-term load (its budget) and the assembly do; the contiguous spans add up to `promptReadyMs`.
  */
 import { describe, expect, it } from 'vitest';
-import type { Embedder } from '../../src/engines/types';
+import { EngineError, type Embedder } from '../../src/engines/types';
 import type { TokenCounter } from '../../src/model/tokens';
 import type { TurnTimings } from '../../src/model/trace';
 import { createTokenEstimator } from '../../src/tokens';
@@ -80,11 +80,14 @@ async function start(options: { withEmbedder?: boolean } = {}) {
 function checkSpans(timings: TurnTimings | undefined): TurnTimings {
   expect(timings).toBeDefined();
   const t = timings!;
-  expect(t.startMs + t.shortTermMs + t.userMessageMs + t.retrievalMs + t.assemblyMs).toBe(t.promptReadyMs);
+  expect(t.startMs + t.shortTermMs + t.userMessageMs + t.memoryWaitMs! + t.assemblyMs).toBe(t.promptReadyMs);
   expect(t.startMs).toBe(0);
-  expect(t.userMessageMs).toBe(0);
   expect(t.shortTermMs).toBeGreaterThan(0);
+  expect(t.memoryWaitMs).toBeGreaterThanOrEqual(0);
   expect(t.assemblyMs).toBeGreaterThan(0);
+  // The retrieval ran inside the turn, from its start to at most the end of the memory wait.
+  expect(t.retrievalMs).toBeGreaterThanOrEqual(t.queryEmbeddingMs);
+  expect(t.retrievalMs).toBeLessThanOrEqual(t.shortTermMs + t.userMessageMs + t.memoryWaitMs!);
   return t;
 }
 
@@ -95,7 +98,6 @@ describe('turn timings in the prompt trace', () => {
     const first = await turn('I bought a red bicycle in Lisbon last spring.');
     checkSpans(first.timings);
     expect(first.timings!.queryEmbeddingMs).toBe(0);
-    expect(first.timings!.retrievalMs).toBe(0);
     expect(first.timings!.promptReadyMs).toBe(first.sentToPrompt);
     // The token counts before the prompt (short-term budget, assembly) took some fake time.
     expect(first.timings!.promptReadyMs).toBeGreaterThan(0);
@@ -105,7 +107,7 @@ describe('turn timings in the prompt trace', () => {
     expect(second.embedCalls).toBeGreaterThanOrEqual(1);
     checkSpans(second.timings);
     expect(second.timings!.queryEmbeddingMs).toBe(EMBED_MS);
-    expect(second.timings!.retrievalMs).toBe(EMBED_MS);
+    expect(second.timings!.retrievalMs).toBeGreaterThanOrEqual(EMBED_MS);
     expect(second.timings!.promptReadyMs).toBe(second.sentToPrompt);
     expect(second.timings!.promptReadyMs).toBeGreaterThan(second.timings!.retrievalMs);
   });
@@ -123,6 +125,54 @@ describe('turn timings in the prompt trace', () => {
     const lexical = await keywords.turn('What colour is my bicycle?');
     expect(lexical.embedCalls).toBe(0);
     checkSpans(lexical.timings);
-    expect(lexical.timings).toMatchObject({ retrievalMs: 0, queryEmbeddingMs: 0, promptReadyMs: lexical.sentToPrompt });
+    expect(lexical.timings).toMatchObject({ queryEmbeddingMs: 0, promptReadyMs: lexical.sentToPrompt });
+  });
+});
+
+describe('the long-term reads start with the turn', () => {
+  it('embeds the query before the user message is written, and still reports a failed retrieval after the message is kept', async () => {
+    const inner = cores.embedder;
+    const query = 'What colour is my bicycle?';
+    const broken = 'Which city was the bicycle bought in?';
+    /** Whether the user message row had been handed to IndexedDB (its `creating` hook) when the query was embedded. */
+    const storedAtEmbed: boolean[] = [];
+    const written = new Set<string>();
+    const embedder: Embedder = {
+      modelId: inner.modelId,
+      dimension: inner.dimension,
+      async embed(texts, signal) {
+        if (texts.length === 1 && (texts[0] === query || texts[0] === broken)) {
+          storedAtEmbed.push(written.has(texts[0]!));
+          if (texts[0] === broken) throw new EngineError('embedding', 'The embedding worker was killed');
+        }
+        return inner.embed(texts, signal);
+      },
+    };
+    const engine = createScriptedEngine({
+      fallback: (request) => (request.responseFormat?.type === 'json_object' ? '{"topic": "chat", "facts": [], "preferences": []}' : 'Noted.'),
+    });
+    const { core, db } = await cores.start({ chat: () => engine, embedder: () => embedder });
+    db.messages.hook('creating', (_key, row) => {
+      if (row.role === 'user') written.add(row.content);
+    });
+    const conversation = await core.conversations.create({ strategy: { kind: 'summary-buffer', maxTokens: 2000 } });
+    await core.chat.send({ conversationId: conversation.id, text: 'I bought a red bicycle in Lisbon last spring.', requestId: 'r1' });
+    await core.jobs.drain();
+
+    const answered = await core.chat.send({ conversationId: conversation.id, text: query, requestId: 'r2' });
+    expect(answered.assistantMessage.status).toBe('complete');
+    // A retrieval run after the write (the order before) would have seen the row already written.
+    expect(storedAtEmbed).toEqual([false]);
+    await core.jobs.drain();
+
+    // The retrieval fails while the message is being written: the message is kept and the reply says why.
+    const failed = await core.chat.send({ conversationId: conversation.id, text: broken, requestId: 'r3' });
+    expect(storedAtEmbed).toEqual([false, false]);
+    expect(failed.assistantMessage).toMatchObject({ status: 'error', content: '', errorInfo: { domain: 'engine', code: 'embedding' } });
+    const messages = await core.conversations.messages(conversation.id);
+    expect(messages.slice(-2).map((m) => [m.role, m.content, m.status])).toEqual([
+      ['user', broken, 'complete'],
+      ['assistant', '', 'error'],
+    ]);
   });
 });
