@@ -26,7 +26,7 @@ import { EngineError, type ChatEngine, type ChatResult } from '../engines/types'
 import type { JobQueue } from '../jobs/queue';
 import type { LongTermMemory, LongTermStore, MemoryCommandResult, RetrievalStepTimer } from '../memory/long-term/types';
 import { MAX_MEMORY_TEXT_CHARS } from '../model/memory';
-import { parseMemoryCommand } from '../memory/long-term/commands';
+import { parseMemoryCommand, type ParsedMemoryCommand } from '../memory/long-term/commands';
 import type { RetrievedMemory, ShortTermContext } from '../model/context';
 import type { ContextStrategy } from '../memory/short-term/types';
 import type { StrategyConfig } from '../model/strategies';
@@ -153,6 +153,8 @@ interface TurnPlan {
   temporary: boolean;
   /** When `send` was called (`ChatServiceDeps.clock`, ms): the start of `TurnTimings.promptReadyMs`. */
   sentAt: number;
+  /** The explicit memory command `content` is (`parseMemoryCommand`, parsed once per turn), or `null`. */
+  command: ParsedMemoryCommand | null;
 }
 
 /** Creates the chat service. */
@@ -191,6 +193,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       reserve: Math.min(settings.maxAnswerTokens, maxAnswerTokensFor(contextWindow)),
       systemInstruction: defaultSystemInstruction(now()),
       memoryTopK: settings.memoryTopK,
+      command: parseMemoryCommand(base.content),
     };
   }
 
@@ -233,10 +236,11 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
    */
   async function answerCommand(plan: TurnPlan, userMessage: MessageRecord): Promise<ChatTurnResult | null> {
     const { conversationId, content } = plan;
+    if (!plan.command) return null;
     const page = plan.page ? { url: plan.page.url, title: plan.page.title } : undefined;
     // A temporary chat saves nothing: "remember …" is answered with a refusal, nothing is stored ("forget …" still acts).
     const command =
-      plan.temporary && parseMemoryCommand(content)?.command === 'remember'
+      plan.temporary && plan.command.command === 'remember'
         ? { command: 'remember' as const, affected: [], refused: 'temporary' as const }
         : await deps.longTerm.runCommand(content, { namespace: plan.namespace, conversationId, messageId: userMessage.id, ...(page ? { page } : {}) });
     if (!command) return null;
@@ -428,7 +432,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     // the short-term context reads nor the stores the user message is written to, so their
     // IndexedDB requests overlap those two steps. Not for a memory command (answered without
     // them; it may change what they read) nor without a model (the turn fails at once).
-    const reads = engine && parseMemoryCommand(plan.content) === null ? readLongTerm(plan, startedAt) : null;
+    const reads = engine && plan.command === null ? readLongTerm(plan, startedAt) : null;
     const loaded = await loadShortTerm(plan, strategy);
     const shortTermAt = clock();
     const userMessage = await storeUserMessage(plan.conversationId, plan.content);

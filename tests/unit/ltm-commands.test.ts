@@ -40,6 +40,8 @@ describe('parseMemoryCommand', () => {
     ['删掉我生日的记忆。', 'forget', '我生日'],
     ['delete the memory about my birthday', 'forget', 'my birthday'],
     ['Please remove my memories of the trip to Tokyo', 'forget', 'the trip to Tokyo'],
+    ['Erase the memory about my old address', 'forget', 'my old address'],
+    ['删除关于我的猫', 'forget', '我的猫'],
     ['can you remember that I work at Acme?', 'remember', 'I work at Acme'],
     ['Could you please remember: my sister is called Ana?', 'remember', 'my sister is called Ana'],
   ])('recognizes %j', (text, command, argument) => {

@@ -19,6 +19,17 @@ const range = (q: string) => {
   return f && [f.start, f.end];
 };
 
+describe('relative dates', () => {
+  // Each needs a different word of the prefilter (TIME_WORD): 'ago', 前 without 天 or 年 before it.
+  it('parses "N units ago" and Chinese 前 expressions against the week, day and year of now (Wed 14 May 2025)', () => {
+    // This week starts on Monday 12 May; two weeks back is the week of Monday 28 April.
+    expect(range('What did I cook two weeks ago?')).toEqual([local(2025, 4, 28), local(2025, 5, 5)]);
+    expect(range('我3天前说了什么')).toEqual(dayRange(2025, 5, 11));
+    expect(range('前天我们聊了什么')).toEqual(dayRange(2025, 5, 12));
+    expect(range('我前年住在哪里')).toEqual([local(2023, 1, 1), local(2024, 1, 1)]);
+  });
+});
+
 describe('absolute dates', () => {
   it('parses English month-day dates, the most recent one that has started', () => {
     expect(range('What did I eat on May 3?')).toEqual(dayRange(2025, 5, 3));
