@@ -68,6 +68,8 @@ export default defineConfig({
     // Rewrites libraries' CDN defaults to packaged files and fails the build on any code-CDN URL left.
     plugins: [noRemoteCode()],
     build: {
+      // RECALL_NO_MINIFY=1: readable function names in CPU profiles (TURN_CHROMIUM_CPU_PROFILE of the turn bench).
+      ...(process.env.RECALL_NO_MINIFY ? { minify: false } : {}),
       rolldownOptions: {
         output: {
           codeSplitting: {

@@ -28,8 +28,13 @@
  * JS heap plus ArrayBuffer backing stores, after a collection (over CDP, `offscreenTimeline`).
  * Parameters `{ sizes, runs, turns }`; TURN_CHROMIUM_SIZES (comma-separated), TURN_CHROMIUM_RUNS,
  * TURN_CHROMIUM_TURNS override them; TURN_CHROMIUM_BUILD_DIR=<chrome-mv3 dir> measures another build.
+ * TURN_CHROMIUM_CPU_PROFILE=<file.cpuprofile> also records a V8 CPU profile of the offscreen
+ * document during the last run (sampling every 100 µs; those turns are slowed and still counted)
+ * and logs the self time per turn by function inside the turns' send → prompt ready windows (each
+ * turn's window starts at the first sample of the extension's code after an anchor evaluated just
+ * before it is sent: `PROFILE_ANCHOR`).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -39,6 +44,7 @@ import type { TurnTimings } from '../src/model/trace';
 import { generateConversation } from './data/bilingual-conversation';
 import { seedMemories } from './data/memory-file';
 import { buildWithPackagedEmbedder, offscreenTimeline, seedDirect, settle } from './coldstart.bench';
+import { anchorOffsetUs, firstExtensionSampleAfter, PROFILE_ANCHOR, profileOffscreen, selfTimeIn, type OffscreenSession } from './lib/offscreen';
 import { defineBench, type HeadlineRow } from './lib/bench';
 import { formatMs, summarize, type Summary } from './lib/stats';
 
@@ -134,13 +140,40 @@ async function measureSize(extensionDir: string, size: number, params: Params, l
     for (let run = 0; run < params.runs; run++) {
       const conversation = await callCore<{ id: string }>(page, 'conversations.create', {});
       const runSamples: TurnSample[] = [];
-      for (let i = 0; i <= params.turns; i++) {
-        const repliedAt = Date.now();
-        const sample = await sendTurn(page, conversation.id, texts[i]!, `bench-${size}-${run}-${i}`);
-        if (i > 0) runSamples.push(sample); // turn 0 warms up caches and JIT
-        await waitForJobsIdle(page, 300_000);
-        const rest = repliedAt + sample.wallMs + ACCESS_WRITE_DELAY_MS + 100 - Date.now();
-        if (rest > 0) await page.waitForTimeout(rest);
+      /** Anchors (offscreen `performance.now()`, ms) evaluated before each timed turn while profiling. */
+      const anchors: number[] = [];
+      const runTurns = async (session?: OffscreenSession) => {
+        for (let i = 0; i <= params.turns; i++) {
+          if (session && i > 0)
+            anchors.push(
+              Number((await session.call<{ result: { value: number } }>('Runtime.evaluate', { expression: PROFILE_ANCHOR, returnByValue: true })).result.value),
+            );
+          const repliedAt = Date.now();
+          const sample = await sendTurn(page, conversation.id, texts[i]!, `bench-${size}-${run}-${i}`);
+          if (i > 0) runSamples.push(sample); // turn 0 warms up caches and JIT
+          await waitForJobsIdle(page, 300_000);
+          const rest = repliedAt + sample.wallMs + ACCESS_WRITE_DELAY_MS + 100 - Date.now();
+          if (rest > 0) await page.waitForTimeout(rest);
+        }
+        return {};
+      };
+      const profileFile = process.env.TURN_CHROMIUM_CPU_PROFILE;
+      if (profileFile && run === params.runs - 1) {
+        const { profile } = await profileOffscreen(browser, profileFile, runTurns, 100);
+        const offset = anchorOffsetUs(profile, anchors[0]!);
+        const windows = anchors.flatMap((a, i): [number, number][] => {
+          const start = firstExtensionSampleAfter(profile, (a + 2) * 1000 + offset);
+          return start === null ? [] : [[start, start + runSamples[i]!.timings.promptReadyMs * 1000]];
+        });
+        writeFileSync(`${profileFile}.windows.json`, JSON.stringify(windows));
+        const top = selfTimeIn(profile, windows).slice(0, 45);
+        const total = selfTimeIn(profile, windows).reduce((n, [, ms]) => n + ms, 0);
+        log(
+          `  ${size}: CPU profile of ${windows.length} turns → ${profileFile} (windows, profile µs: ${profileFile}.windows.json); busy ${(total / windows.length).toFixed(1)} ms per turn; self time per turn:`,
+        );
+        for (const [name, ms] of top) log(`    ${(ms / windows.length).toFixed(2).padStart(6)}  ${name}`);
+      } else {
+        await runTurns();
       }
       const overhead = summarize(runSamples.map(noEmbedding));
       perRun.push({ median: overhead.median, p95: overhead.p95 });

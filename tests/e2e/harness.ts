@@ -173,6 +173,8 @@ export async function launchExtension(options: { extensionDir: string; userDataD
       // Every request that would leave the machine goes to the counting proxy, loopback included.
       `--proxy-server=http://127.0.0.1:${options.proxyPort}`,
       '--proxy-bypass-list=<-loopback>',
+      // Experiments only (e.g. `--js-flags=--no-flush-bytecode`): space-separated extra switches.
+      ...(process.env.CHROMIUM_EXTRA_ARGS ?? '').split(' ').filter(Boolean),
     ],
   });
   const log: ConsoleLog = { errors: [] };
