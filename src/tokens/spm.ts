@@ -142,6 +142,8 @@ export class LlamaSpmTokenizer {
 
   /** Splits special-token strings out of `text`, longest special first (llama.cpp `tokenizer_st_partition`). */
   private partition(text: string): { text: string; special?: number }[] {
+    // llama.cpp partitions (and so tokenizes) nothing for an empty text: no space prefix either.
+    if (text.length === 0) return [];
     let fragments: { text: string; special?: number }[] = [{ text }];
     for (const special of this.specials) {
       if (!text.includes(special)) continue;
