@@ -3,10 +3,13 @@
  * "encode text, return token ids" function and a chat-template family, with an LRU cache of
  * counts (the same messages are counted again at every turn).
  *
- * Incremental counting: for tokenizers whose pre-tokenizer never joins a newline to the
- * printable character after it (`splitsAtLineStarts`), a text is counted as the sum of its lines'
- * counts (`lineSegments`), each cached. A prompt that changes a few lines from one turn to the
- * next (new memories, a new message) then costs only the changed lines, and the total is still
+ * Incremental counting: a text is counted as a sum of cached counts of its pieces, where that is
+ * exact. For byte-level BPE whose pre-tokenizer never joins a newline to the printable character
+ * after it (`splitsAtLineStarts`) the pieces are its lines (`lineSegments`), cut here; for a
+ * SentencePiece vocabulary in which no token contains a newline (`LlamaSpmTokenizer.newlineIsolated`)
+ * the tokenizer cuts the text around each newline itself (`LlamaSpmTokenizer.countTokens`, handed
+ * in as an incremental `countText`). A prompt that changes a few lines from one turn to the next
+ * (new memories, a new message) then costs only the changed lines, and the total is still
  * exactly what counting the whole text gives.
  */
 import type { ChatMessage } from '../model/engine';
@@ -27,8 +30,11 @@ export interface ChatTokenCounter extends TokenCounter {
    */
   countChat(messages: readonly ChatMessage[]): number;
   /**
-   * `true` when counts are the sum of cached per-line counts (`lineSegments`), exact for this
-   * tokenizer (see `splitsAtLineStarts`); `false` when every text is counted whole.
+   * `true` when `count` and `countChat` are sums of cached counts of pieces of the text — its
+   * lines (`lineSegments`, exact where `splitsAtLineStarts`), or for SentencePiece the stretches
+   * between newlines (exact where `LlamaSpmTokenizer.newlineIsolated`) — so a text or prompt that
+   * changed a few lines costs only those; `false` when every text (or joined prompt) is tokenized
+   * whole, with only whole texts cached.
    */
   readonly incremental: boolean;
   /**
@@ -130,7 +136,7 @@ export function cachedCount(count: (text: string) => number): (text: string) => 
  * Builds a `ChatTokenCounter`.
  * @param id tokenizer id (`TokenCounter.id`).
  * @param countText tokens of a text with special-token strings parsed as special tokens and no
- *   BOS/EOS added (pure; will be cached).
+ *   BOS/EOS added (pure; `count` caches it per whole text; a `joined` prompt calls it directly).
  * @param template chat-template family.
  * @param extraFixedTokens tokens added once per prompt outside the rendered text (e.g. the BOS
  *   that llama.cpp prepends when `add_bos_token` is set and the template does not print it).
@@ -141,7 +147,8 @@ export function cachedCount(count: (text: string) => number): (text: string) => 
  * holds the primer plus the once-per-prompt tokens (BOS), measured on a system + user prompt.
  * `countChat` is exact: every rendered piece starts or ends at a special marker, so counting
  * pieces separately equals counting the joined prompt (tested against the joined string);
- * with `joined` it counts the joined prompt itself.
+ * with `joined` it counts the joined prompt itself with `countText` (incremental when
+ * `incrementalCountText`).
  */
 export function makeChatCounter(options: {
   id: string;
@@ -160,12 +167,18 @@ export function makeChatCounter(options: {
    * when this is exact). Ignored with `joined`.
    */
   incremental?: boolean;
+  /**
+   * `countText` is itself incremental: an exact sum of cached per-piece counts (e.g.
+   * `LlamaSpmTokenizer.countTokens` with a `cachedCount` of `countPiece`, when `newlineIsolated`).
+   * Only reported (`ChatTokenCounter.incremental`); also with `joined`.
+   */
+  incrementalCountText?: boolean;
   /** See `ChatTokenCounter.specialTokens` (default none). */
   specialTokens?: readonly string[];
 }): ChatTokenCounter {
-  const incremental = options.incremental === true && !options.joined;
+  const byLines = options.incremental === true && !options.joined;
   const whole = cachedCount(options.countText);
-  const count = incremental
+  const count = byLines
     ? (text: string): number => {
         if (!text.includes('\n')) return whole(text);
         let n = 0;
@@ -213,6 +226,6 @@ export function makeChatCounter(options: {
     chatTemplate: options.template,
     specialTokens: options.specialTokens ?? [],
     countChat: (messages) => countChat(messages, true),
-    incremental,
+    incremental: byLines || options.incrementalCountText === true,
   };
 }

@@ -5,7 +5,9 @@
  *
  * Supported vocabularies (anything else returns `null`, never a wrong "exact" counter):
  * - `tokenizer.ggml.model = "llama"` (SentencePiece): `LlamaSpmTokenizer`, a port of llama.cpp's
- *   SPM tokenizer (e.g. Llama 2, Mistral 7B v0.1, TinyLlama, Karpathy's tinyllamas).
+ *   SPM tokenizer (e.g. Llama 2, Mistral 7B v0.1, TinyLlama, Karpathy's tinyllamas). Whole
+ *   prompts are counted joined (ChatML markers are plain text there), line by line with cached
+ *   line counts when no token contains a newline (`newlineIsolated`: the counter is `incremental`).
  * - `tokenizer.ggml.model = "gpt2"` (byte-level BPE) with `tokenizer.ggml.pre = "qwen2"` (Qwen2,
  *   Qwen2.5): rebuilt as a Hugging Face `tokenizer.json` (BPE vocab + merges, the qwen2 split
  *   regex of llama.cpp's `LLAMA_VOCAB_PRE_TYPE_QWEN2`, byte-level) and run by
@@ -20,7 +22,7 @@
 import { Tokenizer } from '@huggingface/tokenizers';
 import { readGgufHeader, type GgufHeader, type GgufMetadata } from '../gguf/header';
 import { detectChatTemplate } from './chat-template';
-import { makeChatCounter, splitsAtLineStarts, type ChatTokenCounter } from './counter';
+import { cachedCount, makeChatCounter, splitsAtLineStarts, type ChatTokenCounter } from './counter';
 import { GGUF_TOKEN_TYPE, LlamaSpmTokenizer } from './spm';
 
 /** Split regex of llama.cpp's `qwen2` pre-tokenizer (same as Qwen2's `tokenizer.json`). */
@@ -90,12 +92,17 @@ export async function createGgufTokenCounter(source: Blob | GgufHeader): Promise
       { tokens, scores, types },
       { addSpacePrefix: bool(md['tokenizer.ggml.add_space_prefix'], true), ...(unknownId !== undefined ? { unknownId } : {}) },
     );
+    // Each line is counted once and cached, so the joined prompt of the next turn costs only its
+    // changed lines. Without `newlineIsolated` the pieces are whole fragments (a whole prompt,
+    // for ChatML on this vocabulary): not cached, as before, so prompts do not fill the cache.
+    const piece = cachedCount((text) => spm.countPiece(text));
     return makeChatCounter({
       id: `gguf:${name}:llama`,
-      countText: (text) => spm.encode(text).length,
+      countText: spm.newlineIsolated ? (text) => spm.countTokens(text, piece) : (text) => spm.countTokens(text),
       template,
       extraFixedTokens: bosExtra(bool(md['tokenizer.ggml.add_bos_token'], true)),
       joined: true,
+      incrementalCountText: spm.newlineIsolated,
       specialTokens,
       ...(bosText !== undefined ? { bos: bosText } : {}),
     });

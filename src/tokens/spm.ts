@@ -12,6 +12,15 @@
  * literally in the text are split out first, longest first, as llama.cpp does with
  * `parse_special`. Verified against Google's SentencePiece on the stories260K vocabulary
  * (tests/unit/tokens-gguf.test.ts).
+ *
+ * Counting by pieces (`countTokens`): when no vocabulary token other than "\n" itself contains a
+ * newline (`newlineIsolated`), no pair with a "\n" symbol is ever a merge candidate, so each
+ * stretch between two newlines is merged exactly as if it were encoded alone: its merges touch
+ * only its own symbols, and the heap pops its candidates in the same relative order (score, then
+ * leftmost; the other stretches' pops change none of them). The ids of a final symbol depend on
+ * its text alone (see `resegment`), and each newline is one token (its own id or its one byte
+ * token). A count is then the sum of cacheable per-line counts, exactly `encode(text).length`
+ * (tests/unit/tokens-spm-incremental.test.ts).
  */
 
 /** GGUF `tokenizer.ggml.token_type` values (llama.cpp `llama_token_type`). */
@@ -93,6 +102,11 @@ export class LlamaSpmTokenizer {
   private readonly byteIds: (number | undefined)[] = [];
   private readonly specials: string[];
   private readonly unknownId: number;
+  /**
+   * `true` when no token other than "\n" itself contains a newline: no merge can then join a
+   * newline to its neighbours, and `countTokens` counts the lines of a fragment separately.
+   */
+  readonly newlineIsolated: boolean;
 
   /**
    * @param vocab tokens, scores and types from the GGUF.
@@ -104,8 +118,10 @@ export class LlamaSpmTokenizer {
     private readonly options: { addSpacePrefix: boolean; unknownId?: number },
   ) {
     const specials: string[] = [];
+    let newlineIsolated = true;
     vocab.tokens.forEach((text, id) => {
       if (!this.ids.has(text)) this.ids.set(text, id);
+      if (text !== '\n' && text.includes('\n')) newlineIsolated = false;
       const type = vocab.types[id] ?? GGUF_TOKEN_TYPE.normal;
       if (type === GGUF_TOKEN_TYPE.byte) {
         const m = /^<0x([0-9A-Fa-f]{2})>$/.exec(text);
@@ -116,6 +132,7 @@ export class LlamaSpmTokenizer {
     });
     this.specials = specials.sort((a, b) => b.length - a.length);
     this.unknownId = options.unknownId ?? 0;
+    this.newlineIsolated = newlineIsolated;
   }
 
   /** Vocabulary size. */
@@ -126,22 +143,75 @@ export class LlamaSpmTokenizer {
   /** Token ids of `text` (no BOS/EOS), special-token strings parsed as special tokens. */
   encode(text: string): number[] {
     const out: number[] = [];
-    let prevSpecial = true;
-    for (const fragment of this.partition(text)) {
-      if (fragment.special !== undefined) {
-        out.push(fragment.special);
-        prevSpecial = true;
-        continue;
-      }
-      const raw = this.options.addSpacePrefix && prevSpecial ? ` ${fragment.text}` : fragment.text;
-      this.encodeRaw(raw.replace(/ /g, '\u2581'), out);
-      prevSpecial = false;
+    for (const fragment of this.fragments(text)) {
+      if (fragment.special !== undefined) out.push(fragment.special);
+      else this.encodeRaw(fragment.text, out);
     }
     return out;
   }
 
+  /**
+   * Tokens (a count) of one piece as `countTokens` hands it out: spaces already escaped as "▁",
+   * the space prefix already applied, no special-token string in it. Equals the number of ids
+   * `encode` produces for that stretch of the text.
+   */
+  countPiece(piece: string): number {
+    const out: number[] = [];
+    this.encodeRaw(piece, out);
+    return out.length;
+  }
+
+  /**
+   * `encode(text).length` (tokens, no BOS/EOS), summed over pieces: special tokens count 1 each;
+   * every other fragment (space-prefixed and escaped as `encode` does) is, when
+   * `newlineIsolated`, cut around each "\n" — each newline is 1 token, each non-empty stretch
+   * between newlines is counted by `countPiece` — and otherwise counted whole by `countPiece`.
+   * Exact in both cases (see the module doc).
+   * @param countPiece tokens of one piece; pass a memoized `this.countPiece` (e.g. `cachedCount`
+   *   in counter.ts) so that a text that changed a few lines costs only those lines. Must return
+   *   what `countPiece` returns.
+   */
+  countTokens(text: string, countPiece: (piece: string) => number = (piece) => this.countPiece(piece)): number {
+    let n = 0;
+    for (const fragment of this.fragments(text)) {
+      if (fragment.special !== undefined) {
+        n += 1;
+        continue;
+      }
+      if (!this.newlineIsolated || !fragment.text.includes('\n')) {
+        n += countPiece(fragment.text);
+        continue;
+      }
+      const lines = fragment.text.split('\n');
+      n += lines.length - 1; // one token per newline: its id, or its single byte token (<0x0A> or unknown)
+      for (const line of lines) if (line.length > 0) n += countPiece(line);
+    }
+    return n;
+  }
+
+  /**
+   * The fragments `encode` tokenizes, in order: special tokens (`special` = id), and raw text
+   * with the space prefix applied (when `addSpacePrefix` and the fragment starts the text or
+   * follows a special token) and spaces escaped as "▁".
+   */
+  private *fragments(text: string): Generator<{ text: string; special?: number }> {
+    let prevSpecial = true;
+    for (const fragment of this.partition(text)) {
+      if (fragment.special !== undefined) {
+        yield fragment;
+        prevSpecial = true;
+        continue;
+      }
+      const raw = this.options.addSpacePrefix && prevSpecial ? ` ${fragment.text}` : fragment.text;
+      yield { text: raw.replace(/ /g, '\u2581') };
+      prevSpecial = false;
+    }
+  }
+
   /** Splits special-token strings out of `text`, longest special first (llama.cpp `tokenizer_st_partition`). */
   private partition(text: string): { text: string; special?: number }[] {
+    // llama.cpp partitions (and so tokenizes) nothing for an empty text: no space prefix either.
+    if (text.length === 0) return [];
     let fragments: { text: string; special?: number }[] = [{ text }];
     for (const special of this.specials) {
       if (!text.includes(special)) continue;
@@ -198,6 +268,9 @@ export class LlamaSpmTokenizer {
       tryAdd(l.prev, bigram.left);
       tryAdd(bigram.left, l.next);
     }
+    // As in llama.cpp: a final symbol is a single code point or a merge (always a vocabulary
+    // token). `revMerge` keys are vocabulary tokens too, so it is reached only for pieces it
+    // cannot hold: a symbol's ids depend on its own text alone (what `countTokens` relies on).
     const resegment = (s: Symbol) => {
       const piece = text.slice(s.start, s.start + s.n);
       const id = this.ids.get(piece);

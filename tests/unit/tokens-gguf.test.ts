@@ -51,6 +51,8 @@ describe('LlamaSpmTokenizer (llama.cpp SentencePiece algorithm)', () => {
     expect(spm.encode('abc')).toEqual([9, 8]);
     // "ab" → "▁ab": ab(-5) beats ▁a(-6) → ▁ ab; then ▁ab(-7) → [▁ab].
     expect(spm.encode('ab')).toEqual([10]);
+    // An empty text is no fragment at all (llama.cpp): no space prefix, no token.
+    expect(spm.encode('')).toEqual([]);
   });
 
   it('falls back to byte tokens, or <unk> when a byte token is missing', () => {
