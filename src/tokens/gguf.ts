@@ -7,7 +7,9 @@
  * - `tokenizer.ggml.model = "llama"` (SentencePiece): `LlamaSpmTokenizer`, a port of llama.cpp's
  *   SPM tokenizer (e.g. Llama 2, Mistral 7B v0.1, TinyLlama, Karpathy's tinyllamas). Whole
  *   prompts are counted joined (ChatML markers are plain text there), line by line with cached
- *   line counts when no token contains a newline (`newlineIsolated`: the counter is `incremental`).
+ *   line counts when no token contains a newline (`newlineIsolated`), a new line as the sum of
+ *   cached word counts when no token has an inner "▁" (`wordIsolated`); either makes the counter
+ *   `incremental`.
  * - `tokenizer.ggml.model = "gpt2"` (byte-level BPE) with `tokenizer.ggml.pre = "qwen2"` (Qwen2,
  *   Qwen2.5): rebuilt as a Hugging Face `tokenizer.json` (BPE vocab + merges, the qwen2 split
  *   regex of llama.cpp's `LLAMA_VOCAB_PRE_TYPE_QWEN2`, byte-level) and run by
@@ -93,16 +95,19 @@ export async function createGgufTokenCounter(source: Blob | GgufHeader): Promise
       { addSpacePrefix: bool(md['tokenizer.ggml.add_space_prefix'], true), ...(unknownId !== undefined ? { unknownId } : {}) },
     );
     // Each line is counted once and cached, so the joined prompt of the next turn costs only its
-    // changed lines. Without `newlineIsolated` the pieces are whole fragments (a whole prompt,
-    // for ChatML on this vocabulary): not cached, as before, so prompts do not fill the cache.
-    const piece = cachedCount((text) => spm.countPiece(text));
+    // changed lines; a new line is the sum of its cached words when `wordIsolated`, so only words
+    // never seen are encoded. Without `newlineIsolated` the pieces are whole fragments (a whole
+    // prompt, for ChatML on this vocabulary): not cached, so prompts do not fill the line cache.
+    const word = cachedCount((text) => spm.countPiece(text));
+    const stretch = (text: string) => spm.countStretch(text, word);
+    const line = cachedCount(stretch);
     return makeChatCounter({
       id: `gguf:${name}:llama`,
-      countText: spm.newlineIsolated ? (text) => spm.countTokens(text, piece) : (text) => spm.countTokens(text),
+      countText: (text) => spm.countTokens(text, spm.newlineIsolated ? line : stretch),
       template,
       extraFixedTokens: bosExtra(bool(md['tokenizer.ggml.add_bos_token'], true)),
       joined: true,
-      incrementalCountText: spm.newlineIsolated,
+      incrementalCountText: spm.newlineIsolated || spm.wordIsolated,
       specialTokens,
       ...(bosText !== undefined ? { bos: bosText } : {}),
     });

@@ -21,6 +21,14 @@
  * its text alone (see `resegment`), and each newline is one token (its own id or its one byte
  * token). A count is then the sum of cacheable per-line counts, exactly `encode(text).length`
  * (tests/unit/tokens-spm-incremental.test.ts).
+ *
+ * The same argument cuts a stretch into words (`wordIsolated`): when no vocabulary token has a
+ * "▁" right after another code point than "▁" (so every token's "▁"s form its prefix; llama
+ * vocabularies hold "▁▁"-style runs, which stay allowed), no merge candidate spans a cut made
+ * before a "▁" that follows a non-"▁" code point: both sides of such a pair would form a string
+ * with "x▁" inside, which is no token. Each word is then merged as if encoded alone, and the count
+ * of a stretch is the sum of cacheable per-word counts (`countStretch`): a new memory or message
+ * made of words already seen encodes nothing.
  */
 
 /** GGUF `tokenizer.ggml.token_type` values (llama.cpp `llama_token_type`). */
@@ -95,6 +103,10 @@ class BigramHeap {
 }
 
 const encoder = new TextEncoder();
+/** "▁" (U+2581), SentencePiece's escaped space. */
+const SPACE_MARK = 0x2581;
+/** A "▁" right after another code point than "▁": a token with one is no `wordIsolated` vocabulary. */
+const INNER_SPACE = /[^\u2581]\u2581/u;
 
 /** The SentencePiece tokenizer of a llama-type GGUF (see module doc). */
 export class LlamaSpmTokenizer {
@@ -107,6 +119,12 @@ export class LlamaSpmTokenizer {
    * newline to its neighbours, and `countTokens` counts the lines of a fragment separately.
    */
   readonly newlineIsolated: boolean;
+  /**
+   * `true` when no token has a "▁" right after a code point other than "▁": `countStretch` then
+   * counts a stretch as the sum of its words, each cut before a "▁" that follows a non-"▁" (exact;
+   * see the module doc).
+   */
+  readonly wordIsolated: boolean;
 
   /**
    * @param vocab tokens, scores and types from the GGUF.
@@ -119,9 +137,11 @@ export class LlamaSpmTokenizer {
   ) {
     const specials: string[] = [];
     let newlineIsolated = true;
+    let wordIsolated = true;
     vocab.tokens.forEach((text, id) => {
       if (!this.ids.has(text)) this.ids.set(text, id);
       if (text !== '\n' && text.includes('\n')) newlineIsolated = false;
+      if (wordIsolated && INNER_SPACE.test(text)) wordIsolated = false;
       const type = vocab.types[id] ?? GGUF_TOKEN_TYPE.normal;
       if (type === GGUF_TOKEN_TYPE.byte) {
         const m = /^<0x([0-9A-Fa-f]{2})>$/.exec(text);
@@ -133,6 +153,7 @@ export class LlamaSpmTokenizer {
     this.specials = specials.sort((a, b) => b.length - a.length);
     this.unknownId = options.unknownId ?? 0;
     this.newlineIsolated = newlineIsolated;
+    this.wordIsolated = wordIsolated;
   }
 
   /** Vocabulary size. */
@@ -162,16 +183,37 @@ export class LlamaSpmTokenizer {
   }
 
   /**
+   * Tokens (a count) of one stretch as `countTokens` hands it out (escaped, prefixed, no newline
+   * when `newlineIsolated`): when `wordIsolated`, the sum of `countWord` over its words (cut before
+   * each "▁" that follows a code point other than "▁"; "▁▁hello▁" → "▁▁hello", "▁"), otherwise
+   * `countWord` of the whole stretch. Exact either way (module doc).
+   * @param countWord tokens of one word: a memoized `this.countPiece` (it must return what
+   *   `countPiece` returns), so that a stretch of words already seen costs no encoding.
+   */
+  countStretch(stretch: string, countWord: (word: string) => number = (word) => this.countPiece(word)): number {
+    if (!this.wordIsolated) return countWord(stretch);
+    let n = 0;
+    let start = 0;
+    for (let i = 1; i < stretch.length; i++) {
+      if (stretch.charCodeAt(i) === SPACE_MARK && stretch.charCodeAt(i - 1) !== SPACE_MARK) {
+        n += countWord(stretch.slice(start, i));
+        start = i;
+      }
+    }
+    return n + countWord(start === 0 ? stretch : stretch.slice(start));
+  }
+
+  /**
    * `encode(text).length` (tokens, no BOS/EOS), summed over pieces: special tokens count 1 each;
    * every other fragment (space-prefixed and escaped as `encode` does) is, when
    * `newlineIsolated`, cut around each "\n" — each newline is 1 token, each non-empty stretch
    * between newlines is counted by `countPiece` — and otherwise counted whole by `countPiece`.
    * Exact in both cases (see the module doc).
-   * @param countPiece tokens of one piece; pass a memoized `this.countPiece` (e.g. `cachedCount`
+   * @param countPiece tokens of one piece; pass a memoized `this.countStretch` (e.g. `cachedCount`
    *   in counter.ts) so that a text that changed a few lines costs only those lines. Must return
-   *   what `countPiece` returns.
+   *   what `countPiece` (equally `countStretch`) returns. Default: `countStretch` unmemoized.
    */
-  countTokens(text: string, countPiece: (piece: string) => number = (piece) => this.countPiece(piece)): number {
+  countTokens(text: string, countPiece: (piece: string) => number = (piece) => this.countStretch(piece)): number {
     let n = 0;
     for (const fragment of this.fragments(text)) {
       if (fragment.special !== undefined) {

@@ -152,6 +152,7 @@ afterEach(() => {
 describe('SentencePiece counting by lines (stories260K)', () => {
   it.skipIf(!haveStories)('stories260K is newline-isolated, and its counter says it is incremental', () => {
     expect(spm.newlineIsolated).toBe(true);
+    expect(spm.wordIsolated).toBe(true);
     expect(counter.incremental).toBe(true);
     expect(whole.incremental).toBe(false);
   });
@@ -179,6 +180,25 @@ describe('SentencePiece counting by lines (stories260K)', () => {
     // then cut at the newlines (the empty stretch is not counted); "\n" after </s>: prefix → "▁".
     expect(pieces).toEqual(['▁▁hello▁', '▁▁world', 'foo', '▁bar', '▁']);
     expect(n).toBe(spm.encode(' hello <s> world\nfoo\n\n bar</s>\n').length);
+  });
+
+  it.skipIf(!haveStories)('countStretch hands countWord each word, cut before a "▁" that follows another code point than "▁"', () => {
+    const words: string[] = [];
+    const count = (stretch: string) =>
+      spm.countStretch(stretch, (word) => {
+        words.push(word);
+        return spm.countPiece(word);
+      });
+    // Runs of "▁" stay with the word after them; a trailing "▁" is a word of its own.
+    // Each count equals the stretch encoded whole.
+    expect(count('▁▁hello▁')).toBe(spm.countPiece('▁▁hello▁'));
+    expect(words).toEqual(['▁▁hello', '▁']);
+    words.length = 0;
+    expect(count('Lily▁said▁▁▁hi.')).toBe(spm.countPiece('Lily▁said▁▁▁hi.'));
+    expect(words).toEqual(['Lily', '▁said', '▁▁▁hi.']);
+    words.length = 0;
+    expect(count('我的猫▁叫麻薯。')).toBe(spm.countPiece('我的猫▁叫麻薯。'));
+    expect(words).toEqual(['我的猫', '▁叫麻薯。']);
   });
 
   it.skipIf(!haveStories)('countChat of rendered chats equals encode of the joined prompt plus BOS, as the whole-prompt count did', () => {
@@ -233,8 +253,8 @@ describe('SentencePiece counting by lines (stories260K)', () => {
   });
 });
 
-describe('SentencePiece counting by lines: cost', () => {
-  it.skipIf(!haveStories)('a prompt that changed one memory line and the user message encodes those two lines only', async () => {
+describe('SentencePiece counting by lines and words: cost', () => {
+  it.skipIf(!haveStories)('a prompt that changed one memory line and the user message encodes the words never seen only', async () => {
     const fresh = (await createGgufTokenCounter(new Blob([readFileSync(STORIES)])))!;
     const spy = vi.spyOn(LlamaSpmTokenizer.prototype, 'countPiece');
     const lines = [...en.slice(0, 10), ...zh.slice(0, 10)].map((t) => `- ${t.replace(/\n/g, ' ')}`);
@@ -246,19 +266,51 @@ describe('SentencePiece counting by lines: cost', () => {
       { role: 'user', content: question },
     ];
     const first = fresh.countChat(messages(lines, 'And now?'));
-    expect(spy.mock.calls.length).toBeGreaterThan(lines.length); // every line was new
+    const seen = spy.mock.calls.map(([piece]) => piece);
+    expect(seen.length).toBeGreaterThan(lines.length); // every line was new, encoded word by word
+    expect(new Set(seen).size).toBe(seen.length); // and each word once
     spy.mockClear();
+    // A changed memory line made of three words seen above and one never seen.
+    const known = seen.filter((w) => /^\u2581[^\u2581<]+$/u.test(w)).slice(0, 3);
+    expect(known).toHaveLength(3);
     const changed = [...lines];
-    changed[7] = '- I moved to Chengdu last spring.';
+    changed[7] = `-${known.join('')}\u2581Zorblax`.replace(/\u2581/g, ' ');
     const second = fresh.countChat(messages(changed, 'And then?'));
-    // The ChatML markers are plain text here, so the user line is "And then?<|im_end|>".
-    expect(spy.mock.calls.map(([piece]) => piece)).toEqual(['-▁I▁moved▁to▁Chengdu▁last▁spring.', 'And▁then?<|im_end|>']);
+    // The ChatML markers are plain text here, so the user line is "And then?<|im_end|>": "And" was seen in "And now?…".
+    expect(spy.mock.calls.map(([piece]) => piece)).toEqual(['▁Zorblax', '▁then?<|im_end|>']);
     expect(second).toBe(whole.countChat(messages(changed, 'And then?')));
     expect(first).toBe(whole.countChat(messages(lines, 'And now?')));
     // Counting it again encodes nothing.
     spy.mockClear();
     fresh.countChat(messages(changed, 'And then?'));
     expect(spy).not.toHaveBeenCalled();
+  });
+});
+
+describe('SentencePiece vocabularies with a "▁" inside a token are not cut into words', () => {
+  // "a▁b" (a merge across a word cut) and the llama-style run "▁▁" (allowed: its "▁"s are a prefix).
+  const tokens = ['<unk>', '<s>', '</s>', '▁', 'a', 'b', '▁a', '▁b', 'a▁b', '▁▁', '<0x0A>'];
+  const scores = [0, 0, 0, -1, -2, -3, -5, -3, -0.5, -4, 0];
+  const types = [2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 6];
+  const samples = ['a b', 'ba b', 'b a b', 'a  b', ' a b a', 'ab a b', '<s>ba b</s> b'];
+
+  it('wordIsolated is false, and countTokens still equals encode (where a sum of words would not)', async () => {
+    const synthetic = new LlamaSpmTokenizer({ tokens, scores, types }, { addSpacePrefix: true });
+    expect(synthetic.wordIsolated).toBe(false);
+    for (const text of samples) expect(synthetic.countTokens(text), JSON.stringify(text)).toBe(synthetic.encode(text).length);
+    // Hand-computed: "ba b" → "▁ba▁b": the two "▁b" (−3) merge, leftmost first → ▁b a ▁b; then "a▁b" (−0.5)
+    // → ▁b a▁b, 2 tokens. Cut into the words "▁ba" (▁b a, 2) and "▁b" (1) it would be 3.
+    expect(synthetic.encode('ba b')).toEqual([7, 8]);
+    expect(synthetic.countPiece('\u2581ba') + synthetic.countPiece('\u2581b')).toBe(3);
+    expect(synthetic.countTokens('ba b')).toBe(2);
+    const c = (await createGgufTokenCounter(spmGguf(tokens, scores, types)))!;
+    for (const text of samples) expect(c.count(text), JSON.stringify(text)).toBe(synthetic.encode(text).length);
+  });
+
+  it('a vocabulary whose "▁"s are all prefixes ("▁▁" runs included) is cut into words, and counts like encode', () => {
+    const plain = new LlamaSpmTokenizer({ tokens: tokens.map((t) => (t === 'a▁b' ? 'ab' : t)), scores, types }, { addSpacePrefix: true });
+    expect(plain.wordIsolated).toBe(true);
+    for (const text of [...samples, 'a   b  a', '  b a  ']) expect(plain.countTokens(text), JSON.stringify(text)).toBe(plain.encode(text).length);
   });
 });
 
@@ -296,11 +348,12 @@ describe('SentencePiece vocabularies with newline tokens are counted whole', () 
     expect(new LlamaSpmTokenizer({ tokens, scores, types }, { addSpacePrefix: true }).encode('a\n\nb')).toEqual([9, 7, 5]);
   });
 
-  it('a GGUF counter on such a vocabulary is not incremental and counts like encode', async () => {
+  it('a GGUF counter on such a vocabulary counts like encode (incremental by words only: no token has an inner "▁")', async () => {
     for (const [name, variant] of Object.entries(variants)) {
       const synthetic = new LlamaSpmTokenizer({ tokens: variant, scores, types }, { addSpacePrefix: true });
       const c = (await createGgufTokenCounter(spmGguf(variant, scores, types)))!;
-      expect(c.incremental, name).toBe(false);
+      expect(synthetic.wordIsolated, name).toBe(true);
+      expect(c.incremental, name).toBe(true);
       for (const text of samples) expect(c.count(text), `${name} ${JSON.stringify(text)}`).toBe(synthetic.encode(text).length);
       const messages: ChatMessage[] = [
         { role: 'system', content: 'a\n\nb' },
