@@ -6,7 +6,8 @@
  */
 import { readSettings } from '../db/settings';
 import type { RecallDB } from '../db/schema';
-import { settingsPatchSchema, type SettingKey, type Settings } from '../model/settings';
+import { readThrough } from '../db/write-counters';
+import { SETTING_KEYS, settingsPatchSchema, type SettingKey, type Settings } from '../model/settings';
 
 /** Reads and writes settings. */
 export interface SettingsStore {
@@ -21,11 +22,18 @@ export interface SettingsStore {
   set(patch: Partial<Settings>): Promise<Settings>;
 }
 
-/** Creates the settings store over `db.settings`. */
+/**
+ * Creates the settings store over `db.settings`. `get` keeps the parsed settings until a write
+ * touches a settings key (`db.writes`, `src/db/write-counters.ts`: any writer, a backup import
+ * too): every chat turn reads them, and reading them is one request per key plus a parse.
+ */
 export function createSettingsStore(db: RecallDB): SettingsStore {
+  const settingsKeys = new Set<unknown>(SETTING_KEYS);
+  const writes = db.writes.watch('settings', 'settings', (key) => settingsKeys.has(key));
+  const read = readThrough<null, Settings>(writes, async () => (await readSettings(db)).settings, structuredClone);
   return {
-    async get() {
-      return (await readSettings(db)).settings;
+    get() {
+      return read(null);
     },
     async isStored(key) {
       return (await readSettings(db)).stored.has(key);

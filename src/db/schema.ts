@@ -72,6 +72,7 @@ import {
   type MemoryIndexRecord,
 } from '../memory/long-term/retrieval/blocks';
 import { VaultKeyring, vaultMiddleware } from '../vault/middleware';
+import { WriteCounters, writeCountersMiddleware } from './write-counters';
 
 /** Name of the IndexedDB database. */
 export const DB_NAME = 'recall';
@@ -111,6 +112,8 @@ export class RecallDB extends Dexie {
 
   /** The keys the vault middleware seals and opens rows with (`src/vault/middleware.ts`; set by the core's vault). */
   readonly keyring: VaultKeyring;
+  /** Write counters per table, for readers that cache (`./write-counters.ts`). */
+  readonly writes = new WriteCounters();
 
   /**
    * @param name database name; tests pass a unique name per test.
@@ -120,6 +123,7 @@ export class RecallDB extends Dexie {
     super(name);
     this.keyring = options.keyring ?? new VaultKeyring();
     this.use(vaultMiddleware(this.keyring));
+    this.use(writeCountersMiddleware(this.writes));
     this.version(1).stores({
       conversations: 'id, updatedAt, namespace',
       messages: 'id, conversationId, [conversationId+seq], createdAt',

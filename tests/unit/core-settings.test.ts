@@ -2,10 +2,78 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSettingsStore } from '../../src/core/settings';
 import { RecallDB } from '../../src/db/schema';
 import { readSettings } from '../../src/db/settings';
-import { DEFAULT_SETTINGS, MAINTENANCE_STATE_KEY } from '../../src/model/settings';
+import { DEFAULT_SETTINGS, MAINTENANCE_STATE_KEY, SETTING_KEYS } from '../../src/model/settings';
 
 let db: RecallDB;
 afterEach(async () => db?.delete());
+
+describe('settings store: the cached read', () => {
+  /** Counts the settings keys Dexie reads (its `reading` hook runs once per key of a `bulkGet`, stored or not). */
+  function countReads(d: RecallDB): { n: number } {
+    const reads = { n: 0 };
+    d.settings.hook('reading', (row) => {
+      reads.n += 1;
+      return row;
+    });
+    return reads;
+  }
+
+  it('reads the rows once until a write touches a settings key, by any writer', async () => {
+    db = new RecallDB(`settings-${crypto.randomUUID()}`);
+    await db.settings.put({ key: 'memoryTopK', value: 5 });
+    const reads = countReads(db);
+    const settings = createSettingsStore(db);
+    expect((await settings.get()).memoryTopK).toBe(5);
+    const first = reads.n;
+    expect(first).toBe(SETTING_KEYS.length); // one read of every key
+    expect((await settings.get()).memoryTopK).toBe(5);
+    expect(reads.n).toBe(first); // cached
+    // Rows of other keys in the same table (the open-turn markers, stats) leave the cache alone.
+    await db.settings.put({ key: MAINTENANCE_STATE_KEY, value: { mergedThrough: 1 } });
+    await db.settings.put({ key: 'chat.openTurn.x', value: {} });
+    await db.settings.delete('chat.openTurn.x');
+    expect((await settings.get()).memoryTopK).toBe(5);
+    expect(reads.n).toBe(first);
+    // A write of a settings key by another writer than the store (a backup import) is seen.
+    await db.settings.put({ key: 'memoryTopK', value: 3 });
+    expect((await settings.get()).memoryTopK).toBe(3);
+    expect(reads.n).toBe(2 * first);
+    // The store's own write, a bulk delete and a clear are seen too.
+    expect((await settings.set({ locale: 'en' })).locale).toBe('en');
+    await db.settings.bulkDelete(['locale']);
+    expect((await settings.get()).locale).toBe(DEFAULT_SETTINGS.locale);
+    await db.settings.clear();
+    expect(await settings.get()).toEqual(DEFAULT_SETTINGS);
+  });
+
+  it('hands out copies: changing a returned value changes neither the cache nor the next answer', async () => {
+    db = new RecallDB(`settings-${crypto.randomUUID()}`);
+    const settings = createSettingsStore(db);
+    await settings.set({ blockedSites: ['a.example'] });
+    const got = await settings.get();
+    got.blockedSites.push('b.example');
+    got.memoryTopK = 99;
+    expect((await settings.get()).blockedSites).toEqual(['a.example']);
+    expect((await settings.get()).memoryTopK).toBe(DEFAULT_SETTINGS.memoryTopK);
+  });
+
+  it('does not keep a read that a settings write overlapped', async () => {
+    db = new RecallDB(`settings-${crypto.randomUUID()}`);
+    const settings = createSettingsStore(db);
+    await settings.get();
+    // The write is issued first, the read right after (before the write settles): the read sees it,
+    // and the next read goes to the rows again rather than trusting a read the write overlapped.
+    const write = db.settings.put({ key: 'memoryTopK', value: 4 });
+    const during = settings.get();
+    await write;
+    expect((await during).memoryTopK).toBe(4);
+    const reads = countReads(db);
+    expect((await settings.get()).memoryTopK).toBe(4);
+    expect(reads.n).toBe(SETTING_KEYS.length);
+    expect((await settings.get()).memoryTopK).toBe(4);
+    expect(reads.n).toBe(SETTING_KEYS.length);
+  });
+});
 
 describe('settings store', () => {
   it('returns the defaults on a fresh install and persists a valid patch', async () => {

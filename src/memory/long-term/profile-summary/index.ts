@@ -20,6 +20,7 @@
  */
 import { z } from 'zod';
 import type { RecallDB } from '../../../db/schema';
+import { readThrough } from '../../../db/write-counters';
 import type { ChatEngine } from '../../../engines/types';
 import { defineJob, enqueueJob } from '../../../jobs/descriptor';
 import type { JobQueue } from '../../../jobs/queue';
@@ -235,6 +236,20 @@ export async function saveProfileEdit(db: RecallDB, namespace: string, lines: re
 /** The profile lines of `namespace` for the prompt (`[]` when there is none). */
 export async function profileLinesForPrompt(db: RecallDB, namespace: string): Promise<string[]> {
   return (await readProfile(db, namespace)).lines.map((l) => l.text);
+}
+
+/**
+ * `profileLinesForPrompt`, kept per namespace until a write touches any profile row
+ * (`aboutMe.*` in `db.settings`, whoever writes it: the rebuild job, an edit, an import, an erase;
+ * `db.writes`): every chat turn reads its profile's lines. Returns a copy each call.
+ */
+export function createProfileLinesReader(db: RecallDB): (namespace: string) => Promise<string[]> {
+  const writes = db.writes.watch('settings', 'profiles', (key) => typeof key === 'string' && key.startsWith(ABOUT_ME_KEY_PREFIX));
+  return readThrough(
+    writes,
+    (namespace: string) => profileLinesForPrompt(db, namespace),
+    (lines) => [...lines],
+  );
 }
 
 /** What `ltm.profile` needs (a subset of the long-term jobs' deps, `LongTermJobDeps`). */
