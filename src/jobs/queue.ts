@@ -85,6 +85,13 @@ export interface JobQueue {
   stop(): Promise<void>;
   /** Runs `fn` with the queue paused (see module doc). */
   runForeground<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Whether foreground work (`runForeground`) is running now. Background work outside the queue
+   * (the store's lexical snapshot) checks it to step aside for a chat turn.
+   */
+  foregroundActive(): boolean;
+  /** Resolves once no foreground work runs (at once when none does). */
+  whenForegroundIdle(): Promise<void>;
   /** Resolves when no job is runnable now (queued jobs waiting for backoff do not count). For tests and maintenance. */
   drain(): Promise<void>;
   stats(): Promise<JobStats>;
@@ -114,6 +121,8 @@ export function createJobQueue(
   const listeners = new Set<() => void>();
   let running = false;
   let paused = 0;
+  /** Resolved when the last foreground work ends (`whenForegroundIdle`). */
+  let foregroundWaiters: (() => void)[] = [];
   let loop: Promise<void> | null = null;
   let current: { job: JobRecord; controller: AbortController; preempted: boolean } | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -361,8 +370,22 @@ export function createJobQueue(
         return await fn();
       } finally {
         paused -= 1;
+        if (paused === 0) {
+          const waiters = foregroundWaiters;
+          foregroundWaiters = [];
+          waiters.forEach((resolve) => resolve());
+        }
         kick();
       }
+    },
+
+    foregroundActive() {
+      return paused > 0;
+    },
+
+    whenForegroundIdle() {
+      if (paused === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => foregroundWaiters.push(resolve));
     },
 
     async drain() {

@@ -327,4 +327,30 @@ describe('job queue', () => {
     expect((await db.jobs.get(id))?.status).toBe('done');
     await second.stop();
   });
+
+  it('says whether foreground work runs, and whenForegroundIdle resolves when the last (nested) one ends', async () => {
+    open();
+    const q = createJobQueue(db);
+    await q.start();
+    expect(q.foregroundActive()).toBe(false);
+    await q.whenForegroundIdle(); // at once
+    const order: string[] = [];
+    let endInner: () => void = () => undefined;
+    let endOuter: () => void = () => undefined;
+    const outer = q.runForeground(() => new Promise<void>((resolve) => (endOuter = resolve)));
+    const inner = q.runForeground(() => new Promise<void>((resolve) => (endInner = resolve)));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(q.foregroundActive()).toBe(true);
+    const idle = q.whenForegroundIdle().then(() => order.push('idle'));
+    endInner();
+    await inner;
+    order.push('inner done');
+    expect(q.foregroundActive()).toBe(true);
+    endOuter();
+    await outer;
+    await idle;
+    expect(order).toEqual(['inner done', 'idle']);
+    expect(q.foregroundActive()).toBe(false);
+    await q.stop();
+  });
 });

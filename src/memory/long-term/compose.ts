@@ -57,6 +57,8 @@ export async function composeLongTermMemory(deps: LongTermCompositionDeps): Prom
     ...(storeNow ? { now: storeNow } : {}),
     ...(deps.onMissingEmbedding ? { onMissingEmbedding: deps.onMissingEmbedding } : {}),
     ...(deps.background ? { background: deps.background } : {}),
+    // The idle lexical snapshot steps aside for chat turns (`runForeground`).
+    foreground: { active: () => jobs.foregroundActive(), idle: () => jobs.whenForegroundIdle() },
     // "What Recall knows about me" follows every write of a profile, instruction or preference memory.
     onWrite: (written) => queueProfileRebuildsFor(jobs, written),
   });

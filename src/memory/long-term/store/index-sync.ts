@@ -76,6 +76,23 @@ function yieldToEventLoop(): Promise<void> {
   return scheduler?.yield ? scheduler.yield() : new Promise((resolve) => setTimeout(resolve, 0));
 }
 
+/** Foreground work background index work steps aside for (`MemoryStoreDeps.foreground`). */
+export interface ForegroundWork {
+  /** Whether foreground work runs now. */
+  active(): boolean;
+  /** Resolves once none runs. */
+  idle(): Promise<void>;
+}
+
+/** No foreground work ever (tests, the Node benches without a job queue). */
+const NO_FOREGROUND: ForegroundWork = { active: () => false, idle: () => Promise.resolve() };
+
+/** CPU time (ms) of the idle lexical snapshot's serialization between two yields (a turn waits at most about this long for it). */
+const SNAPSHOT_SLICE_MS = 4;
+
+/** Thrown inside the idle snapshot's write when foreground work started: it stops, writes nothing and is scheduled again. */
+class SnapshotPreempted extends Error {}
+
 /** Rows indexed lexically between two yields to the event loop during a rebuild. */
 const REBUILD_SLICE = 256;
 
@@ -172,15 +189,19 @@ export class IndexSync {
   private dirty = new Set<string>();
   private snapshotTimer: ReturnType<typeof setTimeout> | null = null;
   private snapshotRun: Promise<void> = Promise.resolve();
+  /** An idle (preemptible) snapshot write is in flight: it may be waiting for a turn to end. */
+  private idleRun = false;
 
   /**
    * @param chunkDocs short ids per chunk of the lexical snapshot (`LEXICAL_CHUNK_DOCS`; tests pass a
    *   small one to get several chunks from a few memories).
+   * @param foreground the work the idle snapshot steps aside for (`writeSnapshot`).
    */
   constructor(
     private readonly db: RecallDB,
     private readonly serial: Serial,
     private readonly chunkDocs = LEXICAL_CHUNK_DOCS,
+    private readonly foreground: ForegroundWork = NO_FOREGROUND,
   ) {}
 
   /**
@@ -260,14 +281,18 @@ export class IndexSync {
   }
 
   /** Schedules the lexical snapshot: after `SNAPSHOT_DELAY_MS` of idle, or at once when `dirty` (ids it lacks) reaches `SNAPSHOT_DIRTY_MAX`'s threshold. */
-  private scheduleSnapshot(dirty: number): void {
+  private scheduleSnapshot(dirty: number, preempted = false): void {
     if (this.snapshotTimer) clearTimeout(this.snapshotTimer);
     this.snapshotTimer = setTimeout(
       () => {
         this.snapshotTimer = null;
-        this.snapshotRun = this.writeSnapshot();
+        this.idleRun = true;
+        this.snapshotRun = this.writeSnapshot(true).finally(() => {
+          this.idleRun = false;
+        });
       },
-      dirty >= Math.max(SNAPSHOT_DIRTY_MAX, SNAPSHOT_DIRTY_SHARE * this.index.size) ? 0 : SNAPSHOT_DELAY_MS,
+      // After a preemption: the idle delay again, counted once the turn is over (`writeSnapshot` waits for it).
+      !preempted && dirty >= Math.max(SNAPSHOT_DIRTY_MAX, SNAPSHOT_DIRTY_SHARE * this.index.size) ? 0 : SNAPSHOT_DELAY_MS,
     );
   }
 
@@ -277,30 +302,53 @@ export class IndexSync {
    * write (`LexicalIndex.snapshotChunks`, serialized in slices before it), the manifest and the
    * header — all or nothing, so a crash never leaves chunks of two
    * writes under one manifest (and a restore would refuse them: `TornLexicalSnapshotError`).
+   * `preemptible` (the idle snapshot): it waits until no foreground work runs before it queues, and
+   * when a turn starts while it serializes (checked at each slice and before the transaction) it
+   * stops without writing anything — leaving the store's write queue, which the turn may need for a
+   * memory command — and is scheduled again (`scheduleSnapshot`).
    */
-  private writeSnapshot(): Promise<void> {
-    const { db } = this;
-    return this.serial(async () => {
-      const at = this.gen;
-      const lexical = this.lexical;
-      // Serialized in slices with yields between (no long task); nothing writes meanwhile (inside `serial`).
-      const chunks = await lexical.snapshotChunks(yieldToEventLoop, { chunkDocs: this.chunkDocs });
-      const written = await db.transaction('rw', db.memoryIndex, async () => {
-        const header = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
-        if (!header || header.gen !== at) return false; // changed behind the store's back: the next open repairs
-        await this.putChunks(chunks, at, [{ ...header, dirty: [] }]);
-        await db.memoryIndex.where('key').between(DIRTY_KEY_PREFIX, DIRTY_KEY_END).delete();
-        return true;
+  private writeSnapshot(preemptible: boolean): Promise<void> {
+    const stepAside = () => {
+      if (preemptible && this.foreground.active()) throw new SnapshotPreempted();
+    };
+    return (preemptible ? this.foreground.idle() : Promise.resolve())
+      .then(() =>
+        this.serial(async () => {
+          stepAside();
+          const at = this.gen;
+          const lexical = this.lexical;
+          // Serialized in slices with yields between (no long task); nothing writes meanwhile (inside `serial`).
+          const pause = async () => {
+            await yieldToEventLoop();
+            stepAside();
+          };
+          const chunks = await lexical.snapshotChunks(pause, { chunkDocs: this.chunkDocs, sliceMs: SNAPSHOT_SLICE_MS });
+          stepAside();
+          await this.putSnapshot(chunks, at);
+        }),
+      )
+      .catch((error: unknown) => {
+        if (error instanceof SnapshotPreempted) return this.scheduleSnapshot(0, true);
+        if (error instanceof Dexie.DatabaseClosedError) return; // the context is going away; `dirty` covers it
+        console.warn('[ltm] could not write the lexical snapshot (changes are replayed on the next open):', error);
       });
-      if (written) {
-        chunks.commit(at);
-        this.dirty.clear();
-      }
-      performance.mark('recall:store.snapshot.end');
-    }).catch((error: unknown) => {
-      if (error instanceof Dexie.DatabaseClosedError) return; // the context is going away; `dirty` covers it
-      console.warn('[ltm] could not write the lexical snapshot (changes are replayed on the next open):', error);
+  }
+
+  /** `writeSnapshot`'s transaction: the chunks at generation `at`, the header without dirty ids, the dirty-id records deleted. */
+  private async putSnapshot(chunks: LexicalChunks, at: number): Promise<void> {
+    const { db } = this;
+    const written = await db.transaction('rw', db.memoryIndex, async () => {
+      const header = (await db.memoryIndex.get('header')) as IndexHeaderRecord | undefined;
+      if (!header || header.gen !== at) return false; // changed behind the store's back: the next open repairs
+      await this.putChunks(chunks, at, [{ ...header, dirty: [] }]);
+      await db.memoryIndex.where('key').between(DIRTY_KEY_PREFIX, DIRTY_KEY_END).delete();
+      return true;
     });
+    if (written) {
+      chunks.commit(at);
+      this.dirty.clear();
+    }
+    performance.mark('recall:store.snapshot.end');
   }
 
   /**
@@ -317,10 +365,11 @@ export class IndexSync {
 
   /** Writes the lexical snapshot now if changes are pending (otherwise done when idle). */
   async flushSnapshot(): Promise<void> {
-    if (this.snapshotTimer) {
-      clearTimeout(this.snapshotTimer);
+    // Also when an idle snapshot is in flight: it may wait for a turn to end, or step aside for one.
+    if (this.snapshotTimer || this.idleRun) {
+      if (this.snapshotTimer) clearTimeout(this.snapshotTimer);
       this.snapshotTimer = null;
-      this.snapshotRun = this.writeSnapshot();
+      this.snapshotRun = this.writeSnapshot(false);
     }
     await this.snapshotRun;
   }

@@ -55,7 +55,7 @@ import { l2normalize } from '../retrieval/vector';
 import { loadVoy, type VoyClass } from '../retrieval/voy';
 import { indexedOf } from '../retrieval/blocks';
 import { convexFusion, type FusionWeights } from '../retrieval/fusion';
-import { createSerial, indexLexical, IndexSync } from './index-sync';
+import { createSerial, indexLexical, IndexSync, type ForegroundWork } from './index-sync';
 import { checkText, installReadingHook, KINDS, recordAccess, toRow, validAt } from './rows';
 import { createStoreSearch } from './search';
 import { missingVectors, reembed } from './reembed';
@@ -119,6 +119,12 @@ export interface MemoryStoreDeps {
   background?: PromiseLike<unknown>;
   /** Short ids per chunk of the lexical snapshot (default `LEXICAL_CHUNK_DOCS`, 1024; tests pass a small one). */
   lexicalChunkDocs?: number;
+  /**
+   * Foreground work (a chat turn: `JobQueue.foregroundActive` / `whenForegroundIdle`) the idle
+   * lexical snapshot steps aside for: it starts once none runs, and a turn that starts while it is
+   * serialized makes it stop (nothing written) and try again later. Default: never any.
+   */
+  foreground?: ForegroundWork;
 }
 
 /**
@@ -137,7 +143,7 @@ export async function createMemoryStore(deps: MemoryStoreDeps): Promise<LongTerm
   const fusionWeights = deps.fusionWeights;
   if (fusionWeights) convexFusion([], [], fusionWeights); // validates: RangeError when < 0 or not finite
   const serial = createSerial();
-  const sync = new IndexSync(db, serial, deps.lexicalChunkDocs);
+  const sync = new IndexSync(db, serial, deps.lexicalChunkDocs, deps.foreground);
   const feedback = new FeedbackBook(db, now);
   const reader = createStoreSearch({ db, sync, embedder: deps.embedder, now, fusionWeights, feedback: (ns) => feedback.signals(ns) });
 
