@@ -262,6 +262,32 @@ describe('scan kernel: BlockIndex.search on the quantized path', () => {
     );
   });
 
+  it('recodes a searched segment with the write that changed it (commit), and codes none that was never searched', () => {
+    const dim = 128;
+    const sync = vi.spyOn(QuantizedMirror.prototype, 'sync');
+    try {
+      const data = randomUnitVectors(1400, dim, 61);
+      const index = new BlockIndex();
+      const first = index.batch();
+      for (let i = 0; i < 1200; i += 1) first.put(mem(`m${i}`, i), data.subarray(i * dim, (i + 1) * dim), 'model');
+      first.commit();
+      // Never searched: no mirror yet, and the commit makes none.
+      expect(sync).not.toHaveBeenCalled();
+      expect(index.mirrorBytes()).toBe(0);
+      const q = randomUnitVectors(1, dim, 62);
+      bothPaths(index, q, 10, { now: T0 }); // the first search codes the mirror
+      expect(index.mirrorBytes()).toBeGreaterThan(0);
+      sync.mockClear();
+      const more = index.batch();
+      for (let i = 1200; i < 1400; i += 1) more.put(mem(`m${i}`, i), data.subarray(i * dim, (i + 1) * dim), 'model');
+      more.commit();
+      expect(sync).toHaveBeenCalledTimes(1); // at the commit, before any search
+      expect(bothPaths(index, q, 10, { now: T0 })).toEqual(reference(index, index.idsWhere('default', { now: T0 }), q, 10));
+    } finally {
+      sync.mockRestore();
+    }
+  });
+
   it('codes the vectors when an index is built from stored records (the open), and searches them exactly', () => {
     const { index } = seeded(1100, 384, 51);
     // The stored form of every block (vector blocks as f16, as IndexedDB holds them), read back through fromRecords.

@@ -274,5 +274,9 @@ export class IndexBatch {
       if (loc) this.live.vecLoc.set(id, loc);
       else this.live.vecLoc.delete(id);
     }
+    // The changed segments' quantized mirrors are recoded now, with the write, not by the next search.
+    const changed = new Set<VectorSegment>();
+    for (const b of this.touched.values()) if (b.type === 'vector') changed.add(this.live.vectorSegs.get(segmentKey(b.model, b.namespace))!);
+    for (const seg of changed) this.live.refreshMirror(seg);
   }
 }

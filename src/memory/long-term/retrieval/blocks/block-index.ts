@@ -582,6 +582,10 @@ export class BlockIndex {
       slotMembers: this.slotIds,
       metaSegment: (ns: string) => this.metaSegment(ns),
       vectorSegment: (m: string, ns: string, d: number) => this.vectorSegment(m, ns, d),
+      // With the write (a background job, between turns), so the next search finds the codes current.
+      refreshMirror: (seg: VectorSegment) => {
+        if (this.mirrors.has(seg)) this.syncMirror(seg);
+      },
     };
   }
 }

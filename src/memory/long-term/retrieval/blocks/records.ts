@@ -360,4 +360,6 @@ export interface BlockIndexInternals {
   slotMembers: Map<string, Map<string, Set<number>>>;
   metaSegment: (namespace: string) => MetaSegment;
   vectorSegment: (model: string, namespace: string, dim: number) => VectorSegment;
+  /** Recodes the changed slots of the segment's quantized mirror, when it has one (after a commit swapped its blocks). */
+  refreshMirror: (seg: VectorSegment) => void;
 }
