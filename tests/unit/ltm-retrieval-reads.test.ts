@@ -28,13 +28,17 @@ afterEach(async () => {
 async function setUp() {
   const db = new RecallDB(`ltm-reads-${crypto.randomUUID()}`);
   dbs.push(db);
-  const reads = { n: 0, on: false };
+  const reads = { n: 0, transactions: 0, on: false };
   const counted = ['get', 'getMany', 'query', 'openCursor', 'count'] as const;
   db.use({
     stack: 'dbcore',
     name: 'count-requests',
     create: (down) => ({
       ...down,
+      transaction: (...args: Parameters<typeof down.transaction>) => {
+        if (reads.on) reads.transactions += 1;
+        return down.transaction(...args);
+      },
       table: (name) => {
         const table = down.table(name);
         const wrapped = { ...table };
@@ -118,5 +122,24 @@ describe('reads of one retrieval after its search', () => {
     // messages (the neighbour rounds) + 6 citing reads of the neighbours' other messages (marks).
     // Before: 1 getMany + 6 keyed message reads + 6 citing reads, then the marks read all 18 again.
     expect(reads.n).toBe(1 + 6 + 3 + 6 + 6);
+  });
+
+  it('the marks open no transaction when the expansion read every citer they need (hits whose neighbours are hits)', async () => {
+    const { db, reads, round } = await setUp();
+    const now = T + 3_600_000;
+    // Rounds 3, 4, 5: each one's neighbours are among the hits, so the marks need only the hits' own messages' citers.
+    const hits: RetrievedMemory[] = [4, 3, 5].map((i, rank) => ({ memory: toView(round(i)), score: 1 - rank / 10, ranks: { lexical: rank + 1 } }));
+    const reference = await markPastRounds(db, await expandNeighbours(db, hits, { now }), now);
+    const citing = new CitingReads(db);
+    const expanded = await expandNeighbours(db, hits, { now, citing });
+    reads.n = 0;
+    reads.transactions = 0;
+    reads.on = true;
+    const marked = await markPastRounds(db, expanded, now, citing);
+    reads.on = false;
+    expect(marked).toEqual(reference);
+    // Round 4 states the closed fact: marked past, from the citers the expansion read.
+    expect(marked.find((r) => r.memory.id === round(4).id)!.memory.pastSince).toBe(T + 1_000_000);
+    expect([reads.n, reads.transactions]).toEqual([0, 0]);
   });
 });

@@ -185,6 +185,23 @@ describe('long-term memory facade', () => {
     expect(puts).toHaveBeenCalledTimes(1);
   });
 
+  it('an access write due while a turn runs waits for the turn to end', async () => {
+    const { ltm, store, jobs } = await boot();
+    await jobs.start();
+    const { memory } = await store.add({ namespace: 'default', kind: 'preference', text: 'I prefer aisle seats on long flights' }, 'user');
+    let turnEnded = 0;
+    await jobs.runForeground(async () => {
+      expect((await ltm.retrieve({ text: 'aisle seat', namespace: 'default', k: 1 })).map((r) => r.memory.id)).toEqual([memory.id]);
+      // Past the delay, still inside the turn: nothing written.
+      await new Promise((resolve) => setTimeout(resolve, ACCESS_WRITE_DELAY_MS + 300));
+      expect(await store.get(memory.id)).toMatchObject({ accessCount: 0 });
+      turnEnded = Date.now();
+    });
+    await vi.waitFor(async () => expect(await store.get(memory.id)).toMatchObject({ accessCount: 1 }), { timeout: 1_000, interval: 20 });
+    // Written right after the turn, not a whole delay later.
+    expect(Date.now() - turnEnded).toBeLessThan(ACCESS_WRITE_DELAY_MS);
+  });
+
   it('a failed access write is logged and does not fail the retrieval', async () => {
     const { ltm, store } = await boot();
     await store.add({ namespace: 'default', kind: 'fact', text: 'I collect vinyl records' }, 'user');

@@ -45,7 +45,8 @@ export interface LongTermMemoryDeps {
 /**
  * How long (ms) retrieval accesses are collected before they are written in one batch: the write
  * happens after the turn that retrieved them (a user needs longer than this to type the next
- * message), never on its critical path.
+ * message), never on its critical path; when a turn is running then (`JobQueue.foregroundActive`),
+ * once that turn has ended.
  */
 export const ACCESS_WRITE_DELAY_MS = 1_500;
 
@@ -83,7 +84,9 @@ export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory &
       // Neighbour expansion before marking: the adjacent rounds get their "past" marks too.
       // One set of citing reads for both steps: the marks reuse what the expansion read (`CitingReads`).
       const citing = new CitingReads(deps.db);
-      const found = await expandNeighbours(deps.db, await deps.store.search({ ...query, now: t }), { now: t, citing });
+      const ranked = await deps.store.search({ ...query, now: t });
+      query.onRanked?.(ranked);
+      const found = await expandNeighbours(deps.db, ranked, { now: t, citing });
       const results = await markPastRounds(deps.db, found, t, citing);
       // Written later, in one batch: the prompt does not wait for the bookkeeping.
       const at = now();
@@ -92,7 +95,8 @@ export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory &
         pending.set(id, { count: (seen?.count ?? 0) + 1, at: Math.max(seen?.at ?? at, at) });
       }
       if (pending.size > 0 && timer === null) {
-        timer = setTimeout(() => void writePending(), ACCESS_WRITE_DELAY_MS);
+        // A turn running when it is due (a quick follow-up, a regenerate) goes first: written once it has ended.
+        timer = setTimeout(() => void deps.jobs.whenForegroundIdle().then(writePending), ACCESS_WRITE_DELAY_MS);
         (timer as { unref?: () => void }).unref?.(); // Node: a pending write does not keep the process alive
       }
       return results;
@@ -113,7 +117,7 @@ export function createLongTermMemory(deps: LongTermMemoryDeps): LongTermMemory &
  * Sets `pastSince` on each episodic round of `results` (and of their `neighbours`) from which a fact was extracted that a
  * contradiction has closed by `at` (`supersededBy` set, `validUntil <= at`): the earliest such
  * `validUntil`. One keyed index read per source message id of the rounds, in one transaction,
- * except those `citing` already holds (the retrieval's neighbour expansion read them). Returns new objects.
+ * except those `citing` already holds (the retrieval's neighbour expansion read them; no transaction when it holds them all). Returns new objects.
  */
 export async function markPastRounds(db: RecallDB, results: RetrievedMemory[], at: number, citing = new CitingReads(db)): Promise<RetrievedMemory[]> {
   const views = results.flatMap((r) => [
@@ -125,7 +129,9 @@ export async function markPastRounds(db: RecallDB, results: RetrievedMemory[], a
   if (rounds.length === 0) return results;
   // Keyed index reads in one transaction (on the turn's path: `anyOf` would walk a key cursor).
   const ids = [...new Set(rounds.flatMap((m) => m.sourceMessageIds))];
-  const found = await db.transaction('r', db.memories, () => Promise.all(ids.map((id) => citing.of(id))));
+  // No transaction when `citing` holds every read already (a retrieval whose neighbours are hits).
+  const readAll = () => Promise.all(ids.map((id) => citing.of(id)));
+  const found = ids.every((id) => citing.has(id)) ? await readAll() : await db.transaction('r', db.memories, readAll);
   const unique = new Map(found.flat().map((m) => [m.id, m]));
   const facts = [...unique.values()].filter((m) => m.kind !== 'episodic' && m.supersededBy !== undefined && m.validUntil !== null && m.validUntil <= at);
   if (facts.length === 0) return results;

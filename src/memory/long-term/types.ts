@@ -29,6 +29,13 @@ export interface RetrievalQuery {
    * embedded query. Absent: the step just runs. Never changes what the search returns.
    */
   timeStep?: RetrievalStepTimer;
+  /**
+   * Called once with the store's top-k (ranked, before the neighbour expansion and the past-round
+   * marks), so the caller can start reads that depend only on them while those run (the chat turn
+   * reads the cited conversations' titles: the expansion keeps each hit's conversation among the
+   * results, so the set is the same). Absent: nothing is called. Never changes what is returned.
+   */
+  onRanked?: (ranked: readonly RetrievedMemory[]) => void;
 }
 
 /** Steps of a search that a `RetrievalStepTimer` is asked to time: `queryEmbedding`, the query text embedded by the current embedder. */

@@ -39,6 +39,10 @@ export class CitingReads {
     }
     return read;
   }
+  /** Whether the citers of `messageId` were asked for already (read or being read). */
+  has(messageId: string): boolean {
+    return this.reads.has(messageId);
+  }
   /** Starts the reads of `messageIds` without waiting (asked ahead, inside the caller's transaction). */
   prefetch(messageIds: Iterable<string>): void {
     for (const id of messageIds) void this.of(id);
