@@ -8,11 +8,14 @@
  *     background summaries/extraction never compete with the user;
  *  5. the reply and the prompt trace are stored, and the exchange is handed to the short-term
  *     strategy and to long-term memory, which enqueue their background jobs.
- * The user's message is stored first and is never lost, whatever fails later.
+ * The user's message is never lost, whatever fails: it is stored while the engine starts on the
+ * prompt (the prompt does not wait for that write; no piece of the reply reaches the UI before it
+ * is done, and a failed write stops the engine and fails the turn), or first, for a memory command
+ * and a turn that fails before its prompt is ready.
  *
  * `send` runs those steps as named functions (`runTurn`: `readLongTerm` — retrieval, `citedTitles`
- * and the profile, started first and run alongside the next two —, `loadShortTerm`,
- * `storeUserMessage`, `answerCommand`, `assemblePrompt`, `streamReply`, `storeReply`, `handOff`). Regenerate, edit and retry run the same turn after
+ * and the profile, started first and run alongside the next —, `loadShortTerm`, `assemblePrompt`,
+ * `storeUserMessage` with `streamReply`, `storeReply`, `handOff`; `answerCommand` for a command). Regenerate, edit and retry run the same turn after
  * one more step inside the lock, `replaceTurns`: the replaced message and every later one are
  * removed with what memory learned from them (`turn-revision.ts`). `measure` counts a message
  * against the model's room before the panel sends it. Over 300 lines: the steps share one closure (the
@@ -34,12 +37,12 @@ import type { Settings } from '../model/settings';
 import type { TokenCounter } from '../model/tokens';
 import type { ChatTurnResult, LiveTurn, MessageFit } from '../messaging/protocol';
 import { maxAnswerTokensFor } from '../prompt/answer-budget';
-import { profileLinesForPrompt } from '../memory/long-term/profile-summary';
+import { createProfileLinesReader } from '../memory/long-term/profile-summary';
 import { assemblePrompt, defaultSystemInstruction, promptFit, shortTermBudget, type AssembledPrompt } from '../prompt/assemble';
 import { cutAtBoundary } from '../text/boundary';
 import { replaceableUserMessage, reviseFrom } from './turn-revision';
 import type { PromptTrace, TurnTimings } from '../model/trace';
-import type { ConversationStore } from './conversations';
+import type { ConversationEvents, ConversationStore } from './conversations';
 import type { EngineManager } from './engine-manager';
 import type { SettingsStore } from './settings';
 import { codedErrorOf, MemoryError, MessagingError } from '../model/errors';
@@ -49,7 +52,8 @@ import { rankPagePassages } from './page-context';
 /** Dependencies of the chat service. */
 export interface ChatServiceDeps {
   db: RecallDB;
-  conversations: ConversationStore;
+  /** The conversations; with `holdEvents` (`withChangeEvents`), a turn holds their change events until its prompt is ready. */
+  conversations: ConversationStore & Partial<ConversationEvents>;
   engines: Pick<EngineManager, 'chatEngine' | 'tokenCounter' | 'embedder'>;
   settings: SettingsStore;
   jobs: JobQueue;
@@ -163,6 +167,8 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   const clock = deps.clock ?? (() => performance.now());
   const running = new Map<string, AbortController>();
   const live = new Map<string, LiveTurn>();
+  // The profile lines of the prompt's `<about_user>`, kept until a profile row is written.
+  const profileLines = createProfileLinesReader(deps.db);
   // One turn at a time: a local model generates one reply at a time (two open panels queue up).
   const turns = new Mutex();
 
@@ -281,7 +287,8 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   /**
    * The long-term part of a turn's prompt, read while the turn's other steps run (`runTurn`):
    * the memories for the message (hybrid search across conversations, top-k from the settings;
-   * none when `memoryTopK` is 0), then the titles of the conversations they cite, and, alongside,
+   * none when `memoryTopK` is 0) with the titles of the conversations they cite (read once the
+   * top-k is ranked, alongside the neighbour expansion), and, alongside,
    * the profile lines ("What Recall knows about me", its own prompt section `<about_user>`).
    * Never rejects: a failure is returned (`ok: false`), and the turn reports it once the user
    * message is stored. `retrievalMs` is the retrieval's own time from `startedAt` (ms on `clock`),
@@ -304,13 +311,21 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       }
     };
     const retrieval = async () => {
+      // The titles are read from the ranked top-k, alongside the neighbour expansion (`RetrievalQuery.onRanked`).
+      let titlesRead: Promise<Map<string, string>> | undefined;
+      const onRanked = (ranked: readonly RetrievedMemory[]) => {
+        titlesRead = citedTitles(ranked);
+        titlesRead.catch(() => undefined); // awaited below; a failed retrieval must not leave it unhandled
+      };
       const memories =
-        plan.memoryTopK > 0 ? await deps.longTerm.retrieve({ text: plan.content, namespace: plan.namespace, k: plan.memoryTopK, now: now(), timeStep }) : [];
+        plan.memoryTopK > 0
+          ? await deps.longTerm.retrieve({ text: plan.content, namespace: plan.namespace, k: plan.memoryTopK, now: now(), timeStep, onRanked })
+          : [];
       const retrievalMs = plan.memoryTopK > 0 ? clock() - startedAt : 0;
-      return { memories, retrievalMs, titles: await citedTitles(memories) };
+      return { memories, retrievalMs, titles: await (titlesRead ?? citedTitles(memories)) };
     };
     try {
-      const [found, profile] = await Promise.all([retrieval(), profileLinesForPrompt(deps.db, plan.namespace)]);
+      const [found, profile] = await Promise.all([retrieval(), profileLines(plan.namespace)]);
       return { ok: true, ...found, profile, queryEmbeddingMs };
     } catch (error) {
       return { ok: false, error };
@@ -324,8 +339,11 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   }
 
   /**
-   * Streams the reply (each delta to the UI and to `live`). Stopped by the user: an aborted reply
-   * (maybe empty), not an engine failure. @returns the result, or `{ failed }` for an engine failure.
+   * Streams the reply (each delta to the UI and to `live`) once `userStored` has resolved: pieces
+   * the engine writes before that are held, then forwarded in order. A rejected `userStored` stops
+   * the engine (the caller throws its error). Stopped by the user: an aborted reply (maybe empty),
+   * not an engine failure; held pieces written before a stop are forwarded and kept, and stopped
+   * while held pieces are being forwarded, the reply is the part forwarded. @returns the result, or `{ failed }` for an engine failure.
    */
   async function streamReply(
     plan: TurnPlan,
@@ -333,16 +351,43 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     prompt: AssembledPrompt,
     assistantId: string,
     signal: AbortSignal,
+    userStored: Promise<unknown>,
   ): Promise<ChatResult | { failed: unknown }> {
     const { requestId, conversationId } = plan;
+    // The engine stops when the user stops or the user message's write fails.
+    const writeFailed = new AbortController();
+    const engineSignal = AbortSignal.any([signal, writeFailed.signal]);
     let reply = '';
+    let held: string[] | null = [];
+    const forward = (delta: string) => {
+      reply += delta;
+      live.set(requestId, { requestId, conversationId, messageId: assistantId, content: reply });
+      deps.onDelta({ requestId, conversationId, messageId: assistantId, delta });
+    };
+    // Pieces the engine wrote before a stop are kept and forwarded; stopped while held pieces are
+    // being forwarded (the user stopped what they saw), the rest is dropped: the reply is what was shown.
+    let dropped = false;
+    userStored.then(
+      () => {
+        const pieces = held ?? [];
+        held = null;
+        const stoppedBefore = signal.aborted;
+        for (const delta of pieces) {
+          if (signal.aborted && !stoppedBefore) dropped = true;
+          else forward(delta);
+        }
+      },
+      () => writeFailed.abort(),
+    );
     try {
-      return await engine.complete({ messages: prompt.messages, maxTokens: plan.reserve, temperature: 0.7, signal }, (delta) => {
-        reply += delta;
-        live.set(requestId, { requestId, conversationId, messageId: assistantId, content: reply });
-        deps.onDelta({ requestId, conversationId, messageId: assistantId, delta });
+      const result = await engine.complete({ messages: prompt.messages, maxTokens: plan.reserve, temperature: 0.7, signal: engineSignal }, (delta) => {
+        if (held) held.push(delta);
+        else forward(delta);
       });
+      await userStored.catch(() => undefined); // every held piece is forwarded before the reply is stored
+      return dropped ? { content: reply, finishReason: 'abort' as const, usage: null } : result;
     } catch (error) {
+      await userStored.catch(() => undefined);
       if (!reply && !signal.aborted) return { failed: error };
       return { content: reply, finishReason: 'abort' as const, usage: null };
     } finally {
@@ -417,7 +462,8 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 
   /**
    * The turn itself, inside the turn lock and `runForeground` (see module doc). Calls
-   * `onUserStored` with the user message once it is stored.
+   * `onUserStored` with the user message once it is stored. The conversations' change events of
+   * the turn (its user message) are held until the prompt is handed to the engine, or the turn ends.
    */
   async function runTurn(
     plan: TurnPlan,
@@ -425,29 +471,55 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     signal: AbortSignal,
     onUserStored: (message: MessageRecord) => void,
   ): Promise<ChatTurnResult> {
+    const releaseEvents = deps.conversations.holdEvents?.() ?? (() => undefined);
+    try {
+      return await runHeldTurn(plan, strategy, signal, onUserStored, releaseEvents);
+    } finally {
+      releaseEvents();
+    }
+  }
+
+  /**
+   * `runTurn`'s steps; `releaseEvents` is called once the prompt is ready. A turn with a prompt
+   * stores its user message while the engine starts on it (`streamReply` forwards no piece of the
+   * reply before that write is done, and stops the engine when it fails); a memory command, or a
+   * turn that fails before its prompt is ready, stores it first.
+   */
+  async function runHeldTurn(
+    plan: TurnPlan,
+    strategy: ContextStrategy,
+    signal: AbortSignal,
+    onUserStored: (message: MessageRecord) => void,
+    releaseEvents: () => void,
+  ): Promise<ChatTurnResult> {
     // Marks of the turn timings (`TurnTimings`: contiguous spans from `plan.sentAt`).
     const startedAt = clock();
     const { engine } = plan;
-    // The long-term reads start with the turn (`readLongTerm`): they touch neither the messages
-    // the short-term context reads nor the stores the user message is written to, so their
-    // IndexedDB requests overlap those two steps. Not for a memory command (answered without
-    // them; it may change what they read) nor without a model (the turn fails at once).
+    // The long-term reads start with the turn (`readLongTerm`): they touch none of the messages
+    // the short-term context reads, so their IndexedDB requests overlap that step. Not for a
+    // memory command (answered without them; it may change what they read) nor without a model
+    // (the turn fails at once).
     const reads = engine && plan.command === null ? readLongTerm(plan, startedAt) : null;
     const loaded = await loadShortTerm(plan, strategy);
     const shortTermAt = clock();
-    const userMessage = await storeUserMessage(plan.conversationId, plan.content);
-    onUserStored(userMessage);
-
-    const commandResult = await answerCommand(plan, userMessage);
-    if (commandResult) return commandResult;
-
+    const storeUser = async (): Promise<MessageRecord> => {
+      const stored = await storeUserMessage(plan.conversationId, plan.content);
+      onUserStored(stored);
+      return stored;
+    };
     const assistantId = crypto.randomUUID();
-    const fail = (error: unknown) => storeFailure(plan.conversationId, userMessage, assistantId, error);
-    if (!engine || !reads) return fail(new EngineError('not_loaded', 'No language model is loaded. Choose one in the Model tab.'));
-    if (!loaded.context) return fail(loaded.error);
+    const fail = async (error: unknown, userMessage?: MessageRecord) =>
+      storeFailure(plan.conversationId, userMessage ?? (await storeUser()), assistantId, error);
+
+    if (!engine || !reads || !loaded.context) {
+      const userMessage = await storeUser();
+      const commandResult = await answerCommand(plan, userMessage);
+      if (commandResult) return commandResult;
+      if (!engine || !reads) return fail(new EngineError('not_loaded', 'No language model is loaded. Choose one in the Model tab.'), userMessage);
+      return fail(loaded.error, userMessage);
+    }
     const shortTerm = loaded.context;
 
-    const userStoredAt = clock();
     const longTerm = await reads;
     if (!longTerm.ok) return fail(longTerm.error);
     const { memories, titles, profile } = longTerm;
@@ -477,20 +549,24 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
       return fail(error);
     }
 
-    // The prompt is ready: `streamReply` hands it to the engine at once.
+    // The prompt is ready: `streamReply` hands it to the engine at once, while the user message is stored.
     const readyAt = clock();
     const timings: TurnTimings = {
       promptReadyMs: readyAt - plan.sentAt,
       startMs: startedAt - plan.sentAt,
       shortTermMs: shortTermAt - startedAt,
-      userMessageMs: userStoredAt - shortTermAt,
-      memoryWaitMs: memoryReadyAt - userStoredAt,
+      userMessageMs: 0,
+      memoryWaitMs: memoryReadyAt - shortTermAt,
       retrievalMs: longTerm.retrievalMs,
       queryEmbeddingMs: longTerm.queryEmbeddingMs,
       assemblyMs: readyAt - memoryReadyAt,
     };
-    const result = await streamReply(plan, engine, prompt, assistantId, signal);
-    if ('failed' in result) return fail(result.failed);
+    releaseEvents();
+    const userStored = storeUser();
+    const result = await streamReply(plan, engine, prompt, assistantId, signal, userStored);
+    // A failed write fails the turn (as when it was stored first); the engine was stopped then.
+    const userMessage = await userStored;
+    if ('failed' in result) return fail(result.failed, userMessage);
     const trace = traceOf(plan, engine, prompt, shortTerm, result, timings);
     if (page) {
       const included = prompt.sections.find((s) => s.kind === 'page');

@@ -142,7 +142,8 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
         const record: MessageRecord = { ...message, seq: (last?.seq ?? -1) + 1 };
         await db.messages.add(record);
         const title = conversation.title || (message.role === 'user' ? titleFrom(message.content) : conversation.title);
-        await db.conversations.update(conversation.id, { updatedAt: now(), title });
+        // The row read above, in this transaction: written back whole (`update` would read it again through a cursor).
+        await db.conversations.put({ ...conversation, updatedAt: now(), title });
         return record;
       });
     },
@@ -169,23 +170,53 @@ export function createConversationStore(db: RecallDB, now: () => number = Date.n
   return store;
 }
 
+/** Control over the change events of `withChangeEvents`. */
+export interface ConversationEvents {
+  /**
+   * Holds the change events back until the returned release is called (idempotent; holds nest):
+   * a chat turn holds them while it builds its prompt, so the panels' refresh reads (the list,
+   * the open conversation) run during generation instead of competing with the prompt's reads.
+   */
+  holdEvents(): () => void;
+}
+
 /**
  * The same store, calling `onChange(conversationId)` after every change it makes: create,
  * update (rename, strategy), delete, append (each stored message), truncate (replaced turns). The core broadcasts these as
  * `event.conversations`, so every open panel — one reopened while a reply was streaming, or a
  * second window's — refreshes its list and the conversation it shows. A throwing listener does
- * not undo or fail the change.
+ * not undo or fail the change. While a `holdEvents` is in force, the changes are announced when
+ * the last hold is released, once per conversation, in the order they were first made.
  */
-export function withChangeEvents(store: ConversationStore, onChange: (conversationId: string) => void): ConversationStore {
-  const tell = (id: string) => {
+export function withChangeEvents(store: ConversationStore, onChange: (conversationId: string) => void): ConversationStore & ConversationEvents {
+  let holds = 0;
+  const held = new Set<string>();
+  const announce = (id: string) => {
     try {
       onChange(id);
     } catch (error) {
       console.warn('[conversations] change listener failed:', error);
     }
   };
+  const tell = (id: string) => {
+    if (holds > 0) held.add(id);
+    else announce(id);
+  };
   return {
     ...store,
+    holdEvents() {
+      holds += 1;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        holds -= 1;
+        if (holds > 0) return;
+        const ids = [...held];
+        held.clear();
+        ids.forEach(announce);
+      };
+    },
     async create(input) {
       const record = await store.create(input);
       tell(record.id);

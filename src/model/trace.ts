@@ -92,22 +92,22 @@ export type PromptNotice = { code: 'summary_pending'; messages: number; lastErro
  * (`performance.now()` in the product; `ChatServiceDeps.clock`). Generation is not in it.
  * `promptReadyMs` is the sum of the contiguous spans `startMs`, `shortTermMs`, `userMessageMs`,
  * `memoryWaitMs` and `assemblyMs`. The long-term reads (retrieval, cited titles, profile) start
- * with the turn and run alongside `shortTermMs` and `userMessageMs`; `memoryWaitMs` is what is
- * left of them after those. `retrievalMs` is the retrieval's own time (overlapping the spans, not
+ * with the turn and run alongside `shortTermMs`; `memoryWaitMs` is what is left of them after it.
+ * The user message is stored while the engine starts on the prompt (`userMessageMs` 0; traces
+ * stored before that have the time its write took before the prompt). `retrievalMs` is the retrieval's own time (overlapping the spans, not
  * one of them); `queryEmbeddingMs` is part of `retrievalMs`.
  */
 export interface TurnTimings {
   /**
    * From `ChatService.send`'s entry to the moment the assembled prompt is handed to the chat
-   * engine (`ChatEngine.complete`): waiting for the turn lock, the short-term context, storing the
-   * user message, long-term retrieval (query embedding included), the cited titles and the
+   * engine (`ChatEngine.complete`): waiting for the turn lock, the short-term context, long-term retrieval (query embedding included), the cited titles and the
    * profile, prompt assembly. What the turn-overhead benchmarks call send → prompt ready.
    */
   promptReadyMs: number;
   /**
    * Long-term retrieval (`LongTermMemory.retrieve`: the store's hybrid search with its query
    * embedding, neighbour expansion, past-round marks), from the turn's start inside the lock to
-   * its result; it overlaps `shortTermMs` and `userMessageMs`. 0 when none ran (`memoryTopK` 0).
+   * its result; it overlaps `shortTermMs` and `memoryWaitMs`. 0 when none ran (`memoryTopK` 0).
    */
   retrievalMs: number;
   /**
@@ -123,10 +123,13 @@ export interface TurnTimings {
   startMs: number;
   /** The short-term strategy's context (`ContextStrategy.load`, with its token budget). */
   shortTermMs: number;
-  /** Storing the user message with its open-turn marker, and checking whether it is a memory command. */
+  /**
+   * Storing the user message with its open-turn marker before the prompt: 0 since it is stored
+   * while the engine starts (see the type doc); older traces hold that write's time.
+   */
   userMessageMs: number;
   /**
-   * After the user message is stored, waiting for the long-term reads started with the turn
+   * After the short-term context (and, in older traces, the user message), waiting for the long-term reads started with the turn
    * (retrieval, then the cited conversations' titles; the profile): 0 when they were done by then.
    * Absent in traces stored before it existed (their `retrievalMs` was then a span of its own).
    */

@@ -78,10 +78,12 @@ describe('the core, end to end in Node', () => {
     const engine = model(() => 'Once upon a time there was a small dragon who liked tea.');
     const changed: (string | null)[] = [];
     const live: (string | null)[] = [];
+    const announcedAtDelta: number[] = [];
     let c: Core | null = null;
     c = await start(engine, true, {
       conversations: (e) => void changed.push(e.conversationId),
       chatDelta: (e) => {
+        announcedAtDelta.push(changed.length);
         deltas.push(e.delta);
         live.push(c!.chat.live(e.conversationId)?.content ?? null);
       },
@@ -94,8 +96,10 @@ describe('the core, end to end in Node', () => {
     expect(live).toEqual(deltas.map((_, i) => deltas.slice(0, i + 1).join('')));
     expect(c.chat.live(conversation.id)).toBeNull();
     expect(result.assistantMessage.content).toBe(live[live.length - 1]);
-    // The user message and the reply were each announced once they were stored.
+    // The user message and the reply were each announced once they were stored; the user message's
+    // event was held while the prompt was built and went out before the first streamed piece.
     expect(changed).toEqual([conversation.id, conversation.id, conversation.id]);
+    expect(new Set(announcedAtDelta)).toEqual(new Set([2]));
     await c.conversations.update(conversation.id, { title: 'Dragons' });
     await c.conversations.delete(conversation.id);
     expect(changed.slice(3)).toEqual([conversation.id, conversation.id]);
@@ -337,6 +341,74 @@ describe('a full disk (IndexedDB QuotaExceededError) during a turn', () => {
     expect(error).toMatchObject({ code: 'storage_full' });
     expect(await db.messages.count()).toBe(0);
     expect((await c.conversations.get(conversation.id))!.title).toBe(conversation.title);
+  });
+});
+
+describe('the cited conversations’ titles', () => {
+  it('a memory from another conversation is cited with that conversation’s title (read once the top-k is ranked)', async () => {
+    const c = await start(model(() => 'Noted.'));
+    const first = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    await c.chat.send({ conversationId: first.id, text: 'My gym locker is number 12.', requestId: 'r1' });
+    await c.jobs.drain();
+    await c.conversations.update(first.id, { title: 'Gym things' });
+    const second = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    const turn = await c.chat.send({ conversationId: second.id, text: 'Which number is my gym locker?', requestId: 'r2' });
+    const trace = (await db.promptTraces.get(turn.assistantMessage.id))!.trace;
+    const cited = trace.memories.filter((m) => m.sourceConversationId === first.id);
+    expect(cited.length).toBeGreaterThan(0);
+    expect(cited.map((m) => m.sourceConversationTitle)).toEqual(cited.map(() => 'Gym things'));
+  });
+});
+
+describe('the user message is stored while the engine starts on the prompt', () => {
+  it('the prompt reaches the engine before the user message is written; no piece of the reply reaches the panel before it is stored', async () => {
+    const order: string[] = [];
+    const base = model(() => 'unused');
+    const engine = Object.assign(Object.create(base) as ChatEngine, {
+      complete: async (_request: unknown, onDelta?: (d: string) => void) => {
+        order.push('engine');
+        onDelta?.('Hello ');
+        onDelta?.('there');
+        return { content: 'Hello there', finishReason: 'stop' as const, usage: null };
+      },
+    });
+    const c = await start(engine, true, { chatDelta: (e) => void order.push(`delta:${e.delta}`) });
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    db.messages.hook('creating', function (_key, message) {
+      if (message.role !== 'user') return;
+      order.push('user write');
+      this.onsuccess = () => void order.push('user written');
+    });
+    const result = await c.chat.send({ conversationId: conversation.id, text: 'Hi', requestId: 'r1' });
+    expect(order).toEqual(['engine', 'user write', 'user written', 'delta:Hello ', 'delta:there']);
+    expect(result.assistantMessage).toMatchObject({ status: 'complete', content: 'Hello there' });
+    expect((await c.conversations.messages(conversation.id)).map((m) => [m.role, m.content])).toEqual([
+      ['user', 'Hi'],
+      ['assistant', 'Hello there'],
+    ]);
+  });
+
+  it('a user message that cannot be stored stops the engine: nothing reaches the panel, nothing is stored, the error is storage_full', async () => {
+    let signal: AbortSignal | undefined;
+    const base = model(() => 'unused');
+    const engine = Object.assign(Object.create(base) as ChatEngine, {
+      complete: (request: { signal?: AbortSignal }, onDelta?: (d: string) => void) => {
+        signal = request.signal;
+        onDelta?.('Once upon a ');
+        return new Promise<never>((_resolve, reject) => request.signal!.addEventListener('abort', () => reject(new DOMException('Stopped', 'AbortError'))));
+      },
+    });
+    const c = await start(engine);
+    const conversation = await c.conversations.create({ strategy: { kind: 'full-buffer' } });
+    db.messages.hook('creating', () => {
+      throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+    });
+    const error = await c.chat.send({ conversationId: conversation.id, text: 'Hello there', requestId: 'r1' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'storage_full' });
+    expect(signal?.aborted).toBe(true);
+    expect([...deltas]).toEqual([]);
+    expect(await db.messages.count()).toBe(0);
+    expect(c.chat.live(conversation.id)).toBeNull();
   });
 });
 

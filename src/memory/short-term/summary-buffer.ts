@@ -78,9 +78,12 @@ export function createSummaryBuffer(deps: StrategyDeps, maxTokens: number): Cont
   /** The limit of the last prompt: `maxTokens`, or less when the model's window had less room. */
   let effectiveLimit = maxTokens;
   const needsFold = async (conversationId: string, limit: number, userText?: string) => {
-    // Only the messages after the fold watermark are read: the turn's cost does not grow with the conversation.
-    const state = await readSummaryState(deps.db, conversationId, 'summary-buffer');
-    const buffer = await loadContextMessages(deps.db, conversationId, userText, { afterSeq: state.coveredSeq });
+    // Only the messages after the fold watermark are read: the turn's cost does not grow with the
+    // conversation. One read transaction for both (one snapshot, one transaction less per turn).
+    const { state, buffer } = await deps.db.transaction('r', [deps.db.strategyState, deps.db.messages], async () => {
+      const state = await readSummaryState(deps.db, conversationId, 'summary-buffer');
+      return { state, buffer: await loadContextMessages(deps.db, conversationId, userText, { afterSeq: state.coveredSeq }) };
+    });
     const counter = deps.tokens();
     const overflow = overflowCount(counter, counter.count(state.summary), buffer, limit);
     return { state, buffer, overflow, fold: overflow > 0 };
