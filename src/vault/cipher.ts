@@ -17,7 +17,9 @@ import { VaultError } from '../model/errors';
 
 /** Format byte of a sealed blob: ChaCha20-Poly1305 with a 12-byte random nonce. */
 export const SEAL_FORMAT = 1;
-const NONCE_BYTES = 12;
+/** Bytes of a sealed blob's nonce (after its format byte). */
+export const SEAL_NONCE_BYTES = 12;
+const NONCE_BYTES = SEAL_NONCE_BYTES;
 /** Bytes a sealed blob adds to its plaintext (format byte, nonce, tag). */
 export const SEAL_OVERHEAD = 1 + NONCE_BYTES + 16;
 
