@@ -113,7 +113,8 @@ async function importFromPanel(page: Page, path: string): Promise<{ report: { ad
   await page.getByTestId('memory-import-input').setInputFiles(path);
   const report = page.getByTestId('import-report');
   const error = page.getByTestId('import-error');
-  await Promise.race([report.waitFor({ timeout: 120_000 }), error.waitFor({ timeout: 120_000 })]);
+  // One wait for either (a race of two waits would leave the loser's rejection unhandled).
+  await report.or(error).first().waitFor({ timeout: 120_000 });
   if (await error.isVisible()) return { error: (await error.textContent()) ?? '' };
   return { report: { added: await report.getAttribute('data-added') } };
 }

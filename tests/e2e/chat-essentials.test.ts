@@ -71,6 +71,8 @@ describe.skipIf(!GGUF)('chat essentials in a real browser', () => {
       ['assistant', expect.any(Number)],
     ]);
     await page.getByTestId('new-conversation').click();
+    // The view empties once the core has created the chat: the next test sends to that one.
+    await expect.poll(() => page.locator('[data-testid="message"]').count()).toBe(0);
   });
 
   it('Esc stops the streaming reply; a message sent meanwhile waits, then is sent when the reply ends', async () => {

@@ -60,7 +60,9 @@ describe.skipIf(!FIXTURE_GGUF)('review before saving', () => {
     await openMemorySection(page, 'review');
     await page.getByTestId('review-toggle').check();
     await expect.poll(() => callCore(page, 'review.status', { namespace: 'default' })).toEqual({ enabled: true, pending: 0 });
-    await expect(page.getByTestId('recently-learned').count()).resolves.toBe(0);
+    // The panel hides Recently learned once its own toggle call has returned: that can be after the
+    // core already answers `enabled: true` to the test's call, so wait for the panel too.
+    await page.getByTestId('recently-learned').waitFor({ state: 'detached' });
 
     await page.getByTestId('tab-chat').click();
     for (const text of ['I live in Lisbon and work as a nurse.', '我叫王芳，喜欢喝绿茶。', 'My sister Ana visits on Friday.']) await sendFromPanel(page, text);

@@ -149,6 +149,8 @@ describe('the rough edges of issue 12 in the real side panel', () => {
         await page.setViewportSize({ width, height: 640 });
         await page.reload();
         await waitForCore(page);
+        // The saved language is applied once the panel has loaded its state: measure after that.
+        await page.locator(`html[lang="${locale === 'zh_CN' ? 'zh-CN' : 'en'}"]`).waitFor({ state: 'attached' });
         const tab = page.getByTestId('tab-settings');
         await tab.waitFor();
         const chip = page.getByTestId('engine-status');

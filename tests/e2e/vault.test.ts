@@ -471,7 +471,10 @@ describe.skipIf(!GGUF)('the vault lock in a real browser', () => {
 
     // A new chat open, so the conversation removed below is not the one on screen.
     await page.getByTestId('tab-chat').click();
+    // The click only asks the core to create the chat: wait for it to be stored before the snapshot.
+    const countBefore = (await callCore<unknown[]>(page, 'conversations.list')).length;
     await page.getByTestId('new-conversation').click();
+    await expect.poll(async () => (await callCore<unknown[]>(page, 'conversations.list')).length).toBe(countBefore + 1);
     const before = await storedState(page);
     const removed = before.conversations.find((c) => (c as { messages: unknown[] }).messages.length > 0) as { id: string };
     await page.getByTestId('tab-memory').click();
