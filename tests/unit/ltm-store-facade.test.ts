@@ -162,18 +162,23 @@ describe('long-term memory facade', () => {
   });
 
   it('accesses of several retrievals are written later in one batch, by key (no cursor), each retrieval counted', async () => {
-    const { ltm, store } = await boot();
+    const { ltm, store, jobs } = await boot();
+    await jobs.start();
     const { memory } = await store.add({ namespace: 'default', kind: 'preference', text: 'I prefer aisle seats on long flights' }, 'user');
     const other = await store.add({ namespace: 'default', kind: 'fact', text: 'My car is white' }, 'user');
     const puts = vi.spyOn(db.memories, 'bulkPut');
     const where = vi.spyOn(db.memories, 'where');
-    for (const text of ['aisle seat', 'long flights', 'aisle seats on flights']) {
-      expect((await ltm.retrieve({ text, namespace: 'default', k: 1 })).map((r) => r.memory.id)).toEqual([memory.id]);
-    }
-    expect((await ltm.retrieve({ text: 'white car', namespace: 'default', k: 1 })).map((r) => r.memory.id)).toEqual([other.memory.id]);
-    // Nothing is written while the turn runs: the write waits ACCESS_WRITE_DELAY_MS.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await store.get(memory.id)).toMatchObject({ accessCount: 0 });
+    // Four retrievals inside one turn (a regenerate and a follow-up would be others): whatever the
+    // machine's speed, the write waits for the turn's end, so all four are in its batch.
+    await jobs.runForeground(async () => {
+      for (const text of ['aisle seat', 'long flights', 'aisle seats on flights']) {
+        expect((await ltm.retrieve({ text, namespace: 'default', k: 1 })).map((r) => r.memory.id)).toEqual([memory.id]);
+      }
+      expect((await ltm.retrieve({ text: 'white car', namespace: 'default', k: 1 })).map((r) => r.memory.id)).toEqual([other.memory.id]);
+      // Nothing is written while the turn runs, even past ACCESS_WRITE_DELAY_MS.
+      await new Promise((resolve) => setTimeout(resolve, ACCESS_WRITE_DELAY_MS + 100));
+      expect(await store.get(memory.id)).toMatchObject({ accessCount: 0 });
+    });
     await vi.waitFor(async () => expect(await store.get(memory.id)).toMatchObject({ accessCount: 3, lastAccessedAt: T + 120_000 }), {
       timeout: ACCESS_WRITE_DELAY_MS + 3_000,
       interval: 100,

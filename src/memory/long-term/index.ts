@@ -43,12 +43,13 @@ export interface LongTermMemoryDeps {
 }
 
 /**
- * How long (ms) retrieval accesses are collected before they are written in one batch: the write
- * happens after the turn that retrieved them (a user needs longer than this to type the next
- * message), never on its critical path; when a turn is running then (`JobQueue.foregroundActive`),
- * once that turn has ended.
+ * How long (ms) retrieval accesses are collected before they are written in one batch; when a
+ * turn is running then (`JobQueue.foregroundActive`: the chat turn's retrieval, whose turn then
+ * streams its reply), once that turn has ended. So the write is never on a turn's critical path,
+ * and lands while the user reads the reply. It was 1,500 ms, a guess at how long a user takes to
+ * type, before the write waited for the turn: a turn's retrieval is now written right after it.
  */
-export const ACCESS_WRITE_DELAY_MS = 1_500;
+export const ACCESS_WRITE_DELAY_MS = 250;
 
 /**
  * Creates the facade.
