@@ -186,15 +186,23 @@ function typedToJson(_key: string, value: unknown): unknown {
  * Seeds `memories` without the core: the rows (as the store writes them, no vector) and the
  * persisted index the store would have written for them (`layoutFromRows`: meta and f16 vector
  * blocks, a header at the current indexed-text version; no lexical snapshot, which the store then
- * builds from the rows once), written from `page` straight into IndexedDB while the offscreen
- * document is closed. No history rows (a cold start reads none).
+ * builds from the rows once), written straight into IndexedDB while the offscreen document is
+ * closed. `page` (a panel) is navigated to the extension's `manifest.json` for the writes — an
+ * extension-origin document that runs no code — and back after: the panel asks the core for its
+ * status now and then, which reopened the offscreen document mid-seed, and a store that opens
+ * over rows without their index rebuilds it and re-embeds every row (the turn bench's seeding of
+ * 10k took 48 s that way, 8 s without). No history rows (a cold start reads none).
+ * @throws Error when the header read back after the writes is not the one written (a core
+ *   opened the database meanwhile).
  */
 export async function seedDirect(browser: ExtensionBrowser, page: Page, memories: SeedMemory[], log: (line: string) => void): Promise<void> {
   const records: MemoryRecord[] = memories.map((m) => ({ ...m, embedding: m.embedding ? base64ToVector(m.embedding) : null }) as MemoryRecord);
   const layout = layoutFromRows(records, 1);
   const blocks = layout.records.map((r) => (r.key === 'header' ? { ...layout.header, textVersion: INDEXED_TEXT_VERSION } : r));
+  const panelUrl = page.url();
   const sw = await serviceWorker(browser, page);
-  await sw.evaluate('chrome.offscreen.closeDocument()');
+  await page.goto(`chrome-extension://${browser.extensionId}/manifest.json`);
+  await sw.evaluate('chrome.offscreen.closeDocument().catch(() => undefined)');
   const put = async (store: string, items: unknown[], per: number) => {
     for (let i = 0; i < items.length; i += per) {
       const json = JSON.stringify({ store, items: items.slice(i, i + per) }, typedToJson);
@@ -204,7 +212,34 @@ export async function seedDirect(browser: ExtensionBrowser, page: Page, memories
   };
   await put('memories', records.map(toRow), 10_000);
   await put('memoryIndex', blocks, 8);
+  const [header, offscreen] = await Promise.all([
+    page.evaluate(`(${READ_HEADER})()`) as Promise<{ gen?: number; count?: number } | null>,
+    sw.evaluate('chrome.offscreen.hasDocument()') as Promise<boolean>,
+  ]);
+  if (offscreen || header?.gen !== layout.header.gen || header.count !== records.length)
+    throw new Error(
+      `direct seed: a core opened the database during the writes (offscreen document ${offscreen ? 'open' : 'closed'}; header ${JSON.stringify(header)})`,
+    );
+  await page.goto(panelUrl);
 }
+
+/** In-page reader of `seedDirect`'s check (source text: see ENSURE_AND_SEARCH): the stored index header, or null. */
+const READ_HEADER = `async () => {
+  const db = await new Promise((resolve, reject) => {
+    const r = indexedDB.open('recall');
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+  });
+  try {
+    return await new Promise((resolve, reject) => {
+      const get = db.transaction('memoryIndex').objectStore('memoryIndex').get('header');
+      get.onsuccess = () => resolve(get.result ?? null);
+      get.onerror = () => reject(get.error);
+    });
+  } finally {
+    db.close();
+  }
+}`;
 
 /** IndexedDB bytes of the extension's origin, as the browser estimates them. */
 async function storageUsage(page: Page): Promise<number> {

@@ -132,12 +132,18 @@ async function measureSize(extensionDir: string, size: number, params: Params, l
     await settle(page);
     const started = performance.now();
     await seedDirect(browser, page, seedMemories(size, { dimension: DIMENSION, embeddingModel: PACKAGED_EMBEDDING_MODEL }), log);
+    const writtenAt = performance.now();
     // The store opens from the written blocks and builds its lexical snapshot from the rows (once).
     await callCore(page, 'core.ensure');
     await offscreenTimeline(browser, 'store.snapshot.end', 1_800_000);
+    const snapshotAt = performance.now();
     await settle(page);
     const seedSeconds = (performance.now() - started) / 1000;
-    log(`  ${size}: seeded in ${seedSeconds.toFixed(1)} s; loading the fixture chat model`);
+    const s = (a: number, b: number) => ((b - a) / 1000).toFixed(1);
+    log(
+      `  ${size}: seeded in ${seedSeconds.toFixed(1)} s (rows and blocks written ${s(started, writtenAt)} s, lexical snapshot ${s(writtenAt, snapshotAt)} s, ` +
+        `core settled ${s(snapshotAt, performance.now())} s); loading the fixture chat model`,
+    );
     // A fresh panel on the restarted core, then the chat model as a user loads it.
     await page.close();
     page = await browser.openPanel();
