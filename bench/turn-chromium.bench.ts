@@ -24,8 +24,8 @@
  * warm-up, not counted); between turns the background jobs are settled (job queue idle) and the
  * batched access write of the retrieval is done (due `ACCESS_WRITE_DELAY_MS` after the turn's
  * start, and not before the turn's end: the next turn is sent `ACCESS_WRITE_MARGIN_MS` after that;
- * a user takes longer than that to type). Before the timed runs, one warm-up run of the same
- * texts, reported on its own and not counted: the first turns after seeding pay one-off costs that
+ * a user takes longer than that to type). Before the timed runs, one warm-up run of the first
+ * `WARM_UP_TURNS` + 1 texts, reported on its own and not counted: the first turns after seeding pay one-off costs that
  * are not per-turn work (a major collection of the seeding's garbage, ~37 ms in one profiled turn;
  * first compilation of code paths; the lexical posting-list cache filling), and with them in the
  * p95 the figure measured the seeding, not the turn. The runs share
@@ -63,6 +63,8 @@ interface Params {
 const DIMENSION = 384;
 /** Answer cap of the fixture chat model, the least the settings accept (generation is not in the timed span; short keeps the run short). */
 const MAX_ANSWER_TOKENS = 16;
+/** Timed-like turns of the warm-up run (after its own first turn): the one-off costs after seeding land in the first few. */
+const WARM_UP_TURNS = 5;
 /** Margin (ms) after the batched access write is due before the next turn is sent (the write itself takes a few ms). */
 const ACCESS_WRITE_MARGIN_MS = 300;
 /** Targets of issue 9: p95 (ms) of send → prompt ready without the query embedding, per memory count. */
@@ -160,7 +162,7 @@ async function measureSize(extensionDir: string, size: number, params: Params, l
       /** Anchors (offscreen `performance.now()`, ms) evaluated before each timed turn while profiling. */
       const anchors: number[] = [];
       const runTurns = async (session?: OffscreenSession) => {
-        for (let i = 0; i <= params.turns; i++) {
+        for (let i = 0; i <= (run < 0 ? Math.min(WARM_UP_TURNS, params.turns) : params.turns); i++) {
           if (session && i > 0)
             anchors.push(
               Number((await session.call<{ result: { value: number } }>('Runtime.evaluate', { expression: PROFILE_ANCHOR, returnByValue: true })).result.value),

@@ -279,7 +279,7 @@ export async function waitForJobsIdle(page: Page, timeoutMs = 120_000): Promise<
     const stats = await callCore<JobStats>(page, 'jobs.stats');
     if (stats.running === 0 && stats.queued === 0) return stats;
     if (Date.now() > deadline) throw new Error(`jobs still busy: ${JSON.stringify(stats)}`);
-    await page.waitForTimeout(250);
+    await page.waitForTimeout(100);
   }
 }
 
