@@ -105,7 +105,7 @@ export async function settle(page: Page, timeoutMs = 300_000): Promise<void> {
     if (status.embedder.state === 'error') throw new Error(`the packaged embedder failed: ${status.embedder.error}`);
     if (status.embedder.state === 'ready' && jobs.running === 0 && jobs.queued === 0) return;
     if (Date.now() > deadline) throw new Error(`the core did not settle: ${JSON.stringify({ status, jobs })}`);
-    await page.waitForTimeout(250);
+    await page.waitForTimeout(100);
   }
 }
 

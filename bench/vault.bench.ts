@@ -87,7 +87,7 @@ async function waitForVaultIdle(page: Page, timeoutMs = 1_800_000): Promise<Vaul
     const status = await callCore<VaultStatus>(page, 'vault.status');
     if (!status.migrating) return status;
     if (Date.now() > deadline) throw new Error(`the in-place pass did not finish: ${JSON.stringify(status)}`);
-    await page.waitForTimeout(250);
+    await page.waitForTimeout(100);
   }
 }
 
