@@ -19,17 +19,16 @@ import { VaultError } from '../model/errors';
 export const SEAL_FORMAT = 1;
 /** Bytes of a sealed blob's nonce (after its format byte). */
 export const SEAL_NONCE_BYTES = 12;
-const NONCE_BYTES = SEAL_NONCE_BYTES;
 /** Bytes a sealed blob adds to its plaintext (format byte, nonce, tag). */
-export const SEAL_OVERHEAD = 1 + NONCE_BYTES + 16;
+export const SEAL_OVERHEAD = 1 + SEAL_NONCE_BYTES + 16;
 
 /** `plain` sealed under the 32-byte `key`, bound to `aad` (see module doc for the layout). */
 export function seal(key: Uint8Array, plain: Uint8Array, aad: Uint8Array): Uint8Array {
-  const nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
+  const nonce = crypto.getRandomValues(new Uint8Array(SEAL_NONCE_BYTES));
   const out = new Uint8Array(SEAL_OVERHEAD + plain.byteLength);
   out[0] = SEAL_FORMAT;
   out.set(nonce, 1);
-  chacha20poly1305(key, nonce, aad).encrypt(plain, out.subarray(1 + NONCE_BYTES));
+  chacha20poly1305(key, nonce, aad).encrypt(plain, out.subarray(1 + SEAL_NONCE_BYTES));
   return out;
 }
 
@@ -40,7 +39,7 @@ export function seal(key: Uint8Array, plain: Uint8Array, aad: Uint8Array): Uint8
 export function open(key: Uint8Array, blob: Uint8Array, aad: Uint8Array): Uint8Array {
   if (blob.byteLength < SEAL_OVERHEAD || blob[0] !== SEAL_FORMAT) throw new VaultError('damaged', 'A sealed value has an unknown format.');
   try {
-    return chacha20poly1305(key, blob.subarray(1, 1 + NONCE_BYTES), aad).decrypt(blob.subarray(1 + NONCE_BYTES));
+    return chacha20poly1305(key, blob.subarray(1, 1 + SEAL_NONCE_BYTES), aad).decrypt(blob.subarray(1 + SEAL_NONCE_BYTES));
   } catch (cause) {
     throw new VaultError('damaged', 'A sealed value does not open with the key.', { cause });
   }
