@@ -139,6 +139,13 @@ export async function seed(page: Page, memories: SeedMemory[], batch: number, lo
   }
 }
 
+/** In-page expression (source text) of the `recall` database opened with native IndexedDB, for `PUT_RECORDS` and `READ_HEADER`. */
+const OPEN_RECALL_DB = `new Promise((resolve, reject) => {
+    const r = indexedDB.open('recall');
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+  })`;
+
 /**
  * In-page writer of `seedDirect` (source text: see ENSURE_AND_SEARCH): puts `items` into object
  * store `store` of the `recall` database in one transaction; typed arrays travel as
@@ -154,11 +161,7 @@ const PUT_RECORDS = `async ({ store, items }) => {
     if (Array.isArray(v)) return v.map(revive);
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, revive(x)]));
   };
-  const db = await new Promise((resolve, reject) => {
-    const r = indexedDB.open('recall');
-    r.onsuccess = () => resolve(r.result);
-    r.onerror = () => reject(r.error);
-  });
+  const db = await ${OPEN_RECALL_DB};
   try {
     await new Promise((resolve, reject) => {
       const tx = db.transaction(store, 'readwrite');
@@ -225,11 +228,7 @@ export async function seedDirect(browser: ExtensionBrowser, page: Page, memories
 
 /** In-page reader of `seedDirect`'s check (source text: see ENSURE_AND_SEARCH): the stored index header, or null. */
 const READ_HEADER = `async () => {
-  const db = await new Promise((resolve, reject) => {
-    const r = indexedDB.open('recall');
-    r.onsuccess = () => resolve(r.result);
-    r.onerror = () => reject(r.error);
-  });
+  const db = await ${OPEN_RECALL_DB};
   try {
     return await new Promise((resolve, reject) => {
       const get = db.transaction('memoryIndex').objectStore('memoryIndex').get('header');
